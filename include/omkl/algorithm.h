@@ -1,0 +1,57 @@
+/// @file algorithm.h
+/// @brief Algorithm specifications and the learner factory.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "omkl/learner.h"
+#include "omkl/types.h"
+
+namespace omkl {
+
+/// An algorithm name with optional parameters, as written on the command line:
+/// "raker", "adaraker:eta0=10", "raker:D=20,eta=0.01".
+struct AlgorithmSpec {
+  std::string name;
+  std::vector<std::pair<std::string, std::string>> params;
+
+  /// Canonical text form: name[:k=v,k=v] with the parameters in the given order.
+  std::string to_string() const;
+  /// Adds or replaces a parameter.
+  void set(const std::string& key, const std::string& value);
+  /// Value of a parameter, or nullptr.
+  const std::string* find(const std::string& key) const;
+};
+
+/// Parses "name[:k=v[,k=v]...]" (":" also separates parameters). Throws ConfigError.
+AlgorithmSpec parse_algorithm_spec(const std::string& text);
+
+/// What a learner needs to know about its stream and its randomness.
+struct LearnerContext {
+  std::size_t n_features = 0;
+  Task task = Task::Regression;
+  Profile profile = Profile::Paper;
+  std::uint64_t seed = 0;       ///< base seed of the run
+  std::uint64_t replicate = 0;  ///< replicate index: randomness derives from (seed, replicate)
+  std::size_t horizon = 0;      ///< stream length T if known (default steps 1/√T); 0 = unknown
+  BackendKind backend = BackendKind::Cpu;
+  /// Default parameters (e.g. from a preset) applied under the spec's own parameters;
+  /// keys an algorithm does not use are ignored (unlike the spec's, which must be known).
+  std::vector<std::pair<std::string, std::string>> defaults;
+};
+
+/// Creates a learner. Throws ConfigError for an unknown algorithm, an unknown parameter or an
+/// invalid value, naming the algorithm and the parameter.
+Learner make_learner(const AlgorithmSpec& spec, const LearnerContext& context);
+
+/// Registered algorithm names, sorted.
+std::vector<std::string> algorithm_names();
+
+/// One line per parameter of an algorithm ("name  default  meaning"), for --help.
+std::string describe_algorithm(const std::string& name);
+
+}  // namespace omkl

@@ -1,0 +1,72 @@
+/// @file learner.h
+/// @brief The online learner: predict-then-update on a stream, checkpoints.
+///
+/// A Learner is created by make_learner() (algorithm.h). It is plain C++ (no Eigen, no CUDA
+/// types) and owns its backend state through a private implementation pointer.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "omkl/types.h"
+
+namespace omkl {
+
+namespace detail {
+class Algorithm;
+}
+
+struct LearnerContext;
+struct AlgorithmSpec;
+
+class Learner {
+ public:
+  ~Learner();
+  Learner(Learner&&) noexcept;
+  Learner& operator=(Learner&&) noexcept;
+  Learner(const Learner&) = delete;
+  Learner& operator=(const Learner&) = delete;
+
+  /// The algorithm specification this learner was built from ("raker:D=50,...").
+  std::string spec() const;
+  std::size_t n_features() const;
+  Task task() const;
+  /// Number of samples consumed by partial_fit so far.
+  std::int64_t n_seen() const;
+
+  /// Current real-valued prediction (score, for classification) for one sample; no update.
+  /// @param x host array of n_features() values
+  double predict(const double* x);
+  double predict(const std::vector<double>& x);
+
+  /// Predicts x, then learns from (x, y). Returns the prediction made before the update.
+  double partial_fit(const double* x, double y);
+  double partial_fit(const std::vector<double>& x, double y);
+
+  /// Same as calling partial_fit on each row in order (bit-identical results), but lets the
+  /// backend batch the work. @param x n × n_features row-major; @param predictions n values out.
+  void partial_fit_block(const double* x, const double* y, std::size_t n, double* predictions);
+
+  /// Writes the full state (parameters, random features, θ, weights, RNG counters) to `path`
+  /// atomically, in a versioned format with a checksum.
+  void save(const std::string& path) const;
+  /// Restores a learner written by save(); it continues exactly as if never interrupted.
+  static Learner load(const std::string& path);
+
+  /// Internal: wraps an algorithm with one replicate.
+  Learner(std::unique_ptr<detail::Algorithm> algorithm, std::string spec, std::size_t n_features,
+          Task task, std::string context_blob);
+
+ private:
+  std::unique_ptr<detail::Algorithm> algorithm_;
+  std::string spec_;
+  std::size_t n_features_ = 0;
+  Task task_ = Task::Regression;
+  std::int64_t n_seen_ = 0;
+  std::string context_blob_;  // serialised LearnerContext, to rebuild on load()
+};
+
+}  // namespace omkl

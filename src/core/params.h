@@ -1,0 +1,60 @@
+/// @file params.h
+/// @brief Typed, validated reading of algorithm parameters ("key=value" pairs).
+///
+/// An algorithm asks for each of its parameters once, with a default and a one-line meaning.
+/// finish() then rejects any parameter the algorithm never asked for, so a typo is an error
+/// that names the parameter and lists the valid ones.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace omkl::detail {
+
+class ParamReader {
+ public:
+  /// @param algorithm name used in error messages
+  /// @param explicit_params the user's parameters (must all be used)
+  /// @param soft_defaults preset defaults (used when present, ignored when unused)
+  ParamReader(std::string algorithm, std::vector<std::pair<std::string, std::string>> explicit_params,
+              std::vector<std::pair<std::string, std::string>> soft_defaults = {});
+
+  double get_double(const std::string& key, double fallback, const std::string& meaning);
+  std::int64_t get_int(const std::string& key, std::int64_t fallback, const std::string& meaning);
+  bool get_bool(const std::string& key, bool fallback, const std::string& meaning);
+  std::string get_string(const std::string& key, const std::string& fallback,
+                         const std::string& meaning);
+  /// A string restricted to `choices` (the first is the fallback when `fallback` is empty).
+  std::string get_choice(const std::string& key, const std::string& fallback,
+                         const std::vector<std::string>& choices, const std::string& meaning);
+  /// True when the user or a preset gave `key`.
+  bool has(const std::string& key) const;
+
+  /// Throws ConfigError for any explicit parameter that was never read.
+  void finish() const;
+
+  /// Lines "key (default: v): meaning" for every parameter read so far.
+  std::string describe() const;
+
+  /// Errors about a value the algorithm rejects: "algorithm 'x': parameter 'k' ...".
+  [[noreturn]] void fail(const std::string& key, const std::string& message) const;
+
+  const std::string& algorithm() const { return algorithm_; }
+
+ private:
+  const std::string* lookup(const std::string& key);
+  void record(const std::string& key, const std::string& fallback, const std::string& meaning);
+
+  std::string algorithm_;
+  std::vector<std::pair<std::string, std::string>> explicit_;
+  std::vector<std::pair<std::string, std::string>> soft_;
+  std::vector<bool> used_;
+  struct Doc {
+    std::string key, fallback, meaning;
+  };
+  std::vector<Doc> docs_;
+};
+
+}  // namespace omkl::detail

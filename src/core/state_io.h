@@ -1,0 +1,63 @@
+/// @file state_io.h
+/// @brief Binary serialisation of learner state and the checkpoint file format.
+///
+/// Format: magic "OMKLCKPT", format version (u32), payload size (u64), payload, FNV-1a-64
+/// checksum of the payload. Files are written to a temporary name and renamed, so a reader
+/// never sees half a checkpoint.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace omkl::detail {
+
+class StateWriter {
+ public:
+  void put_u64(std::uint64_t v);
+  void put_i64(std::int64_t v) { put_u64(static_cast<std::uint64_t>(v)); }
+  void put_f64(double v);
+  void put_string(const std::string& s);
+  void put_f64s(const std::vector<double>& v);
+  void put_f64s(const double* v, std::size_t n);
+  void put_u64s(const std::vector<std::uint64_t>& v);
+  /// A tag that load_state checks, to catch a state read by the wrong algorithm.
+  void put_tag(const std::string& tag) { put_string(tag); }
+  const std::string& bytes() const { return bytes_; }
+
+ private:
+  std::string bytes_;
+};
+
+class StateReader {
+ public:
+  explicit StateReader(std::string bytes, std::string source = "state");
+  std::uint64_t get_u64();
+  std::int64_t get_i64() { return static_cast<std::int64_t>(get_u64()); }
+  double get_f64();
+  std::string get_string();
+  std::vector<double> get_f64s();
+  /// Reads exactly n doubles into `out`; throws InputError when the stored length differs.
+  void get_f64s(double* out, std::size_t n);
+  std::vector<std::uint64_t> get_u64s();
+  void expect_tag(const std::string& tag);
+  bool at_end() const { return offset_ == bytes_.size(); }
+
+ private:
+  void need(std::size_t n);
+  std::string bytes_;
+  std::string source_;
+  std::size_t offset_ = 0;
+};
+
+constexpr std::uint32_t kCheckpointVersion = 1;
+
+std::uint64_t fnv1a64(const std::string& bytes);
+/// Writes magic + version + payload + checksum to `path` atomically. Throws InputError on I/O failure.
+void write_checkpoint_file(const std::string& path, const std::string& payload);
+/// Reads and verifies a checkpoint; returns the payload. Throws InputError naming the file.
+std::string read_checkpoint_file(const std::string& path);
+/// Writes `contents` to `path` atomically (temporary file in the same folder, then rename).
+void write_file_atomic(const std::string& path, const std::string& contents);
+
+}  // namespace omkl::detail
