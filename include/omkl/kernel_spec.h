@@ -44,7 +44,8 @@ using Dictionary = std::vector<KernelSpec>;
 /// "cauchy:SIGMA", "linear", "poly:DEGREE[:OFFSET]". Throws ConfigError on anything else.
 KernelSpec parse_kernel(const std::string& text);
 
-/// A named dictionary preset, or a comma-separated list of kernels for parse_kernel().
+/// A named dictionary preset, or a "+"-separated list of kernels for parse_kernel()
+/// (e.g. "gauss:0.1+gauss:1+lap:10"; "+" because "," separates algorithm parameters).
 /// Presets:
 ///  - "jmlr19-rf":    Gaussians σ ∈ {0.1, 1, 10} (Raker/AdaRaker, spec/raker.md §7.2)
 ///  - "jmlr19-exact": those three Gaussians + LINEAR + POLY2 (exact MKL baselines)

@@ -81,5 +81,6 @@ std::unique_ptr<Algorithm> make_algorithm(const std::string& name,
 // Families register here (one function per family; see registry.cpp).
 void add_raker_algorithms(std::vector<AlgorithmInfo>& registry);
 void add_exact_kernel_algorithms(std::vector<AlgorithmInfo>& registry);
+void add_ada_raker_algorithms(std::vector<AlgorithmInfo>& registry);  // called by add_raker_algorithms
 
 }  // namespace omkl::detail

@@ -1,1 +1,205 @@
-// placeholder, written in this session
+#include <cctype>
+
+#include "core/algorithm_base.h"
+#include "omkl/algorithm.h"
+#include "omkl/error.h"
+#include "omkl/learner.h"
+
+namespace omkl {
+
+// ---- AlgorithmSpec ----------------------------------------------------------------------------
+
+std::string AlgorithmSpec::to_string() const {
+  std::string out = name;
+  for (std::size_t i = 0; i < params.size(); ++i)
+    out += (i == 0 ? ":" : ",") + params[i].first + "=" + params[i].second;
+  return out;
+}
+
+void AlgorithmSpec::set(const std::string& key, const std::string& value) {
+  for (auto& kv : params)
+    if (kv.first == key) {
+      kv.second = value;
+      return;
+    }
+  params.emplace_back(key, value);
+}
+
+const std::string* AlgorithmSpec::find(const std::string& key) const {
+  for (const auto& kv : params)
+    if (kv.first == key) return &kv.second;
+  return nullptr;
+}
+
+namespace {
+bool is_key_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+// A ':' separates parameters only when "key=" follows it, so values such as "gauss:0.1" survive.
+bool separator_at(const std::string& text, std::size_t i) {
+  if (text[i] == ',') return true;
+  if (text[i] != ':') return false;
+  std::size_t j = i + 1;
+  while (j < text.size() && is_key_char(text[j])) ++j;
+  return j > i + 1 && j < text.size() && text[j] == '=';
+}
+}  // namespace
+
+AlgorithmSpec parse_algorithm_spec(const std::string& text) {
+  AlgorithmSpec spec;
+  const std::size_t colon = text.find(':');
+  spec.name = text.substr(0, colon);
+  if (spec.name.empty()) throw ConfigError("empty algorithm name in '" + text + "'");
+  if (colon == std::string::npos) return spec;
+  std::size_t begin = colon + 1;
+  for (std::size_t i = begin; i <= text.size(); ++i) {
+    if (i < text.size() && !separator_at(text, i)) continue;
+    const std::string item = text.substr(begin, i - begin);
+    const std::size_t eq = item.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw ConfigError("algorithm '" + spec.name + "': expected key=value, got '" + item + "'");
+    spec.params.emplace_back(item.substr(0, eq), item.substr(eq + 1));
+    begin = i + 1;
+  }
+  return spec;
+}
+
+// ---- factory ------------------------------------------------------------------------------------
+
+namespace {
+
+detail::AlgoContext to_algo_context(const LearnerContext& context) {
+  detail::AlgoContext c;
+  c.n_features = context.n_features;
+  c.task = context.task;
+  c.profile = context.profile;
+  c.seed = context.seed;
+  c.replicates = {context.replicate};
+  c.horizon = context.horizon;
+  c.backend = context.backend;
+  return c;
+}
+
+std::string encode_context(const LearnerContext& context) {
+  detail::StateWriter out;
+  out.put_u64(context.n_features);
+  out.put_u64(static_cast<std::uint64_t>(context.task));
+  out.put_u64(static_cast<std::uint64_t>(context.profile));
+  out.put_u64(context.seed);
+  out.put_u64(context.replicate);
+  out.put_u64(context.horizon);
+  out.put_u64(static_cast<std::uint64_t>(context.backend));
+  out.put_u64(context.defaults.size());
+  for (const auto& kv : context.defaults) {
+    out.put_string(kv.first);
+    out.put_string(kv.second);
+  }
+  return out.bytes();
+}
+
+LearnerContext decode_context(detail::StateReader& in) {
+  LearnerContext c;
+  c.n_features = in.get_u64();
+  c.task = static_cast<Task>(in.get_u64());
+  c.profile = static_cast<Profile>(in.get_u64());
+  c.seed = in.get_u64();
+  c.replicate = in.get_u64();
+  c.horizon = in.get_u64();
+  c.backend = static_cast<BackendKind>(in.get_u64());
+  const std::uint64_t n = in.get_u64();
+  for (std::uint64_t i = 0; i < n; ++i) {
+    std::string key = in.get_string();
+    c.defaults.emplace_back(key, in.get_string());
+  }
+  return c;
+}
+
+}  // namespace
+
+Learner make_learner(const AlgorithmSpec& spec, const LearnerContext& context) {
+  auto algorithm = detail::make_algorithm(spec.name, spec.params, context.defaults,
+                                          to_algo_context(context));
+  return Learner(std::move(algorithm), spec.to_string(), context.n_features, context.task,
+                 encode_context(context));
+}
+
+// ---- Learner ------------------------------------------------------------------------------------
+
+Learner::Learner(std::unique_ptr<detail::Algorithm> algorithm, std::string spec,
+                 std::size_t n_features, Task task, std::string context_blob)
+    : algorithm_(std::move(algorithm)),
+      spec_(std::move(spec)),
+      n_features_(n_features),
+      task_(task),
+      context_blob_(std::move(context_blob)) {}
+
+Learner::~Learner() = default;
+Learner::Learner(Learner&&) noexcept = default;
+Learner& Learner::operator=(Learner&&) noexcept = default;
+
+std::string Learner::spec() const { return spec_; }
+std::size_t Learner::n_features() const { return n_features_; }
+Task Learner::task() const { return task_; }
+std::int64_t Learner::n_seen() const { return n_seen_; }
+
+double Learner::predict(const double* x) {
+  double prediction = 0.0;
+  algorithm_->predict(x, &prediction);
+  return prediction;
+}
+
+namespace {
+void check_size(const std::vector<double>& x, std::size_t n_features) {
+  if (x.size() != n_features)
+    throw InputError("sample has " + std::to_string(x.size()) + " features, the model expects " +
+                     std::to_string(n_features));
+}
+}  // namespace
+
+double Learner::predict(const std::vector<double>& x) {
+  check_size(x, n_features_);
+  return predict(x.data());
+}
+
+double Learner::partial_fit(const double* x, double y) {
+  double prediction = 0.0;
+  algorithm_->step(x, y, &prediction);
+  ++n_seen_;
+  return prediction;
+}
+
+double Learner::partial_fit(const std::vector<double>& x, double y) {
+  check_size(x, n_features_);
+  return partial_fit(x.data(), y);
+}
+
+void Learner::partial_fit_block(const double* x, const double* y, std::size_t n,
+                                double* predictions) {
+  algorithm_->step_block(x, y, n, n_features_, predictions);
+  n_seen_ += static_cast<std::int64_t>(n);
+}
+
+void Learner::save(const std::string& path) const {
+  detail::StateWriter out;
+  out.put_tag("omkl-learner");
+  out.put_string(spec_);
+  out.put_string(context_blob_);
+  out.put_i64(n_seen_);
+  algorithm_->save_state(out);
+  detail::write_checkpoint_file(path, out.bytes());
+}
+
+Learner Learner::load(const std::string& path) {
+  detail::StateReader in(detail::read_checkpoint_file(path), path);
+  in.expect_tag("omkl-learner");
+  const AlgorithmSpec spec = parse_algorithm_spec(in.get_string());
+  const std::string blob = in.get_string();
+  detail::StateReader context_in(blob, path);
+  const LearnerContext context = decode_context(context_in);
+  Learner learner = make_learner(spec, context);
+  learner.n_seen_ = in.get_i64();
+  learner.algorithm_->load_state(in);
+  if (!in.at_end()) throw InputError(path + ": trailing data after the learner state");
+  return learner;
+}
+
+}  // namespace omkl

@@ -1,1 +1,127 @@
-// placeholder, written in this session
+#include "core/params.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <sstream>
+
+#include "omkl/error.h"
+
+namespace omkl::detail {
+
+ParamReader::ParamReader(std::string algorithm,
+                         std::vector<std::pair<std::string, std::string>> explicit_params,
+                         std::vector<std::pair<std::string, std::string>> soft_defaults)
+    : algorithm_(std::move(algorithm)),
+      explicit_(std::move(explicit_params)),
+      soft_(std::move(soft_defaults)),
+      used_(explicit_.size(), false) {}
+
+const std::string* ParamReader::lookup(const std::string& key) {
+  // The last occurrence wins, so "--algo raker:D=20,D=30" means D = 30.
+  const std::string* found = nullptr;
+  for (std::size_t i = 0; i < explicit_.size(); ++i) {
+    if (explicit_[i].first == key) {
+      used_[i] = true;
+      found = &explicit_[i].second;
+    }
+  }
+  if (found) return found;
+  for (const auto& kv : soft_)
+    if (kv.first == key) found = &kv.second;
+  return found;
+}
+
+bool ParamReader::has(const std::string& key) const {
+  for (const auto& kv : explicit_)
+    if (kv.first == key) return true;
+  for (const auto& kv : soft_)
+    if (kv.first == key) return true;
+  return false;
+}
+
+void ParamReader::record(const std::string& key, const std::string& fallback,
+                         const std::string& meaning) {
+  for (const auto& d : docs_)
+    if (d.key == key) return;
+  docs_.push_back({key, fallback, meaning});
+}
+
+void ParamReader::fail(const std::string& key, const std::string& message) const {
+  throw ConfigError("algorithm '" + algorithm_ + "': parameter '" + key + "' " + message);
+}
+
+double ParamReader::get_double(const std::string& key, double fallback, const std::string& meaning) {
+  std::ostringstream text;
+  text << fallback;
+  record(key, text.str(), meaning);
+  const std::string* value = lookup(key);
+  if (!value) return fallback;
+  char* end = nullptr;
+  errno = 0;
+  const double parsed = std::strtod(value->c_str(), &end);
+  if (value->empty() || *end != '\0' || errno == ERANGE || !std::isfinite(parsed))
+    fail(key, "expects a finite number, got '" + *value + "'");
+  return parsed;
+}
+
+std::int64_t ParamReader::get_int(const std::string& key, std::int64_t fallback,
+                                  const std::string& meaning) {
+  record(key, std::to_string(fallback), meaning);
+  const std::string* value = lookup(key);
+  if (!value) return fallback;
+  char* end = nullptr;
+  errno = 0;
+  const long long parsed = std::strtoll(value->c_str(), &end, 10);
+  if (value->empty() || *end != '\0' || errno == ERANGE)
+    fail(key, "expects an integer, got '" + *value + "'");
+  return parsed;
+}
+
+bool ParamReader::get_bool(const std::string& key, bool fallback, const std::string& meaning) {
+  record(key, fallback ? "true" : "false", meaning);
+  const std::string* value = lookup(key);
+  if (!value) return fallback;
+  if (*value == "true" || *value == "1" || *value == "on" || *value == "yes") return true;
+  if (*value == "false" || *value == "0" || *value == "off" || *value == "no") return false;
+  fail(key, "expects true or false, got '" + *value + "'");
+}
+
+std::string ParamReader::get_string(const std::string& key, const std::string& fallback,
+                                    const std::string& meaning) {
+  record(key, fallback, meaning);
+  const std::string* value = lookup(key);
+  return value ? *value : fallback;
+}
+
+std::string ParamReader::get_choice(const std::string& key, const std::string& fallback,
+                                    const std::vector<std::string>& choices,
+                                    const std::string& meaning) {
+  std::string options;
+  for (const auto& c : choices) options += (options.empty() ? "" : "|") + c;
+  const std::string chosen = get_string(key, fallback.empty() ? choices.front() : fallback,
+                                        meaning + " (" + options + ")");
+  for (const auto& c : choices)
+    if (c == chosen) return chosen;
+  fail(key, "must be one of " + options + ", got '" + chosen + "'");
+}
+
+void ParamReader::finish() const {
+  for (std::size_t i = 0; i < explicit_.size(); ++i) {
+    if (used_[i]) continue;
+    std::string known;
+    for (const auto& d : docs_) known += (known.empty() ? "" : ", ") + d.key;
+    throw ConfigError("algorithm '" + algorithm_ + "': unknown parameter '" + explicit_[i].first +
+                      "' (known: " + known + ")");
+  }
+}
+
+std::string ParamReader::describe() const {
+  std::ostringstream out;
+  for (const auto& d : docs_)
+    out << "  " << d.key << " (default " << (d.fallback.empty() ? "\"\"" : d.fallback)
+        << "): " << d.meaning << "\n";
+  return out.str();
+}
+
+}  // namespace omkl::detail

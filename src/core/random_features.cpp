@@ -1,1 +1,108 @@
-// placeholder, written in this session
+#include "core/random_features.h"
+
+#include <Eigen/Dense>
+#include <cmath>
+
+#include "omkl/error.h"
+
+namespace omkl::detail {
+
+RfKind parse_rf_kind(const std::string& text) {
+  if (text == "rf") return RfKind::Rf;
+  if (text == "orf") return RfKind::Orf;
+  if (text == "orf_matlab") return RfKind::OrfMatlab;
+  throw ConfigError("unknown random-feature kind '" + text + "' (expected rf, orf, orf_matlab)");
+}
+
+std::string to_string(RfKind kind) {
+  switch (kind) {
+    case RfKind::Rf: return "rf";
+    case RfKind::Orf: return "orf";
+    case RfKind::OrfMatlab: return "orf_matlab";
+  }
+  return "?";
+}
+
+namespace {
+
+using RowMatrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+// One row of the spectral law of a shift-invariant kernel (spec/raker.md §1.4 table).
+void draw_spectral_row(const KernelSpec& kernel, std::size_t d, RandomStream& rng, double* row) {
+  const double inv_sigma = 1.0 / kernel.sigma;
+  switch (kernel.family) {
+    case KernelFamily::Gaussian:
+      for (std::size_t k = 0; k < d; ++k) row[k] = rng.normal() * inv_sigma;
+      return;
+    case KernelFamily::Laplacian:
+      for (std::size_t k = 0; k < d; ++k) row[k] = rng.cauchy() * inv_sigma;
+      return;
+    case KernelFamily::Cauchy:
+      for (std::size_t k = 0; k < d; ++k) {
+        const double u = rng.uniform() - 0.5;
+        row[k] = -(u < 0 ? -1.0 : 1.0) * std::log(1.0 - 2.0 * std::fabs(u)) * inv_sigma;
+      }
+      return;
+    default:
+      throw ConfigError("kernel " + kernel.name() + " has no random Fourier features");
+  }
+}
+
+// Q factor of a d×d standard Gaussian matrix; `haar` applies the sign fix that makes Q
+// Haar-distributed (the paper omits it; the MATLAB code does without).
+RowMatrix orthogonal_block(std::size_t d, bool haar, RandomStream& rng) {
+  Eigen::MatrixXd g(d, d);
+  for (std::size_t i = 0; i < d; ++i)
+    for (std::size_t j = 0; j < d; ++j) g(i, j) = rng.normal();
+  Eigen::HouseholderQR<Eigen::MatrixXd> qr(g);
+  Eigen::MatrixXd q = qr.householderQ() * Eigen::MatrixXd::Identity(d, d);
+  if (haar) {
+    const Eigen::MatrixXd r = qr.matrixQR().triangularView<Eigen::Upper>();
+    for (std::size_t k = 0; k < d; ++k)
+      if (r(k, k) < 0) q.col(k) = -q.col(k);
+  }
+  return q;
+}
+
+}  // namespace
+
+std::vector<double> draw_frequencies(const KernelSpec& kernel, std::size_t n_rff,
+                                     std::size_t n_features, RfKind kind, RandomStream& rng) {
+  if (!kernel.shift_invariant())
+    throw ConfigError("kernel " + kernel.name() + " has no random Fourier features");
+  const std::size_t d = n_features;
+  std::vector<double> v(n_rff * d);
+  if (kind == RfKind::Rf || kernel.family != KernelFamily::Gaussian) {
+    for (std::size_t i = 0; i < n_rff; ++i) draw_spectral_row(kernel, d, rng, v.data() + i * d);
+    return v;
+  }
+  // ORF: ⌈D/d⌉ orthogonal blocks stacked, keep the first D rows (§1.3 steps 1–3).
+  const std::size_t n_blocks = (n_rff + d - 1) / d;
+  std::size_t row = 0;
+  for (std::size_t b = 0; b < n_blocks; ++b) {
+    const RowMatrix q = orthogonal_block(d, kind == RfKind::Orf, rng);
+    for (std::size_t i = 0; i < d && row < n_rff; ++i, ++row)
+      for (std::size_t k = 0; k < d; ++k) v[row * d + k] = q(i, k);
+  }
+  // Row lengths: χ_d (the law of a Gaussian vector's norm) for ORF; the MATLAB code scales each
+  // row by √χ²₁ instead, which changes the kernel (Appendix A) but reproduces the tables.
+  const int dof = kind == RfKind::Orf ? static_cast<int>(d) : 1;
+  const double inv_sigma = 1.0 / kernel.sigma;
+  for (std::size_t i = 0; i < n_rff; ++i) {
+    const double length = std::sqrt(rng.chi_square(dof)) * inv_sigma;
+    for (std::size_t k = 0; k < d; ++k) v[i * d + k] *= length;
+  }
+  return v;
+}
+
+void feature_map(const double* V, std::size_t n_rff, std::size_t n_features, const double* x,
+                 double scale, double* z) {
+  for (std::size_t i = 0; i < n_rff; ++i) {
+    double a = 0.0;
+    for (std::size_t k = 0; k < n_features; ++k) a += V[i * n_features + k] * x[k];
+    z[i] = scale * std::sin(a);
+    z[n_rff + i] = scale * std::cos(a);
+  }
+}
+
+}  // namespace omkl::detail

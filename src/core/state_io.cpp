@@ -1,1 +1,177 @@
-// placeholder, written in this session
+#include "core/state_io.h"
+
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <unistd.h>
+
+#include "omkl/error.h"
+
+namespace omkl::detail {
+
+namespace {
+constexpr char kMagic[8] = {'O', 'M', 'K', 'L', 'C', 'K', 'P', 'T'};
+
+void append_raw(std::string& out, const void* data, std::size_t n) {
+  out.append(static_cast<const char*>(data), n);
+}
+}  // namespace
+
+void StateWriter::put_u64(std::uint64_t v) {
+  // Little-endian byte order regardless of the host, so files move between machines.
+  unsigned char b[8];
+  for (int i = 0; i < 8; ++i) b[i] = static_cast<unsigned char>(v >> (8 * i));
+  append_raw(bytes_, b, 8);
+}
+
+void StateWriter::put_f64(double v) {
+  std::uint64_t bits;
+  std::memcpy(&bits, &v, 8);
+  put_u64(bits);
+}
+
+void StateWriter::put_string(const std::string& s) {
+  put_u64(s.size());
+  bytes_ += s;
+}
+
+void StateWriter::put_f64s(const double* v, std::size_t n) {
+  put_u64(n);
+  for (std::size_t i = 0; i < n; ++i) put_f64(v[i]);
+}
+
+void StateWriter::put_f64s(const std::vector<double>& v) { put_f64s(v.data(), v.size()); }
+
+void StateWriter::put_u64s(const std::vector<std::uint64_t>& v) {
+  put_u64(v.size());
+  for (auto x : v) put_u64(x);
+}
+
+StateReader::StateReader(std::string bytes, std::string source)
+    : bytes_(std::move(bytes)), source_(std::move(source)) {}
+
+void StateReader::need(std::size_t n) {
+  if (bytes_.size() - offset_ < n)
+    throw InputError(source_ + ": truncated state (needed " + std::to_string(n) + " more bytes at offset " +
+                     std::to_string(offset_) + ")");
+}
+
+std::uint64_t StateReader::get_u64() {
+  need(8);
+  std::uint64_t v = 0;
+  for (int i = 0; i < 8; ++i)
+    v |= static_cast<std::uint64_t>(static_cast<unsigned char>(bytes_[offset_ + i])) << (8 * i);
+  offset_ += 8;
+  return v;
+}
+
+double StateReader::get_f64() {
+  const std::uint64_t bits = get_u64();
+  double v;
+  std::memcpy(&v, &bits, 8);
+  return v;
+}
+
+std::string StateReader::get_string() {
+  const std::uint64_t n = get_u64();
+  need(n);
+  std::string s = bytes_.substr(offset_, n);
+  offset_ += n;
+  return s;
+}
+
+std::vector<double> StateReader::get_f64s() {
+  const std::uint64_t n = get_u64();
+  need(n * 8);
+  std::vector<double> v(n);
+  for (auto& x : v) x = get_f64();
+  return v;
+}
+
+void StateReader::get_f64s(double* out, std::size_t n) {
+  const std::uint64_t stored = get_u64();
+  if (stored != n)
+    throw InputError(source_ + ": state holds " + std::to_string(stored) + " values where " +
+                     std::to_string(n) + " were expected (different model shape)");
+  need(n * 8);
+  for (std::size_t i = 0; i < n; ++i) out[i] = get_f64();
+}
+
+std::vector<std::uint64_t> StateReader::get_u64s() {
+  const std::uint64_t n = get_u64();
+  need(n * 8);
+  std::vector<std::uint64_t> v(n);
+  for (auto& x : v) x = get_u64();
+  return v;
+}
+
+void StateReader::expect_tag(const std::string& tag) {
+  const std::string found = get_string();
+  if (found != tag)
+    throw InputError(source_ + ": state section '" + found + "' where '" + tag + "' was expected");
+}
+
+std::uint64_t fnv1a64(const std::string& bytes) {
+  std::uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char c : bytes) {
+    h ^= c;
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+
+void write_file_atomic(const std::string& path, const std::string& contents) {
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  {
+    std::FILE* f = std::fopen(tmp.c_str(), "wb");
+    if (!f) throw InputError(path + ": cannot open for writing");
+    const bool ok = std::fwrite(contents.data(), 1, contents.size(), f) == contents.size() &&
+                    std::fflush(f) == 0 && ::fsync(::fileno(f)) == 0;
+    if (std::fclose(f) != 0 || !ok) {
+      std::remove(tmp.c_str());
+      throw InputError(path + ": write failed");
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    throw InputError(path + ": cannot rename temporary file into place");
+  }
+}
+
+void write_checkpoint_file(const std::string& path, const std::string& payload) {
+  StateWriter header;
+  std::string out(kMagic, 8);
+  header.put_u64(kCheckpointVersion);
+  header.put_u64(payload.size());
+  out += header.bytes();
+  out += payload;
+  StateWriter trailer;
+  trailer.put_u64(fnv1a64(payload));
+  out += trailer.bytes();
+  write_file_atomic(path, out);
+}
+
+std::string read_checkpoint_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path + ": cannot open checkpoint");
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  const std::string all = buffer.str();
+  if (all.size() < 8 + 16 + 8 || std::memcmp(all.data(), kMagic, 8) != 0)
+    throw InputError(path + ": not an omkl checkpoint");
+  StateReader header(all.substr(8, 16), path);
+  const std::uint64_t version = header.get_u64();
+  const std::uint64_t size = header.get_u64();
+  if (version != kCheckpointVersion)
+    throw InputError(path + ": checkpoint format version " + std::to_string(version) +
+                     " is not supported (this build reads version " +
+                     std::to_string(kCheckpointVersion) + ")");
+  if (all.size() != 8 + 16 + size + 8) throw InputError(path + ": checkpoint is truncated or padded");
+  std::string payload = all.substr(24, size);
+  StateReader trailer(all.substr(24 + size, 8), path);
+  if (trailer.get_u64() != fnv1a64(payload)) throw InputError(path + ": checkpoint checksum mismatch");
+  return payload;
+}
+
+}  // namespace omkl::detail

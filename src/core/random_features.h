@@ -1,0 +1,35 @@
+/// @file random_features.h
+/// @brief Random Fourier feature samplers and the feature map z(x) (spec/raker.md §1).
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "omkl/kernel_spec.h"
+#include "core/rng.h"
+
+namespace omkl::detail {
+
+/// How frequency matrices are drawn.
+enum class RfKind {
+  Rf,         ///< i.i.d. rows from the kernel's spectral law
+  Orf,        ///< orthogonal random features: Haar-orthogonal blocks, χ_d row lengths (§1.3)
+  OrfMatlab,  ///< the authors' MATLAB construction: unsigned Q blocks, √χ²₁ row scales (Appendix A)
+};
+
+RfKind parse_rf_kind(const std::string& text);
+std::string to_string(RfKind kind);
+
+/// Draws the frequency matrix V (n_rff × n_features, row-major) of one kernel.
+/// ORF applies only to the radial Gaussian kernel; Laplacian and Cauchy kernels are not radial
+/// and always use plain RF (§1.4). Throws ConfigError for kernels without random features.
+std::vector<double> draw_frequencies(const KernelSpec& kernel, std::size_t n_rff,
+                                     std::size_t n_features, RfKind kind, RandomStream& rng);
+
+/// z = scale · [sin(Vx), cos(Vx)] (all sines first). V is n_rff × n_features row-major;
+/// z has 2·n_rff entries.
+void feature_map(const double* V, std::size_t n_rff, std::size_t n_features, const double* x,
+                 double scale, double* z);
+
+}  // namespace omkl::detail

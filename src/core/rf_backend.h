@@ -1,0 +1,105 @@
+/// @file rf_backend.h
+/// @brief The arithmetic seam between algorithm logic (host) and the backends (CPU, CUDA).
+///
+/// A backend holds, for R replicates, the frequency matrices of P kernels and the θ vectors of
+/// S "slots" (one slot = one learner of one kernel: Raker has S = P, AdaRaker S = levels × P).
+/// It does the bulk arithmetic: features z = scale·[sin(Vx), cos(Vx)], per-slot predictions
+/// f = θᵀz, and the θ updates θ ← c·θ − ρ·C'(f, y)·z. It never sees kernel weights, instance
+/// weights or any random draw: those stay on the host (ARCHITECTURE.md, "The split of work").
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "omkl/config.h"
+#include "omkl/types.h"
+#include "core/loss.h"
+
+namespace omkl::detail {
+
+/// Shape of the problem a backend serves.
+struct RfProblem {
+  std::size_t n_replicates = 1;
+  std::size_t n_kernels = 1;
+  std::size_t n_rff = 50;        ///< D; each θ has 2D entries
+  std::size_t n_features = 1;    ///< d
+  std::vector<std::uint32_t> slot_kernel;  ///< kernel of each slot (size S)
+  double feature_scale = 1.0;    ///< 1/√D (paper) or 1 (reference code)
+  LossKind loss = LossKind::Squared;
+  bool need_norm2 = false;       ///< report ‖θ‖² before each update (regularised weight losses)
+
+  std::size_t n_slots() const { return slot_kernel.size(); }
+  std::size_t theta_size() const { return 2 * n_rff; }
+};
+
+/// The θ-update schedule of one slot, identical across replicates. At 1-based time t:
+///  - the slot is active iff t ≥ active_from;
+///  - if reset_period > 0 and t % reset_period == 0, θ is zeroed before predicting (a fresh
+///    learner starts at t);
+///  - η_t = eta (constant) or eta/√t (inv_sqrt_t);
+///  - θ ← (1 − shrink_scale·η_t·λ)·θ − step_scale·η_t·C'(f, y)·z.
+struct SlotSchedule {
+  double eta = 0.0;
+  bool inv_sqrt_t = false;
+  double step_scale = 1.0;
+  double shrink_scale = 2.0;
+  double lambda = 0.0;
+  std::int64_t active_from = 1;
+  std::int64_t reset_period = 0;
+};
+
+class RfBackend {
+ public:
+  virtual ~RfBackend() = default;
+  const RfProblem& problem() const { return problem_; }
+
+  /// Uploads V (n_rff × n_features, row-major, host) of one kernel of one replicate.
+  virtual void set_frequencies(std::size_t replicate, std::size_t kernel, const double* V) = 0;
+  virtual void get_frequencies(std::size_t replicate, std::size_t kernel, double* V) const = 0;
+
+  /// Advances every replicate and slot through n_steps samples starting at 1-based time t0.
+  /// @param x n_steps × n_features row-major (host); @param y n_steps targets (host)
+  /// @param f out: n_steps × R × S predictions before each update (0 where inactive)
+  /// @param norm2 out (may be null unless need_norm2): ‖θ‖² before each update, same layout
+  virtual void advance(const double* x, const double* y, std::size_t n_steps, std::int64_t t0,
+                       const std::vector<SlotSchedule>& schedules, double* f, double* norm2) = 0;
+
+  /// Predictions of every slot of every replicate for one sample (R × S, host), no update.
+  /// Slots whose schedule would reset at t are reported as 0.
+  virtual void predict(const double* x, std::int64_t t, const std::vector<SlotSchedule>& schedules,
+                       double* f) = 0;
+
+  /// θ of one slot (2·n_rff values, host), for checkpoints and tests.
+  virtual void get_theta(std::size_t replicate, std::size_t slot, double* theta) const = 0;
+  virtual void set_theta(std::size_t replicate, std::size_t slot, const double* theta) = 0;
+
+ protected:
+  explicit RfBackend(RfProblem problem) : problem_(std::move(problem)) {}
+  RfProblem problem_;
+};
+
+/// Creates a backend. Auto picks CUDA when the library has it and a device is visible, and
+/// otherwise the CPU. Cuda without a usable device throws CudaError.
+std::unique_ptr<RfBackend> make_rf_backend(BackendKind kind, const RfProblem& problem);
+
+/// True when this build has the CUDA backend and a usable device is visible.
+bool cuda_available();
+
+/// Whether θ is zeroed at time t by this schedule, and the step size used at t.
+inline bool schedule_resets(const SlotSchedule& s, std::int64_t t) {
+  return s.reset_period > 0 && t % s.reset_period == 0;
+}
+
+namespace cpu {
+std::unique_ptr<RfBackend> make_cpu_rf_backend(const RfProblem& problem);
+}
+#if OMKL_WITH_CUDA
+namespace cuda {
+std::unique_ptr<RfBackend> make_cuda_rf_backend(const RfProblem& problem);
+bool device_available();
+}  // namespace cuda
+#endif
+
+}  // namespace omkl::detail

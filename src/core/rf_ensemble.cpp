@@ -1,0 +1,148 @@
+#include "core/rf_ensemble.h"
+
+#include <cmath>
+
+#include "omkl/error.h"
+
+namespace omkl::detail {
+
+RfEnsembleConfig read_rf_ensemble_config(ParamReader& params, const AlgoContext& context,
+                                         const std::string& default_dictionary,
+                                         double default_lambda) {
+  const bool reference = context.profile == Profile::Reference;
+  const bool classification = context.task == Task::Classification;
+  RfEnsembleConfig c;
+  c.dictionary_text = params.get_string("dict", default_dictionary,
+                                        "kernel dictionary: a preset name or kernels joined by '+'");
+  c.dictionary = parse_dictionary(c.dictionary_text);
+  for (const auto& k : c.dictionary)
+    if (!k.shift_invariant())
+      params.fail("dict", "contains " + k.name() + ", which has no random features");
+  const std::int64_t d = params.get_int("D", 50, "random features per kernel (θ has 2D entries)");
+  if (d < 1 || d > 1000000) params.fail("D", "must be in 1..1000000");
+  c.n_rff = static_cast<std::size_t>(d);
+  c.rf_kind = parse_rf_kind(params.get_choice("rf", reference ? "orf_matlab" : "orf",
+                                              {"orf", "rf", "orf_matlab"},
+                                              "frequency construction"));
+  const std::string scale = params.get_choice("feature_scale", reference ? "one" : "inv_sqrt_D",
+                                              {"inv_sqrt_D", "one"}, "factor on [sin; cos]");
+  c.feature_scale = scale == "one" ? 1.0 : 1.0 / std::sqrt(static_cast<double>(c.n_rff));
+  c.loss = parse_loss(params.get_choice("loss", classification ? "logistic" : "squared",
+                                        {"squared", "logistic", "hinge", "squared_hinge", "absolute"},
+                                        "data loss"));
+  c.lambda = params.get_double("lambda", default_lambda, "ridge weight λ");
+  if (c.lambda < 0) params.fail("lambda", "must be ≥ 0");
+  // Appendix D: the reference code divides the regression step and shrink by 10 (and writes the
+  // shrink as 1 − ηλ/10 instead of 1 − 2ηλ); its classification step has no such factor.
+  const double default_step_scale = reference && !classification ? 0.1 : 1.0;
+  const double default_shrink_scale = reference ? (classification ? 1.0 : 0.1) : 2.0;
+  c.step_scale = params.get_double("step_scale", default_step_scale, "multiplier of the θ step");
+  c.shrink_scale = params.get_double("shrink_scale", default_shrink_scale,
+                                     "multiplier of ηλ in the shrink 1 − s·ηλ");
+  const std::string rule =
+      params.get_choice("weight_rule", reference ? (classification ? "mistake" : "minmax") : "exp_eta",
+                        {"exp_eta", "pow_beta", "minmax", "mistake"}, "kernel-weight rule");
+  c.weights.rule = parse_weight_rule(rule);
+  c.weights.weight_loss = parse_weight_loss(params.get_choice(
+      "weight_loss", "regularized_pre", {"regularized_pre", "data_only"},
+      "loss in the exp_eta / pow_beta weight update"));
+  c.weights.eta_w = params.get_double("eta_w", 0.5, "kernel-weight step η_w");
+  c.weights.beta = params.get_double("beta", 0.5, "base of pow_beta / minmax / mistake rules");
+  c.weights.loss_scale = params.get_double("loss_scale", 1.0, "divides ℓ before the weight update");
+  if (c.weights.loss_scale <= 0) params.fail("loss_scale", "must be > 0");
+  if (c.weights.beta <= 0 || c.weights.beta > 1) params.fail("beta", "must be in (0, 1]");
+  c.weights.loss = c.loss;
+  c.weights.lambda = c.lambda;
+  return c;
+}
+
+StepConfig read_step_config(ParamReader& params, const AlgoContext& context) {
+  StepConfig s;
+  const std::string schedule = params.get_choice("eta_schedule", "const", {"const", "inv_sqrt_t"},
+                                                 "θ step: eta, or eta/√t");
+  s.inv_sqrt_t = schedule == "inv_sqrt_t";
+  const double fallback = s.inv_sqrt_t ? 1.0
+                          : context.horizon > 0 ? 1.0 / std::sqrt(static_cast<double>(context.horizon))
+                                                : -1.0;
+  s.eta = params.get_double("eta", fallback, "θ step size (default 1/√T, or 1 with inv_sqrt_t)");
+  if (s.eta == -1.0 && !params.has("eta"))
+    params.fail("eta", "has no default when the stream length is unknown; give eta=...");
+  if (!(s.eta > 0)) params.fail("eta", "must be > 0");
+  return s;
+}
+
+std::unique_ptr<RfBackend> make_rf_ensemble_backend(const RfEnsembleConfig& config,
+                                                    const AlgoContext& context,
+                                                    std::vector<std::uint32_t> slot_kernel) {
+  RfProblem problem;
+  problem.n_replicates = context.n_replicates();
+  problem.n_kernels = config.dictionary.size();
+  problem.n_rff = config.n_rff;
+  problem.n_features = context.n_features;
+  problem.slot_kernel = std::move(slot_kernel);
+  problem.feature_scale = config.feature_scale;
+  problem.loss = config.loss;
+  problem.need_norm2 = (config.weights.rule == WeightRule::ExpEta ||
+                        config.weights.rule == WeightRule::PowBeta) &&
+                       config.weights.weight_loss == WeightLoss::RegularizedPre;
+  auto backend = make_rf_backend(context.backend, problem);
+  for (std::size_t r = 0; r < context.n_replicates(); ++r) {
+    for (std::size_t k = 0; k < config.dictionary.size(); ++k) {
+      // One stream per (seed, replicate, kernel): adding kernels or replicates never changes
+      // the draws of the others.
+      RandomStream rng(context.seed, context.replicates[r], RngPurpose::Frequencies, k);
+      const auto v = draw_frequencies(config.dictionary[k], config.n_rff, context.n_features,
+                                      config.rf_kind, rng);
+      backend->set_frequencies(r, k, v.data());
+    }
+  }
+  return backend;
+}
+
+void save_backend_state(const RfBackend& backend, StateWriter& out) {
+  const RfProblem& p = backend.problem();
+  out.put_tag("rf-backend");
+  out.put_u64(p.n_replicates);
+  out.put_u64(p.n_kernels);
+  out.put_u64(p.n_slots());
+  out.put_u64(p.n_rff);
+  out.put_u64(p.n_features);
+  std::vector<double> buffer(std::max(p.n_rff * p.n_features, p.theta_size()));
+  for (std::size_t r = 0; r < p.n_replicates; ++r) {
+    for (std::size_t k = 0; k < p.n_kernels; ++k) {
+      backend.get_frequencies(r, k, buffer.data());
+      out.put_f64s(buffer.data(), p.n_rff * p.n_features);
+    }
+    for (std::size_t s = 0; s < p.n_slots(); ++s) {
+      backend.get_theta(r, s, buffer.data());
+      out.put_f64s(buffer.data(), p.theta_size());
+    }
+  }
+}
+
+void load_backend_state(RfBackend& backend, StateReader& in) {
+  const RfProblem& p = backend.problem();
+  in.expect_tag("rf-backend");
+  const std::uint64_t shape[5] = {in.get_u64(), in.get_u64(), in.get_u64(), in.get_u64(), in.get_u64()};
+  const std::uint64_t expected[5] = {p.n_replicates, p.n_kernels, p.n_slots(), p.n_rff, p.n_features};
+  for (int i = 0; i < 5; ++i)
+    if (shape[i] != expected[i])
+      throw InputError("checkpoint: model shape differs (replicates, kernels, slots, D, features) = (" +
+                       std::to_string(shape[0]) + ", " + std::to_string(shape[1]) + ", " +
+                       std::to_string(shape[2]) + ", " + std::to_string(shape[3]) + ", " +
+                       std::to_string(shape[4]) + "), expected n_features = " +
+                       std::to_string(p.n_features));
+  std::vector<double> buffer(std::max(p.n_rff * p.n_features, p.theta_size()));
+  for (std::size_t r = 0; r < p.n_replicates; ++r) {
+    for (std::size_t k = 0; k < p.n_kernels; ++k) {
+      in.get_f64s(buffer.data(), p.n_rff * p.n_features);
+      backend.set_frequencies(r, k, buffer.data());
+    }
+    for (std::size_t s = 0; s < p.n_slots(); ++s) {
+      in.get_f64s(buffer.data(), p.theta_size());
+      backend.set_theta(r, s, buffer.data());
+    }
+  }
+}
+
+}  // namespace omkl::detail

@@ -1,0 +1,55 @@
+/// @file rf_ensemble.h
+/// @brief Configuration shared by the random-feature families (Raker, AdaRaker, single-kernel
+/// RF): dictionary, D, feature construction, loss, ridge, step scales and weight rule, with the
+/// paper / reference profile defaults of spec/raker.md Appendix D, and the backend set-up.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/algorithm_base.h"
+#include "core/kernel_weights.h"
+#include "core/random_features.h"
+#include "core/rf_backend.h"
+#include "omkl/kernel_spec.h"
+
+namespace omkl::detail {
+
+struct RfEnsembleConfig {
+  Dictionary dictionary;
+  std::string dictionary_text;
+  std::size_t n_rff = 50;
+  RfKind rf_kind = RfKind::Orf;
+  double feature_scale = 1.0;
+  LossKind loss = LossKind::Squared;
+  double lambda = 0.01;
+  double step_scale = 1.0;    // θ step multiplier (reference regression: 1/10)
+  double shrink_scale = 2.0;  // multiplier of ηλ in the shrink (paper: 2, reference: 1/10 or 1)
+  WeightConfig weights;
+};
+
+/// Reads the shared parameters. `default_dictionary` is the family's preset, `default_lambda`
+/// the λ used when neither the user nor a preset gives one.
+RfEnsembleConfig read_rf_ensemble_config(ParamReader& params, const AlgoContext& context,
+                                         const std::string& default_dictionary,
+                                         double default_lambda);
+
+/// Reads the θ step: `eta` (default 1/√T) and `eta_schedule` (const | inv_sqrt_t).
+struct StepConfig {
+  double eta = 0.0;
+  bool inv_sqrt_t = false;
+};
+StepConfig read_step_config(ParamReader& params, const AlgoContext& context);
+
+/// Creates the backend for `slot_kernel` and uploads frequency matrices drawn from
+/// (seed, replicate, kernel) for every replicate.
+std::unique_ptr<RfBackend> make_rf_ensemble_backend(const RfEnsembleConfig& config,
+                                                    const AlgoContext& context,
+                                                    std::vector<std::uint32_t> slot_kernel);
+
+/// Writes / restores the frequency matrices and θ of every slot of a backend.
+void save_backend_state(const RfBackend& backend, StateWriter& out);
+void load_backend_state(RfBackend& backend, StateReader& in);
+
+}  // namespace omkl::detail
