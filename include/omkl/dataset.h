@@ -33,10 +33,18 @@ struct CsvOptions {
 /// Reads a CSV file with one header row, numeric cells only. Throws InputError naming
 /// "path:line:column" for a missing file, a ragged row, a non-numeric or non-finite cell, or a
 /// file without data rows. The task is inferred: Classification iff every target is −1 or +1.
+/// Details: cells are parsed with std::strtod (C locale), spaces around a number and "\r\n"
+/// line endings are allowed, blank lines only at the end of the file. Lines count the header as
+/// line 1 and columns are 1-based field indices; a missing or unreadable file is
+/// "path: cannot open file (...)", an empty one "path: empty file", a header without rows
+/// "path: no data rows". Dataset::name is the file's base name without extension.
 Dataset load_csv(const std::string& path, const CsvOptions& options = {});
 
 /// Reads LIBSVM sparse text ("label idx:value ..."), 1-based indices. n_features = 0 infers the
 /// dimension from the largest index. Same error contract as load_csv.
+/// Indices must increase strictly within a line; '#' starts a comment; blank lines are skipped;
+/// the column of an error is the 1-based token index (the label is token 1). Labels are kept
+/// as written (0/1 labels are not mapped to −1/+1, so such a file reads as Regression).
 Dataset load_libsvm(const std::string& path, std::size_t n_features = 0);
 
 /// Which synthetic generator of spec/raker.md §6.
@@ -53,6 +61,10 @@ struct SyntheticOptions {
 };
 
 /// Generates a synthetic switching stream. Deterministic in (options.seed).
+/// Draws come from RandomStream(seed, 0, RngPurpose::Synthetic, 1 for Dataset1 / 2 for
+/// Dataset2) in the order: for t = 1..T, the d entries of x_t, then e_t (α_t = 1 + σ_α e_t).
+/// y is the O(T²) kernel sum of §6.5, computed on all hardware threads with a result that does
+/// not depend on the thread count. Throws ConfigError for n_features = 0 or σ_α < 0.
 Dataset make_synthetic(const SyntheticOptions& options);
 
 /// Normalisations used by the papers.
@@ -70,9 +82,14 @@ void normalize(Dataset& data, Normalization how);
 
 /// Opens a stream by specification: a file path (".csv", or ".svm"/".libsvm"/".txt" for
 /// LIBSVM), or "synthetic:dataset1[:T]" / "synthetic:dataset2[:T]" (seeded by `seed`).
+/// Extensions are matched case-insensitively; any other path is read as CSV. An unknown
+/// synthetic kind or a T that is not a positive integer throws ConfigError.
 Dataset load_stream(const std::string& spec, std::uint64_t seed = 1, const CsvOptions& csv = {});
 
 /// Writes a dataset as CSV (header x1..xd,y), atomically (temporary file + rename).
+/// Values are printed with "%.17g", so load_csv reads back the same doubles. The temporary
+/// file is "path.tmp.<pid>" in the same directory; on any failure it is removed and
+/// InputError names the path. Non-finite values are refused (load_csv would reject them).
 void write_csv(const Dataset& data, const std::string& path);
 
 }  // namespace omkl

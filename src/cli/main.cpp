@@ -1,1 +1,281 @@
-int main() { return 0; }
+/// @file main.cpp
+/// @brief The `omkl` command-line tool: run, study, gen, bench, list, describe.
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fmt/core.h>
+#include <iostream>
+
+#include "cli/commands.h"
+#include "core/rf_backend.h"
+#include "core/state_io.h"
+#include "omkl/algorithm.h"
+#include "omkl/config.h"
+#include "omkl/error.h"
+#include "omkl/kernel_spec.h"
+#include "omkl/study.h"
+
+namespace omkl::cli {
+
+void add_common_options(CLI::App& app, CommonOptions& o, bool with_seeds) {
+  app.add_option("--algo", o.algos,
+                 "algorithm with optional parameters, repeatable: raker, adaraker:eta0=10, "
+                 "raker:D=20,dict=gauss:1+gauss:10 (see `omkl list` and `omkl describe NAME`)");
+  app.add_option("--data", o.data,
+                 "stream: a CSV file (header row, last column = target), a LIBSVM file "
+                 "(.svm/.libsvm/.txt), or synthetic:dataset1[:T] / synthetic:dataset2[:T]")
+      ->capture_default_str();
+  app.add_option("--target", o.target, "CSV target column name (default: the last column)");
+  app.add_option("--normalize", o.normalize,
+                 "preprocessing: none, minmax, minmax-global, minmax-all, zscore, unit-rows "
+                 "(default: the preset's, else none)");
+  if (with_seeds)
+    app.add_option("--seeds", o.seeds, "number of Monte Carlo replicates R")->capture_default_str();
+  app.add_option("--seed", o.seed, "base seed; replicate r draws from (seed, r)")->capture_default_str();
+  app.add_option("--profile", o.profile,
+                 "paper (corrected equations) or reference (authors' code, reproduces tables)")
+      ->capture_default_str();
+  app.add_option("--preset", o.preset, "published protocol: jmlr19-regression, jmlr19-classification");
+  app.add_option("--backend", o.backend, "cpu, cuda or auto")->capture_default_str();
+  app.add_option("--threads", o.threads, "worker threads (0 = all cores)")->capture_default_str();
+}
+
+Dataset load_data(const CommonOptions& o) {
+  CsvOptions csv;
+  csv.target_column = o.target;
+  Dataset data = load_stream(o.data, o.seed, csv);
+  Normalization how = Normalization::None;
+  if (!o.preset.empty()) how = find_preset(o.preset).normalization;
+  if (!o.normalize.empty()) how = parse_normalization(o.normalize);
+  normalize(data, how);
+  return data;
+}
+
+std::vector<AlgorithmSpec> parse_algos(const CommonOptions& o, const std::vector<std::string>& fallback) {
+  std::vector<AlgorithmSpec> specs;
+  for (const auto& text : o.algos.empty() ? fallback : o.algos) specs.push_back(parse_algorithm_spec(text));
+  return specs;
+}
+
+BackendKind resolve_backend(const std::string& text) {
+  const BackendKind kind = parse_backend(text);
+  if (kind == BackendKind::Auto) {
+    if (detail::cuda_available()) return BackendKind::Cuda;
+    std::cerr << "omkl: no usable CUDA device" << (OMKL_WITH_CUDA ? "" : " (built without CUDA)")
+              << "; running on the CPU backend\n";
+    return BackendKind::Cpu;
+  }
+  return kind;
+}
+
+namespace {
+
+std::string format_metric(const std::string& metric, double v) {
+  if (!std::isfinite(v)) return "diverged";
+  return metric == "mse" ? fmt::format("{:.4f}e-3", v * 1e3) : fmt::format("{:.3f} %", v * 100);
+}
+
+void print_table(const StudyResult& result) {
+  fmt::print("dataset {} (T = {}, d = {}), backend {}, profile {}{}\n", result.dataset,
+             result.n_samples, result.n_features, result.backend, result.profile,
+             result.preset.empty() ? "" : ", preset " + result.preset);
+  fmt::print("{:<44} {:>10} {:>16} {:>14} {:>12} {:>6}\n", "algorithm", "metric", "final mean",
+             "final std", "s/replicate", "seeds");
+  for (const auto& r : result.results) {
+    fmt::print("{:<44} {:>10} {:>16} {:>14} {:>12.4f} {:>6}{}\n", r.spec.substr(0, 44), r.metric,
+               format_metric(r.metric, r.final_mean), format_metric(r.metric, r.final_std),
+               r.seconds_mean, r.seeds, r.reused ? "  (reused)" : "");
+  }
+}
+
+std::function<void(std::size_t, std::size_t)> progress_bar() {
+  if (!::isatty(STDERR_FILENO)) return {};
+  return [](std::size_t done, std::size_t total) {
+    const int width = 40;
+    const int filled = total ? static_cast<int>(width * done / total) : width;
+    std::cerr << "\r[" << std::string(filled, '#') << std::string(width - filled, ' ') << "] " << done
+              << "/" << total << (done == total ? "\n" : "") << std::flush;
+  };
+}
+
+int run_study_command(const CommonOptions& o, const std::string& out_dir, std::size_t curve_points) {
+  StudyConfig config;
+  config.algorithms = parse_algos(o, {"raker", "adaraker"});
+  config.n_seeds = o.seeds;
+  config.base_seed = o.seed;
+  config.profile = parse_profile(o.profile);
+  config.preset = o.preset;
+  if (!o.preset.empty()) find_preset(o.preset);
+  config.backend = resolve_backend(o.backend);
+  config.threads = o.threads;
+  config.out_dir = out_dir;
+  config.curve_points = curve_points;
+  config.progress = progress_bar();
+  const Dataset data = load_data(o);
+  const StudyResult result = run_study(config, data);
+  print_table(result);
+  if (!out_dir.empty()) fmt::print("wrote {}/summary.json and {}/curves.csv\n", out_dir, out_dir);
+  return 0;
+}
+
+struct RunOptions {
+  std::string save, resume, predictions;
+  std::int64_t save_at = -1;
+  std::size_t replicate = 0;
+};
+
+int run_command(const CommonOptions& o, const RunOptions& r) {
+  const Dataset data = load_data(o);
+  if (data.n_samples == 0) throw InputError(data.name + ": empty stream");
+  const auto specs = parse_algos(o, {"raker"});
+  if (specs.size() != 1) throw ConfigError("run: give exactly one --algo");
+  Learner learner = [&] {
+    if (!r.resume.empty()) return Learner::load(r.resume);
+    LearnerContext context;
+    context.n_features = data.n_features;
+    context.task = data.task;
+    context.profile = parse_profile(o.profile);
+    context.seed = o.seed;
+    context.replicate = r.replicate;
+    context.horizon = data.n_samples;
+    context.backend = resolve_backend(o.backend);
+    if (!o.preset.empty()) context.defaults = find_preset(o.preset).defaults;
+    return make_learner(specs[0], context);
+  }();
+  if (learner.n_features() != data.n_features)
+    throw InputError(o.data + ": stream has " + std::to_string(data.n_features) +
+                     " features, the model in " + r.resume + " expects " +
+                     std::to_string(learner.n_features()));
+  // A resumed learner continues the stream where it stopped.
+  const std::size_t first = static_cast<std::size_t>(learner.n_seen());
+  if (first > data.n_samples)
+    throw InputError(r.resume + ": the model has seen " + std::to_string(first) +
+                     " samples, more than the stream holds (" + std::to_string(data.n_samples) + ")");
+  const std::size_t stop = r.save_at >= 0 ? std::min<std::size_t>(data.n_samples, r.save_at) : data.n_samples;
+  if (stop < first) throw ConfigError("--save-at " + std::to_string(r.save_at) + " is before the resumed position");
+  std::vector<double> predictions(stop - first);
+  learner.partial_fit_block(data.row(first), data.y.data() + first, stop - first, predictions.data());
+  double total = 0.0;
+  for (std::size_t t = first; t < stop; ++t) {
+    const double p = predictions[t - first], y = data.y[t];
+    total += data.task == Task::Regression ? (y - p) * (y - p) : (y * p < 0 ? 1.0 : 0.0);
+  }
+  const std::size_t n = stop - first;
+  fmt::print("{} on {}: samples {}..{}, {} {}\n", learner.spec(), data.name, first + 1, stop,
+             data.task == Task::Regression ? "mse" : "error_rate",
+             n ? fmt::format("{:.6g}", total / n) : std::string("n/a"));
+  if (!r.predictions.empty()) {
+    std::string csv = "t,y,prediction\n";
+    for (std::size_t t = first; t < stop; ++t)
+      csv += fmt::format("{},{:.17g},{:.17g}\n", t + 1, data.y[t], predictions[t - first]);
+    detail::write_file_atomic(r.predictions, csv);
+  }
+  if (!r.save.empty()) {
+    learner.save(r.save);
+    fmt::print("saved checkpoint after {} samples to {}\n", learner.n_seen(), r.save);
+  }
+  return 0;
+}
+
+int gen_command(const std::string& kind, std::size_t samples, std::uint64_t seed,
+                const std::string& out, bool raw, bool target_index) {
+  SyntheticOptions options;
+  if (kind == "dataset1") options.kind = SyntheticKind::Dataset1;
+  else if (kind == "dataset2") options.kind = SyntheticKind::Dataset2;
+  else throw ConfigError("--kind: unknown generator '" + kind + "' (expected dataset1 or dataset2)");
+  options.n_samples = samples;
+  options.seed = seed;
+  options.normalize = !raw;
+  options.kernel_index_target = target_index;
+  const Dataset data = make_synthetic(options);
+  write_csv(data, out);
+  fmt::print("wrote {} samples × {} features to {}\n", data.n_samples, data.n_features, out);
+  return 0;
+}
+
+}  // namespace
+}  // namespace omkl::cli
+
+int main(int argc, char** argv) {
+  using namespace omkl;
+  using namespace omkl::cli;
+  CLI::App app{"omkl " OMKL_VERSION_STRING
+               " — online multi-kernel learning with random features (CPU"
+               + std::string(OMKL_WITH_CUDA ? " + CUDA" : "") + " build)"};
+  app.require_subcommand(0, 1);
+
+  CommonOptions study_options;
+  std::string out_dir;
+  std::size_t curve_points = 200;
+  auto* study = app.add_subcommand("study", "Monte Carlo study: seeds × algorithms on one stream");
+  add_common_options(*study, study_options, true);
+  study->add_option("--out", out_dir, "write summary.json, curves.csv and a cell cache here");
+  study->add_option("--curve-points", curve_points, "points per curve in curves.csv")->capture_default_str();
+
+  CommonOptions run_options;
+  RunOptions run_extra;
+  auto* run = app.add_subcommand("run", "one learner over a stream, with checkpoints");
+  add_common_options(*run, run_options, false);
+  run->add_option("--replicate", run_extra.replicate, "replicate index (randomness from (seed, replicate))");
+  run->add_option("--save", run_extra.save, "write a checkpoint here at the end (or at --save-at)");
+  run->add_option("--save-at", run_extra.save_at, "stop after this many samples (then --save)");
+  run->add_option("--resume", run_extra.resume, "continue a checkpoint on the same stream");
+  run->add_option("--predictions", run_extra.predictions, "write t,y,prediction CSV here");
+
+  std::string gen_kind = "dataset1", gen_out;
+  std::size_t gen_samples = 0;
+  std::uint64_t gen_seed = 1;
+  bool gen_raw = false, gen_target = false;
+  auto* gen = app.add_subcommand("gen", "write a synthetic stream (spec/raker.md §6) to CSV");
+  gen->add_option("--kind", gen_kind, "dataset1 or dataset2")->capture_default_str();
+  gen->add_option("--samples", gen_samples, "T (0 = the paper's: 36000 / 6500)")->capture_default_str();
+  gen->add_option("--seed", gen_seed, "generator seed")->capture_default_str();
+  gen->add_option("--out", gen_out, "output CSV path")->required();
+  gen->add_flag("--raw", gen_raw, "skip the min-max normalisation");
+  gen->add_flag("--kernel-index-target", gen_target, "y_t uses κ_t of the target sample");
+
+  auto* list = app.add_subcommand("list", "list algorithms, presets and dictionary presets");
+  std::string describe_name;
+  auto* describe = app.add_subcommand("describe", "parameters of one algorithm");
+  describe->add_option("name", describe_name, "algorithm name")->required();
+
+  BenchOptions bench_options;
+  auto* bench = register_bench(app, bench_options);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  try {
+    if (*study) return run_study_command(study_options, out_dir, curve_points);
+    if (*run) return run_command(run_options, run_extra);
+    if (*gen) return gen_command(gen_kind, gen_samples, gen_seed, gen_out, gen_raw, gen_target);
+    if (*list) {
+      fmt::print("algorithms:\n");
+      for (const auto& name : algorithm_names()) fmt::print("  {}\n", name);
+      fmt::print("presets:\n");
+      for (const auto& name : preset_names()) fmt::print("  {}: {}\n", name, find_preset(name).description);
+      fmt::print("dictionaries:\n");
+      for (const auto& name : dictionary_preset_names())
+        fmt::print("  {} ({} kernels)\n", name, parse_dictionary(name).size());
+      return 0;
+    }
+    if (*describe) {
+      fmt::print("{}", describe_algorithm(describe_name));
+      return 0;
+    }
+    if (*bench) return run_bench(bench_options);
+    // No subcommand: the built-in default study.
+    CommonOptions defaults;
+    return run_study_command(defaults, "", curve_points);
+  } catch (const ConfigError& e) {
+    std::cerr << "omkl: error: " << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "omkl: error: " << e.what() << "\n";
+    return 1;
+  }
+}

@@ -57,6 +57,10 @@ class Algorithm {
   virtual void load_state(StateReader& in) = 0;
 
   virtual MetricConvention metric_convention() const { return {}; }
+
+  /// False for algorithms without any randomness (exact-kernel baselines): every replicate is
+  /// identical, so a study runs one and reuses it for all seeds.
+  virtual bool randomized() const { return true; }
 };
 
 using AlgorithmFactory =

@@ -1,1 +1,788 @@
-// placeholder, written in this session
+/// @file exact_kernel.cpp
+/// @brief Exact-kernel baselines (spec/raker.md §5.1–5.6): KOGD engine, AvgMKL, OMKL, OMKL-B,
+/// M-Forgetron, and their registration.
+#include "core/exact_kernel.h"
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <utility>
+
+#include "omkl/error.h"
+
+namespace omkl::detail {
+
+namespace {
+
+// Rows are allocated in multiples of 8 so that every column of a column-major scratch or
+// coefficient matrix starts on a 64-byte boundary, whatever its length.
+std::size_t round8(std::size_t n) { return (n + 7) / 8 * 8; }
+
+// The global scale of a kernel expansion is folded back into the coefficients when it leaves
+// this range (spec §5.1: "rescale when the product underflows below 1e−200"); the upper bound
+// catches |c| > 1, which a large η·λ can produce.
+constexpr double kMinScale = 1e-200;
+constexpr double kMaxScale = 1e200;
+
+bool scale_out_of_range(double s) {
+  const double a = std::fabs(s);
+  return !(a >= kMinScale && a <= kMaxScale);  // also true for NaN
+}
+
+// (base)^degree by repeated multiplication, the same order as KernelSpec::evaluate.
+double int_power(double base, int degree) {
+  double p = 1.0;
+  for (int k = 0; k < degree; ++k) p *= base;
+  return p;
+}
+
+double kernel_diagonal(const KernelSpec& kernel, double x_norm2) {
+  switch (kernel.family) {
+    case KernelFamily::Gaussian:
+    case KernelFamily::Laplacian:
+    case KernelFamily::Cauchy: return 1.0;
+    case KernelFamily::Linear: return x_norm2;
+    case KernelFamily::Polynomial: return int_power(x_norm2 + kernel.offset, kernel.degree);
+  }
+  return 0.0;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// KogdRule
+
+double KogdRule::eta_at(std::uint64_t t) const {
+  if (schedule == StepSchedule::InvSqrtT) return eta / std::sqrt(static_cast<double>(t));
+  return eta;
+}
+
+// ---------------------------------------------------------------------------------------------
+// SupportSet
+
+SupportSet::SupportSet(std::size_t n_features, std::size_t n_columns, std::size_t budget,
+                       std::size_t capacity_hint)
+    : n_features_(n_features), n_columns_(n_columns), budget_(budget) {
+  // A budgeted set holds at most B + 1 rows between push_back and pop_front; twice that lets
+  // it slide for B steps between two moves back to row 0.
+  const std::size_t capacity =
+      budget > 0 ? round8(2 * (budget + 1)) : round8(std::max<std::size_t>(capacity_hint, 8));
+  reserve_rows(capacity);
+}
+
+void SupportSet::reserve_rows(std::size_t capacity) {
+  buffer_.conservativeResize(static_cast<Eigen::Index>(capacity),
+                             static_cast<Eigen::Index>(n_features_));
+  norms2_.conservativeResize(static_cast<Eigen::Index>(capacity));
+  coef_.conservativeResize(static_cast<Eigen::Index>(capacity),
+                           static_cast<Eigen::Index>(n_columns_));
+}
+
+void SupportSet::push_back(const Eigen::VectorXd& x, double x_norm2) {
+  const std::size_t capacity = static_cast<std::size_t>(buffer_.rows());
+  if (head_ + count_ == capacity) {
+    if (head_ > 0 && head_ >= count_) {
+      // Slide back to row 0; source and destination do not overlap because head_ >= count_.
+      const auto n = static_cast<Eigen::Index>(count_);
+      const auto h = static_cast<Eigen::Index>(head_);
+      buffer_.topRows(n) = buffer_.middleRows(h, n);
+      norms2_.head(n) = norms2_.segment(h, n);
+      coef_.topRows(n) = coef_.middleRows(h, n);
+      head_ = 0;
+    } else {
+      reserve_rows(round8(2 * capacity));
+    }
+  }
+  const auto i = static_cast<Eigen::Index>(head_ + count_);
+  buffer_.row(i) = x.transpose();
+  norms2_[i] = x_norm2;
+  coef_.row(i).setZero();
+  ++count_;
+}
+
+void SupportSet::pop_front() {
+  if (count_ == 0) return;
+  ++head_;
+  --count_;
+  if (count_ == 0) head_ = 0;
+}
+
+void SupportSet::save(StateWriter& out) const {
+  out.put_u64(n_features_);
+  out.put_u64(n_columns_);
+  out.put_u64(budget_);
+  out.put_u64(static_cast<std::uint64_t>(buffer_.rows()));
+  out.put_u64(head_);
+  out.put_u64(count_);
+  out.put_f64s(count_ ? row(0) : nullptr, count_ * n_features_);
+  out.put_f64s(norms2_.data() + head_, count_);
+  for (std::size_t j = 0; j < n_columns_; ++j)
+    out.put_f64s(coef_.col(static_cast<Eigen::Index>(j)).data() + head_, count_);
+}
+
+void SupportSet::load(StateReader& in) {
+  const std::uint64_t d = in.get_u64(), columns = in.get_u64(), budget = in.get_u64();
+  if (d != n_features_ || columns != n_columns_ || budget != budget_)
+    throw InputError("exact-kernel state: support set has d = " + std::to_string(d) + ", " +
+                     std::to_string(columns) + " learners, budget " + std::to_string(budget) +
+                     "; this learner has d = " + std::to_string(n_features_) + ", " +
+                     std::to_string(n_columns_) + " learners, budget " + std::to_string(budget_));
+  const std::uint64_t capacity = in.get_u64(), head = in.get_u64(), count = in.get_u64();
+  if (capacity == 0 || capacity % 8 != 0 || head > capacity || count > capacity - head)
+    throw InputError("exact-kernel state: inconsistent support-set layout");
+  buffer_.resize(static_cast<Eigen::Index>(capacity), static_cast<Eigen::Index>(n_features_));
+  norms2_.resize(static_cast<Eigen::Index>(capacity));
+  coef_.resize(static_cast<Eigen::Index>(capacity), static_cast<Eigen::Index>(n_columns_));
+  head_ = head;
+  count_ = count;
+  in.get_f64s(buffer_.data() + head_ * n_features_, count_ * n_features_);
+  in.get_f64s(norms2_.data() + head_, count_);
+  for (std::size_t j = 0; j < n_columns_; ++j)
+    in.get_f64s(coef_.col(static_cast<Eigen::Index>(j)).data() + head_, count_);
+}
+
+// ---------------------------------------------------------------------------------------------
+// KernelBank
+
+KernelBank::KernelBank(Dictionary kernels, bool averaged)
+    : kernels_(std::move(kernels)), averaged_(averaged) {
+  for (const auto& k : kernels_) {
+    if (k.family == KernelFamily::Linear || k.family == KernelFamily::Polynomial) any_dot_ = true;
+    if (k.family == KernelFamily::Gaussian) any_dist_ = true;
+  }
+}
+
+void KernelBank::fill(const KernelSpec& kernel, const SupportSet& support,
+                      const Eigen::VectorXd& x, Eigen::Ref<Eigen::VectorXd> out) const {
+  const auto n = static_cast<Eigen::Index>(support.size());
+  switch (kernel.family) {
+    case KernelFamily::Gaussian:
+      out.array() = (-dist2_.head(n).array() / (2.0 * kernel.sigma * kernel.sigma)).exp();
+      break;
+    case KernelFamily::Linear: out = dot_.head(n); break;
+    case KernelFamily::Polynomial: {
+      const auto base = dot_.head(n).array() + kernel.offset;
+      out.array() = base;
+      for (int k = 1; k < kernel.degree; ++k) out.array() *= base;
+      break;
+    }
+    case KernelFamily::Laplacian:
+      out.array() = (-(support.rows().rowwise() - x.transpose()).cwiseAbs().rowwise().sum().array() /
+                     kernel.sigma)
+                        .exp();
+      break;
+    case KernelFamily::Cauchy:
+      out = ((((support.rows().rowwise() - x.transpose()).array() / kernel.sigma).square() + 1.0)
+                 .inverse())
+                .rowwise()
+                .prod()
+                .matrix();
+      break;
+  }
+}
+
+void KernelBank::evaluate(const SupportSet& support, const Eigen::VectorXd& x, double x_norm2,
+                          Eigen::MatrixXd& out, int only) {
+  const std::size_t n = support.size();
+  const auto outputs = static_cast<Eigen::Index>(n_outputs());
+  if (static_cast<std::size_t>(out.rows()) < n || out.cols() != outputs)
+    out.resize(static_cast<Eigen::Index>(round8(std::max<std::size_t>(n, 2 * out.rows()))), outputs);
+  if (n == 0) return;
+  const auto m = static_cast<Eigen::Index>(n);
+
+  // Which kernels are needed decides which shared quantities are computed.
+  bool need_dot = any_dot_, need_dist = any_dist_;
+  if (only >= 0 && !averaged_) {
+    const KernelFamily f = kernels_[static_cast<std::size_t>(only)].family;
+    need_dot = f == KernelFamily::Linear || f == KernelFamily::Polynomial;
+    need_dist = f == KernelFamily::Gaussian;
+  }
+  if (need_dot || need_dist) {
+    if (dot_.size() < m) dot_.resize(out.rows());
+    dot_.head(m).noalias() = support.rows() * x;
+  }
+  if (need_dist) {
+    if (dist2_.size() < m) dist2_.resize(out.rows());
+    // Clamped at 0: rounding can make the distance of a repeated sample slightly negative.
+    dist2_.head(m).array() =
+        (support.norms2().array() + x_norm2 - 2.0 * dot_.head(m).array()).max(0.0);
+  }
+
+  if (averaged_) {
+    const auto p_count = static_cast<Eigen::Index>(kernels_.size());
+    if (per_kernel_.rows() < out.rows() || per_kernel_.cols() != p_count)
+      per_kernel_.resize(out.rows(), p_count);
+    for (Eigen::Index p = 0; p < p_count; ++p)
+      fill(kernels_[static_cast<std::size_t>(p)], support, x, per_kernel_.col(p).head(m));
+    // Fixed summation order p = 0..P−1.
+    out.col(0).head(m) = per_kernel_.col(0).head(m);
+    for (Eigen::Index p = 1; p < p_count; ++p) out.col(0).head(m) += per_kernel_.col(p).head(m);
+    out.col(0).head(m) /= static_cast<double>(p_count);
+    return;
+  }
+  for (Eigen::Index j = 0; j < outputs; ++j) {
+    if (only >= 0 && j != only) continue;
+    fill(kernels_[static_cast<std::size_t>(j)], support, x, out.col(j).head(m));
+  }
+}
+
+void KernelBank::diagonal(const Eigen::VectorXd& /*x*/, double x_norm2, double* out) const {
+  if (averaged_) {
+    double sum = 0.0;
+    for (const auto& k : kernels_) sum += kernel_diagonal(k, x_norm2);
+    out[0] = sum / static_cast<double>(kernels_.size());
+    return;
+  }
+  for (std::size_t j = 0; j < kernels_.size(); ++j) out[j] = kernel_diagonal(kernels_[j], x_norm2);
+}
+
+double KernelBank::value(std::size_t output, const double* a, const double* b,
+                         std::size_t n_features) const {
+  if (averaged_) {
+    double sum = 0.0;
+    for (const auto& k : kernels_) sum += k.evaluate(a, b, n_features);
+    return sum / static_cast<double>(kernels_.size());
+  }
+  return kernels_[output].evaluate(a, b, n_features);
+}
+
+// ---------------------------------------------------------------------------------------------
+// KogdEnsemble
+
+KogdEnsemble::KogdEnsemble(KogdEnsembleConfig config, std::size_t n_features,
+                           std::size_t n_replicates)
+    : config_(std::move(config)),
+      bank_(config_.kernels, config_.averaged_kernel),
+      n_features_(n_features),
+      n_replicates_(n_replicates),
+      support_(n_features, bank_.n_outputs(), config_.budget, config_.capacity_hint),
+      scale_(bank_.n_outputs(), 1.0),
+      norm2_(bank_.n_outputs(), 0.0),
+      x_(static_cast<Eigen::Index>(n_features)),
+      f_(bank_.n_outputs(), 0.0),
+      kdiag_(bank_.n_outputs(), 0.0) {
+  if (config_.combination == Combination::Learned) weights_.reset(n_learners(), &config_.weights);
+}
+
+MetricConvention KogdEnsemble::metric_convention() const {
+  MetricConvention m;
+  m.first_error_is_one = config_.profile == Profile::Reference;
+  return m;
+}
+
+double KogdEnsemble::coefficient(std::size_t learner, std::size_t i) const {
+  return scale_[learner] * support_.coefficient(learner, i);
+}
+
+double KogdEnsemble::predict_learners(const double* x) {
+  x_ = Eigen::Map<const Eigen::VectorXd>(x, static_cast<Eigen::Index>(n_features_));
+  x_norm2_ = x_.squaredNorm();
+  const std::size_t L = n_learners();
+  const auto n = static_cast<Eigen::Index>(support_.size());
+  if (n == 0) {
+    std::fill(f_.begin(), f_.end(), 0.0);
+  } else {
+    bank_.evaluate(support_, x_, x_norm2_, k_);
+    for (std::size_t p = 0; p < L; ++p)
+      f_[p] = scale_[p] * support_.column(p).dot(k_.col(static_cast<Eigen::Index>(p)).head(n));
+  }
+  switch (config_.combination) {
+    case Combination::Single: return f_[0];
+    case Combination::Uniform: {
+      double sum = 0.0;
+      for (double v : f_) sum += v;
+      return sum / static_cast<double>(L);
+    }
+    case Combination::Learned: return weights_.combine(f_.data());
+  }
+  return 0.0;
+}
+
+void KogdEnsemble::predict(const double* x, double* predictions) {
+  const double y_hat = predict_learners(x);
+  std::fill(predictions, predictions + n_replicates_, y_hat);
+}
+
+void KogdEnsemble::renormalize(std::size_t learner) {
+  if (!scale_out_of_range(scale_[learner])) return;
+  support_.column(learner) *= scale_[learner];
+  scale_[learner] = 1.0;
+}
+
+void KogdEnsemble::step(const double* x, double y, double* predictions) {
+  const double y_hat = predict_learners(x);
+  // No randomness: every replicate is this one trajectory.
+  std::fill(predictions, predictions + n_replicates_, y_hat);
+
+  const KogdRule& rule = config_.rule;
+  const std::size_t L = n_learners();
+  ++t_;
+  const double eta = rule.eta_at(t_);
+  const double c = 1.0 - rule.ridge_scale * eta * rule.lambda;
+
+  // Kernel weights use f_p and ‖f_p‖² of the iterate that made the prediction (spec §3.2 step 5).
+  if (config_.combination == Combination::Learned) weights_.update(f_.data(), norm2_.data(), y);
+  if (config_.track_norms) bank_.diagonal(x_, x_norm2_, kdiag_.data());
+
+  support_.push_back(x_, x_norm2_);
+  const std::size_t newest = support_.size() - 1;
+  for (std::size_t p = 0; p < L; ++p) {
+    const double alpha = -rule.step_scale * eta * loss_derivative(rule.loss, f_[p], y);
+    // f_{t+1} = c f_t + α κ(x_t, ·) ⇒ ‖f_{t+1}‖² = c²‖f_t‖² + 2cα f_t(x_t) + α² κ(x_t, x_t).
+    if (config_.track_norms)
+      norm2_[p] = c * c * norm2_[p] + 2.0 * c * alpha * f_[p] + alpha * alpha * kdiag_[p];
+    scale_[p] *= c;
+    renormalize(p);
+    support_.coefficient(p, newest) = alpha / scale_[p];
+  }
+
+  if (config_.budget > 0 && support_.size() > config_.budget) {
+    if (config_.track_norms) {
+      // ‖f − α_r κ(x_r, ·)‖² = ‖f‖² − 2α_r f(x_r) + α_r² κ(x_r, x_r), f including r (spec §5.4).
+      Eigen::VectorXd xr = Eigen::Map<const Eigen::VectorXd>(
+          support_.row(0), static_cast<Eigen::Index>(n_features_));
+      const double xr_norm2 = support_.norm2(0);
+      bank_.evaluate(support_, xr, xr_norm2, k_);
+      bank_.diagonal(xr, xr_norm2, kdiag_.data());
+      const auto n = static_cast<Eigen::Index>(support_.size());
+      for (std::size_t p = 0; p < L; ++p) {
+        const double alpha_r = coefficient(p, 0);
+        const double f_r =
+            scale_[p] * support_.column(p).dot(k_.col(static_cast<Eigen::Index>(p)).head(n));
+        norm2_[p] += -2.0 * alpha_r * f_r + alpha_r * alpha_r * kdiag_[p];
+      }
+    }
+    support_.pop_front();
+  }
+}
+
+namespace {
+constexpr const char* kKogdTag = "omkl.exact_kernel.kogd/1";
+constexpr const char* kForgetronTag = "omkl.exact_kernel.forgetron/1";
+
+void check_name(const std::string& stored, const std::string& expected) {
+  if (stored != expected)
+    throw InputError("exact-kernel state was written by '" + stored + "', cannot load into '" +
+                     expected + "'");
+}
+
+void load_weights(StateReader& in, KernelWeights& weights, bool used) {
+  std::vector<double> raw = in.get_f64s();
+  if (!used) return;
+  if (raw.size() != weights.size())
+    throw InputError("exact-kernel state: " + std::to_string(raw.size()) +
+                     " kernel weights, expected " + std::to_string(weights.size()));
+  weights.raw() = std::move(raw);
+}
+}  // namespace
+
+void KogdEnsemble::save_state(StateWriter& out) const {
+  out.put_tag(kKogdTag);
+  out.put_string(config_.name);
+  out.put_u64(t_);
+  support_.save(out);
+  out.put_f64s(scale_);
+  out.put_f64s(norm2_);
+  out.put_f64s(config_.combination == Combination::Learned ? weights_.raw() : std::vector<double>{});
+}
+
+void KogdEnsemble::load_state(StateReader& in) {
+  in.expect_tag(kKogdTag);
+  check_name(in.get_string(), config_.name);
+  t_ = in.get_u64();
+  support_.load(in);
+  in.get_f64s(scale_.data(), scale_.size());
+  in.get_f64s(norm2_.data(), norm2_.size());
+  load_weights(in, weights_, config_.combination == Combination::Learned);
+}
+
+// ---------------------------------------------------------------------------------------------
+// MForgetron
+
+MForgetron::MForgetron(ForgetronConfig config, std::size_t n_features, std::size_t n_replicates)
+    : config_(std::move(config)),
+      bank_(config_.kernels, false),
+      n_features_(n_features),
+      n_replicates_(n_replicates),
+      x_(static_cast<Eigen::Index>(n_features)),
+      xr_(static_cast<Eigen::Index>(n_features)),
+      f_(config_.kernels.size(), 0.0),
+      f_weights_(config_.kernels.size(), 0.0),
+      zeros_(config_.kernels.size(), 0.0) {
+  learners_.resize(config_.kernels.size());
+  for (auto& learner : learners_) learner.support = SupportSet(n_features, 1, config_.budget, 0);
+  weights_.reset(learners_.size(), &config_.weights);
+}
+
+MetricConvention MForgetron::metric_convention() const {
+  MetricConvention m;
+  m.first_error_is_one = config_.profile == Profile::Reference;
+  return m;
+}
+
+double MForgetron::evaluate(std::size_t p, const Eigen::VectorXd& x, double x_norm2) {
+  const Learner& learner = learners_[p];
+  const auto n = static_cast<Eigen::Index>(learner.support.size());
+  if (n == 0) return 0.0;
+  bank_.evaluate(learner.support, x, x_norm2, k_, static_cast<int>(p));
+  return learner.scale *
+         learner.support.column(0).dot(k_.col(static_cast<Eigen::Index>(p)).head(n));
+}
+
+double MForgetron::predict_learners(const double* x) {
+  x_ = Eigen::Map<const Eigen::VectorXd>(x, static_cast<Eigen::Index>(n_features_));
+  x_norm2_ = x_.squaredNorm();
+  for (std::size_t p = 0; p < learners_.size(); ++p) f_[p] = evaluate(p, x_, x_norm2_);
+  return weights_.combine(f_.data());
+}
+
+void MForgetron::predict(const double* x, double* predictions) {
+  const double score = predict_learners(x);
+  std::fill(predictions, predictions + n_replicates_, score);
+}
+
+void MForgetron::rescale(Learner& learner) {
+  if (!scale_out_of_range(learner.scale)) return;
+  learner.support.column(0) *= learner.scale;
+  learner.scale = 1.0;
+}
+
+void MForgetron::step(const double* x, double y, double* predictions) {
+  if (y != 1.0 && y != -1.0)
+    throw InputError("algorithm '" + config_.name + "': labels must be -1 or +1, got " +
+                     std::to_string(y));
+  const double score = predict_learners(x);
+  std::fill(predictions, predictions + n_replicates_, score);
+  ++t_;
+
+  // Kernel weights. The mistake indicator 1{y f ≤ 0} is fed to the exp/pow rules as the hinge
+  // loss of a stand-in score (y when y f > 0, giving 0; 0 otherwise, giving 1), so the
+  // shared KernelWeights code applies (21) to it unchanged.
+  const std::size_t P = learners_.size();
+  if (config_.weights.rule == WeightRule::Mistake ||
+      config_.weight_loss == ForgetronWeightLoss::Hinge) {
+    weights_.update(f_.data(), zeros_.data(), y);  // no norm term: the loss is data-only
+  } else {
+    for (std::size_t p = 0; p < P; ++p) f_weights_[p] = y * f_[p] > 0.0 ? y : 0.0;
+    weights_.update(f_weights_.data(), zeros_.data(), y);
+  }
+
+  // Self-tuned Forgetron step per learner ([F] via spec §5.6).
+  constexpr double kBudgetShare = 15.0 / 32.0;
+  for (std::size_t p = 0; p < P; ++p) {
+    Learner& learner = learners_[p];
+    if (y * f_[p] > 0.0) continue;  // no mistake, no update
+    learner.mistakes += 1.0;
+    learner.support.push_back(x_, x_norm2_);
+    learner.support.coefficient(0, learner.support.size() - 1) = y / learner.scale;
+    if (learner.support.size() <= config_.budget) continue;
+
+    // Remove the oldest element r after shrinking every β by the largest φ ∈ (0, 1] that keeps
+    // Q + Ψ(φσ_r, φμ_r) ≤ (15/32)M, with f'_r evaluated on S including the new element.
+    xr_ = Eigen::Map<const Eigen::VectorXd>(learner.support.row(0),
+                                            static_cast<Eigen::Index>(n_features_));
+    const double f_r = evaluate(p, xr_, learner.support.norm2(0));
+    const double beta_r = learner.scale * learner.support.coefficient(0, 0);
+    const double sigma = std::fabs(beta_r);
+    const double mu = (beta_r > 0.0 ? 1.0 : -1.0) * f_r;  // y_r = sign(β_r): φ's are positive
+    const double aq = sigma * sigma - 2.0 * sigma * mu;
+    const double bq = 2.0 * sigma;
+    const double cq = learner.q - kBudgetShare * learner.mistakes;  // ≤ 0 by the invariant
+    double phi = 1.0;
+    if (aq + bq + cq > 0.0) {
+      // Stable root of aq φ² + bq φ + cq = 0 (equals −cq/bq when aq = 0).
+      const double disc = std::max(0.0, bq * bq - 4.0 * aq * cq);
+      phi = -2.0 * cq / (bq + std::sqrt(disc));
+    }
+    const double a = phi * sigma, b = phi * mu;
+    learner.q += a * a + 2.0 * a - 2.0 * a * b;  // Ψ(φσ_r, φμ_r)
+    learner.scale *= phi;
+    rescale(learner);
+    learner.last_phi = phi;
+    ++learner.removals;
+    learner.support.pop_front();
+  }
+}
+
+void MForgetron::save_state(StateWriter& out) const {
+  out.put_tag(kForgetronTag);
+  out.put_string(config_.name);
+  out.put_u64(t_);
+  out.put_u64(learners_.size());
+  for (const auto& learner : learners_) {
+    learner.support.save(out);
+    out.put_f64(learner.scale);
+    out.put_f64(learner.q);
+    out.put_f64(learner.mistakes);
+    out.put_f64(learner.last_phi);
+    out.put_u64(learner.removals);
+  }
+  out.put_f64s(weights_.raw());
+}
+
+void MForgetron::load_state(StateReader& in) {
+  in.expect_tag(kForgetronTag);
+  check_name(in.get_string(), config_.name);
+  t_ = in.get_u64();
+  const std::uint64_t n = in.get_u64();
+  if (n != learners_.size())
+    throw InputError("exact-kernel state: " + std::to_string(n) + " Forgetron learners, expected " +
+                     std::to_string(learners_.size()));
+  for (auto& learner : learners_) {
+    learner.support.load(in);
+    learner.scale = in.get_f64();
+    learner.q = in.get_f64();
+    learner.mistakes = in.get_f64();
+    learner.last_phi = in.get_f64();
+    learner.removals = in.get_u64();
+  }
+  load_weights(in, weights_, true);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Parameters and registration
+
+namespace {
+
+bool is_regression(const AlgoContext& context) { return context.task == Task::Regression; }
+bool is_reference(const AlgoContext& context) { return context.profile == Profile::Reference; }
+
+// Reserve the whole stream up front when its length is known (bounded, so a wrong horizon
+// cannot allocate absurd amounts; the buffer still grows by doubling past it).
+std::size_t capacity_hint(const AlgoContext& context) {
+  constexpr std::size_t kMaxHint = std::size_t{1} << 20;
+  return context.horizon > 0 ? std::min(context.horizon, kMaxHint) : 1024;
+}
+
+KogdRule read_rule(ParamReader& params, const AlgoContext& context) {
+  const bool regression = is_regression(context);
+  const bool reference = is_reference(context);
+  KogdRule rule;
+
+  const bool eta_given = params.has("eta");
+  const double default_eta =
+      context.horizon > 0 ? 1.0 / std::sqrt(static_cast<double>(context.horizon)) : 0.0;
+  rule.eta = params.get_double("eta", default_eta,
+                               "coefficient step size η (default 1/sqrt(T), T = stream length)");
+  if (!eta_given && context.horizon == 0)
+    params.fail("eta", "has no default when the stream length is unknown");
+  if (!(rule.eta > 0.0)) params.fail("eta", "must be positive");
+
+  rule.schedule = params.get_choice("eta_schedule", "const", {"const", "inv_sqrt_t"},
+                                    "step schedule: η_t = η, or η/sqrt(t) with t 1-based") ==
+                          "inv_sqrt_t"
+                      ? StepSchedule::InvSqrtT
+                      : StepSchedule::Constant;
+
+  rule.lambda = params.get_double("lambda", regression ? 0.01 : 0.005,
+                                  "ridge weight λ (each step shrinks f by 1 − ridge_scale·η_t·λ)");
+  if (!(rule.lambda >= 0.0)) params.fail("lambda", "must be >= 0");
+
+  const std::string loss = params.get_choice(
+      "loss", regression ? "squared" : "logistic",
+      {"squared", "logistic", "hinge", "squared_hinge", "absolute"}, "data loss C(f, y)");
+  rule.loss = parse_loss(loss);
+
+  // Profile R (spec Appendix A): regression divides both the step and the ridge by 10;
+  // classification uses them as they are. Profile P: shrink 1 − 2ηλ, step −η ∂C/∂f.
+  rule.step_scale = params.get_double(
+      "theta_step_scale", reference && regression ? 0.1 : 1.0,
+      "multiplier of the new coefficient −η_t·∂C/∂f (paper 1; reference: 1/10 regression, 1 classification)");
+  if (!(rule.step_scale > 0.0)) params.fail("theta_step_scale", "must be positive");
+  rule.ridge_scale = params.get_double(
+      "ridge_scale", reference ? (regression ? 0.1 : 1.0) : 2.0,
+      "multiplier of η_t·λ in the shrink (paper 2; reference: 1/10 regression, 1 classification)");
+  if (!(rule.ridge_scale >= 0.0)) params.fail("ridge_scale", "must be >= 0");
+  return rule;
+}
+
+Dictionary read_dictionary(ParamReader& params) {
+  const std::string text = params.get_string(
+      "dict", "jmlr19-exact", "kernel dictionary: a preset or '+'-separated kernels (gauss:SIGMA, linear, poly:Q, ...)");
+  Dictionary dict;
+  try {
+    dict = parse_dictionary(text);
+  } catch (const ConfigError& e) {
+    params.fail("dict", std::string("is invalid: ") + e.what());
+  }
+  if (dict.empty()) params.fail("dict", "is empty");
+  return dict;
+}
+
+double read_positive_base(ParamReader& params) {
+  const double beta = params.get_double("beta", 0.5, "base β of the multiplicative weight update w·β^loss");
+  if (!(beta > 0.0 && beta < 1.0)) params.fail("beta", "must lie in (0, 1)");
+  return beta;
+}
+
+/// Kernel-weight rule of OMKL / OMKL-B (spec §5.4, §3.3): paper exp_eta with the regularised
+/// loss; reference min-max (regression) or mistake (classification).
+WeightConfig read_weights(ParamReader& params, const AlgoContext& context, const KogdRule& rule) {
+  const bool regression = is_regression(context);
+  const std::string fallback = !is_reference(context) ? "exp_eta" : (regression ? "minmax" : "mistake");
+  WeightConfig w;
+  w.rule = parse_weight_rule(params.get_choice("weight_rule", fallback,
+                                               {"exp_eta", "pow_beta", "minmax", "mistake"},
+                                               "kernel-weight rule"));
+  w.loss = rule.loss;
+  w.lambda = rule.lambda;
+  if (w.rule == WeightRule::Mistake && regression)
+    params.fail("weight_rule", "'mistake' needs labels ±1 (a classification stream)");
+  if (w.rule == WeightRule::ExpEta) {
+    w.eta_w = params.get_double("eta_w", 0.5, "kernel-weight step η_w in exp(−η_w·loss)");
+    if (!(w.eta_w >= 0.0)) params.fail("eta_w", "must be >= 0");
+  } else {
+    w.beta = read_positive_base(params);
+  }
+  if (w.rule == WeightRule::ExpEta || w.rule == WeightRule::PowBeta) {
+    w.weight_loss = parse_weight_loss(params.get_choice(
+        "weight_loss", "regularized_pre", {"regularized_pre", "data_only"},
+        "loss of the weight update: C(f_p, y) + λ‖f_p‖²_H before the step, or C only"));
+  }
+  return w;
+}
+
+bool needs_norms(const WeightConfig& w) {
+  return (w.rule == WeightRule::ExpEta || w.rule == WeightRule::PowBeta) &&
+         w.weight_loss == WeightLoss::RegularizedPre;
+}
+
+std::unique_ptr<Algorithm> make_single(const std::string& name, KernelSpec kernel,
+                                       ParamReader& params, const AlgoContext& context) {
+  KogdEnsembleConfig config;
+  config.name = name;
+  config.rule = read_rule(params, context);
+  config.kernels = {kernel};
+  config.combination = Combination::Single;
+  config.profile = context.profile;
+  config.capacity_hint = capacity_hint(context);
+  return std::make_unique<KogdEnsemble>(std::move(config), context.n_features,
+                                        context.n_replicates());
+}
+
+std::unique_ptr<Algorithm> make_kogd(ParamReader& params, const AlgoContext& context) {
+  const std::string text = params.get_string(
+      "kernel", "gauss:1", "kernel: gauss:SIGMA, gauss2:SIGMA2, lap:SIGMA, cauchy:SIGMA, linear, poly:Q[:OFFSET]");
+  KernelSpec kernel;
+  try {
+    kernel = parse_kernel(text);
+  } catch (const ConfigError& e) {
+    params.fail("kernel", std::string("is invalid: ") + e.what());
+  }
+  return make_single(params.algorithm(), kernel, params, context);
+}
+
+std::unique_ptr<Algorithm> make_rbf(ParamReader& params, const AlgoContext& context) {
+  const double sigma = params.get_double("sigma", 1.0, "Gaussian bandwidth σ in exp(−‖δ‖²/(2σ²))");
+  if (!(sigma > 0.0)) params.fail("sigma", "must be positive");
+  return make_single(params.algorithm(), KernelSpec::gaussian(sigma), params, context);
+}
+
+std::unique_ptr<Algorithm> make_poly(ParamReader& params, const AlgoContext& context) {
+  const std::int64_t degree = params.get_int("degree", 2, "degree q of (xᵀx' + offset)^q");
+  if (degree < 1 || degree > 16) params.fail("degree", "must be an integer in 1..16");
+  const double offset = params.get_double("offset", 0.0, "offset of the polynomial kernel (0 = homogeneous)");
+  return make_single(params.algorithm(), KernelSpec::polynomial(static_cast<int>(degree), offset),
+                     params, context);
+}
+
+std::unique_ptr<Algorithm> make_linear(ParamReader& params, const AlgoContext& context) {
+  return make_single(params.algorithm(), KernelSpec::linear(), params, context);
+}
+
+std::unique_ptr<Algorithm> make_avgmkl(ParamReader& params, const AlgoContext& context) {
+  const std::string mode = params.get_choice(
+      "avgmkl_mode", "uniform_learners", {"uniform_learners", "averaged_kernel"},
+      "P learners combined with weights 1/P (matches Table 4), or one learner on the mean kernel");
+  KogdEnsembleConfig config;
+  config.name = params.algorithm();
+  config.kernels = read_dictionary(params);
+  config.rule = read_rule(params, context);
+  config.averaged_kernel = mode == "averaged_kernel";
+  config.combination = config.averaged_kernel ? Combination::Single : Combination::Uniform;
+  config.profile = context.profile;
+  config.capacity_hint = capacity_hint(context);
+  return std::make_unique<KogdEnsemble>(std::move(config), context.n_features,
+                                        context.n_replicates());
+}
+
+std::unique_ptr<Algorithm> make_omkl_with_budget(ParamReader& params, const AlgoContext& context,
+                                                 std::size_t budget) {
+  KogdEnsembleConfig config;
+  config.name = params.algorithm();
+  config.kernels = read_dictionary(params);
+  config.rule = read_rule(params, context);
+  config.weights = read_weights(params, context, config.rule);
+  config.track_norms = needs_norms(config.weights);
+  config.combination = Combination::Learned;
+  config.budget = budget;
+  config.profile = context.profile;
+  config.capacity_hint = capacity_hint(context);
+  return std::make_unique<KogdEnsemble>(std::move(config), context.n_features,
+                                        context.n_replicates());
+}
+
+std::unique_ptr<Algorithm> make_omkl(ParamReader& params, const AlgoContext& context) {
+  return make_omkl_with_budget(params, context, 0);
+}
+
+std::size_t read_budget(ParamReader& params, const std::string& meaning) {
+  const std::int64_t budget = params.get_int("B", 50, meaning);
+  if (budget < 1) params.fail("B", "must be >= 1");
+  return static_cast<std::size_t>(budget);
+}
+
+std::unique_ptr<Algorithm> make_omkl_b(ParamReader& params, const AlgoContext& context) {
+  const std::size_t budget = read_budget(params, "budget: each learner keeps the B most recent samples");
+  return make_omkl_with_budget(params, context, budget);
+}
+
+std::unique_ptr<Algorithm> make_m_forgetron(ParamReader& params, const AlgoContext& context) {
+  if (is_regression(context))
+    throw ConfigError("algorithm '" + params.algorithm() +
+                      "' is for classification only (labels ±1); the stream is a regression task");
+  ForgetronConfig config;
+  config.name = params.algorithm();
+  config.budget = read_budget(params, "budget of every Forgetron learner");
+  config.kernels = read_dictionary(params);
+  config.profile = context.profile;
+
+  // Paper: (21) with the mistake indicator and η_w = 0.5 (spec §5.6); reference: the
+  // mistake rule of [M]'s classification weights.
+  WeightConfig& w = config.weights;
+  w.rule = parse_weight_rule(params.get_choice(
+      "weight_rule", is_reference(context) ? "mistake" : "exp_eta", {"exp_eta", "pow_beta", "mistake"},
+      "kernel-weight rule"));
+  const std::string loss = params.get_choice(
+      "weight_loss", "mistake", {"mistake", "hinge"},
+      "loss of the weight update: mistake indicator 1{y f_p <= 0}, or hinge max(0, 1 − y f_p)");
+  config.weight_loss = loss == "hinge" ? ForgetronWeightLoss::Hinge : ForgetronWeightLoss::Mistake;
+  if (w.rule == WeightRule::Mistake && config.weight_loss == ForgetronWeightLoss::Hinge)
+    params.fail("weight_loss", "'hinge' needs weight_rule=exp_eta or pow_beta");
+  if (w.rule == WeightRule::ExpEta) {
+    w.eta_w = params.get_double("eta_w", 0.5, "kernel-weight step η_w in exp(−η_w·loss)");
+    if (!(w.eta_w >= 0.0)) params.fail("eta_w", "must be >= 0");
+  } else {
+    w.beta = read_positive_base(params);
+  }
+  w.loss = LossKind::Hinge;  // the indicator is passed as a hinge loss (see MForgetron::step)
+  w.weight_loss = WeightLoss::DataOnly;
+  w.lambda = 0.0;            // the Forgetron has no ridge (spec §5.6)
+  return std::make_unique<MForgetron>(std::move(config), context.n_features,
+                                      context.n_replicates());
+}
+
+}  // namespace
+
+void add_exact_kernel_algorithms(std::vector<AlgorithmInfo>& registry) {
+  registry.push_back({"kogd", "exact-kernel online gradient descent with one kernel (kernel=gauss:SIGMA, poly:Q, linear, ...)", make_kogd});
+  registry.push_back({"rbf", "exact-kernel online gradient descent, Gaussian kernel of bandwidth sigma", make_rbf});
+  registry.push_back({"poly", "exact-kernel online gradient descent, polynomial kernel (xᵀx' + offset)^degree", make_poly});
+  registry.push_back({"linear", "exact-kernel online gradient descent, linear kernel xᵀx'", make_linear});
+  registry.push_back({"avgmkl", "AvgMKL: P exact-kernel learners combined with fixed uniform weights", make_avgmkl});
+  registry.push_back({"omkl", "OMKL (Sahoo et al. 2014): P exact-kernel learners on the full history, multiplicative kernel weights", make_omkl});
+  registry.push_back({"omkl-b", "OMKL-B: OMKL whose learners keep only the B most recent samples", make_omkl_b});
+  registry.push_back({"m-forgetron", "M-Forgetron: P self-tuned Forgetrons with budget B and kernel weights (classification)", make_m_forgetron});
+}
+
+}  // namespace omkl::detail

@@ -1,1 +1,372 @@
-// placeholder, written in this session
+/// @file study.cpp
+/// @brief Monte Carlo study runner: (algorithm, replicate) cells on a thread pool, metrics,
+/// cell cache, and the summary.json / curves.csv writers.
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
+
+#include "core/algorithm_base.h"
+#include "core/rf_backend.h"
+#include "core/state_io.h"
+#include "omkl/error.h"
+#include "omkl/study.h"
+
+namespace omkl {
+
+namespace {
+
+using json = nlohmann::json;
+namespace fs = std::filesystem;
+
+// Per-replicate outcome of one algorithm.
+struct ReplicateRun {
+  double final_metric = 0.0;
+  double seconds = 0.0;
+  bool diverged = false;
+  std::vector<double> curve;  // metric at the curve points
+};
+
+std::vector<std::size_t> curve_points(std::size_t n_samples, std::size_t n_points) {
+  std::vector<std::size_t> t;
+  n_points = std::max<std::size_t>(1, std::min(n_points, n_samples));
+  for (std::size_t k = 1; k <= n_points; ++k) {
+    const std::size_t v = (k * n_samples + n_points - 1) / n_points;
+    if (t.empty() || v != t.back()) t.push_back(v);
+  }
+  return t;
+}
+
+// Per-step error: squared error (regression) or the 0/1 mistake y·ŷ < 0 (classification;
+// ŷ = 0 counts as correct, spec/raker.md §2.4).
+double step_error(Task task, double prediction, double y) {
+  if (task == Task::Regression) return (y - prediction) * (y - prediction);
+  return y * prediction < 0.0 ? 1.0 : 0.0;
+}
+
+// Runs `replicates` of one algorithm through the whole stream in lockstep.
+std::vector<ReplicateRun> run_replicates(const AlgorithmSpec& spec, const Preset* preset,
+                                         const StudyConfig& config, const Dataset& data,
+                                         const std::vector<std::uint64_t>& replicates,
+                                         const std::vector<std::size_t>& points) {
+  detail::AlgoContext context;
+  context.n_features = data.n_features;
+  context.task = data.task;
+  context.profile = config.profile;
+  context.seed = config.base_seed;
+  context.replicates = replicates;
+  context.horizon = data.n_samples;
+  context.backend = config.backend;
+  auto algorithm = detail::make_algorithm(spec.name, spec.params,
+                                          preset ? preset->defaults : decltype(preset->defaults){},
+                                          context);
+  const bool first_is_one = algorithm->metric_convention().first_error_is_one;
+  const std::size_t R = replicates.size(), T = data.n_samples;
+  std::vector<double> predictions(T * R);
+  const auto start = std::chrono::steady_clock::now();
+  algorithm->step_block(data.x.data(), data.y.data(), T, data.n_features, predictions.data());
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::vector<ReplicateRun> runs(R);
+  for (std::size_t r = 0; r < R; ++r) {
+    ReplicateRun& run = runs[r];
+    run.seconds = seconds / static_cast<double>(R);
+    double total = 0.0;
+    std::size_t next = 0;
+    for (std::size_t t = 0; t < T; ++t) {
+      const double p = predictions[t * R + r];
+      if (!std::isfinite(p)) run.diverged = true;
+      total += (t == 0 && first_is_one) ? 1.0 : step_error(data.task, p, data.y[t]);
+      if (next < points.size() && points[next] == t + 1) {
+        run.curve.push_back(total / static_cast<double>(t + 1));
+        ++next;
+      }
+    }
+    run.final_metric = total / static_cast<double>(T);
+    if (!std::isfinite(run.final_metric)) run.diverged = true;
+  }
+  return runs;
+}
+
+std::uint64_t data_checksum(const Dataset& data) {
+  std::string bytes(reinterpret_cast<const char*>(data.x.data()), data.x.size() * sizeof(double));
+  bytes.append(reinterpret_cast<const char*>(data.y.data()), data.y.size() * sizeof(double));
+  return detail::fnv1a64(bytes);
+}
+
+json cell_key(const AlgorithmSpec& spec, const StudyConfig& config, const Dataset& data,
+              std::uint64_t checksum) {
+  return json{{"dataset", data.name},       {"n_samples", data.n_samples},
+              {"n_features", data.n_features}, {"data_checksum", std::to_string(checksum)},
+              {"spec", spec.to_string()},   {"profile", to_string(config.profile)},
+              {"preset", config.preset},    {"seeds", config.n_seeds},
+              {"base_seed", config.base_seed}, {"backend", to_string(config.backend)},
+              {"curve_points", config.curve_points}};
+}
+
+json result_to_json(const AlgorithmResult& r) {
+  json params = json::object();
+  for (const auto& kv : r.params) params[kv.first] = kv.second;
+  auto number = [](double v) { return std::isfinite(v) ? json(v) : json(nullptr); };
+  json per_seed = json::array();
+  for (double v : r.final_per_seed) per_seed.push_back(number(v));
+  return json{{"algo", r.algo},
+              {"spec", r.spec},
+              {"params", params},
+              {"metric", r.metric},
+              {"final_mean", number(r.final_mean)},
+              {"final_std", number(r.final_std)},
+              {"seconds_mean", r.seconds_mean},
+              {"seeds", r.seeds},
+              {"diverged", r.diverged},
+              {"final_per_seed", per_seed}};
+}
+
+AlgorithmResult result_from_cell(const json& cell) {
+  AlgorithmResult r;
+  const json& j = cell.at("result");
+  r.algo = j.at("algo");
+  r.spec = j.at("spec");
+  for (auto it = j.at("params").begin(); it != j.at("params").end(); ++it)
+    r.params.emplace_back(it.key(), it.value().get<std::string>());
+  r.metric = j.at("metric");
+  auto number = [](const json& v) { return v.is_null() ? NAN : v.get<double>(); };
+  r.final_mean = number(j.at("final_mean"));
+  r.final_std = number(j.at("final_std"));
+  r.seconds_mean = j.at("seconds_mean");
+  r.seeds = j.at("seeds");
+  r.diverged = j.at("diverged");
+  for (const auto& v : j.at("final_per_seed")) r.final_per_seed.push_back(number(v));
+  r.curve_t = cell.at("curve_t").get<std::vector<std::size_t>>();
+  for (const auto& v : cell.at("curve_mean")) r.curve_mean.push_back(number(v));
+  for (const auto& v : cell.at("curve_std")) r.curve_std.push_back(number(v));
+  r.reused = true;
+  return r;
+}
+
+json cell_to_json(const json& key, const AlgorithmResult& r) {
+  auto numbers = [](const std::vector<double>& v) {
+    json a = json::array();
+    for (double x : v) a.push_back(std::isfinite(x) ? json(x) : json(nullptr));
+    return a;
+  };
+  return json{{"key", key}, {"result", result_to_json(r)}, {"curve_t", r.curve_t},
+              {"curve_mean", numbers(r.curve_mean)}, {"curve_std", numbers(r.curve_std)}};
+}
+
+void mean_std(const std::vector<double>& v, double& mean, double& std_dev) {
+  if (v.empty()) {
+    mean = std_dev = NAN;
+    return;
+  }
+  double s = 0.0;
+  for (double x : v) s += x;
+  mean = s / static_cast<double>(v.size());
+  double q = 0.0;
+  for (double x : v) q += (x - mean) * (x - mean);
+  // Sample standard deviation across seeds (0 for a single seed).
+  std_dev = v.size() > 1 ? std::sqrt(q / static_cast<double>(v.size() - 1)) : 0.0;
+}
+
+std::string device_name(BackendKind backend) {
+  if (backend == BackendKind::Cpu) {
+    const unsigned n = std::thread::hardware_concurrency();
+    return "cpu (" + std::to_string(n) + " hardware threads)";
+  }
+  return "cuda";
+}
+
+}  // namespace
+
+StudyResult run_study(const StudyConfig& config, const Dataset& data) {
+  if (data.n_samples == 0) throw InputError(data.name + ": empty stream");
+  if (config.algorithms.empty()) throw ConfigError("study: no algorithm given (use --algo)");
+  if (config.n_seeds == 0) throw ConfigError("study: --seeds must be at least 1");
+  const Preset* preset = config.preset.empty() ? nullptr : &find_preset(config.preset);
+  StudyConfig cfg = config;
+  if (cfg.backend == BackendKind::Auto)
+    cfg.backend = detail::cuda_available() ? BackendKind::Cuda : BackendKind::Cpu;
+
+  StudyResult result;
+  result.dataset = data.name;
+  result.n_samples = data.n_samples;
+  result.n_features = data.n_features;
+  result.backend = to_string(cfg.backend);
+  result.device = device_name(cfg.backend);
+  result.profile = to_string(cfg.profile);
+  result.preset = cfg.preset;
+
+  const auto points = curve_points(data.n_samples, cfg.curve_points);
+  const std::uint64_t checksum = data_checksum(data);
+  const fs::path cell_dir = cfg.out_dir.empty() ? fs::path() : fs::path(cfg.out_dir) / "cells";
+  // Validate every algorithm up front (a typo must fail before hours of work), and find the
+  // cells that a previous run already finished.
+  struct Cell {
+    AlgorithmSpec spec;
+    json key;
+    fs::path file;
+    bool randomized = true;
+    bool done = false;
+    AlgorithmResult reused;
+  };
+  std::vector<Cell> cells;
+  for (const auto& spec : cfg.algorithms) {
+    detail::AlgoContext probe;
+    probe.n_features = data.n_features;
+    probe.task = data.task;
+    probe.profile = cfg.profile;
+    probe.horizon = data.n_samples;
+    Cell cell{spec, cell_key(spec, cfg, data, checksum), {}, true, false, {}};
+    cell.randomized =
+        detail::make_algorithm(spec.name, spec.params, preset ? preset->defaults : decltype(preset->defaults){},
+                               probe)
+            ->randomized();
+    if (!cell_dir.empty()) {
+      cell.file = cell_dir / (std::to_string(detail::fnv1a64(cell.key.dump())) + ".json");
+      std::ifstream in(cell.file);
+      if (in) {
+        try {
+          json stored = json::parse(in);
+          if (stored.at("key") == cell.key) {
+            cell.reused = result_from_cell(stored);
+            cell.done = true;
+          }
+        } catch (const std::exception&) {
+          // A damaged cache entry is recomputed, never trusted.
+        }
+      }
+    }
+    cells.push_back(std::move(cell));
+  }
+
+  // Tasks: (cell, first replicate, count). CPU runs one replicate per task so threads share the
+  // work evenly; the CUDA backend takes all replicates of a cell in lockstep.
+  struct Task {
+    std::size_t cell, first, count;
+  };
+  std::vector<Task> tasks;
+  for (std::size_t c = 0; c < cells.size(); ++c) {
+    if (cells[c].done) continue;
+    const std::size_t n = cells[c].randomized ? cfg.n_seeds : 1;
+    if (cfg.backend == BackendKind::Cpu)
+      for (std::size_t r = 0; r < n; ++r) tasks.push_back({c, r, 1});
+    else
+      tasks.push_back({c, 0, n});
+  }
+  std::size_t total_replicates = 0;
+  for (const Task& task : tasks) total_replicates += task.count;
+  // Only now, with every algorithm validated, does anything appear in out_dir.
+  if (!cell_dir.empty()) fs::create_directories(cell_dir);
+  std::vector<std::vector<ReplicateRun>> runs(cells.size());
+  for (std::size_t c = 0; c < cells.size(); ++c)
+    runs[c].resize(cells[c].randomized ? cfg.n_seeds : 1);
+
+  std::size_t n_threads = cfg.threads ? cfg.threads : std::max(1u, std::thread::hardware_concurrency());
+  if (cfg.backend != BackendKind::Cpu) n_threads = 1;
+  n_threads = std::max<std::size_t>(1, std::min(n_threads, tasks.size()));
+  std::atomic<std::size_t> next{0}, finished{0};
+  std::mutex error_mutex, progress_mutex;
+  std::exception_ptr error;
+  auto worker = [&] {
+    for (;;) {
+      const std::size_t i = next.fetch_add(1);
+      if (i >= tasks.size()) return;
+      {
+        std::lock_guard<std::mutex> lock(error_mutex);
+        if (error) return;
+      }
+      const Task& task = tasks[i];
+      try {
+        std::vector<std::uint64_t> replicates(task.count);
+        for (std::size_t k = 0; k < task.count; ++k) replicates[k] = task.first + k;
+        auto out = run_replicates(cells[task.cell].spec, preset, cfg, data, replicates, points);
+        for (std::size_t k = 0; k < task.count; ++k) runs[task.cell][task.first + k] = std::move(out[k]);
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(error_mutex);
+        if (!error) error = std::current_exception();
+        return;
+      }
+      const std::size_t done = finished.fetch_add(task.count) + task.count;
+      if (cfg.progress) {
+        std::lock_guard<std::mutex> lock(progress_mutex);
+        cfg.progress(done, total_replicates);
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (std::size_t k = 1; k < n_threads; ++k) pool.emplace_back(worker);
+  worker();
+  for (auto& th : pool) th.join();
+  if (error) std::rethrow_exception(error);
+
+  for (std::size_t c = 0; c < cells.size(); ++c) {
+    Cell& cell = cells[c];
+    if (cell.done) {
+      result.results.push_back(cell.reused);
+      continue;
+    }
+    AlgorithmResult r;
+    r.algo = cell.spec.name;
+    r.spec = cell.spec.to_string();
+    r.params = cell.spec.params;
+    r.metric = data.task == omkl::Task::Regression ? "mse" : "error_rate";
+    r.seeds = cfg.n_seeds;
+    r.curve_t = points;
+    // Deterministic algorithms ran once; every seed has that same result.
+    std::vector<ReplicateRun> all = runs[c];
+    if (!cell.randomized) all.assign(cfg.n_seeds, runs[c][0]);
+    std::vector<double> finals, seconds;
+    for (const auto& run : all) {
+      r.final_per_seed.push_back(run.diverged ? NAN : run.final_metric);
+      seconds.push_back(run.seconds);
+      if (run.diverged) ++r.diverged;
+      else finals.push_back(run.final_metric);
+    }
+    double ignored;
+    mean_std(finals, r.final_mean, r.final_std);
+    mean_std(seconds, r.seconds_mean, ignored);
+    for (std::size_t k = 0; k < points.size(); ++k) {
+      std::vector<double> v;
+      for (const auto& run : all)
+        if (!run.diverged) v.push_back(run.curve[k]);
+      double m, s;
+      mean_std(v, m, s);
+      r.curve_mean.push_back(m);
+      r.curve_std.push_back(s);
+    }
+    if (!cell.file.empty())
+      detail::write_file_atomic(cell.file.string(), cell_to_json(cell.key, r).dump());
+    result.results.push_back(std::move(r));
+  }
+  if (!cfg.out_dir.empty()) write_study_outputs(result, cfg.out_dir);
+  return result;
+}
+
+void write_study_outputs(const StudyResult& result, const std::string& dir) {
+  fs::create_directories(dir);
+  json results = json::array();
+  for (const auto& r : result.results) results.push_back(result_to_json(r));
+  const json summary{{"dataset", result.dataset}, {"n_samples", result.n_samples},
+                     {"n_features", result.n_features}, {"backend", result.backend},
+                     {"device", result.device},     {"profile", result.profile},
+                     {"preset", result.preset},     {"results", results}};
+  detail::write_file_atomic((fs::path(dir) / "summary.json").string(), summary.dump(2) + "\n");
+
+  std::ostringstream csv;
+  csv.precision(17);
+  csv << "algo,spec,metric,t,mean,std\n";
+  for (const auto& r : result.results)
+    for (std::size_t k = 0; k < r.curve_t.size(); ++k)
+      csv << r.algo << ",\"" << r.spec << "\"," << r.metric << "," << r.curve_t[k] << ","
+          << r.curve_mean[k] << "," << r.curve_std[k] << "\n";
+  detail::write_file_atomic((fs::path(dir) / "curves.csv").string(), csv.str());
+}
+
+}  // namespace omkl

@@ -1,0 +1,77 @@
+/// @file study.h
+/// @brief Monte Carlo studies: seeds × algorithms on one stream, with the output contract of
+/// ARCHITECTURE.md (summary.json, curves.csv).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "omkl/algorithm.h"
+#include "omkl/dataset.h"
+#include "omkl/types.h"
+
+namespace omkl {
+
+/// A named experimental protocol of a paper: default algorithm parameters (dictionary, D,
+/// steps, λ) and the preprocessing of the stream.
+struct Preset {
+  std::string name;
+  std::string description;
+  std::vector<std::pair<std::string, std::string>> defaults;  ///< soft algorithm defaults
+  Normalization normalization = Normalization::None;
+};
+
+/// Looks a preset up by name. Throws ConfigError listing the known names.
+const Preset& find_preset(const std::string& name);
+std::vector<std::string> preset_names();
+
+struct StudyConfig {
+  std::vector<AlgorithmSpec> algorithms;
+  std::size_t n_seeds = 20;
+  std::uint64_t base_seed = 0;
+  Profile profile = Profile::Paper;
+  std::string preset;                 ///< empty = none
+  BackendKind backend = BackendKind::Cpu;
+  std::size_t threads = 0;            ///< 0 = all hardware threads
+  std::string out_dir;                ///< empty = write nothing
+  std::size_t curve_points = 200;     ///< points per curve in curves.csv
+  /// Called after each finished replicate with (done, total); may be empty.
+  std::function<void(std::size_t, std::size_t)> progress;
+};
+
+/// Result of one algorithm configuration over all seeds.
+struct AlgorithmResult {
+  std::string algo;                   ///< algorithm name
+  std::string spec;                   ///< full spec text
+  std::vector<std::pair<std::string, std::string>> params;
+  std::string metric;                 ///< "mse" or "error_rate"
+  double final_mean = 0.0, final_std = 0.0;
+  double seconds_mean = 0.0;          ///< mean wall time of one replicate's online loop
+  std::size_t seeds = 0;
+  std::vector<double> final_per_seed;
+  std::size_t diverged = 0;           ///< replicates with a non-finite prediction (excluded)
+  std::vector<std::size_t> curve_t;   ///< time indices (1-based) of the curve points
+  std::vector<double> curve_mean, curve_std;
+  bool reused = false;                ///< loaded from a previous run in out_dir
+};
+
+struct StudyResult {
+  std::string dataset;
+  std::size_t n_samples = 0, n_features = 0;
+  std::string backend, device, profile, preset;
+  std::vector<AlgorithmResult> results;
+};
+
+/// Runs the study on `data` (already normalised). Replicate r of every algorithm uses
+/// randomness derived from (base_seed, r) only, so results do not depend on `threads`.
+/// When out_dir is set, finished cells are cached there and reused by a later run with the same
+/// configuration, and summary.json / curves.csv are written atomically at the end.
+StudyResult run_study(const StudyConfig& config, const Dataset& data);
+
+/// Writes summary.json and curves.csv into `dir` (created if missing), atomically.
+void write_study_outputs(const StudyResult& result, const std::string& dir);
+
+}  // namespace omkl

@@ -1,0 +1,46 @@
+/// @file commands.h
+/// @brief Shared pieces of the `omkl` command-line tool.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
+
+#include "omkl/dataset.h"
+#include "omkl/study.h"
+
+namespace omkl::cli {
+
+/// Options common to run / study / bench.
+struct CommonOptions {
+  std::vector<std::string> algos;
+  std::string data = "synthetic:dataset2";
+  std::string target;
+  std::string normalize = "";  // empty: the preset's, else none
+  std::size_t seeds = 5;
+  std::uint64_t seed = 0;
+  std::string profile = "paper";
+  std::string preset;
+  std::string backend = "cpu";
+  std::size_t threads = 0;
+};
+
+void add_common_options(CLI::App& app, CommonOptions& options, bool with_seeds);
+/// Loads and normalises the stream named by the options (the preset's normalisation unless
+/// --normalize overrides it).
+Dataset load_data(const CommonOptions& options);
+std::vector<AlgorithmSpec> parse_algos(const CommonOptions& options,
+                                       const std::vector<std::string>& fallback);
+/// The backend after resolving "auto" (with a one-line notice on stderr when it falls back).
+BackendKind resolve_backend(const std::string& text);
+
+struct BenchOptions {
+  CommonOptions common;
+  std::vector<std::size_t> seed_counts{1};
+  std::size_t repeat = 3;
+  std::string json_out;
+};
+CLI::App* register_bench(CLI::App& app, BenchOptions& options);
+int run_bench(const BenchOptions& options);
+
+}  // namespace omkl::cli
