@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/intervals.h"
 #include "core/rf_ensemble.h"
 #include "omkl/error.h"
 
@@ -26,17 +27,6 @@ namespace {
 
 constexpr std::size_t kWindow = 256;
 
-// ⌊log2 v⌋ for v ≥ 1 with integer arithmetic (spec/raker.md §0.3).
-int floor_log2(std::uint64_t v) {
-  int k = -1;
-  while (v) {
-    v >>= 1;
-    ++k;
-  }
-  return k;
-}
-
-enum class Placement { Daniely, Matlab };
 enum class HRule { Hedge, Matlab };
 
 class AdaRaker final : public Algorithm {
@@ -179,13 +169,13 @@ class AdaRaker final : public Algorithm {
 
  private:
   std::int64_t active_from(std::size_t j) const {
-    if (placement_ == Placement::Daniely) return std::int64_t{1} << j;
-    return j == 0 ? 1 : (std::int64_t{1} << j) + 1;
+    return level_active_from(placement_, static_cast<int>(j));
   }
-  bool active(std::size_t j, std::int64_t t) const { return t >= active_from(j); }
+  bool active(std::size_t j, std::int64_t t) const {
+    return level_active(placement_, static_cast<int>(j), t);
+  }
   bool starts(std::size_t j, std::int64_t t) const {
-    const std::int64_t period = std::int64_t{1} << j;
-    return active(j, t) && (placement_ == Placement::Daniely ? t % period == 0 : (t - 1) % period == 0);
+    return level_starts(placement_, static_cast<int>(j), t);
   }
 
   // Interval starts at t: fresh kernel weights (fresh state) and the starting instance weight.

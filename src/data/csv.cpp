@@ -1,1 +1,325 @@
-// placeholder, written in this session
+/// @file csv.cpp
+/// @brief CSV reader and atomic CSV writer, plus the text helpers of parse_number.h.
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include <unistd.h>
+
+#include "data/parse_number.h"
+#include "omkl/dataset.h"
+#include "omkl/error.h"
+
+namespace omkl {
+
+namespace detail {
+
+namespace {
+bool is_blank(char c) { return c == ' ' || c == '\t'; }
+}  // namespace
+
+NumberStatus parse_double(const char* begin, const char* end, double& out) {
+  while (begin < end && is_blank(*begin)) ++begin;
+  while (end > begin && is_blank(end[-1])) --end;
+  if (begin == end) return NumberStatus::Empty;
+  // strtod would skip leading whitespace (including newlines) and read past `end`; both are
+  // excluded: the first character is not blank, and the cell always ends at a delimiter
+  // (',', '\r', '\n', ' ', '\t', '#' or the string's terminating NUL) that no number contains.
+  char* stop = nullptr;
+  const double value = std::strtod(begin, &stop);
+  if (stop != end) return NumberStatus::NotANumber;
+  if (!std::isfinite(value)) return NumberStatus::NonFinite;
+  out = value;
+  return NumberStatus::Ok;
+}
+
+std::string read_whole_file(const std::string& path) {
+  std::FILE* file = std::fopen(path.c_str(), "rb");
+  if (file == nullptr) {
+    throw InputError(path + ": cannot open file (" + std::strerror(errno) + ")");
+  }
+  std::string text;
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(path, ec);
+  if (!ec) text.reserve(static_cast<std::size_t>(size));
+  // Chunked reads: also correct for files whose size is unknown up front (pipes, /proc).
+  char buffer[1 << 16];
+  for (;;) {
+    const std::size_t got = std::fread(buffer, 1, sizeof buffer, file);
+    text.append(buffer, got);
+    if (got < sizeof buffer) break;
+  }
+  const bool failed = std::ferror(file) != 0;
+  const int read_errno = errno;
+  std::fclose(file);
+  if (failed) {
+    // e.g. a directory: fopen succeeds on Linux, the read fails with EISDIR.
+    throw InputError(path + ": cannot open file (" + std::strerror(read_errno) + ")");
+  }
+  return text;
+}
+
+std::string location(const std::string& path, std::size_t line, std::size_t column) {
+  return path + ":" + std::to_string(line) + ":" + std::to_string(column) + ": ";
+}
+
+std::string quote_cell(const char* begin, const char* end) {
+  constexpr std::size_t kMaxShown = 40;
+  const auto length = static_cast<std::size_t>(end - begin);
+  if (length <= kMaxShown) return "'" + std::string(begin, end) + "'";
+  return "'" + std::string(begin, begin + kMaxShown) + "...'";
+}
+
+std::string dataset_name_from_path(const std::string& path) {
+  return std::filesystem::path(path).stem().string();
+}
+
+Task infer_task(const std::vector<double>& y) {
+  for (const double v : y) {
+    if (v != -1.0 && v != 1.0) return Task::Regression;
+  }
+  return y.empty() ? Task::Regression : Task::Classification;
+}
+
+}  // namespace detail
+
+namespace {
+
+using detail::location;
+using detail::NumberStatus;
+
+struct Line {
+  const char* begin;
+  const char* end;   // content end: without "\n" or "\r\n"
+  const char* next;  // start of the following line
+};
+
+Line next_line(const char* p, const char* text_end) {
+  const void* found = std::memchr(p, '\n', static_cast<std::size_t>(text_end - p));
+  const char* newline = found ? static_cast<const char*>(found) : text_end;
+  const char* content_end = newline;
+  if (content_end > p && content_end[-1] == '\r') --content_end;
+  return {p, content_end, newline == text_end ? text_end : newline + 1};
+}
+
+bool is_blank_line(const char* begin, const char* end) {
+  for (; begin < end; ++begin) {
+    if (*begin != ' ' && *begin != '\t' && *begin != '\r') return false;
+  }
+  return true;
+}
+
+std::size_t count_fields(const char* begin, const char* end) {
+  std::size_t commas = 0;
+  for (; begin < end; ++begin) commas += (*begin == ',');
+  return commas + 1;
+}
+
+// A header name without surrounding spaces or double quotes, so that `"y"` matches y.
+std::string header_name(const char* begin, const char* end) {
+  while (begin < end && (*begin == ' ' || *begin == '\t')) ++begin;
+  while (end > begin && (end[-1] == ' ' || end[-1] == '\t')) --end;
+  if (end - begin >= 2 && *begin == '"' && end[-1] == '"') {
+    ++begin;
+    --end;
+  }
+  return std::string(begin, end);
+}
+
+[[noreturn]] void throw_cell_error(const std::string& path, std::size_t line, std::size_t column,
+                                   NumberStatus status, const char* begin, const char* end) {
+  std::string what = location(path, line, column);
+  switch (status) {
+    case NumberStatus::Empty:
+      what += "empty cell (expected a number)";
+      break;
+    case NumberStatus::NotANumber:
+      what += "non-numeric cell " + detail::quote_cell(begin, end);
+      break;
+    default:
+      what += "non-finite value " + detail::quote_cell(begin, end);
+      break;
+  }
+  throw InputError(what);
+}
+
+}  // namespace
+
+Dataset load_csv(const std::string& path, const CsvOptions& options) {
+  const std::string text = detail::read_whole_file(path);
+  const char* p = text.data();
+  const char* const text_end = p + text.size();
+  // A UTF-8 byte-order mark (spreadsheet exports) is not part of the first header name.
+  if (text.size() >= 3 && std::memcmp(p, "\xEF\xBB\xBF", 3) == 0) p += 3;
+  {
+    bool empty = true;
+    for (const char* q = p; q < text_end && empty; ++q) {
+      empty = (*q == ' ' || *q == '\t' || *q == '\r' || *q == '\n');
+    }
+    if (empty) throw InputError(path + ": empty file");
+  }
+
+  // ---- header -------------------------------------------------------------------------------
+  const Line header = next_line(p, text_end);
+  std::vector<std::string> names;
+  for (const char* cell = header.begin;;) {
+    const void* comma = std::memchr(cell, ',', static_cast<std::size_t>(header.end - cell));
+    const char* cell_end = comma ? static_cast<const char*>(comma) : header.end;
+    names.push_back(header_name(cell, cell_end));
+    if (!comma) break;
+    cell = cell_end + 1;
+  }
+  const std::size_t n_columns = names.size();
+  if (n_columns < 2) {
+    throw InputError(location(path, 1, 1) +
+                     "need at least 2 columns (features and a target), got " +
+                     std::to_string(n_columns));
+  }
+  std::size_t target = n_columns - 1;
+  if (!options.target_column.empty()) {
+    target = n_columns;
+    for (std::size_t j = 0; j < n_columns; ++j) {
+      if (names[j] != options.target_column) continue;
+      if (target != n_columns) {
+        throw InputError(location(path, 1, j + 1) + "target column '" + options.target_column +
+                         "' is ambiguous (also column " + std::to_string(target + 1) + ")");
+      }
+      target = j;
+    }
+    if (target == n_columns) {
+      std::string known;
+      for (std::size_t j = 0; j < n_columns; ++j) known += (j ? ", " : "") + names[j];
+      throw InputError(location(path, 1, 1) + "unknown target column '" + options.target_column +
+                       "' (header has: " + known + ")");
+    }
+  }
+
+  // ---- data rows: one pass over the buffer --------------------------------------------------
+  Dataset data;
+  data.name = detail::dataset_name_from_path(path);
+  data.n_features = n_columns - 1;
+  {
+    const auto newlines = static_cast<std::size_t>(
+        std::count(header.next, text_end, '\n'));  // upper bound on rows, minus at most one
+    data.y.reserve(newlines + 1);
+    data.x.reserve((newlines + 1) * data.n_features);
+  }
+  std::size_t line_number = 1;
+  std::size_t first_blank_line = 0;  // a blank line is fine only if nothing follows it
+  for (p = header.next; p < text_end;) {
+    const Line line = next_line(p, text_end);
+    p = line.next;
+    ++line_number;
+    if (is_blank_line(line.begin, line.end)) {
+      if (first_blank_line == 0) first_blank_line = line_number;
+      continue;
+    }
+    if (first_blank_line != 0) {
+      throw InputError(location(path, first_blank_line, 1) +
+                       "blank line inside the data (expected " + std::to_string(n_columns) +
+                       " fields)");
+    }
+    std::size_t column = 0;
+    for (const char* cell = line.begin;;) {
+      const void* comma = std::memchr(cell, ',', static_cast<std::size_t>(line.end - cell));
+      const char* cell_end = comma ? static_cast<const char*>(comma) : line.end;
+      if (column == n_columns) {
+        throw InputError(location(path, line_number, n_columns + 1) + "ragged row: expected " +
+                         std::to_string(n_columns) + " fields, got " +
+                         std::to_string(count_fields(line.begin, line.end)));
+      }
+      double value = 0.0;
+      const NumberStatus status = detail::parse_double(cell, cell_end, value);
+      if (status != NumberStatus::Ok) {
+        throw_cell_error(path, line_number, column + 1, status, cell, cell_end);
+      }
+      if (column == target) {
+        data.y.push_back(value);
+      } else {
+        data.x.push_back(value);
+      }
+      ++column;
+      if (!comma) break;
+      cell = cell_end + 1;
+    }
+    if (column < n_columns) {
+      throw InputError(location(path, line_number, column + 1) + "ragged row: expected " +
+                       std::to_string(n_columns) + " fields, got " + std::to_string(column));
+    }
+  }
+  if (data.y.empty()) throw InputError(path + ": no data rows");
+  data.n_samples = data.y.size();
+  data.task = detail::infer_task(data.y);
+  return data;
+}
+
+void write_csv(const Dataset& data, const std::string& path) {
+  if (data.y.size() != data.n_samples || data.x.size() != data.n_samples * data.n_features) {
+    throw InputError(path + ": cannot write dataset '" + data.name + "': x has " +
+                     std::to_string(data.x.size()) + " values and y " +
+                     std::to_string(data.y.size()) + ", expected " +
+                     std::to_string(data.n_samples) + " x " + std::to_string(data.n_features) +
+                     " and " + std::to_string(data.n_samples));
+  }
+  // load_csv rejects non-finite cells, so writing them would produce an unreadable file.
+  for (std::size_t t = 0; t < data.n_samples; ++t) {
+    for (std::size_t j = 0; j <= data.n_features; ++j) {
+      const double v = j < data.n_features ? data.row(t)[j] : data.y[t];
+      if (!std::isfinite(v)) {
+        throw InputError(path + ": cannot write non-finite value at sample " +
+                         std::to_string(t + 1) + ", column " + std::to_string(j + 1));
+      }
+    }
+  }
+
+  // Temporary file in the same directory, so that the rename stays on one file system and
+  // readers see either the old file or the complete new one.
+  const std::string temp = path + ".tmp." + std::to_string(static_cast<long>(::getpid()));
+  std::FILE* file = std::fopen(temp.c_str(), "wb");
+  if (file == nullptr) {
+    throw InputError(path + ": cannot write file (" + std::strerror(errno) + ")");
+  }
+  std::string out;
+  out.reserve(1 << 20);
+  for (std::size_t j = 0; j < data.n_features; ++j) out += "x" + std::to_string(j + 1) + ",";
+  out += "y\n";
+  bool ok = true;
+  char number[32];
+  for (std::size_t t = 0; t < data.n_samples && ok; ++t) {
+    const double* row = data.row(t);
+    for (std::size_t j = 0; j <= data.n_features; ++j) {
+      const double v = j < data.n_features ? row[j] : data.y[t];
+      const int length = std::snprintf(number, sizeof number, "%.17g", v);  // round-trips
+      out.append(number, static_cast<std::size_t>(length));
+      out += (j < data.n_features ? ',' : '\n');
+    }
+    if (out.size() >= (1u << 20)) {
+      ok = std::fwrite(out.data(), 1, out.size(), file) == out.size();
+      out.clear();
+    }
+  }
+  if (ok && !out.empty()) ok = std::fwrite(out.data(), 1, out.size(), file) == out.size();
+  if (ok) ok = std::fflush(file) == 0 && ::fsync(::fileno(file)) == 0;
+  int saved_errno = errno;
+  if (std::fclose(file) != 0 && ok) {
+    ok = false;
+    saved_errno = errno;
+  }
+  if (ok && std::rename(temp.c_str(), path.c_str()) != 0) {
+    ok = false;
+    saved_errno = errno;
+  }
+  if (!ok) {
+    std::remove(temp.c_str());
+    throw InputError(path + ": cannot write file (" + std::strerror(saved_errno) + ")");
+  }
+}
+
+}  // namespace omkl

@@ -1,1 +1,95 @@
 #include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "core/kernel_weights.h"
+#include "core/loss.h"
+#include "omkl/error.h"
+
+using namespace omkl;
+using namespace omkl::detail;
+
+TEST(LossTest, DerivativesMatchFiniteDifferences) {
+  const double h = 1e-6;
+  for (LossKind loss : {LossKind::Squared, LossKind::Logistic, LossKind::Hinge,
+                        LossKind::SquaredHinge, LossKind::Absolute}) {
+    for (double y : {-1.0, 1.0, 0.3}) {
+      for (double f : {-2.3, -0.4, 0.2, 0.71, 3.1}) {
+        // Skip the kinks, where only a subgradient exists.
+        if (std::fabs(1.0 - y * f) < 1e-3 || std::fabs(f - y) < 1e-3) continue;
+        const double numeric = (loss_value(loss, f + h, y) - loss_value(loss, f - h, y)) / (2 * h);
+        EXPECT_NEAR(loss_derivative(loss, f, y), numeric, 1e-6)
+            << to_string(loss) << " f=" << f << " y=" << y;
+      }
+    }
+  }
+}
+
+TEST(LossTest, LogisticIsStableForLargeMargins) {
+  EXPECT_NEAR(loss_value(LossKind::Logistic, 800.0, 1.0), 0.0, 1e-300);
+  EXPECT_NEAR(loss_value(LossKind::Logistic, -800.0, 1.0), 800.0, 1e-9);
+  EXPECT_NEAR(loss_derivative(LossKind::Logistic, -800.0, 1.0), -1.0, 1e-15);
+  EXPECT_NEAR(loss_derivative(LossKind::Logistic, 800.0, 1.0), 0.0, 1e-300);
+  EXPECT_NEAR(loss_derivative(LossKind::Logistic, 0.0, -1.0), 0.5, 1e-15);
+}
+
+TEST(KernelWeightsTest, LogDomainEqualsNaiveMultiplicativeWeights) {
+  WeightConfig c;
+  c.rule = WeightRule::ExpEta;
+  c.lambda = 0.01;
+  KernelWeights w(3, &c);
+  std::vector<double> naive = {1.0, 1.0, 1.0};
+  for (int t = 0; t < 50; ++t) {
+    const double f[3] = {0.1 * t / 50, 0.5, 0.9 - 0.01 * t};
+    const double n2[3] = {0.2, 0.1, 0.4};
+    const double y = 0.5 + 0.1 * std::sin(t);
+    double total = naive[0] + naive[1] + naive[2];
+    const double expected = (naive[0] * f[0] + naive[1] * f[1] + naive[2] * f[2]) / total;
+    EXPECT_NEAR(w.combine(f), expected, 1e-13);
+    w.update(f, n2, y);
+    for (int p = 0; p < 3; ++p)
+      naive[p] *= std::exp(-0.5 * ((y - f[p]) * (y - f[p]) + 0.01 * n2[p]));
+  }
+}
+
+TEST(KernelWeightsTest, LogDomainSurvivesLongStreams) {
+  WeightConfig c;
+  c.rule = WeightRule::ExpEta;
+  c.weight_loss = WeightLoss::DataOnly;
+  KernelWeights w(2, &c);
+  const double f[2] = {0.0, 1.0};
+  for (int t = 0; t < 100000; ++t) w.update(f, nullptr, 0.1);  // raw weights underflow long before
+  double out[2];
+  w.normalized(out);
+  EXPECT_TRUE(std::isfinite(out[0]));
+  EXPECT_NEAR(out[0], 1.0, 1e-12);
+}
+
+TEST(KernelWeightsTest, MinMaxRuleHandComputed) {
+  WeightConfig c;
+  c.rule = WeightRule::MinMax;
+  KernelWeights w(3, &c);
+  const double f[3] = {0.0, 0.5, 1.0};
+  w.update(f, nullptr, 0.5);  // errors 0.25, 0, 0.25 → ρ = 1, −1, 1
+  const double third = 1.0 / 3.0;
+  EXPECT_NEAR(w.raw()[0], third * 0.5 + 1e-12, 1e-15);
+  EXPECT_NEAR(w.raw()[1], third * 2.0 + 1e-12, 1e-15);
+  EXPECT_NEAR(w.raw()[2], third * 0.5 + 1e-12, 1e-15);
+}
+
+TEST(KernelWeightsTest, MistakeRuleNormalisesThenPenalises) {
+  WeightConfig c;
+  c.rule = WeightRule::Mistake;
+  KernelWeights w(2, &c);
+  w.raw() = {3.0, 1.0};
+  const double f[2] = {-0.2, 0.7};
+  w.update(f, nullptr, 1.0);  // kernel 0 errs
+  EXPECT_NEAR(w.raw()[0], 0.75 * 0.5 + 1e-4, 1e-15);
+  EXPECT_NEAR(w.raw()[1], 0.25 + 1e-4, 1e-15);
+}
+
+TEST(KernelWeightsTest, RejectsUnknownRules) {
+  EXPECT_THROW(parse_weight_rule("softmax"), ConfigError);
+  EXPECT_THROW(parse_weight_loss("post"), ConfigError);
+  EXPECT_THROW(parse_loss("quadratic"), ConfigError);
+}

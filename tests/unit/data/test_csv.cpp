@@ -1,1 +1,247 @@
+// CSV reader and writer: parsing, task inference, located errors, atomic round trips.
 #include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+#include "omkl/dataset.h"
+#include "omkl/error.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+class CsvTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ = fs::path(::testing::TempDir()) /
+           ("omkl_csv_" + std::to_string(::getpid()) + "_" + info->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::string write(const std::string& name, const std::string& content) const {
+    const std::string path = (dir_ / name).string();
+    std::ofstream(path, std::ios::binary) << content;
+    return path;
+  }
+
+  // Runs `load`, expects an InputError whose message starts with `prefix` and contains `part`.
+  static void expect_error(const std::function<void()>& load, const std::string& prefix,
+                           const std::string& part) {
+    try {
+      load();
+      FAIL() << "no InputError; expected one starting with " << prefix;
+    } catch (const omkl::InputError& error) {
+      const std::string what = error.what();
+      EXPECT_EQ(what.rfind(prefix, 0), 0u) << what;
+      EXPECT_NE(what.find(part), std::string::npos) << what;
+    }
+  }
+
+  fs::path dir_;
+};
+
+bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+
+TEST_F(CsvTest, ReadsFeaturesAndLastColumnTarget) {
+  const std::string path = write("small.csv", "a,b,y\n1,2,3.5\n-4,5e-1,6\n");
+  const omkl::Dataset data = omkl::load_csv(path);
+  EXPECT_EQ(data.name, "small");
+  EXPECT_EQ(data.n_samples, 2u);
+  EXPECT_EQ(data.n_features, 2u);
+  EXPECT_EQ(data.x, (std::vector<double>{1, 2, -4, 0.5}));
+  EXPECT_EQ(data.y, (std::vector<double>{3.5, 6}));
+  EXPECT_EQ(data.task, omkl::Task::Regression);
+  EXPECT_EQ(data.row(1)[1], 0.5);
+}
+
+TEST_F(CsvTest, NamedTargetColumnKeepsOtherColumnsInOrder) {
+  const std::string path = write("named.csv", "a, target ,c,d\n1,2,3,4\n5,6,7,8\n");
+  omkl::CsvOptions options;
+  options.target_column = "target";
+  const omkl::Dataset data = omkl::load_csv(path, options);
+  EXPECT_EQ(data.n_features, 3u);
+  EXPECT_EQ(data.x, (std::vector<double>{1, 3, 4, 5, 7, 8}));
+  EXPECT_EQ(data.y, (std::vector<double>{2, 6}));
+}
+
+TEST_F(CsvTest, AcceptsCrlfSpacesAndTrailingBlankLine) {
+  const std::string path = write("crlf.csv", "x1,x2,y\r\n 1 ,\t2,3\r\n4,5 , 6 \r\n\r\n");
+  const omkl::Dataset data = omkl::load_csv(path);
+  EXPECT_EQ(data.n_samples, 2u);
+  EXPECT_EQ(data.x, (std::vector<double>{1, 2, 4, 5}));
+  EXPECT_EQ(data.y, (std::vector<double>{3, 6}));
+}
+
+TEST_F(CsvTest, AcceptsMissingFinalNewline) {
+  const omkl::Dataset data = omkl::load_csv(write("nonl.csv", "x,y\n1,2\n3,4"));
+  EXPECT_EQ(data.n_samples, 2u);
+  EXPECT_EQ(data.y.back(), 4.0);
+}
+
+TEST_F(CsvTest, InfersClassificationOnlyForPlusMinusOne) {
+  EXPECT_EQ(omkl::load_csv(write("pm.csv", "x,y\n1,-1\n2,1.0\n3,+1\n")).task,
+            omkl::Task::Classification);
+  // 0/1 labels are not rewritten, so the stream stays a regression stream.
+  EXPECT_EQ(omkl::load_csv(write("01.csv", "x,y\n1,0\n2,1\n")).task, omkl::Task::Regression);
+  EXPECT_EQ(omkl::load_csv(write("almost.csv", "x,y\n1,-1\n2,1.0000001\n")).task,
+            omkl::Task::Regression);
+}
+
+TEST_F(CsvTest, RaggedRowWithTooFewFields) {
+  const std::string path = write("short.csv", "a,b,y\n1,2,3\n4,5\n");
+  expect_error([&] { omkl::load_csv(path); }, path + ":3:3: ", "expected 3 fields, got 2");
+}
+
+TEST_F(CsvTest, RaggedRowWithTooManyFields) {
+  const std::string path = write("long.csv", "a,b,y\n1,2,3\n4,5,6\n7,8,9,10\n");
+  expect_error([&] { omkl::load_csv(path); }, path + ":4:4: ", "expected 3 fields, got 4");
+}
+
+TEST_F(CsvTest, NonNumericCellIsQuoted) {
+  const std::string path = write("text.csv", "a,b,y\n1,2,3\n4,abc,6\n");
+  expect_error([&] { omkl::load_csv(path); }, path + ":3:2: ", "non-numeric cell 'abc'");
+}
+
+TEST_F(CsvTest, PartiallyNumericCellIsRejected) {
+  const std::string path = write("partial.csv", "a,y\n1.5x,2\n");
+  expect_error([&] { omkl::load_csv(path); }, path + ":2:1: ", "'1.5x'");
+  const std::string inner = write("inner.csv", "a,y\n1 2,2\n");
+  expect_error([&] { omkl::load_csv(inner); }, inner + ":2:1: ", "'1 2'");
+}
+
+TEST_F(CsvTest, EmptyCellIsRejected) {
+  const std::string path = write("hole.csv", "a,b,y\n1,,3\n");
+  expect_error([&] { omkl::load_csv(path); }, path + ":2:2: ", "empty cell");
+}
+
+TEST_F(CsvTest, NonFiniteCellsAreRejected) {
+  const std::string nan = write("nan.csv", "a,y\n1,2\nnan,3\n");
+  expect_error([&] { omkl::load_csv(nan); }, nan + ":3:1: ", "non-finite value");
+  const std::string inf = write("inf.csv", "a,y\n1,-inf\n");
+  expect_error([&] { omkl::load_csv(inf); }, inf + ":2:2: ", "non-finite value");
+  const std::string overflow = write("overflow.csv", "a,y\n1e999,1\n");
+  expect_error([&] { omkl::load_csv(overflow); }, overflow + ":2:1: ", "non-finite value");
+}
+
+TEST_F(CsvTest, UnknownTargetColumnIsNamed) {
+  const std::string path = write("cols.csv", "a,b,y\n1,2,3\n");
+  omkl::CsvOptions options;
+  options.target_column = "price";
+  expect_error([&] { omkl::load_csv(path, options); }, path + ":1:1: ",
+               "unknown target column 'price'");
+}
+
+TEST_F(CsvTest, MissingFileCannotBeOpened) {
+  const std::string path = (dir_ / "absent.csv").string();
+  expect_error([&] { omkl::load_csv(path); }, path + ": cannot open file", "");
+  expect_error([&] { omkl::load_csv(dir_.string()); }, dir_.string() + ": cannot open file", "");
+}
+
+TEST_F(CsvTest, EmptyAndHeaderOnlyFiles) {
+  const std::string empty = write("empty.csv", "");
+  expect_error([&] { omkl::load_csv(empty); }, empty + ": empty file", "");
+  const std::string header = write("header.csv", "a,b,y\n");
+  expect_error([&] { omkl::load_csv(header); }, header + ": no data rows", "");
+  const std::string header_blank = write("header_blank.csv", "a,b,y\r\n\r\n");
+  expect_error([&] { omkl::load_csv(header_blank); }, header_blank + ": no data rows", "");
+}
+
+TEST_F(CsvTest, BlankLineInsideDataIsLocated) {
+  const std::string path = write("gap.csv", "a,y\n1,2\n\n3,4\n");
+  expect_error([&] { omkl::load_csv(path); }, path + ":3:1: ", "blank line");
+}
+
+TEST_F(CsvTest, WriteThenLoadRoundTripsExactly) {
+  omkl::Dataset data;
+  data.name = "rt";
+  data.n_samples = 3;
+  data.n_features = 3;
+  data.x = {0.1, 1.0 / 3.0, -0.0, 1e-300, 5e-324, std::numeric_limits<double>::max(),
+            -123456789.123456789, 2.0 / 7.0, std::nextafter(1.0, 2.0)};
+  data.y = {std::acos(-1.0), -1e308, 0.0};
+  const std::string path = (dir_ / "rt.csv").string();
+  omkl::write_csv(data, path);
+  const omkl::Dataset back = omkl::load_csv(path);
+  ASSERT_EQ(back.n_samples, data.n_samples);
+  ASSERT_EQ(back.n_features, data.n_features);
+  for (std::size_t i = 0; i < data.x.size(); ++i) {
+    EXPECT_TRUE(same_bits(back.x[i], data.x[i])) << i << ": " << back.x[i];
+  }
+  for (std::size_t i = 0; i < data.y.size(); ++i) EXPECT_TRUE(same_bits(back.y[i], data.y[i]));
+  std::ifstream in(path);
+  std::string header;
+  std::getline(in, header);
+  EXPECT_EQ(header, "x1,x2,x3,y");
+}
+
+TEST_F(CsvTest, WriteLeavesNoTemporaryFileAndReplacesTarget) {
+  const std::string path = write("out.csv", "old contents\n");
+  omkl::Dataset data;
+  data.n_samples = 2;
+  data.n_features = 1;
+  data.x = {1, 2};
+  data.y = {-1, 1};
+  omkl::write_csv(data, path);
+  std::vector<std::string> names;
+  for (const auto& entry : fs::directory_iterator(dir_)) {
+    names.push_back(entry.path().filename().string());
+  }
+  EXPECT_EQ(names, std::vector<std::string>{"out.csv"});
+  const omkl::Dataset back = omkl::load_csv(path);
+  EXPECT_EQ(back.y, data.y);
+  EXPECT_EQ(back.task, omkl::Task::Classification);
+}
+
+TEST_F(CsvTest, WriteIntoMissingDirectoryThrowsAndCreatesNothing) {
+  const fs::path missing = dir_ / "no_such_dir";
+  const std::string path = (missing / "out.csv").string();
+  omkl::Dataset data;
+  data.n_samples = 1;
+  data.n_features = 1;
+  data.x = {1};
+  data.y = {2};
+  expect_error([&] { omkl::write_csv(data, path); }, path + ": cannot write file", "");
+  EXPECT_FALSE(fs::exists(missing));
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir_), fs::directory_iterator()), 0);
+}
+
+TEST_F(CsvTest, WriteRefusesNonFiniteValuesAndKeepsOldFile) {
+  const std::string path = write("keep.csv", "x,y\n1,2\n");
+  omkl::Dataset data;
+  data.n_samples = 1;
+  data.n_features = 1;
+  data.x = {std::nan("")};
+  data.y = {2};
+  expect_error([&] { omkl::write_csv(data, path); }, path + ": ", "non-finite");
+  EXPECT_EQ(omkl::load_csv(path).x, std::vector<double>{1});
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir_), fs::directory_iterator()), 1);
+}
+
+TEST_F(CsvTest, SharedAirfoilFile) {
+  const std::string path = std::string(OMKL_SHARED_DATA_DIR) + "/airfoil.csv";
+  if (!fs::exists(path)) GTEST_SKIP() << path << " not present";
+  const omkl::Dataset data = omkl::load_csv(path);
+  EXPECT_EQ(data.name, "airfoil");
+  EXPECT_EQ(data.n_samples, 1503u);
+  EXPECT_EQ(data.n_features, 5u);
+  EXPECT_EQ(data.task, omkl::Task::Regression);
+  EXPECT_EQ(data.x.size(), 1503u * 5u);
+  EXPECT_EQ(data.row(0)[0], 800.0);
+  EXPECT_EQ(data.row(0)[4], 0.00266337);
+  EXPECT_EQ(data.y[0], 126.201);
+}
+
+}  // namespace

@@ -1,1 +1,148 @@
+// LIBSVM reader (sparse text) and the file dispatch of load_stream.
 #include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+#include "omkl/dataset.h"
+#include "omkl/error.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+class LibsvmTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ = fs::path(::testing::TempDir()) /
+           ("omkl_libsvm_" + std::to_string(::getpid()) + "_" + info->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::string write(const std::string& name, const std::string& content) const {
+    const std::string path = (dir_ / name).string();
+    std::ofstream(path, std::ios::binary) << content;
+    return path;
+  }
+
+  static void expect_error(const std::function<void()>& load, const std::string& prefix,
+                           const std::string& part) {
+    try {
+      load();
+      FAIL() << "no InputError; expected one starting with " << prefix;
+    } catch (const omkl::InputError& error) {
+      const std::string what = error.what();
+      EXPECT_EQ(what.rfind(prefix, 0), 0u) << what;
+      EXPECT_NE(what.find(part), std::string::npos) << what;
+    }
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(LibsvmTest, ReadsSparseRowsWithCommentsAndBlankLines) {
+  const std::string path = write("small.svm",
+                                 "# a comment line\n"
+                                 "1.5 1:2 3:-4.5   # trailing comment\n"
+                                 "\n"
+                                 "-2\t2:7\r\n"
+                                 "   \n"
+                                 "0 1:1e-3 2:1 3:1\n");
+  const omkl::Dataset data = omkl::load_libsvm(path);
+  EXPECT_EQ(data.name, "small");
+  EXPECT_EQ(data.n_samples, 3u);
+  EXPECT_EQ(data.n_features, 3u);  // inferred from the largest index
+  EXPECT_EQ(data.x, (std::vector<double>{2, 0, -4.5, 0, 7, 0, 1e-3, 1, 1}));
+  EXPECT_EQ(data.y, (std::vector<double>{1.5, -2, 0}));
+  EXPECT_EQ(data.task, omkl::Task::Regression);
+}
+
+TEST_F(LibsvmTest, ExplicitDimensionPadsWithZeros) {
+  const std::string path = write("pad.libsvm", "+1 2:3\n-1\n");
+  const omkl::Dataset data = omkl::load_libsvm(path, 4);
+  EXPECT_EQ(data.n_features, 4u);
+  EXPECT_EQ(data.x, (std::vector<double>{0, 3, 0, 0, 0, 0, 0, 0}));
+  EXPECT_EQ(data.task, omkl::Task::Classification);
+}
+
+TEST_F(LibsvmTest, ZeroOneLabelsAreNotConverted) {
+  const omkl::Dataset data = omkl::load_libsvm(write("01.svm", "0 1:1\n1 1:2\n"));
+  EXPECT_EQ(data.y, (std::vector<double>{0, 1}));
+  EXPECT_EQ(data.task, omkl::Task::Regression);
+}
+
+TEST_F(LibsvmTest, IndexAboveDimensionIsLocated) {
+  const std::string path = write("big.svm", "1 1:1\n1 2:1 5:2\n");
+  expect_error([&] { omkl::load_libsvm(path, 4); }, path + ":2:3: ", "exceeds n_features = 4");
+}
+
+TEST_F(LibsvmTest, IndexZeroIsLocated) {
+  const std::string path = write("zero.svm", "1 0:1\n");
+  expect_error([&] { omkl::load_libsvm(path); }, path + ":1:2: ", "feature index 0");
+}
+
+TEST_F(LibsvmTest, BadTokensAreLocated) {
+  const std::string no_colon = write("nocolon.svm", "1 1:1\n1 1:1 7\n");
+  expect_error([&] { omkl::load_libsvm(no_colon); }, no_colon + ":2:3: ", "bad token '7'");
+  const std::string bad_index = write("badindex.svm", "1 a:1\n");
+  expect_error([&] { omkl::load_libsvm(bad_index); }, bad_index + ":1:2: ", "'a:1'");
+  const std::string signed_index = write("signed.svm", "1 -2:1\n");
+  expect_error([&] { omkl::load_libsvm(signed_index); }, signed_index + ":1:2: ", "'-2:1'");
+  const std::string bad_value = write("badvalue.svm", "1 1:2 2:x\n");
+  expect_error([&] { omkl::load_libsvm(bad_value); }, bad_value + ":1:3: ", "'2:x'");
+  const std::string no_value = write("novalue.svm", "1 1: 2:3\n");
+  expect_error([&] { omkl::load_libsvm(no_value); }, no_value + ":1:2: ", "'1:'");
+  const std::string bad_label = write("badlabel.svm", "1 1:1\nyes 1:1\n");
+  expect_error([&] { omkl::load_libsvm(bad_label); }, bad_label + ":2:1: ", "bad label 'yes'");
+}
+
+TEST_F(LibsvmTest, IndicesMustIncrease) {
+  const std::string path = write("order.svm", "1 3:1 2:1\n");
+  expect_error([&] { omkl::load_libsvm(path); }, path + ":1:3: ", "does not increase");
+  const std::string dup = write("dup.svm", "1 2:1 2:1\n");
+  expect_error([&] { omkl::load_libsvm(dup); }, dup + ":1:3: ", "does not increase");
+}
+
+TEST_F(LibsvmTest, NonFiniteValuesAreLocated) {
+  const std::string value = write("nan.svm", "1 1:1\n1 1:nan\n");
+  expect_error([&] { omkl::load_libsvm(value); }, value + ":2:2: ", "non-finite value");
+  const std::string label = write("inf.svm", "inf 1:1\n");
+  expect_error([&] { omkl::load_libsvm(label); }, label + ":1:1: ", "non-finite value");
+}
+
+TEST_F(LibsvmTest, MissingEmptyAndCommentOnlyFiles) {
+  const std::string missing = (dir_ / "absent.svm").string();
+  expect_error([&] { omkl::load_libsvm(missing); }, missing + ": cannot open file", "");
+  const std::string empty = write("empty.svm", "\n\n");
+  expect_error([&] { omkl::load_libsvm(empty); }, empty + ": empty file", "");
+  const std::string comments = write("comments.svm", "# nothing\n  # here\n");
+  expect_error([&] { omkl::load_libsvm(comments); }, comments + ": no data rows", "");
+}
+
+TEST_F(LibsvmTest, LoadStreamDispatchesOnExtension) {
+  const std::string content = "1 1:0.5 2:0.25\n-1 2:1\n";
+  for (const std::string name : {"a.svm", "b.libsvm", "c.txt", "d.SVM"}) {
+    const omkl::Dataset data = omkl::load_stream(write(name, content));
+    EXPECT_EQ(data.n_features, 2u) << name;
+    EXPECT_EQ(data.task, omkl::Task::Classification) << name;
+  }
+  omkl::CsvOptions options;
+  options.target_column = "t";
+  const omkl::Dataset csv = omkl::load_stream(write("e.csv", "t,x\n1,2\n"), 1, options);
+  EXPECT_EQ(csv.y, std::vector<double>{1});
+  EXPECT_EQ(csv.x, std::vector<double>{2});
+  const omkl::Dataset other = omkl::load_stream(write("f.data", "x,y\n3,4\n"));
+  EXPECT_EQ(other.y, std::vector<double>{4});
+  const std::string missing = (dir_ / "absent.csv").string();
+  expect_error([&] { omkl::load_stream(missing); }, missing + ": cannot open file", "");
+}
+
+}  // namespace
