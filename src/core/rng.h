@@ -43,7 +43,8 @@ class RandomStream {
   /// Uniform integer in [0, n).
   std::uint64_t below(std::uint64_t n);
 
-  std::uint64_t position() const { return counter_ * 4 + lane_; }
+  /// Number of 32-bit words consumed so far.
+  std::uint64_t position() const { return counter_ * 4 + (lane_ == 4 ? 0 : lane_); }
   void seek(std::uint64_t position);
 
  private:

@@ -1,1 +1,105 @@
 #include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "common/test_helpers.h"
+#include "core/intervals.h"
+#include "omkl/error.h"
+
+using namespace omkl;
+using namespace omkl::detail;
+using omkl::test::context_for;
+using omkl::test::make;
+using omkl::test::random_stream;
+using omkl::test::run_steps;
+
+TEST(IntervalsTest, DanielyPlacementCoversTimeGeometrically) {
+  // spec/raker.md Appendix C item 6.
+  const std::int64_t T = 4096;
+  std::vector<std::int64_t> created(13, 0);
+  for (std::int64_t t = 1; t <= T; ++t) {
+    int n_active = 0;
+    for (int j = 0; j < 13; ++j) {
+      if (level_active(Placement::Daniely, j, t)) ++n_active;
+      if (level_starts(Placement::Daniely, j, t)) ++created[j];
+    }
+    ASSERT_EQ(n_active, floor_log2(t) + 1) << "t = " << t;
+  }
+  std::int64_t total = 0;
+  for (int j = 0; j < 13; ++j) {
+    EXPECT_EQ(created[j], T >> j) << "level " << j << " tiles [2^j, T] with ⌊T/2^j⌋ intervals";
+    total += created[j];
+  }
+  EXPECT_EQ(total, 8191);
+  // The worked example of §4.1: at t = 8 all four levels start.
+  for (int j = 0; j <= 3; ++j) EXPECT_TRUE(level_starts(Placement::Daniely, j, 8));
+  EXPECT_FALSE(level_starts(Placement::Daniely, 2, 7));
+}
+
+TEST(IntervalsTest, MatlabPlacementIsZeroBased) {
+  for (std::int64_t t = 2; t <= 1000; ++t) {
+    int n_active = 0;
+    for (int j = 0; j < 12; ++j) n_active += level_active(Placement::Matlab, j, t);
+    ASSERT_EQ(n_active, floor_log2(t - 1) + 1) << "n(t) = ⌊log2(t − 1)⌋ + 1";
+  }
+  EXPECT_TRUE(level_active(Placement::Matlab, 0, 1));
+  EXPECT_FALSE(level_active(Placement::Matlab, 1, 2));
+  EXPECT_TRUE(level_active(Placement::Matlab, 1, 3));
+  EXPECT_TRUE(level_starts(Placement::Matlab, 2, 5));
+  EXPECT_TRUE(level_starts(Placement::Matlab, 2, 9));
+  EXPECT_FALSE(level_starts(Placement::Matlab, 2, 8));
+}
+
+TEST(AdaRakerTest, OnePersistentLevelIsRaker) {
+  const Dataset data = random_stream(300, 3, Task::Regression);
+  auto ada = make("adaraker", context_for(data),
+                  {{"levels", "1"}, {"restart_state", "persistent"}, {"eta0", "0.3"}, {"D", "6"}});
+  auto raker = make("raker", context_for(data), {{"eta", "0.3"}, {"D", "6"}});
+  const auto a = run_steps(*ada, data), r = run_steps(*raker, data);
+  for (std::size_t t = 0; t < a.size(); ++t) ASSERT_NEAR(a[t], r[t], 1e-14) << t;
+}
+
+TEST(AdaRakerTest, FreshInstancesMakeTheEnsemblePredictZeroAtPowersOfTwo) {
+  // §4.3: at t = 2^k every active level starts a new, untrained instance.
+  const Dataset data = random_stream(600, 3, Task::Regression);
+  auto ada = make("adaraker", context_for(data), {{"D", "6"}});
+  const auto pred = run_steps(*ada, data);
+  for (std::size_t t = 1; t <= data.n_samples; t *= 2) EXPECT_EQ(pred[t - 1], 0.0) << "t = " << t;
+  EXPECT_NE(pred[2], 0.0);
+  EXPECT_NE(pred[299], 0.0);
+}
+
+TEST(AdaRakerTest, CorrectedSignBeatsTheLiteralSignOfEquation31) {
+  // The literal sign of eq. (31) raises the weight of instances that lose to the ensemble
+  // (spec/raker.md §4.4, Appendix C item 7): on a learnable stream it must do worse.
+  const Dataset data = random_stream(4000, 3, Task::Regression);
+  auto mse = [&](const char* sign) {
+    auto ada = make("adaraker", context_for(data),
+                    {{"D", "10"}, {"restart_state", "persistent"}, {"h_sign", sign}});
+    const auto pred = run_steps(*ada, data);
+    double s = 0;
+    for (std::size_t t = 0; t < pred.size(); ++t) s += (pred[t] - data.y[t]) * (pred[t] - data.y[t]);
+    return s / pred.size();
+  };
+  EXPECT_LT(mse("corrected"), mse("literal"));
+}
+
+TEST(AdaRakerTest, ReferenceClassificationOutputsSigns) {
+  const Dataset data = random_stream(300, 3, Task::Classification);
+  auto ada = make("adaraker", context_for(data, Profile::Reference), {{"D", "6"}});
+  EXPECT_TRUE(ada->metric_convention().first_error_is_one);
+  const auto pred = run_steps(*ada, data);
+  EXPECT_EQ(pred[0], 0.0);
+  for (double p : pred) ASSERT_TRUE(p == 1.0 || p == -1.0 || p == 0.0) << p;
+}
+
+TEST(AdaRakerTest, RejectsInconsistentOptions) {
+  const Dataset data = random_stream(10, 2, Task::Regression);
+  EXPECT_THROW(make("adaraker", context_for(data), {{"placement", "matlab_0based"}, {"restart_state", "fresh"}}),
+               ConfigError);
+  EXPECT_THROW(make("adaraker", context_for(data), {{"levels", "0"}}), ConfigError);
+  EXPECT_THROW(make("adaraker", context_for(data), {{"eta0", "0"}}), ConfigError);
+  auto unknown_length = context_for(data, Profile::Reference);
+  unknown_length.horizon = 0;
+  EXPECT_THROW(make("adaraker", unknown_length), ConfigError);
+}

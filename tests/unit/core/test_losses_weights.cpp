@@ -70,11 +70,15 @@ TEST(KernelWeightsTest, MinMaxRuleHandComputed) {
   c.rule = WeightRule::MinMax;
   KernelWeights w(3, &c);
   const double f[3] = {0.0, 0.5, 1.0};
-  w.update(f, nullptr, 0.5);  // errors 0.25, 0, 0.25 → ρ = 1, −1, 1
-  const double third = 1.0 / 3.0;
-  EXPECT_NEAR(w.raw()[0], third * 0.5 + 1e-12, 1e-15);
-  EXPECT_NEAR(w.raw()[1], third * 2.0 + 1e-12, 1e-15);
-  EXPECT_NEAR(w.raw()[2], third * 0.5 + 1e-12, 1e-15);
+  w.update(f, nullptr, 0.5);  // errors 0.25, 0, 0.25: M = 0.25, m = 0, ρ ≈ 1, −1, 1
+  const double third = 1.0 / 3.0, floor = 1e-12;
+  const double rho_hi = (0.25 - 0.125 + floor) / (0.125 + floor);  // exactly 1
+  const double rho_lo = (0.0 - 0.125 + floor) / (0.125 + floor);   // −1 + 1.6e−11
+  EXPECT_EQ(rho_hi, 1.0);
+  EXPECT_NEAR(w.raw()[0], third * std::pow(0.5, rho_hi) + floor, 1e-15);
+  EXPECT_NEAR(w.raw()[1], third * std::pow(0.5, rho_lo) + floor, 1e-15);
+  EXPECT_NEAR(w.raw()[2], third * std::pow(0.5, rho_hi) + floor, 1e-15);
+  EXPECT_GT(w.raw()[1], 4 * w.raw()[0] * 0.999);
 }
 
 TEST(KernelWeightsTest, MistakeRuleNormalisesThenPenalises) {

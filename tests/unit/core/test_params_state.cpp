@@ -1,1 +1,110 @@
 #include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "core/params.h"
+#include "core/state_io.h"
+#include "omkl/algorithm.h"
+#include "omkl/error.h"
+
+using namespace omkl;
+using namespace omkl::detail;
+
+namespace {
+std::string message_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "";
+}
+}  // namespace
+
+TEST(ParamsTest, ReadsTypedValuesAndRejectsUnknownOnes) {
+  ParamReader p("raker", {{"D", "20"}, {"eta", "0.5"}, {"oops", "1"}});
+  EXPECT_EQ(p.get_int("D", 50, "features"), 20);
+  EXPECT_EQ(p.get_double("eta", 1.0, "step"), 0.5);
+  EXPECT_EQ(p.get_double("lambda", 0.01, "ridge"), 0.01);
+  const std::string msg = message_of([&] { p.finish(); });
+  EXPECT_NE(msg.find("unknown parameter 'oops'"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("raker"), std::string::npos);
+  EXPECT_NE(msg.find("lambda"), std::string::npos) << "lists the known parameters";
+}
+
+TEST(ParamsTest, BadValuesNameTheParameter) {
+  ParamReader p("raker", {{"D", "2x"}, {"eta", "nan"}, {"rf", "qmc"}, {"flag", "maybe"}});
+  EXPECT_NE(message_of([&] { p.get_int("D", 1, ""); }).find("'D'"), std::string::npos);
+  EXPECT_NE(message_of([&] { p.get_double("eta", 1, ""); }).find("'eta'"), std::string::npos);
+  EXPECT_NE(message_of([&] { p.get_choice("rf", "", {"orf", "rf"}, ""); }).find("orf|rf"), std::string::npos);
+  EXPECT_THROW(p.get_bool("flag", false, ""), ConfigError);
+}
+
+TEST(ParamsTest, SoftDefaultsApplyWhenUsedAndAreIgnoredOtherwise) {
+  ParamReader p("raker", {{"D", "20"}}, {{"D", "50"}, {"lambda", "0.5"}, {"B", "50"}});
+  EXPECT_EQ(p.get_int("D", 1, ""), 20) << "explicit parameters win over presets";
+  EXPECT_EQ(p.get_double("lambda", 0.01, ""), 0.5);
+  EXPECT_NO_THROW(p.finish()) << "a preset key the algorithm does not read is not an error";
+}
+
+TEST(AlgorithmSpecTest, ParsesNamesAndParameters) {
+  auto s = parse_algorithm_spec("adaraker:eta0=10");
+  EXPECT_EQ(s.name, "adaraker");
+  ASSERT_EQ(s.params.size(), 1u);
+  EXPECT_EQ(s.params[0].second, "10");
+  s = parse_algorithm_spec("raker:D=20,dict=gauss:0.1+lap:1:eta=0.1");
+  ASSERT_EQ(s.params.size(), 3u);
+  EXPECT_EQ(s.params[1].second, "gauss:0.1+lap:1");
+  EXPECT_EQ(s.params[2].first, "eta");
+  EXPECT_EQ(parse_algorithm_spec(s.to_string()).to_string(), s.to_string());
+  EXPECT_THROW(parse_algorithm_spec("raker:D"), ConfigError);
+  EXPECT_THROW(parse_algorithm_spec(":D=1"), ConfigError);
+}
+
+TEST(StateIoTest, RoundTripsEveryType) {
+  StateWriter w;
+  w.put_tag("x");
+  w.put_u64(0xFFFFFFFFFFFFFFFFull);
+  w.put_i64(-5);
+  w.put_f64(-0.1);
+  w.put_f64s(std::vector<double>{1.5, -2.5, 1e-300});
+  w.put_string("héllo");
+  StateReader r(w.bytes());
+  r.expect_tag("x");
+  EXPECT_EQ(r.get_u64(), 0xFFFFFFFFFFFFFFFFull);
+  EXPECT_EQ(r.get_i64(), -5);
+  EXPECT_EQ(r.get_f64(), -0.1);
+  EXPECT_EQ(r.get_f64s(), (std::vector<double>{1.5, -2.5, 1e-300}));
+  EXPECT_EQ(r.get_string(), "héllo");
+  EXPECT_TRUE(r.at_end());
+  EXPECT_THROW(r.get_u64(), InputError);
+  StateReader wrong(w.bytes());
+  EXPECT_THROW(wrong.expect_tag("y"), InputError);
+}
+
+TEST(StateIoTest, CheckpointFilesDetectCorruptionAndTruncation) {
+  const auto dir = std::filesystem::path(::testing::TempDir()) / "omkl_ckpt_test";
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / "a.ckpt").string();
+  write_checkpoint_file(path, "payload bytes");
+  EXPECT_EQ(read_checkpoint_file(path), "payload bytes");
+  for (const auto& entry : std::filesystem::directory_iterator(dir))
+    EXPECT_EQ(entry.path().filename(), "a.ckpt") << "no temporary file left behind";
+  std::string bytes;
+  {
+    std::ifstream in(path, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  std::string flipped = bytes;
+  flipped[30] ^= 1;
+  std::ofstream(path, std::ios::binary) << flipped;
+  EXPECT_NE(message_of([&] { read_checkpoint_file(path); }).find("checksum"), std::string::npos);
+  std::ofstream(path, std::ios::binary) << bytes.substr(0, bytes.size() - 3);
+  EXPECT_THROW(read_checkpoint_file(path), InputError);
+  std::ofstream(path, std::ios::binary) << "not a checkpoint at all, just text";
+  EXPECT_NE(message_of([&] { read_checkpoint_file(path); }).find("not an omkl checkpoint"), std::string::npos);
+  EXPECT_NE(message_of([&] { read_checkpoint_file((dir / "missing").string()); }).find("missing"),
+            std::string::npos);
+}
