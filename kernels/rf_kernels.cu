@@ -1,1 +1,133 @@
-// placeholder
+/// @file rf_kernels.cu
+/// @brief Fused sin/cos + predict + θ-update trajectories (spec/raker.md §8.1, stage 2).
+///
+/// Each warp owns one trajectory (replicate r, slot s): θ (2D values) lives in registers, J
+/// sine and J cosine entries per lane with J = ⌈D/32⌉ a compile-time constant so the arrays
+/// stay in registers. Per step: coalesced read of the D projections of the slot's kernel,
+/// sincos, a warp-shuffle reduction for f = θᵀz and ‖θ‖², then the update; nothing else is
+/// touched, so thousands of trajectories run independently.
+#include "cuda/cuda_check.h"
+#include "core/loss.h"
+#include "kernels/rf_kernels.cuh"
+
+namespace omkl::cuda {
+
+namespace {
+
+template <typename Real>
+__device__ __forceinline__ Real warp_sum(Real v) {
+#pragma unroll
+  for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_xor_sync(0xffffffffu, v, offset);
+  return v;
+}
+
+__device__ __forceinline__ void sin_cos(double a, double* s, double* c) { sincos(a, s, c); }
+__device__ __forceinline__ void sin_cos(float a, float* s, float* c) { sincosf(a, s, c); }
+
+template <typename Real, int J>
+__global__ void advance_trajectories_kernel(TrajectoryArgs<Real> args) {
+  const std::size_t warp = (static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
+  const int lane = threadIdx.x & 31;
+  const std::size_t S = args.n_slots, R = args.n_replicates, D = args.n_rff;
+  if (warp >= R * S) return;
+  const std::size_t r = warp / S, s = warp % S;
+  const DeviceSchedule sc = args.schedules[s];
+  Real* theta = args.theta + warp * 2 * D;
+  Real ts[J], tc[J];
+#pragma unroll
+  for (int j = 0; j < J; ++j) {
+    const std::size_t i = lane + 32 * j;
+    ts[j] = i < D ? theta[i] : Real(0);
+    tc[j] = i < D ? theta[D + i] : Real(0);
+  }
+  const std::size_t row = R * args.n_kernels * D;
+  const Real* a_base = args.projections + (r * args.n_kernels + sc.kernel) * D;
+  for (std::size_t step = 0; step < args.n_steps; ++step) {
+    const long long t = args.t0 + static_cast<long long>(step);
+    const std::size_t out = (step * R + r) * S + s;
+    if (t < sc.active_from) {
+      if (lane == 0) {
+        args.f[out] = Real(0);
+        if (args.norm2) args.norm2[out] = Real(0);
+      }
+      continue;
+    }
+    if (sc.reset_period > 0 && t % sc.reset_period == 0) {
+#pragma unroll
+      for (int j = 0; j < J; ++j) ts[j] = tc[j] = Real(0);
+    }
+    const Real* a = a_base + step * row;
+    Real zs[J], zc[J], dot = 0, n2 = 0;
+#pragma unroll
+    for (int j = 0; j < J; ++j) {
+      const std::size_t i = lane + 32 * j;
+      zs[j] = zc[j] = Real(0);
+      if (i < D) {
+        Real sv, cv;
+        sin_cos(a[i], &sv, &cv);
+        zs[j] = args.feature_scale * sv;
+        zc[j] = args.feature_scale * cv;
+        dot += ts[j] * zs[j] + tc[j] * zc[j];
+        n2 += ts[j] * ts[j] + tc[j] * tc[j];
+      }
+    }
+    dot = warp_sum(dot);
+    if (args.norm2) n2 = warp_sum(n2);
+    if (lane == 0) {
+      args.f[out] = dot;
+      if (args.norm2) args.norm2[out] = n2;
+    }
+    if (!args.update) continue;
+    // Step size and gain in double, as on the host, whatever Real is.
+    const double eta = sc.inv_sqrt_t ? sc.eta / sqrt(static_cast<double>(t)) : sc.eta;
+    const Real shrink = static_cast<Real>(1.0 - sc.shrink_scale * eta * sc.lambda);
+    const Real gain = static_cast<Real>(
+        sc.step_scale * eta *
+        detail::loss_derivative(static_cast<LossKind>(args.loss), static_cast<double>(dot),
+                                static_cast<double>(args.y[step])));
+#pragma unroll
+    for (int j = 0; j < J; ++j) {
+      ts[j] = shrink * ts[j] - gain * zs[j];
+      tc[j] = shrink * tc[j] - gain * zc[j];
+    }
+  }
+  if (!args.update) return;
+#pragma unroll
+  for (int j = 0; j < J; ++j) {
+    const std::size_t i = lane + 32 * j;
+    if (i < D) {
+      theta[i] = ts[j];
+      theta[D + i] = tc[j];
+    }
+  }
+}
+
+template <typename Real, int J>
+void launch_with(const TrajectoryArgs<Real>& args, cudaStream_t stream) {
+  constexpr int kThreads = 128;  // 4 warps per block: small blocks spread trajectories over SMs
+  const std::size_t warps = args.n_replicates * args.n_slots;
+  const unsigned blocks = static_cast<unsigned>((warps * 32 + kThreads - 1) / kThreads);
+  advance_trajectories_kernel<Real, J><<<blocks, kThreads, 0, stream>>>(args);
+  OMKL_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace
+
+template <typename Real>
+void launch_advance_trajectories(const TrajectoryArgs<Real>& args, cudaStream_t stream) {
+  if (args.n_steps == 0 || args.n_replicates * args.n_slots == 0) return;
+  const std::size_t j = (args.n_rff + 31) / 32;
+  if (j <= 1) return launch_with<Real, 1>(args, stream);
+  if (j <= 2) return launch_with<Real, 2>(args, stream);
+  if (j <= 4) return launch_with<Real, 4>(args, stream);
+  if (j <= 8) return launch_with<Real, 8>(args, stream);
+  if (j <= 16) return launch_with<Real, 16>(args, stream);
+  if (j <= 32) return launch_with<Real, 32>(args, stream);
+  throw CudaError("CUDA backend: D = " + std::to_string(args.n_rff) + " exceeds the supported " +
+                  std::to_string(kMaxRff));
+}
+
+template void launch_advance_trajectories<float>(const TrajectoryArgs<float>&, cudaStream_t);
+template void launch_advance_trajectories<double>(const TrajectoryArgs<double>&, cudaStream_t);
+
+}  // namespace omkl::cuda

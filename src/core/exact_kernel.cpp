@@ -226,7 +226,7 @@ void KernelBank::evaluate(const SupportSet& support, const Eigen::VectorXd& x, d
   }
 }
 
-void KernelBank::diagonal(const Eigen::VectorXd& /*x*/, double x_norm2, double* out) const {
+void KernelBank::diagonal(double x_norm2, double* out) const {
   if (averaged_) {
     double sum = 0.0;
     for (const auto& k : kernels_) sum += kernel_diagonal(k, x_norm2);
@@ -259,8 +259,10 @@ KogdEnsemble::KogdEnsemble(KogdEnsembleConfig config, std::size_t n_features,
       scale_(bank_.n_outputs(), 1.0),
       norm2_(bank_.n_outputs(), 0.0),
       x_(static_cast<Eigen::Index>(n_features)),
+      xr_(static_cast<Eigen::Index>(n_features)),
       f_(bank_.n_outputs(), 0.0),
       kdiag_(bank_.n_outputs(), 0.0) {
+  if (config_.kernels.empty()) throw ConfigError("algorithm '" + config_.name + "': no kernels");
   if (config_.combination == Combination::Learned) weights_.reset(n_learners(), &config_.weights);
 }
 
@@ -318,11 +320,11 @@ void KogdEnsemble::step(const double* x, double y, double* predictions) {
   const std::size_t L = n_learners();
   ++t_;
   const double eta = rule.eta_at(t_);
-  const double c = 1.0 - rule.ridge_scale * eta * rule.lambda;
+  const double c = 1.0 - rule.shrink_scale * eta * rule.lambda;
 
   // Kernel weights use f_p and ‖f_p‖² of the iterate that made the prediction (spec §3.2 step 5).
   if (config_.combination == Combination::Learned) weights_.update(f_.data(), norm2_.data(), y);
-  if (config_.track_norms) bank_.diagonal(x_, x_norm2_, kdiag_.data());
+  if (config_.track_norms) bank_.diagonal(x_norm2_, kdiag_.data());
 
   support_.push_back(x_, x_norm2_);
   const std::size_t newest = support_.size() - 1;
@@ -339,11 +341,11 @@ void KogdEnsemble::step(const double* x, double y, double* predictions) {
   if (config_.budget > 0 && support_.size() > config_.budget) {
     if (config_.track_norms) {
       // ‖f − α_r κ(x_r, ·)‖² = ‖f‖² − 2α_r f(x_r) + α_r² κ(x_r, x_r), f including r (spec §5.4).
-      Eigen::VectorXd xr = Eigen::Map<const Eigen::VectorXd>(
-          support_.row(0), static_cast<Eigen::Index>(n_features_));
+      xr_ = Eigen::Map<const Eigen::VectorXd>(support_.row(0),
+                                              static_cast<Eigen::Index>(n_features_));
       const double xr_norm2 = support_.norm2(0);
-      bank_.evaluate(support_, xr, xr_norm2, k_);
-      bank_.diagonal(xr, xr_norm2, kdiag_.data());
+      bank_.evaluate(support_, xr_, xr_norm2, k_);
+      bank_.diagonal(xr_norm2, kdiag_.data());
       const auto n = static_cast<Eigen::Index>(support_.size());
       for (std::size_t p = 0; p < L; ++p) {
         const double alpha_r = coefficient(p, 0);
@@ -409,6 +411,8 @@ MForgetron::MForgetron(ForgetronConfig config, std::size_t n_features, std::size
       f_(config_.kernels.size(), 0.0),
       f_weights_(config_.kernels.size(), 0.0),
       zeros_(config_.kernels.size(), 0.0) {
+  if (config_.kernels.empty()) throw ConfigError("algorithm '" + config_.name + "': no kernels");
+  if (config_.budget == 0) throw ConfigError("algorithm '" + config_.name + "': budget must be >= 1");
   learners_.resize(config_.kernels.size());
   for (auto& learner : learners_) learner.support = SupportSet(n_features, 1, config_.budget, 0);
   weights_.reset(learners_.size(), &config_.weights);
@@ -559,40 +563,41 @@ KogdRule read_rule(ParamReader& params, const AlgoContext& context) {
   const bool reference = is_reference(context);
   KogdRule rule;
 
-  const bool eta_given = params.has("eta");
-  const double default_eta =
-      context.horizon > 0 ? 1.0 / std::sqrt(static_cast<double>(context.horizon)) : 0.0;
-  rule.eta = params.get_double("eta", default_eta,
-                               "coefficient step size η (default 1/sqrt(T), T = stream length)");
-  if (!eta_given && context.horizon == 0)
-    params.fail("eta", "has no default when the stream length is unknown");
-  if (!(rule.eta > 0.0)) params.fail("eta", "must be positive");
-
+  // Same names and defaults as the random-feature family (rf_ensemble.cpp), so one parameter
+  // string means the same thing for every method of a study.
   rule.schedule = params.get_choice("eta_schedule", "const", {"const", "inv_sqrt_t"},
-                                    "step schedule: η_t = η, or η/sqrt(t) with t 1-based") ==
-                          "inv_sqrt_t"
+                                    "coefficient step: eta, or eta/√t with t 1-based") == "inv_sqrt_t"
                       ? StepSchedule::InvSqrtT
                       : StepSchedule::Constant;
+  const bool eta_given = params.has("eta");
+  const double default_eta = rule.schedule == StepSchedule::InvSqrtT ? 1.0
+                             : context.horizon > 0
+                                 ? 1.0 / std::sqrt(static_cast<double>(context.horizon))
+                                 : 0.0;
+  rule.eta = params.get_double("eta", default_eta,
+                               "coefficient step size η (default 1/√T, or 1 with inv_sqrt_t)");
+  if (!eta_given && rule.schedule == StepSchedule::Constant && context.horizon == 0)
+    params.fail("eta", "has no default when the stream length is unknown; give eta=...");
+  if (!(rule.eta > 0.0)) params.fail("eta", "must be > 0");
 
   rule.lambda = params.get_double("lambda", regression ? 0.01 : 0.005,
-                                  "ridge weight λ (each step shrinks f by 1 − ridge_scale·η_t·λ)");
+                                  "ridge weight λ (each step shrinks f by 1 − shrink_scale·η_t·λ)");
   if (!(rule.lambda >= 0.0)) params.fail("lambda", "must be >= 0");
 
-  const std::string loss = params.get_choice(
+  rule.loss = parse_loss(params.get_choice(
       "loss", regression ? "squared" : "logistic",
-      {"squared", "logistic", "hinge", "squared_hinge", "absolute"}, "data loss C(f, y)");
-  rule.loss = parse_loss(loss);
+      {"squared", "logistic", "hinge", "squared_hinge", "absolute"}, "data loss C(f, y)"));
 
   // Profile R (spec Appendix A): regression divides both the step and the ridge by 10;
   // classification uses them as they are. Profile P: shrink 1 − 2ηλ, step −η ∂C/∂f.
   rule.step_scale = params.get_double(
-      "theta_step_scale", reference && regression ? 0.1 : 1.0,
+      "step_scale", reference && regression ? 0.1 : 1.0,
       "multiplier of the new coefficient −η_t·∂C/∂f (paper 1; reference: 1/10 regression, 1 classification)");
-  if (!(rule.step_scale > 0.0)) params.fail("theta_step_scale", "must be positive");
-  rule.ridge_scale = params.get_double(
-      "ridge_scale", reference ? (regression ? 0.1 : 1.0) : 2.0,
-      "multiplier of η_t·λ in the shrink (paper 2; reference: 1/10 regression, 1 classification)");
-  if (!(rule.ridge_scale >= 0.0)) params.fail("ridge_scale", "must be >= 0");
+  if (!(rule.step_scale > 0.0)) params.fail("step_scale", "must be > 0");
+  rule.shrink_scale = params.get_double(
+      "shrink_scale", reference ? (regression ? 0.1 : 1.0) : 2.0,
+      "multiplier of η_t·λ in the shrink 1 − s·η_t·λ (paper 2; reference: 1/10 regression, 1 classification)");
+  if (!(rule.shrink_scale >= 0.0)) params.fail("shrink_scale", "must be >= 0");
   return rule;
 }
 
@@ -609,10 +614,15 @@ Dictionary read_dictionary(ParamReader& params) {
   return dict;
 }
 
-double read_positive_base(ParamReader& params) {
-  const double beta = params.get_double("beta", 0.5, "base β of the multiplicative weight update w·β^loss");
-  if (!(beta > 0.0 && beta < 1.0)) params.fail("beta", "must lie in (0, 1)");
-  return beta;
+/// η_w, β and the loss scale of the multiplicative weight rules; read whatever the rule, as the
+/// random-feature family does, so that the same parameter string is accepted by both.
+void read_weight_steps(ParamReader& params, WeightConfig& w) {
+  w.eta_w = params.get_double("eta_w", 0.5, "kernel-weight step η_w in exp(−η_w·loss) (exp_eta)");
+  if (!(w.eta_w >= 0.0)) params.fail("eta_w", "must be >= 0");
+  w.beta = params.get_double("beta", 0.5, "base β of pow_beta / minmax / mistake rules");
+  if (!(w.beta > 0.0 && w.beta <= 1.0)) params.fail("beta", "must be in (0, 1]");
+  w.loss_scale = params.get_double("loss_scale", 1.0, "divides the loss before exp_eta / pow_beta");
+  if (!(w.loss_scale > 0.0)) params.fail("loss_scale", "must be > 0");
 }
 
 /// Kernel-weight rule of OMKL / OMKL-B (spec §5.4, §3.3): paper exp_eta with the regularised
@@ -624,21 +634,14 @@ WeightConfig read_weights(ParamReader& params, const AlgoContext& context, const
   w.rule = parse_weight_rule(params.get_choice("weight_rule", fallback,
                                                {"exp_eta", "pow_beta", "minmax", "mistake"},
                                                "kernel-weight rule"));
-  w.loss = rule.loss;
-  w.lambda = rule.lambda;
   if (w.rule == WeightRule::Mistake && regression)
     params.fail("weight_rule", "'mistake' needs labels ±1 (a classification stream)");
-  if (w.rule == WeightRule::ExpEta) {
-    w.eta_w = params.get_double("eta_w", 0.5, "kernel-weight step η_w in exp(−η_w·loss)");
-    if (!(w.eta_w >= 0.0)) params.fail("eta_w", "must be >= 0");
-  } else {
-    w.beta = read_positive_base(params);
-  }
-  if (w.rule == WeightRule::ExpEta || w.rule == WeightRule::PowBeta) {
-    w.weight_loss = parse_weight_loss(params.get_choice(
-        "weight_loss", "regularized_pre", {"regularized_pre", "data_only"},
-        "loss of the weight update: C(f_p, y) + λ‖f_p‖²_H before the step, or C only"));
-  }
+  w.weight_loss = parse_weight_loss(params.get_choice(
+      "weight_loss", "regularized_pre", {"regularized_pre", "data_only"},
+      "loss of the exp_eta / pow_beta update: C(f_p, y) + λ‖f_p‖²_H before the step, or C only"));
+  read_weight_steps(params, w);
+  w.loss = rule.loss;
+  w.lambda = rule.lambda;
   return w;
 }
 
@@ -759,12 +762,7 @@ std::unique_ptr<Algorithm> make_m_forgetron(ParamReader& params, const AlgoConte
   config.weight_loss = loss == "hinge" ? ForgetronWeightLoss::Hinge : ForgetronWeightLoss::Mistake;
   if (w.rule == WeightRule::Mistake && config.weight_loss == ForgetronWeightLoss::Hinge)
     params.fail("weight_loss", "'hinge' needs weight_rule=exp_eta or pow_beta");
-  if (w.rule == WeightRule::ExpEta) {
-    w.eta_w = params.get_double("eta_w", 0.5, "kernel-weight step η_w in exp(−η_w·loss)");
-    if (!(w.eta_w >= 0.0)) params.fail("eta_w", "must be >= 0");
-  } else {
-    w.beta = read_positive_base(params);
-  }
+  read_weight_steps(params, w);
   w.loss = LossKind::Hinge;  // the indicator is passed as a hinge loss (see MForgetron::step)
   w.weight_loss = WeightLoss::DataOnly;
   w.lambda = 0.0;            // the Forgetron has no ridge (spec §5.6)

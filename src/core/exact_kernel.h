@@ -31,15 +31,15 @@ using RowMatrixXd = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen:
 enum class StepSchedule { Constant, InvSqrtT };
 
 /// The coefficient rule of exact-kernel online gradient descent (spec §5.1). After y_t:
-/// shrink every α by c_t = 1 − ridge_scale·η_t·λ, then add α_t = −step_scale·η_t·∂C/∂f(f_t, y_t).
-/// Profile P: ridge_scale = 2, step_scale = 1; Profile R regression: 1/10 and 1/10; Profile R
-/// classification: 1 and 1 (Appendix D, theta_step_scale / ridge_scale).
+/// shrink every α by c_t = 1 − shrink_scale·η_t·λ, then add α_t = −step_scale·η_t·∂C/∂f(f_t, y_t).
+/// Profile P: shrink_scale = 2, step_scale = 1; Profile R regression: 1/10 and 1/10; Profile R
+/// classification: 1 and 1 (spec Appendix D; parameters shrink_scale and step_scale).
 struct KogdRule {
   LossKind loss = LossKind::Squared;
   double eta = 0.1;
   StepSchedule schedule = StepSchedule::Constant;
   double lambda = 0.0;
-  double ridge_scale = 2.0;
+  double shrink_scale = 2.0;
   double step_scale = 1.0;
 
   double eta_at(std::uint64_t t) const;
@@ -126,8 +126,8 @@ class KernelBank {
   /// it is too small; rows past support.size() are left as they are.
   void evaluate(const SupportSet& support, const Eigen::VectorXd& x, double x_norm2,
                 Eigen::MatrixXd& out, int only = -1);
-  /// κ_j(x, x) for every output j.
-  void diagonal(const Eigen::VectorXd& x, double x_norm2, double* out) const;
+  /// κ_j(x, x) for every output j (every kernel here depends on x only through ‖x‖²).
+  void diagonal(double x_norm2, double* out) const;
   /// κ_j(a, b) through KernelSpec::evaluate (coordinate form; tests compare against it).
   double value(std::size_t output, const double* a, const double* b, std::size_t n_features) const;
 
@@ -207,7 +207,7 @@ class KogdEnsemble final : public Algorithm {
   KernelWeights weights_;
   std::uint64_t t_ = 0;         // steps learned so far
   // scratch
-  Eigen::VectorXd x_;
+  Eigen::VectorXd x_, xr_;
   double x_norm2_ = 0.0;
   Eigen::MatrixXd k_;
   std::vector<double> f_, kdiag_;

@@ -63,7 +63,14 @@ std::string describe_algorithm(const std::string& name) {
   context.n_features = 2;
   context.horizon = 16;
   detail::ParamReader reader(name, {});
-  info.make(reader, context);
+  try {
+    info.make(reader, context);
+  } catch (const ConfigError&) {
+    // Classification-only algorithms reject the regression probe; describe them as such.
+    context.task = Task::Classification;
+    reader = detail::ParamReader(name, {});
+    info.make(reader, context);
+  }
   return info.name + ": " + info.summary + "\n" + reader.describe();
 }
 

@@ -51,6 +51,8 @@ RfEnsembleConfig read_rf_ensemble_config(ParamReader& params, const AlgoContext&
   c.weights.loss_scale = params.get_double("loss_scale", 1.0, "divides ℓ before the weight update");
   if (c.weights.loss_scale <= 0) params.fail("loss_scale", "must be > 0");
   if (c.weights.beta <= 0 || c.weights.beta > 1) params.fail("beta", "must be in (0, 1]");
+  c.single_precision = params.get_choice("precision", "double", {"double", "float"},
+                                         "arithmetic of the θ trajectories (float: CUDA only)") == "float";
   c.weights.loss = c.loss;
   c.weights.lambda = c.lambda;
   return c;
@@ -82,6 +84,7 @@ std::unique_ptr<RfBackend> make_rf_ensemble_backend(const RfEnsembleConfig& conf
   problem.slot_kernel = std::move(slot_kernel);
   problem.feature_scale = config.feature_scale;
   problem.loss = config.loss;
+  problem.single_precision = config.single_precision;
   problem.need_norm2 = (config.weights.rule == WeightRule::ExpEta ||
                         config.weights.rule == WeightRule::PowBeta) &&
                        config.weights.weight_loss == WeightLoss::RegularizedPre;

@@ -27,6 +27,7 @@ struct RfEnsembleConfig {
   double step_scale = 1.0;    // θ step multiplier (reference regression: 1/10)
   double shrink_scale = 2.0;  // multiplier of ηλ in the shrink (paper: 2, reference: 1/10 or 1)
   WeightConfig weights;
+  bool single_precision = false;  // float trajectories on the GPU
 };
 
 /// Reads the shared parameters. `default_dictionary` is the family's preset, `default_lambda`

@@ -131,6 +131,8 @@ class CpuRfBackend final : public RfBackend {
 }  // namespace
 
 std::unique_ptr<RfBackend> make_cpu_rf_backend(const RfProblem& problem) {
+  if (problem.single_precision)
+    throw ConfigError("precision=float is only available on the CUDA backend (the CPU computes in double)");
   return std::make_unique<CpuRfBackend>(problem);
 }
 

@@ -1,1 +1,210 @@
-// placeholder, written in this session
+/// @file cuda_rf_backend.cu
+/// @brief The CUDA implementation of RfBackend.
+///
+/// advance(): the projections V x_t of a window of samples for every replicate and kernel are
+/// one cuBLAS GEMM (look-ahead: they do not depend on learned state); one fused launch then
+/// advances every (replicate, slot) trajectory through the window (kernels/rf_kernels.cu); the
+/// per-step predictions come back in one pinned copy. Frequencies and θ stay on the device.
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "core/rf_backend.h"
+#include "cuda/cuda_check.h"
+#include "cuda/device_buffer.h"
+#include "kernels/rf_kernels.cuh"
+
+namespace omkl::detail::cuda {
+
+using omkl::cuda::CudaContext;
+using omkl::cuda::DeviceBuffer;
+using omkl::cuda::DeviceSchedule;
+using omkl::cuda::PinnedBuffer;
+using omkl::cuda::TrajectoryArgs;
+
+namespace {
+
+// Projection scratch is bounded so that 1000 replicates × 76 kernels still fit comfortably.
+constexpr std::size_t kProjectionBudgetBytes = std::size_t{512} << 20;
+constexpr std::size_t kMaxWindow = 4096;
+
+cublasStatus_t gemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
+                    const double* alpha, const double* a, int lda, const double* b, int ldb,
+                    const double* beta, double* c, int ldc) {
+  return cublasDgemm(h, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+cublasStatus_t gemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
+                    const float* alpha, const float* a, int lda, const float* b, int ldb,
+                    const float* beta, float* c, int ldc) {
+  return cublasSgemm(h, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+template <typename Real>
+class CudaRfBackend final : public RfBackend {
+ public:
+  explicit CudaRfBackend(const RfProblem& problem) : RfBackend(problem) {
+    const auto& p = problem_;
+    if (p.n_rff > omkl::cuda::kMaxRff)
+      throw CudaError("CUDA backend: D = " + std::to_string(p.n_rff) + " exceeds the supported " +
+                      std::to_string(omkl::cuda::kMaxRff));
+    const cudaStream_t stream = context_.stream();
+    for (auto* b : {&frequencies_, &theta_, &projections_, &x_, &y_, &f_, &norm2_}) b->set_stream(stream);
+    schedules_.set_stream(stream);
+    host_frequencies_.assign(p.n_replicates * p.n_kernels * p.n_rff * p.n_features, 0.0);
+    frequencies_.resize(host_frequencies_.size());
+    frequencies_.zero();
+    theta_.resize(p.n_replicates * p.n_slots() * p.theta_size());
+    theta_.zero();
+    frequencies_dirty_ = true;
+  }
+
+  void set_frequencies(std::size_t r, std::size_t kernel, const double* V) override {
+    const std::size_t block = problem_.n_rff * problem_.n_features;
+    std::memcpy(host_frequencies_.data() + (r * problem_.n_kernels + kernel) * block, V, block * sizeof(double));
+    frequencies_dirty_ = true;
+  }
+
+  void get_frequencies(std::size_t r, std::size_t kernel, double* V) const override {
+    const std::size_t block = problem_.n_rff * problem_.n_features;
+    std::memcpy(V, host_frequencies_.data() + (r * problem_.n_kernels + kernel) * block, block * sizeof(double));
+  }
+
+  void advance(const double* x, const double* y, std::size_t n_steps, std::int64_t t0,
+               const std::vector<SlotSchedule>& schedules, double* f, double* norm2) override {
+    run(x, y, n_steps, t0, schedules, f, norm2, true);
+  }
+
+  void predict(const double* x, std::int64_t t, const std::vector<SlotSchedule>& schedules,
+               double* f) override {
+    const double zero = 0.0;
+    run(x, &zero, 1, t, schedules, f, nullptr, false);
+  }
+
+  void get_theta(std::size_t r, std::size_t slot, double* out) const override {
+    const std::size_t n = problem_.theta_size();
+    std::vector<Real> host(n);
+    theta_.copy_to_host(host.data(), n, (r * problem_.n_slots() + slot) * n);
+    context_.synchronize();
+    std::copy(host.begin(), host.end(), out);
+  }
+
+  void set_theta(std::size_t r, std::size_t slot, const double* in) override {
+    const std::size_t n = problem_.theta_size();
+    std::vector<Real> host(in, in + n);
+    theta_.copy_from_host(host.data(), n, (r * problem_.n_slots() + slot) * n);
+    context_.synchronize();  // `host` dies here
+  }
+
+ private:
+  void upload_frequencies() {
+    if (!frequencies_dirty_) return;
+    std::vector<Real> converted(host_frequencies_.begin(), host_frequencies_.end());
+    frequencies_.copy_from_host(converted.data(), converted.size());
+    context_.synchronize();
+    frequencies_dirty_ = false;
+  }
+
+  void upload_schedules(const std::vector<SlotSchedule>& schedules) {
+    if (schedules.size() != problem_.n_slots())
+      throw Error("CUDA backend: " + std::to_string(schedules.size()) + " schedules for " +
+                  std::to_string(problem_.n_slots()) + " slots");
+    bool same = schedules.size() == cached_schedules_.size();
+    for (std::size_t s = 0; same && s < schedules.size(); ++s) {
+      const SlotSchedule &a = schedules[s], &b = cached_schedules_[s];
+      same = a.eta == b.eta && a.inv_sqrt_t == b.inv_sqrt_t && a.step_scale == b.step_scale &&
+             a.shrink_scale == b.shrink_scale && a.lambda == b.lambda && a.active_from == b.active_from &&
+             a.reset_period == b.reset_period;
+    }
+    if (same) return;
+    std::vector<DeviceSchedule> device(schedules.size());
+    for (std::size_t s = 0; s < schedules.size(); ++s) {
+      const SlotSchedule& h = schedules[s];
+      device[s] = {h.eta,         h.step_scale,   h.shrink_scale,
+                   h.lambda,      h.active_from,  h.reset_period,
+                   h.inv_sqrt_t ? 1 : 0, problem_.slot_kernel[s]};
+    }
+    schedules_.resize(device.size());
+    schedules_.copy_from_host(device.data(), device.size());
+    context_.synchronize();
+    cached_schedules_ = schedules;
+  }
+
+  void run(const double* x, const double* y, std::size_t n_steps, std::int64_t t0,
+           const std::vector<SlotSchedule>& schedules, double* f, double* norm2, bool update) {
+    const auto& p = problem_;
+    upload_frequencies();
+    upload_schedules(schedules);
+    const std::size_t M = p.n_replicates * p.n_kernels * p.n_rff;  // projections per sample
+    const std::size_t S = p.n_slots(), R = p.n_replicates, d = p.n_features;
+    const std::size_t window = std::max<std::size_t>(
+        1, std::min({kMaxWindow, n_steps, kProjectionBudgetBytes / (M * sizeof(Real))}));
+    const bool want_norm2 = norm2 != nullptr;
+    projections_.resize(window * M);
+    x_.resize(window * d);
+    y_.resize(window);
+    f_.resize(window * R * S);
+    if (want_norm2) norm2_.resize(window * R * S);
+    staging_in_.resize(window * (d + 1));
+    staging_out_.resize(window * R * S * (want_norm2 ? 2 : 1));
+    const Real one = 1, zero = 0;
+    for (std::size_t start = 0; start < n_steps; start += window) {
+      const std::size_t m = std::min(window, n_steps - start);
+      Real* in = staging_in_.data();
+      for (std::size_t i = 0; i < m * d; ++i) in[i] = static_cast<Real>(x[start * d + i]);
+      for (std::size_t i = 0; i < m; ++i) in[m * d + i] = static_cast<Real>(y[start + i]);
+      x_.copy_from_host(in, m * d);
+      y_.copy_from_host(in + m * d, m);
+      // projections (M × m, column-major) = Vᵀ-stack (d × M)ᵀ · X (d × m)
+      OMKL_CUBLAS_CHECK(gemm(context_.cublas(), CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(M),
+                             static_cast<int>(m), static_cast<int>(d), &one, frequencies_.data(),
+                             static_cast<int>(d), x_.data(), static_cast<int>(d), &zero,
+                             projections_.data(), static_cast<int>(M)));
+      TrajectoryArgs<Real> args{projections_.data(), y_.data(), theta_.data(), schedules_.data(),
+                                f_.data(), want_norm2 ? norm2_.data() : nullptr, m, R, S,
+                                p.n_kernels, p.n_rff, static_cast<long long>(t0 + start),
+                                static_cast<Real>(p.feature_scale), static_cast<int>(p.loss), update};
+      omkl::cuda::launch_advance_trajectories(args, context_.stream());
+      Real* out = staging_out_.data();
+      f_.copy_to_host(out, m * R * S);
+      if (want_norm2) norm2_.copy_to_host(out + m * R * S, m * R * S);
+      context_.synchronize();
+      std::copy(out, out + m * R * S, f + start * R * S);
+      if (want_norm2) std::copy(out + m * R * S, out + 2 * m * R * S, norm2 + start * R * S);
+    }
+  }
+
+  // Declared first so that it is destroyed last, after every buffer that uses its stream.
+  CudaContext context_;
+  DeviceBuffer<Real> frequencies_, theta_, projections_, x_, y_, f_, norm2_;
+  DeviceBuffer<DeviceSchedule> schedules_;
+  PinnedBuffer<Real> staging_in_, staging_out_;
+  std::vector<double> host_frequencies_;  // exact double copy (checkpoints, float mode)
+  std::vector<SlotSchedule> cached_schedules_;
+  bool frequencies_dirty_ = true;
+};
+
+}  // namespace
+
+bool device_available() {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
+    cudaGetLastError();  // clear the sticky error of a failed probe
+    return false;
+  }
+  return true;
+}
+
+std::unique_ptr<RfBackend> make_cuda_rf_backend(const RfProblem& problem) {
+  int count = 0;
+  const cudaError_t status = cudaGetDeviceCount(&count);
+  if (status != cudaSuccess || count == 0) {
+    cudaGetLastError();
+    throw CudaError(std::string("--backend cuda: no usable CUDA device (") +
+                    (status != cudaSuccess ? cudaGetErrorString(status) : "no device found") + ")");
+  }
+  if (problem.single_precision) return std::make_unique<CudaRfBackend<float>>(problem);
+  return std::make_unique<CudaRfBackend<double>>(problem);
+}
+
+}  // namespace omkl::detail::cuda

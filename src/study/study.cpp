@@ -223,6 +223,7 @@ StudyResult run_study(const StudyConfig& config, const Dataset& data) {
     probe.task = data.task;
     probe.profile = cfg.profile;
     probe.horizon = data.n_samples;
+    probe.backend = cfg.backend;  // a backend-specific option (precision=float) must validate
     Cell cell{spec, cell_key(spec, cfg, data, checksum), {}, true, false, {}};
     cell.randomized =
         detail::make_algorithm(spec.name, spec.params, preset ? preset->defaults : decltype(preset->defaults){},
@@ -262,8 +263,13 @@ StudyResult run_study(const StudyConfig& config, const Dataset& data) {
   }
   std::size_t total_replicates = 0;
   for (const Task& task : tasks) total_replicates += task.count;
-  // Only now, with every algorithm validated, does anything appear in out_dir.
-  if (!cell_dir.empty()) fs::create_directories(cell_dir);
+  // Only now, with every algorithm validated, does anything appear in out_dir; if the run then
+  // fails, what it created and left empty is removed again.
+  std::vector<fs::path> created;
+  if (!cell_dir.empty()) {
+    for (fs::path p = cell_dir; !p.empty() && !fs::exists(p); p = p.parent_path()) created.push_back(p);
+    fs::create_directories(cell_dir);
+  }
   std::vector<std::vector<ReplicateRun>> runs(cells.size());
   for (std::size_t c = 0; c < cells.size(); ++c)
     runs[c].resize(cells[c].randomized ? cfg.n_seeds : 1);
@@ -304,7 +310,11 @@ StudyResult run_study(const StudyConfig& config, const Dataset& data) {
   for (std::size_t k = 1; k < n_threads; ++k) pool.emplace_back(worker);
   worker();
   for (auto& th : pool) th.join();
-  if (error) std::rethrow_exception(error);
+  if (error) {
+    std::error_code ignored;
+    for (const auto& p : created) fs::remove(p, ignored);  // removes only empty directories
+    std::rethrow_exception(error);
+  }
 
   for (std::size_t c = 0; c < cells.size(); ++c) {
     Cell& cell = cells[c];

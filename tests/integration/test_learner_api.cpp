@@ -1,1 +1,339 @@
+// The public Learner API end to end: block vs step-by-step equivalence, side-effect-free
+// predict(), checkpoints that resume bit for bit, damaged checkpoints, input validation,
+// seeding, and atomic checkpoint writes.
 #include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "common/test_helpers.h"
+#include "omkl/algorithm.h"
+#include "omkl/error.h"
+#include "omkl/learner.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using omkl::Dataset;
+using omkl::Learner;
+using omkl::Profile;
+using omkl::Task;
+
+constexpr std::size_t kSamples = 600;
+constexpr std::size_t kFeatures = 4;
+
+struct Case {
+  std::string algo;
+  Profile profile;
+  Task task;
+};
+
+std::string describe(const Case& c) {
+  return c.algo + " / " + omkl::to_string(c.profile) + " / " + omkl::to_string(c.task);
+}
+
+std::vector<Case> all_cases() {
+  std::vector<Case> cases;
+  for (const std::string algo : {"raker:D=8", "adaraker:D=8"})
+    for (const Profile profile : {Profile::Paper, Profile::Reference})
+      for (const Task task : {Task::Regression, Task::Classification}) cases.push_back({algo, profile, task});
+  return cases;
+}
+
+Learner make(const Case& c, const Dataset& data, std::uint64_t seed = 5, std::uint64_t replicate = 0) {
+  omkl::LearnerContext context;
+  context.n_features = data.n_features;
+  context.task = data.task;
+  context.profile = c.profile;
+  context.seed = seed;
+  context.replicate = replicate;
+  context.horizon = data.n_samples;
+  return omkl::make_learner(omkl::parse_algorithm_spec(c.algo), context);
+}
+
+bool same_bits(const std::vector<double>& a, const std::vector<double>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;
+}
+
+// Index of the first differing element, for messages.
+std::string first_difference(const std::vector<double>& a, const std::vector<double>& b) {
+  if (a.size() != b.size()) return "sizes " + std::to_string(a.size()) + " vs " + std::to_string(b.size());
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (std::memcmp(&a[i], &b[i], sizeof(double)) != 0) {
+      std::ostringstream s;
+      s.precision(17);
+      s << "first difference at " << i << ": " << a[i] << " vs " << b[i];
+      return s.str();
+    }
+  return "identical";
+}
+
+std::vector<double> run_block(Learner& learner, const Dataset& data, std::size_t begin, std::size_t end) {
+  std::vector<double> p(end - begin);
+  learner.partial_fit_block(data.row(begin), data.y.data() + begin, end - begin, p.data());
+  return p;
+}
+
+std::vector<double> run_steps(Learner& learner, const Dataset& data, std::size_t begin, std::size_t end) {
+  std::vector<double> p;
+  for (std::size_t t = begin; t < end; ++t) p.push_back(learner.partial_fit(data.row(t), data.y[t]));
+  return p;
+}
+
+std::string read_bytes(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+void write_bytes(const fs::path& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+}
+
+// Runs f; expects an InputError and returns its message ("" and a failure otherwise).
+std::string input_error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const omkl::InputError& e) {
+    return e.what();
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "expected InputError, got another exception: " << e.what();
+    return "";
+  }
+  ADD_FAILURE() << "expected InputError, nothing was thrown";
+  return "";
+}
+
+class LearnerApiTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ = fs::path(::testing::TempDir()) /
+           ("omkl_learner_api_" + std::to_string(::getpid()) + "_" + info->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  // A learner halfway through a regression stream, saved to a checkpoint.
+  fs::path saved_checkpoint(const Dataset& data) {
+    Learner learner = make({"raker:D=8", Profile::Paper, Task::Regression}, data);
+    run_block(learner, data, 0, data.n_samples / 2);
+    const fs::path path = dir_ / "model.ckpt";
+    learner.save(path.string());
+    return path;
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(LearnerApiTest, StepByStepEqualsBlockBitForBit) {
+  for (const Case& c : all_cases()) {
+    const Dataset data = omkl::test::random_stream(kSamples, kFeatures, c.task);
+    Learner one = make(c, data);
+    Learner block = make(c, data);
+    const std::vector<double> a = run_steps(one, data, 0, data.n_samples);
+    const std::vector<double> b = run_block(block, data, 0, data.n_samples);
+    EXPECT_TRUE(same_bits(a, b)) << describe(c) << ": " << first_difference(a, b);
+    EXPECT_EQ(one.n_seen(), static_cast<std::int64_t>(kSamples));
+    EXPECT_EQ(block.n_seen(), static_cast<std::int64_t>(kSamples));
+    // Blocks of odd sizes (crossing any internal window) give the same numbers too.
+    Learner pieces = make(c, data);
+    std::vector<double> d;
+    for (std::size_t begin = 0, size = 1; begin < data.n_samples; begin += size, size = size * 3 + 1) {
+      const std::size_t end = std::min(data.n_samples, begin + size);
+      const auto p = run_block(pieces, data, begin, end);
+      d.insert(d.end(), p.begin(), p.end());
+    }
+    EXPECT_TRUE(same_bits(a, d)) << describe(c) << " (uneven blocks): " << first_difference(a, d);
+    for (double v : a) ASSERT_TRUE(std::isfinite(v)) << describe(c);
+  }
+}
+
+TEST_F(LearnerApiTest, PredictDoesNotChangeTheState) {
+  for (const Case& c : all_cases()) {
+    const Dataset data = omkl::test::random_stream(kSamples, kFeatures, c.task);
+    const std::size_t half = data.n_samples / 2;
+    Learner plain = make(c, data);
+    Learner probed = make(c, data);
+    run_block(plain, data, 0, half);
+    run_block(probed, data, 0, half);
+    // Many predictions on samples of the past and the future, through both overloads.
+    std::vector<double> first_round;
+    for (std::size_t t = 0; t < data.n_samples; t += 7) first_round.push_back(probed.predict(data.row(t)));
+    std::vector<double> second_round;
+    for (std::size_t t = 0; t < data.n_samples; t += 7) {
+      const std::vector<double> x(data.row(t), data.row(t) + data.n_features);
+      second_round.push_back(probed.predict(x));
+    }
+    EXPECT_TRUE(same_bits(first_round, second_round))
+        << describe(c) << ": predict() is not repeatable: " << first_difference(first_round, second_round);
+    EXPECT_EQ(probed.n_seen(), plain.n_seen());
+    const double expected_next = plain.predict(data.row(half));
+    EXPECT_EQ(probed.predict(data.row(half)), expected_next) << describe(c);
+    const std::vector<double> a = run_steps(plain, data, half, data.n_samples);
+    const std::vector<double> b = run_steps(probed, data, half, data.n_samples);
+    EXPECT_TRUE(same_bits(a, b)) << describe(c) << ": " << first_difference(a, b);
+    EXPECT_EQ(a.front(), expected_next) << describe(c) << ": partial_fit returns the prediction before the update";
+
+    // A predict() before every step, from the very first one (interval starts included), changes
+    // nothing either, and equals the prediction partial_fit then returns.
+    Learner reference = make(c, data);
+    Learner asked = make(c, data);
+    const std::vector<double> expected = run_block(reference, data, 0, data.n_samples);
+    std::vector<double> got, asked_first;
+    for (std::size_t t = 0; t < data.n_samples; ++t) {
+      asked_first.push_back(asked.predict(data.row(t)));
+      got.push_back(asked.partial_fit(data.row(t), data.y[t]));
+    }
+    EXPECT_TRUE(same_bits(expected, got)) << describe(c) << ": " << first_difference(expected, got);
+    EXPECT_TRUE(same_bits(expected, asked_first))
+        << describe(c) << ": predict() differs from partial_fit's prediction: "
+        << first_difference(expected, asked_first);
+  }
+}
+
+TEST_F(LearnerApiTest, SaveLoadContinuesBitForBit) {
+  for (const Case& c : all_cases()) {
+    const Dataset data = omkl::test::random_stream(kSamples, kFeatures, c.task);
+    Learner straight = make(c, data);
+    const std::vector<double> expected = run_block(straight, data, 0, data.n_samples);
+    // T/2 (+1: an odd split), and the edges: before any sample, after one, at an interval start.
+    for (const std::size_t half : {data.n_samples / 2 + 1, std::size_t{0}, std::size_t{1}, std::size_t{256}}) {
+      SCOPED_TRACE("saved after " + std::to_string(half) + " samples");
+      Learner first = make(c, data);
+      const std::vector<double> before = run_block(first, data, 0, half);
+      const fs::path path = dir_ / "learner.ckpt";
+      first.save(path.string());
+      Learner resumed = Learner::load(path.string());
+      EXPECT_EQ(resumed.n_seen(), static_cast<std::int64_t>(half)) << describe(c);
+      EXPECT_EQ(resumed.n_features(), data.n_features);
+      EXPECT_EQ(resumed.task(), data.task);
+      EXPECT_EQ(resumed.spec(), first.spec());
+      EXPECT_EQ(resumed.predict(data.row(half)), first.predict(data.row(half))) << describe(c);
+
+      std::vector<double> got = before;
+      const std::vector<double> after = run_block(resumed, data, half, data.n_samples);
+      got.insert(got.end(), after.begin(), after.end());
+      EXPECT_TRUE(same_bits(expected, got)) << describe(c) << ": " << first_difference(expected, got);
+
+      // The original learner, continued without the round trip, agrees as well.
+      const std::vector<double> original_after = run_steps(first, data, half, data.n_samples);
+      EXPECT_TRUE(same_bits(after, original_after)) << describe(c) << ": " << first_difference(after, original_after);
+
+      // Saving the restored learner at the end and loading again still predicts the same.
+      const fs::path end_path = dir_ / "end.ckpt";
+      resumed.save(end_path.string());
+      Learner reloaded = Learner::load(end_path.string());
+      EXPECT_EQ(reloaded.n_seen(), static_cast<std::int64_t>(data.n_samples));
+      EXPECT_EQ(reloaded.predict(data.row(3)), first.predict(data.row(3))) << describe(c);
+    }
+  }
+}
+
+TEST_F(LearnerApiTest, CorruptedCheckpointIsRejectedByChecksum) {
+  const Dataset data = omkl::test::random_stream(200, kFeatures, Task::Regression);
+  const fs::path path = saved_checkpoint(data);
+  std::string bytes = read_bytes(path);
+  ASSERT_GT(bytes.size(), 64u);
+  for (const std::size_t offset : {bytes.size() / 2, bytes.size() - 12, std::size_t{40}}) {
+    std::string damaged = bytes;
+    damaged[offset] = static_cast<char>(damaged[offset] ^ 0x5a);
+    const fs::path bad = dir_ / ("damaged_" + std::to_string(offset) + ".ckpt");
+    write_bytes(bad, damaged);
+    const std::string msg = input_error_of([&] { Learner::load(bad.string()); });
+    EXPECT_NE(msg.find("checksum"), std::string::npos) << "byte " << offset << ": " << msg;
+    EXPECT_NE(msg.find(bad.string()), std::string::npos) << msg;
+  }
+  // The intact file still loads.
+  EXPECT_NO_THROW(Learner::load(path.string()));
+}
+
+TEST_F(LearnerApiTest, TruncatedCheckpointIsRejected) {
+  const Dataset data = omkl::test::random_stream(200, kFeatures, Task::Regression);
+  const fs::path path = saved_checkpoint(data);
+  const std::string bytes = read_bytes(path);
+  for (const std::size_t keep : {std::size_t{0}, std::size_t{5}, std::size_t{30}, bytes.size() / 2,
+                                 bytes.size() - 1}) {
+    const fs::path bad = dir_ / ("truncated_" + std::to_string(keep) + ".ckpt");
+    write_bytes(bad, bytes.substr(0, keep));
+    const std::string msg = input_error_of([&] { Learner::load(bad.string()); });
+    EXPECT_NE(msg.find(bad.string()), std::string::npos) << "kept " << keep << ": " << msg;
+  }
+  // Trailing garbage is rejected too.
+  const fs::path padded = dir_ / "padded.ckpt";
+  write_bytes(padded, bytes + "xyz");
+  input_error_of([&] { Learner::load(padded.string()); });
+}
+
+TEST_F(LearnerApiTest, MissingCheckpointNamesThePath) {
+  const fs::path missing = dir_ / "no_such_dir" / "absent.ckpt";
+  const std::string msg = input_error_of([&] { Learner::load(missing.string()); });
+  EXPECT_NE(msg.find(missing.string()), std::string::npos) << msg;
+}
+
+TEST_F(LearnerApiTest, WrongFeatureCountIsAnInputError) {
+  const Dataset data = omkl::test::random_stream(100, kFeatures, Task::Regression);
+  Learner learner = make({"raker:D=8", Profile::Paper, Task::Regression}, data);
+  run_block(learner, data, 0, 10);
+  const double before = learner.predict(data.row(10));
+  for (const std::size_t n : {kFeatures - 1, kFeatures + 1, std::size_t{0}}) {
+    const std::vector<double> x(n, 0.5);
+    std::string msg = input_error_of([&] { learner.predict(x); });
+    EXPECT_NE(msg.find(std::to_string(n)), std::string::npos) << msg;
+    msg = input_error_of([&] { learner.partial_fit(x, 0.5); });
+    EXPECT_NE(msg.find(std::to_string(kFeatures)), std::string::npos) << msg;
+  }
+  EXPECT_EQ(learner.n_seen(), 10) << "a rejected sample is not consumed";
+  EXPECT_EQ(learner.predict(data.row(10)), before) << "a rejected sample does not change the state";
+}
+
+TEST_F(LearnerApiTest, SeedAndReplicateDetermineTheNumbers) {
+  const Dataset data = omkl::test::random_stream(300, kFeatures, Task::Regression);
+  for (const std::string algo : {"raker:D=8", "adaraker:D=8", "rf-ogd:D=8"}) {
+    const Case c{algo, Profile::Paper, Task::Regression};
+    Learner a = make(c, data, 9, 0), b = make(c, data, 9, 0);
+    Learner other_replicate = make(c, data, 9, 1), other_seed = make(c, data, 10, 0);
+    const auto pa = run_block(a, data, 0, data.n_samples);
+    const auto pb = run_block(b, data, 0, data.n_samples);
+    const auto pr = run_block(other_replicate, data, 0, data.n_samples);
+    const auto ps = run_block(other_seed, data, 0, data.n_samples);
+    EXPECT_TRUE(same_bits(pa, pb)) << algo << ": " << first_difference(pa, pb);
+    EXPECT_FALSE(same_bits(pa, pr)) << algo << ": replicate 1 repeats replicate 0";
+    EXPECT_FALSE(same_bits(pa, ps)) << algo << ": seed 10 repeats seed 9";
+  }
+}
+
+TEST_F(LearnerApiTest, CheckpointWritesAreAtomic) {
+  const Dataset data = omkl::test::random_stream(200, kFeatures, Task::Regression);
+  Learner learner = make({"adaraker:D=8", Profile::Paper, Task::Regression}, data);
+  const fs::path path = dir_ / "model.ckpt";
+  run_block(learner, data, 0, 50);
+  learner.save(path.string());
+  run_block(learner, data, 50, 100);
+  learner.save(path.string());  // overwrite in place
+  std::vector<std::string> names;
+  for (const auto& entry : fs::directory_iterator(dir_)) names.push_back(entry.path().filename().string());
+  ASSERT_EQ(names.size(), 1u) << "leftover files next to the checkpoint, e.g. " << names.back();
+  EXPECT_EQ(names[0], "model.ckpt");
+  EXPECT_EQ(Learner::load(path.string()).n_seen(), 100);
+
+  // A failed save (missing directory) throws InputError naming the path and leaves nothing.
+  const fs::path impossible = dir_ / "missing_dir" / "model.ckpt";
+  const std::string msg = input_error_of([&] { learner.save(impossible.string()); });
+  EXPECT_NE(msg.find(impossible.string()), std::string::npos) << msg;
+  names.clear();
+  for (const auto& entry : fs::directory_iterator(dir_)) names.push_back(entry.path().filename().string());
+  EXPECT_EQ(names.size(), 1u);
+}
+
+}  // namespace

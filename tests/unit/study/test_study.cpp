@@ -1,1 +1,386 @@
+// Study runner: the output contract of ARCHITECTURE.md (summary.json, curves.csv), metrics that
+// equal a direct Learner run, determinism across threads and runs, the cell cache, validation
+// before anything is written, and the first-error-is-one convention of the reference profile.
 #include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "common/test_helpers.h"
+#include "omkl/algorithm.h"
+#include "omkl/error.h"
+#include "omkl/learner.h"
+#include "omkl/study.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+using omkl::AlgorithmResult;
+using omkl::Dataset;
+using omkl::Profile;
+using omkl::StudyConfig;
+using omkl::StudyResult;
+using omkl::Task;
+
+constexpr std::size_t kSamples = 400;
+constexpr std::size_t kFeatures = 3;
+constexpr std::uint64_t kBaseSeed = 11;
+
+class StudyTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ = fs::path(::testing::TempDir()) /
+           ("omkl_study_" + std::to_string(::getpid()) + "_" + info->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  static StudyConfig config(const std::vector<std::string>& algos, std::size_t seeds = 3,
+                            Profile profile = Profile::Paper) {
+    StudyConfig c;
+    for (const auto& a : algos) c.algorithms.push_back(omkl::parse_algorithm_spec(a));
+    c.n_seeds = seeds;
+    c.base_seed = kBaseSeed;
+    c.profile = profile;
+    c.threads = 2;
+    c.curve_points = 20;
+    return c;
+  }
+
+  // Predictions of a Learner built as the study builds replicate r.
+  static std::vector<double> learner_predictions(const std::string& algo, const Dataset& data,
+                                                 Profile profile, std::uint64_t replicate) {
+    omkl::LearnerContext context;
+    context.n_features = data.n_features;
+    context.task = data.task;
+    context.profile = profile;
+    context.seed = kBaseSeed;
+    context.replicate = replicate;
+    context.horizon = data.n_samples;
+    omkl::Learner learner = omkl::make_learner(omkl::parse_algorithm_spec(algo), context);
+    std::vector<double> p(data.n_samples);
+    learner.partial_fit_block(data.x.data(), data.y.data(), data.n_samples, p.data());
+    return p;
+  }
+
+  static std::string read_text(const fs::path& path) {
+    std::ifstream in(path);
+    std::ostringstream s;
+    s << in.rdbuf();
+    return s.str();
+  }
+
+  fs::path dir_;
+};
+
+// Mean over the vector in index order, as the study averages seeds.
+double mean_of(const std::vector<double>& v) {
+  double s = 0.0;
+  for (double x : v) s += x;
+  return s / static_cast<double>(v.size());
+}
+
+std::vector<std::string> split(const std::string& line, char sep) {
+  std::vector<std::string> out;
+  std::string cell;
+  bool quoted = false;
+  for (char c : line) {
+    if (c == '"') quoted = !quoted;
+    if (c == sep && !quoted) {
+      out.push_back(cell);
+      cell.clear();
+    } else {
+      cell += c;
+    }
+  }
+  out.push_back(cell);
+  return out;
+}
+
+void expect_same_numbers(const StudyResult& a, const StudyResult& b) {
+  ASSERT_EQ(a.results.size(), b.results.size());
+  for (std::size_t i = 0; i < a.results.size(); ++i) {
+    const AlgorithmResult& x = a.results[i];
+    const AlgorithmResult& y = b.results[i];
+    EXPECT_EQ(x.spec, y.spec);
+    EXPECT_EQ(x.final_mean, y.final_mean) << x.spec;
+    EXPECT_EQ(x.final_std, y.final_std) << x.spec;
+    EXPECT_EQ(x.final_per_seed, y.final_per_seed) << x.spec;
+    EXPECT_EQ(x.curve_t, y.curve_t) << x.spec;
+    EXPECT_EQ(x.curve_mean, y.curve_mean) << x.spec;
+    EXPECT_EQ(x.curve_std, y.curve_std) << x.spec;
+  }
+}
+
+TEST_F(StudyTest, SummaryJsonHasTheContractKeys) {
+  const Dataset data = omkl::test::random_stream(kSamples, kFeatures, Task::Regression);
+  StudyConfig c = config({"raker:D=8", "rf-ogd:D=8"}, 2);
+  c.out_dir = (dir_ / "out").string();
+  const StudyResult result = omkl::run_study(c, data);
+
+  const fs::path summary_path = dir_ / "out" / "summary.json";
+  ASSERT_TRUE(fs::exists(summary_path));
+  const json summary = json::parse(read_text(summary_path));
+  ASSERT_TRUE(summary.is_object());
+  for (const char* key : {"dataset", "n_samples", "n_features", "backend", "device", "results"})
+    EXPECT_TRUE(summary.contains(key)) << "summary.json lacks '" << key << "'";
+  EXPECT_EQ(summary.at("dataset"), data.name);
+  EXPECT_EQ(summary.at("n_samples").get<std::size_t>(), kSamples);
+  EXPECT_EQ(summary.at("n_features").get<std::size_t>(), kFeatures);
+  EXPECT_EQ(summary.at("backend"), "cpu");
+  ASSERT_TRUE(summary.at("device").is_string());
+  EXPECT_FALSE(summary.at("device").get<std::string>().empty());
+
+  const json& results = summary.at("results");
+  ASSERT_TRUE(results.is_array());
+  ASSERT_EQ(results.size(), 2u);
+  const char* names[] = {"raker", "rf-ogd"};
+  for (std::size_t i = 0; i < 2; ++i) {
+    const json& r = results[i];
+    for (const char* key : {"algo", "params", "metric", "final_mean", "final_std", "seconds_mean", "seeds"})
+      EXPECT_TRUE(r.contains(key)) << "results[" << i << "] lacks '" << key << "'";
+    EXPECT_EQ(r.at("algo"), names[i]);
+    ASSERT_TRUE(r.at("params").is_object());
+    EXPECT_EQ(r.at("params").at("D"), "8");
+    EXPECT_EQ(r.at("metric"), "mse");
+    ASSERT_TRUE(r.at("final_mean").is_number());
+    ASSERT_TRUE(r.at("final_std").is_number());
+    ASSERT_TRUE(r.at("seconds_mean").is_number());
+    EXPECT_EQ(r.at("seeds").get<std::size_t>(), 2u);
+    EXPECT_EQ(r.at("final_mean").get<double>(), result.results[i].final_mean);
+    EXPECT_EQ(r.at("final_std").get<double>(), result.results[i].final_std);
+    EXPECT_GE(r.at("seconds_mean").get<double>(), 0.0);
+    EXPECT_GE(r.at("final_std").get<double>(), 0.0);
+    EXPECT_GT(r.at("final_mean").get<double>(), 0.0);
+  }
+}
+
+TEST_F(StudyTest, MetricNameFollowsTheTask) {
+  const Dataset reg = omkl::test::random_stream(200, kFeatures, Task::Regression);
+  const Dataset cls = omkl::test::random_stream(200, kFeatures, Task::Classification);
+  const StudyConfig c = config({"raker:D=8"}, 1);
+  EXPECT_EQ(omkl::run_study(c, reg).results.at(0).metric, "mse");
+  const StudyResult r = omkl::run_study(c, cls);
+  EXPECT_EQ(r.results.at(0).metric, "error_rate");
+  EXPECT_GE(r.results[0].final_mean, 0.0);
+  EXPECT_LE(r.results[0].final_mean, 1.0) << "error_rate is a fraction, not a percentage";
+}
+
+// The study's number is the real metric: the mean over seeds of what a Learner built with
+// (base seed, replicate r) achieves on the stream.
+TEST_F(StudyTest, FinalMeanEqualsDirectLearnerRuns) {
+  for (const Task task : {Task::Regression, Task::Classification}) {
+    const Dataset data = omkl::test::random_stream(kSamples, kFeatures, task);
+    for (const std::string algo : {"raker:D=8", "adaraker:D=8"}) {
+      const std::size_t seeds = 3;
+      const StudyResult result = omkl::run_study(config({algo}, seeds), data);
+      const AlgorithmResult& r = result.results.at(0);
+      ASSERT_EQ(r.final_per_seed.size(), seeds);
+      std::vector<double> finals;
+      std::vector<std::vector<double>> predictions;
+      for (std::size_t s = 0; s < seeds; ++s) {
+        const std::vector<double> p = learner_predictions(algo, data, Profile::Paper, s);
+        predictions.push_back(p);
+        double total = 0.0;
+        for (std::size_t t = 0; t < data.n_samples; ++t) {
+          const double y = data.y[t];
+          total += task == Task::Regression ? (y - p[t]) * (y - p[t]) : (y * p[t] < 0.0 ? 1.0 : 0.0);
+        }
+        finals.push_back(total / static_cast<double>(data.n_samples));
+        EXPECT_DOUBLE_EQ(r.final_per_seed[s], finals.back()) << algo << " seed " << s;
+      }
+      EXPECT_DOUBLE_EQ(r.final_mean, mean_of(finals)) << algo;
+      EXPECT_EQ(r.diverged, 0u);
+      // Replicates draw different random features (error rates may tie, predictions may not).
+      EXPECT_NE(predictions[0], predictions[1]) << algo;
+      if (task == Task::Regression) EXPECT_NE(finals[0], finals[1]) << algo;
+    }
+  }
+}
+
+TEST_F(StudyTest, CurvesCsvEndsAtTheFinalMean) {
+  const Dataset data = omkl::test::random_stream(kSamples, kFeatures, Task::Regression);
+  StudyConfig c = config({"raker:D=8", "adaraker:D=8"}, 2);
+  c.out_dir = (dir_ / "out").string();
+  const StudyResult result = omkl::run_study(c, data);
+
+  std::ifstream in(dir_ / "out" / "curves.csv");
+  ASSERT_TRUE(in) << "curves.csv missing";
+  std::string header;
+  ASSERT_TRUE(std::getline(in, header));
+  const std::vector<std::string> columns = split(header, ',');
+  std::size_t algo_col = columns.size(), t_col = columns.size(), mean_col = columns.size(),
+              std_col = columns.size();
+  for (std::size_t i = 0; i < columns.size(); ++i) {
+    if (columns[i] == "algo") algo_col = i;
+    if (columns[i] == "t") t_col = i;
+    if (columns[i] == "mean") mean_col = i;
+    if (columns[i] == "std") std_col = i;
+  }
+  ASSERT_LT(algo_col, columns.size()) << header;
+  ASSERT_LT(t_col, columns.size()) << header;
+  ASSERT_LT(mean_col, columns.size()) << header;
+  ASSERT_LT(std_col, columns.size()) << header;
+
+  // Last row per algorithm, in file order.
+  std::vector<std::string> algos;
+  std::vector<std::vector<std::string>> last;
+  std::size_t rows = 0;
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty()) continue;
+    ++rows;
+    const auto cells = split(line, ',');
+    ASSERT_EQ(cells.size(), columns.size()) << line;
+    if (algos.empty() || algos.back() != cells[algo_col]) {
+      algos.push_back(cells[algo_col]);
+      last.emplace_back();
+    }
+    last.back() = cells;
+  }
+  ASSERT_EQ(algos.size(), 2u);
+  EXPECT_EQ(algos[0], "raker");
+  EXPECT_EQ(algos[1], "adaraker");
+  EXPECT_EQ(rows, 2 * result.results[0].curve_t.size());
+  for (std::size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(std::stoull(last[i][t_col]), kSamples) << "the curve ends at t = T";
+    EXPECT_EQ(std::strtod(last[i][mean_col].c_str(), nullptr), result.results[i].final_mean)
+        << algos[i];
+    EXPECT_EQ(std::strtod(last[i][std_col].c_str(), nullptr), result.results[i].final_std)
+        << algos[i];
+  }
+}
+
+TEST_F(StudyTest, ResultsDoNotDependOnThreadsOrRuns) {
+  const Dataset data = omkl::test::random_stream(kSamples, kFeatures, Task::Regression);
+  StudyConfig one = config({"raker:D=8", "adaraker:D=8"}, 3);
+  one.threads = 1;
+  StudyConfig two = one;
+  two.threads = 2;
+  const StudyResult a = omkl::run_study(one, data);
+  const StudyResult b = omkl::run_study(two, data);
+  const StudyResult c = omkl::run_study(two, data);
+  expect_same_numbers(a, b);
+  expect_same_numbers(b, c);
+}
+
+TEST_F(StudyTest, RerunReusesCellsAndAChangedConfigurationDoesNot) {
+  const Dataset data = omkl::test::random_stream(kSamples, kFeatures, Task::Regression);
+  StudyConfig c = config({"raker:D=8", "rf-ogd:D=8"}, 2);
+  c.out_dir = (dir_ / "out").string();
+  const StudyResult first = omkl::run_study(c, data);
+  for (const auto& r : first.results) EXPECT_FALSE(r.reused) << r.spec;
+
+  const StudyResult second = omkl::run_study(c, data);
+  for (const auto& r : second.results) EXPECT_TRUE(r.reused) << r.spec;
+  expect_same_numbers(first, second);
+  EXPECT_TRUE(fs::exists(dir_ / "out" / "summary.json"));
+  EXPECT_TRUE(fs::exists(dir_ / "out" / "curves.csv"));
+
+  StudyConfig more_seeds = c;
+  more_seeds.n_seeds = 3;
+  const StudyResult third = omkl::run_study(more_seeds, data);
+  for (const auto& r : third.results) {
+    EXPECT_FALSE(r.reused) << r.spec;
+    EXPECT_EQ(r.seeds, 3u);
+    EXPECT_EQ(r.final_per_seed.size(), 3u);
+  }
+  // Replicates 0 and 1 are the same draws in both configurations.
+  EXPECT_EQ(third.results[0].final_per_seed[0], first.results[0].final_per_seed[0]);
+  EXPECT_EQ(third.results[0].final_per_seed[1], first.results[0].final_per_seed[1]);
+
+  StudyConfig other_seed = c;
+  other_seed.base_seed = kBaseSeed + 1;
+  const StudyResult fourth = omkl::run_study(other_seed, data);
+  for (const auto& r : fourth.results) EXPECT_FALSE(r.reused) << r.spec;
+  EXPECT_NE(fourth.results[0].final_mean, first.results[0].final_mean);
+
+  StudyConfig other_params = c;
+  other_params.algorithms = {omkl::parse_algorithm_spec("raker:D=9")};
+  EXPECT_FALSE(omkl::run_study(other_params, data).results.at(0).reused);
+
+  // A different stream (same shape and name) must not reuse either.
+  Dataset changed = data;
+  changed.y[5] += 0.125;
+  const StudyResult fifth = omkl::run_study(c, changed);
+  for (const auto& r : fifth.results) EXPECT_FALSE(r.reused) << r.spec;
+}
+
+TEST_F(StudyTest, InvalidConfigurationThrowsAndWritesNothing) {
+  const Dataset data = omkl::test::random_stream(100, kFeatures, Task::Regression);
+  const fs::path out = dir_ / "nested" / "out";
+  StudyConfig unknown_algo = config({"raker:D=8", "no-such-algorithm"}, 1);
+  unknown_algo.out_dir = out.string();
+  try {
+    omkl::run_study(unknown_algo, data);
+    ADD_FAILURE() << "no ConfigError for an unknown algorithm";
+  } catch (const omkl::ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("no-such-algorithm"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(fs::exists(out));
+  EXPECT_FALSE(fs::exists(dir_ / "nested"));
+
+  StudyConfig unknown_param = config({"raker:D=8", "adaraker:D=8,bogus_param=3"}, 1);
+  unknown_param.out_dir = out.string();
+  try {
+    omkl::run_study(unknown_param, data);
+    ADD_FAILURE() << "no ConfigError for an unknown parameter";
+  } catch (const omkl::ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("bogus_param"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(fs::exists(out));
+
+  StudyConfig bad_value = config({"raker:D=eight"}, 1);
+  bad_value.out_dir = out.string();
+  EXPECT_THROW(omkl::run_study(bad_value, data), omkl::ConfigError);
+  EXPECT_FALSE(fs::exists(out));
+
+  StudyConfig no_seeds = config({"raker:D=8"}, 0);
+  no_seeds.out_dir = out.string();
+  EXPECT_THROW(omkl::run_study(no_seeds, data), omkl::ConfigError);
+  EXPECT_FALSE(fs::exists(out));
+
+  StudyConfig bad_preset = config({"raker:D=8"}, 1);
+  bad_preset.preset = "no-such-preset";
+  bad_preset.out_dir = out.string();
+  EXPECT_THROW(omkl::run_study(bad_preset, data), omkl::ConfigError);
+  EXPECT_FALSE(fs::exists(out));
+}
+
+// Profile R counts the error at t = 1 as 1 (spec/raker.md §2.4, §7.3); profile P does not.
+TEST_F(StudyTest, ReferenceClassificationCountsTheFirstErrorAsOne) {
+  const Dataset data = omkl::test::random_stream(300, kFeatures, Task::Classification);
+  const double T = static_cast<double>(data.n_samples);
+  for (const std::string algo : {"raker:D=8", "adaraker:D=8"}) {
+    const std::size_t seeds = 2;
+    for (const Profile profile : {Profile::Reference, Profile::Paper}) {
+      const StudyResult result = omkl::run_study(config({algo}, seeds, profile), data);
+      const AlgorithmResult& r = result.results.at(0);
+      EXPECT_EQ(r.metric, "error_rate");
+      std::vector<double> finals;
+      for (std::size_t s = 0; s < seeds; ++s) {
+        const std::vector<double> p = learner_predictions(algo, data, profile, s);
+        double mistakes_after_first = 0.0;
+        for (std::size_t t = 1; t < data.n_samples; ++t)
+          mistakes_after_first += data.y[t] * p[t] < 0.0 ? 1.0 : 0.0;
+        const double first = profile == Profile::Reference ? 1.0 : (data.y[0] * p[0] < 0.0 ? 1.0 : 0.0);
+        finals.push_back((first + mistakes_after_first) / T);
+        EXPECT_DOUBLE_EQ(r.final_per_seed.at(s), finals.back())
+            << algo << " " << omkl::to_string(profile) << " seed " << s;
+      }
+      EXPECT_DOUBLE_EQ(r.final_mean, mean_of(finals)) << algo << " " << omkl::to_string(profile);
+    }
+  }
+}
+
+}  // namespace

@@ -1,0 +1,51 @@
+/// @file rf_kernels.cuh
+/// @brief Device code of the random-feature backend: batched trajectories over (replicate, slot).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace omkl::cuda {
+
+/// SlotSchedule (rf_backend.h) as the device reads it.
+struct DeviceSchedule {
+  double eta;
+  double step_scale;
+  double shrink_scale;
+  double lambda;
+  long long active_from;
+  long long reset_period;
+  int inv_sqrt_t;
+  unsigned kernel;
+};
+
+/// Arguments of one trajectory launch. Layouts (all device pointers):
+///  projections: n_steps × (R·P·D), row t holds V x_t for every replicate and kernel
+///  theta:       R × S × 2D (sines then cosines)
+///  f, norm2:    n_steps × R × S
+template <typename Real>
+struct TrajectoryArgs {
+  const Real* projections;
+  const Real* y;
+  Real* theta;
+  const DeviceSchedule* schedules;
+  Real* f;
+  Real* norm2;  // may be null
+  std::size_t n_steps, n_replicates, n_slots, n_kernels, n_rff;
+  long long t0;
+  Real feature_scale;
+  int loss;
+  bool update;  // false: predict only (θ untouched)
+};
+
+/// One warp per (replicate, slot) trajectory with θ held in registers; advances n_steps
+/// samples, computing sin/cos on the fly from the projections.
+template <typename Real>
+void launch_advance_trajectories(const TrajectoryArgs<Real>& args, cudaStream_t stream);
+
+/// Largest D a launch supports.
+constexpr std::size_t kMaxRff = 1024;
+
+}  // namespace omkl::cuda

@@ -1,0 +1,129 @@
+/// @file device_buffer.h
+/// @brief Move-only RAII owners of device memory, pinned host memory, streams and cuBLAS handles.
+/// Raw cudaMalloc / cudaFree appear nowhere else.
+#pragma once
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <utility>
+
+#include "cuda/cuda_check.h"
+
+namespace omkl::cuda {
+
+/// Device array of T, allocated stream-ordered on the stream it belongs to.
+template <typename T>
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  DeviceBuffer(std::size_t n, cudaStream_t stream) : stream_(stream) { resize(n); }
+  ~DeviceBuffer() { release(); }
+  DeviceBuffer(DeviceBuffer&& other) noexcept { swap(other); }
+  DeviceBuffer& operator=(DeviceBuffer&& other) noexcept {
+    if (this != &other) {
+      release();
+      swap(other);
+    }
+    return *this;
+  }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+
+  void set_stream(cudaStream_t stream) { stream_ = stream; }
+  /// Grows to at least n elements; contents are not preserved when it grows.
+  void resize(std::size_t n) {
+    if (n <= capacity_) {
+      size_ = n;
+      return;
+    }
+    release();
+    if (n > 0) OMKL_CUDA_CHECK(cudaMallocAsync(reinterpret_cast<void**>(&data_), n * sizeof(T), stream_));
+    capacity_ = size_ = n;
+  }
+  void copy_from_host(const T* host, std::size_t n, std::size_t offset = 0) {
+    OMKL_CUDA_CHECK(cudaMemcpyAsync(data_ + offset, host, n * sizeof(T), cudaMemcpyHostToDevice, stream_));
+  }
+  void copy_to_host(T* host, std::size_t n, std::size_t offset = 0) const {
+    OMKL_CUDA_CHECK(cudaMemcpyAsync(host, data_ + offset, n * sizeof(T), cudaMemcpyDeviceToHost, stream_));
+  }
+  void zero() {
+    if (size_) OMKL_CUDA_CHECK(cudaMemsetAsync(data_, 0, size_ * sizeof(T), stream_));
+  }
+
+  T* data() { return data_; }
+  const T* data() const { return data_; }
+  std::size_t size() const { return size_; }
+
+ private:
+  void release() noexcept {
+    if (data_) OMKL_CUDA_CHECK_NOTHROW(cudaFreeAsync(data_, stream_));
+    data_ = nullptr;
+    size_ = capacity_ = 0;
+  }
+  void swap(DeviceBuffer& o) noexcept {
+    std::swap(data_, o.data_);
+    std::swap(size_, o.size_);
+    std::swap(capacity_, o.capacity_);
+    std::swap(stream_, o.stream_);
+  }
+  T* data_ = nullptr;
+  std::size_t size_ = 0, capacity_ = 0;
+  cudaStream_t stream_ = nullptr;
+};
+
+/// Page-locked host array: fast, truly asynchronous copies.
+template <typename T>
+class PinnedBuffer {
+ public:
+  PinnedBuffer() = default;
+  ~PinnedBuffer() {
+    if (data_) OMKL_CUDA_CHECK_NOTHROW(cudaFreeHost(data_));
+  }
+  PinnedBuffer(const PinnedBuffer&) = delete;
+  PinnedBuffer& operator=(const PinnedBuffer&) = delete;
+  void resize(std::size_t n) {
+    if (n <= capacity_) return;
+    if (data_) OMKL_CUDA_CHECK(cudaFreeHost(data_));
+    data_ = nullptr;
+    OMKL_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&data_), n * sizeof(T)));
+    capacity_ = n;
+  }
+  T* data() { return data_; }
+  const T* data() const { return data_; }
+
+ private:
+  T* data_ = nullptr;
+  std::size_t capacity_ = 0;
+};
+
+/// An owning non-blocking stream and the cuBLAS handle bound to it.
+class CudaContext {
+ public:
+  CudaContext() {
+    OMKL_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    const cublasStatus_t status = cublasCreate(&cublas_);
+    if (status != CUBLAS_STATUS_SUCCESS) {
+      OMKL_CUDA_CHECK_NOTHROW(cudaStreamDestroy(stream_));
+      OMKL_CUBLAS_CHECK(status);
+    }
+    OMKL_CUBLAS_CHECK(cublasSetStream(cublas_, stream_));
+  }
+  ~CudaContext() {
+    if (cublas_) cublasDestroy(cublas_);
+    if (stream_) OMKL_CUDA_CHECK_NOTHROW(cudaStreamDestroy(stream_));
+  }
+  CudaContext(const CudaContext&) = delete;
+  CudaContext& operator=(const CudaContext&) = delete;
+
+  cudaStream_t stream() const { return stream_; }
+  cublasHandle_t cublas() const { return cublas_; }
+  void synchronize() const { OMKL_CUDA_CHECK(cudaStreamSynchronize(stream_)); }
+
+ private:
+  cudaStream_t stream_ = nullptr;
+  cublasHandle_t cublas_ = nullptr;
+};
+
+}  // namespace omkl::cuda

@@ -1,0 +1,69 @@
+# ctest driver (cmake -P): install the omkl build tree to a fresh prefix, then configure, build
+# and run the consumer project against that prefix only. Any failing step fails the test.
+#
+# Inputs (-D): OMKL_BINARY_DIR, CONSUMER_SOURCE_DIR, WORK_DIR, and optionally GENERATOR,
+# CXX_COMPILER, BUILD_CONFIG.
+cmake_minimum_required(VERSION 3.16)
+
+foreach(var OMKL_BINARY_DIR CONSUMER_SOURCE_DIR WORK_DIR)
+  if(NOT DEFINED ${var} OR "${${var}}" STREQUAL "")
+    message(FATAL_ERROR "run_consumer_test.cmake: -D${var}=... is required")
+  endif()
+endforeach()
+if(NOT BUILD_CONFIG)
+  set(BUILD_CONFIG Release)
+endif()
+
+set(prefix "${WORK_DIR}/prefix")
+set(build "${WORK_DIR}/build")
+file(REMOVE_RECURSE "${WORK_DIR}")
+file(MAKE_DIRECTORY "${WORK_DIR}")
+
+function(step name)
+  message(STATUS "consumer test: ${name}")
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "consumer test: ${name} failed (${rc})\n${out}\n${err}")
+  endif()
+  message(STATUS "${out}")
+endfunction()
+
+step("install omkl to ${prefix}"
+  "${CMAKE_COMMAND}" --install "${OMKL_BINARY_DIR}" --prefix "${prefix}" --config "${BUILD_CONFIG}")
+
+foreach(required include/omkl/omkl.h include/omkl/config.h)
+  if(NOT EXISTS "${prefix}/${required}")
+    message(FATAL_ERROR "consumer test: the install lacks ${required}")
+  endif()
+endforeach()
+
+set(configure_args -S "${CONSUMER_SOURCE_DIR}" -B "${build}"
+  "-DCMAKE_PREFIX_PATH=${prefix}"
+  "-DCMAKE_BUILD_TYPE=${BUILD_CONFIG}"
+  # Only the fresh prefix may provide omkl, never a system or user package registry.
+  -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF
+  -DCMAKE_FIND_USE_SYSTEM_PACKAGE_REGISTRY=OFF)
+if(GENERATOR)
+  list(APPEND configure_args -G "${GENERATOR}")
+endif()
+if(CXX_COMPILER)
+  list(APPEND configure_args "-DCMAKE_CXX_COMPILER=${CXX_COMPILER}")
+endif()
+step("configure the consumer" "${CMAKE_COMMAND}" ${configure_args})
+
+# The package must have come from the prefix.
+file(STRINGS "${build}/CMakeCache.txt" omkl_dir_line REGEX "^omkl_DIR:")
+string(FIND "${omkl_dir_line}" "${prefix}" found)
+if(found EQUAL -1)
+  message(FATAL_ERROR "consumer test: omkl was not found in ${prefix} (${omkl_dir_line})")
+endif()
+
+step("build the consumer" "${CMAKE_COMMAND}" --build "${build}" --config "${BUILD_CONFIG}")
+
+set(exe "${build}/omkl_consumer")
+if(NOT EXISTS "${exe}")
+  set(exe "${build}/${BUILD_CONFIG}/omkl_consumer")
+endif()
+step("run the consumer" "${exe}")
+
+file(REMOVE_RECURSE "${WORK_DIR}")

@@ -1,0 +1,224 @@
+// The `omkl` command-line tool end to end: exit codes and located error messages for bad input,
+// nothing half-written by a failing study, and the study / gen / run / checkpoint paths.
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+#ifndef OMKL_CLI_PATH
+#define OMKL_CLI_PATH ""
+#endif
+
+struct Outcome {
+  int code = -1;  // exit status, or -1 when the process did not exit normally
+  std::string out, err;
+};
+
+std::string quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+std::string read_text(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+class CliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    cli_ = OMKL_CLI_PATH;
+    if (cli_.empty() || !fs::exists(cli_)) GTEST_SKIP() << "omkl CLI not built at '" << cli_ << "'";
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ = fs::path(::testing::TempDir()) / ("omkl_cli_" + std::to_string(::getpid()) + "_" + info->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override {
+    if (!dir_.empty()) fs::remove_all(dir_);
+  }
+
+  // Runs `omkl ARGS` inside the test directory; ARGS are passed to the shell as written.
+  Outcome omkl(const std::string& args) const {
+    const fs::path out = dir_ / "stdout.txt", err = dir_ / "stderr.txt";
+    const std::string command = "cd " + quote(dir_.string()) + " && " + quote(cli_) + " " + args + " >" +
+                                quote(out.string()) + " 2>" + quote(err.string()) + " </dev/null";
+    const int status = std::system(command.c_str());
+    Outcome o;
+    if (status != -1 && WIFEXITED(status)) o.code = WEXITSTATUS(status);
+    o.out = read_text(out);
+    o.err = read_text(err);
+    fs::remove(out);
+    fs::remove(err);
+    return o;
+  }
+
+  std::string write(const std::string& name, const std::string& content) const {
+    std::ofstream(dir_ / name, std::ios::binary) << content;
+    return name;
+  }
+
+  // `omkl study` on a bad input must fail with a message containing every part of `parts`,
+  // and must not create its output directory.
+  void expect_study_fails(const std::string& args, const std::vector<std::string>& parts) const {
+    const fs::path out = dir_ / "study_out";
+    fs::remove_all(out);
+    const Outcome o = omkl("study " + args + " --seeds 1 --out study_out");
+    EXPECT_NE(o.code, 0) << args << "\nstdout: " << o.out;
+    EXPECT_NE(o.code, -1) << args << ": the CLI crashed instead of exiting with an error";
+    for (const auto& part : parts)
+      EXPECT_NE(o.err.find(part), std::string::npos) << args << ": stderr lacks '" << part << "':\n" << o.err;
+    EXPECT_FALSE(fs::exists(out)) << args << ": a failing study left " << out;
+  }
+
+  // `omkl run` on a bad input must fail with a message containing every part of `parts`.
+  void expect_run_fails(const std::string& args, const std::vector<std::string>& parts) const {
+    const Outcome o = omkl("run " + args);
+    EXPECT_NE(o.code, 0) << args << "\nstdout: " << o.out;
+    EXPECT_NE(o.code, -1) << args << ": the CLI crashed instead of exiting with an error";
+    for (const auto& part : parts)
+      EXPECT_NE(o.err.find(part), std::string::npos) << args << ": stderr lacks '" << part << "':\n" << o.err;
+  }
+
+  std::string cli_;
+  fs::path dir_;
+};
+
+TEST_F(CliTest, MissingFileIsNamed) {
+  expect_run_fails("--data does_not_exist.csv --algo raker:D=8", {"does_not_exist.csv"});
+  expect_study_fails("--data does_not_exist.csv --algo raker:D=8", {"does_not_exist.csv"});
+}
+
+TEST_F(CliTest, RaggedRowIsLocated) {
+  write("file.csv", "a,b,y\n0.1,0.2,0.3\n0.4,0.5\n0.7,0.8,0.9\n");
+  expect_run_fails("--data file.csv --algo raker:D=8", {"file.csv:3:", "ragged"});
+  expect_study_fails("--data file.csv --algo raker:D=8", {"file.csv:3:"});
+}
+
+TEST_F(CliTest, NonNumericCellIsLocated) {
+  write("words.csv", "a,b,y\n0.1,0.2,0.3\n0.4,0.5,0.6\n0.7,abc,0.9\n");
+  expect_run_fails("--data words.csv --algo raker:D=8", {"words.csv:4:2", "abc"});
+  expect_study_fails("--data words.csv --algo raker:D=8", {"words.csv:4:2"});
+}
+
+TEST_F(CliTest, NanCellIsLocated) {
+  write("nan.csv", "a,b,y\n0.1,0.2,0.3\nnan,0.5,0.6\n");
+  expect_run_fails("--data nan.csv --algo raker:D=8", {"nan.csv:3:1"});
+  expect_study_fails("--data nan.csv --algo raker:D=8", {"nan.csv:3:1"});
+}
+
+TEST_F(CliTest, HeaderOnlyAndEmptyFiles) {
+  write("header.csv", "a,b,y\n");
+  write("empty.csv", "");
+  expect_run_fails("--data header.csv --algo raker:D=8", {"header.csv", "no data rows"});
+  expect_study_fails("--data header.csv --algo raker:D=8", {"header.csv", "no data rows"});
+  expect_run_fails("--data empty.csv --algo raker:D=8", {"empty.csv", "empty"});
+  expect_study_fails("--data empty.csv --algo raker:D=8", {"empty.csv", "empty"});
+}
+
+TEST_F(CliTest, UnknownAlgorithmAndParameterAreNamed) {
+  expect_run_fails("--data synthetic:dataset2:50 --algo no-such-algo", {"no-such-algo"});
+  expect_study_fails("--data synthetic:dataset2:50 --algo raker:D=8 --algo no-such-algo", {"no-such-algo"});
+  expect_run_fails("--data synthetic:dataset2:50 --algo raker:D=8,bogus_param=1", {"bogus_param"});
+  expect_study_fails("--data synthetic:dataset2:50 --algo raker:D=8,bogus_param=1", {"bogus_param", "raker"});
+}
+
+TEST_F(CliTest, UnknownOptionIsNamed) {
+  expect_run_fails("--data synthetic:dataset2:50 --no-such-option 3", {"--no-such-option"});
+  expect_study_fails("--data synthetic:dataset2:50 --algo raker:D=8 --no-such-option 3", {"--no-such-option"});
+}
+
+TEST_F(CliTest, StudyWritesSummaryAndCurves) {
+  const Outcome o = omkl("study --data synthetic:dataset2:400 --algo raker:D=8 --seeds 2 --out out");
+  ASSERT_EQ(o.code, 0) << o.err;
+  ASSERT_TRUE(fs::exists(dir_ / "out" / "summary.json"));
+  ASSERT_TRUE(fs::exists(dir_ / "out" / "curves.csv"));
+  const auto summary = nlohmann::json::parse(read_text(dir_ / "out" / "summary.json"));
+  EXPECT_EQ(summary.at("n_samples").get<std::size_t>(), 400u);
+  ASSERT_EQ(summary.at("results").size(), 1u);
+  const auto& r = summary.at("results")[0];
+  EXPECT_EQ(r.at("algo"), "raker");
+  EXPECT_EQ(r.at("metric"), "mse");
+  EXPECT_EQ(r.at("seeds").get<std::size_t>(), 2u);
+  EXPECT_TRUE(r.at("final_mean").is_number());
+  const auto curves = lines_of(read_text(dir_ / "out" / "curves.csv"));
+  EXPECT_GE(curves.size(), 2u) << "a header and at least one point";
+}
+
+TEST_F(CliTest, GenThenRun) {
+  Outcome o = omkl("gen --kind dataset2 --samples 300 --out f.csv");
+  ASSERT_EQ(o.code, 0) << o.err;
+  ASSERT_TRUE(fs::exists(dir_ / "f.csv"));
+  EXPECT_EQ(lines_of(read_text(dir_ / "f.csv")).size(), 301u) << "header + 300 rows";
+  o = omkl("run --data f.csv --algo raker:D=8");
+  EXPECT_EQ(o.code, 0) << o.err;
+  EXPECT_NE(o.out.find("mse"), std::string::npos) << o.out;
+}
+
+TEST_F(CliTest, CheckpointResumeEqualsStraightRun) {
+  ASSERT_EQ(omkl("gen --kind dataset2 --samples 300 --out f.csv").code, 0);
+  Outcome o = omkl("run --data f.csv --algo raker:D=8 --save-at 150 --save ck --predictions a.csv");
+  ASSERT_EQ(o.code, 0) << o.err;
+  ASSERT_TRUE(fs::exists(dir_ / "ck"));
+  o = omkl("run --data f.csv --resume ck --predictions b.csv");
+  ASSERT_EQ(o.code, 0) << o.err;
+  o = omkl("run --data f.csv --algo raker:D=8 --predictions c.csv");
+  ASSERT_EQ(o.code, 0) << o.err;
+
+  const auto a = lines_of(read_text(dir_ / "a.csv"));
+  const auto b = lines_of(read_text(dir_ / "b.csv"));
+  const auto c = lines_of(read_text(dir_ / "c.csv"));
+  ASSERT_EQ(a.size(), 151u) << "header + 150 rows";
+  ASSERT_EQ(b.size(), 151u) << "header + rows 151..300";
+  ASSERT_EQ(c.size(), 301u);
+  std::vector<std::string> joined(a.begin() + 1, a.end());
+  joined.insert(joined.end(), b.begin() + 1, b.end());
+  const std::vector<std::string> straight(c.begin() + 1, c.end());
+  ASSERT_EQ(joined.size(), straight.size());
+  for (std::size_t i = 0; i < straight.size(); ++i)
+    ASSERT_EQ(joined[i], straight[i]) << "row " << i + 1 << " of the resumed run differs";
+  // No temporary files are left beside the outputs.
+  for (const auto& entry : fs::directory_iterator(dir_))
+    EXPECT_EQ(entry.path().filename().string().find(".tmp"), std::string::npos) << entry.path();
+}
+
+TEST_F(CliTest, ResumeOnAStreamWithOtherFeaturesFails) {
+  ASSERT_EQ(omkl("gen --kind dataset2 --samples 200 --out f.csv").code, 0);
+  const Outcome o = omkl("run --data f.csv --algo raker:D=8 --save-at 100 --save ck");
+  ASSERT_EQ(o.code, 0) << o.err;
+  std::string narrow = "a,b,y\n";
+  for (int t = 0; t < 200; ++t) narrow += "0.25,0.5,0.75\n";
+  write("narrow.csv", narrow);
+  expect_run_fails("--data narrow.csv --resume ck", {"features"});
+}
+
+TEST_F(CliTest, ResumeOfAMissingOrDamagedCheckpointFails) {
+  ASSERT_EQ(omkl("gen --kind dataset2 --samples 100 --out f.csv").code, 0);
+  expect_run_fails("--data f.csv --resume absent.ckpt", {"absent.ckpt"});
+  write("garbage.ckpt", "this is not a checkpoint at all, just some text");
+  expect_run_fails("--data f.csv --resume garbage.ckpt", {"garbage.ckpt"});
+}
+
+}  // namespace
