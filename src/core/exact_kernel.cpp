@@ -558,27 +558,30 @@ std::size_t capacity_hint(const AlgoContext& context) {
   return context.horizon > 0 ? std::min(context.horizon, kMaxHint) : 1024;
 }
 
-KogdRule read_rule(ParamReader& params, const AlgoContext& context) {
+KogdRule read_rule(ParamReader& params, const AlgoContext& context, bool read_step = true) {
   const bool regression = is_regression(context);
   const bool reference = is_reference(context);
   KogdRule rule;
 
   // Same names and defaults as the random-feature family (rf_ensemble.cpp), so one parameter
-  // string means the same thing for every method of a study.
-  rule.schedule = params.get_choice("eta_schedule", "const", {"const", "inv_sqrt_t"},
-                                    "coefficient step: eta, or eta/√t with t 1-based") == "inv_sqrt_t"
-                      ? StepSchedule::InvSqrtT
-                      : StepSchedule::Constant;
-  const bool eta_given = params.has("eta");
-  const double default_eta = rule.schedule == StepSchedule::InvSqrtT ? 1.0
-                             : context.horizon > 0
-                                 ? 1.0 / std::sqrt(static_cast<double>(context.horizon))
-                                 : 0.0;
-  rule.eta = params.get_double("eta", default_eta,
-                               "coefficient step size η (default 1/√T, or 1 with inv_sqrt_t)");
-  if (!eta_given && rule.schedule == StepSchedule::Constant && context.horizon == 0)
-    params.fail("eta", "has no default when the stream length is unknown; give eta=...");
-  if (!(rule.eta > 0.0)) params.fail("eta", "must be > 0");
+  // string means the same thing for every method of a study. Wrappers that set the step
+  // themselves (AdaMKL: η_I per interval) do not read it, so eta=... is an error there.
+  if (read_step) {
+    rule.schedule = params.get_choice("eta_schedule", "const", {"const", "inv_sqrt_t"},
+                                      "coefficient step: eta, or eta/√t with t 1-based") == "inv_sqrt_t"
+                        ? StepSchedule::InvSqrtT
+                        : StepSchedule::Constant;
+    const bool eta_given = params.has("eta");
+    const double default_eta = rule.schedule == StepSchedule::InvSqrtT ? 1.0
+                               : context.horizon > 0
+                                   ? 1.0 / std::sqrt(static_cast<double>(context.horizon))
+                                   : 0.0;
+    rule.eta = params.get_double("eta", default_eta,
+                                 "coefficient step size η (default 1/√T, or 1 with inv_sqrt_t)");
+    if (!eta_given && rule.schedule == StepSchedule::Constant && context.horizon == 0)
+      params.fail("eta", "has no default when the stream length is unknown; give eta=...");
+    if (!(rule.eta > 0.0)) params.fail("eta", "must be > 0");
+  }
 
   rule.lambda = params.get_double("lambda", regression ? 0.01 : 0.005,
                                   "ridge weight λ (each step shrinks f by 1 − shrink_scale·η_t·λ)");
@@ -711,18 +714,8 @@ std::unique_ptr<Algorithm> make_avgmkl(ParamReader& params, const AlgoContext& c
 
 std::unique_ptr<Algorithm> make_omkl_with_budget(ParamReader& params, const AlgoContext& context,
                                                  std::size_t budget) {
-  KogdEnsembleConfig config;
-  config.name = params.algorithm();
-  config.kernels = read_dictionary(params);
-  config.rule = read_rule(params, context);
-  config.weights = read_weights(params, context, config.rule);
-  config.track_norms = needs_norms(config.weights);
-  config.combination = Combination::Learned;
-  config.budget = budget;
-  config.profile = context.profile;
-  config.capacity_hint = capacity_hint(context);
-  return std::make_unique<KogdEnsemble>(std::move(config), context.n_features,
-                                        context.n_replicates());
+  return std::make_unique<KogdEnsemble>(read_omkl_config(params, context, budget, true),
+                                        context.n_features, context.n_replicates());
 }
 
 std::unique_ptr<Algorithm> make_omkl(ParamReader& params, const AlgoContext& context) {
@@ -771,6 +764,21 @@ std::unique_ptr<Algorithm> make_m_forgetron(ParamReader& params, const AlgoConte
 }
 
 }  // namespace
+
+KogdEnsembleConfig read_omkl_config(ParamReader& params, const AlgoContext& context,
+                                    std::size_t budget, bool read_step) {
+  KogdEnsembleConfig config;
+  config.name = params.algorithm();
+  config.kernels = read_dictionary(params);
+  config.rule = read_rule(params, context, read_step);
+  config.weights = read_weights(params, context, config.rule);
+  config.track_norms = needs_norms(config.weights);
+  config.combination = Combination::Learned;
+  config.budget = budget;
+  config.profile = context.profile;
+  config.capacity_hint = capacity_hint(context);
+  return config;
+}
 
 void add_exact_kernel_algorithms(std::vector<AlgorithmInfo>& registry) {
   registry.push_back({"kogd", "exact-kernel online gradient descent with one kernel (kernel=gauss:SIGMA, poly:Q, linear, ...)", make_kogd});

@@ -163,6 +163,11 @@ struct KogdEnsembleConfig {
   std::size_t capacity_hint = 1024;
 };
 
+/// OMKL's configuration (dictionary, coefficient rule, kernel weights) from parameters; with
+/// read_step = false the step (eta, eta_schedule) is left to the caller (AdaMKL).
+KogdEnsembleConfig read_omkl_config(ParamReader& params, const AlgoContext& context,
+                                    std::size_t budget, bool read_step);
+
 /// P KOGD learners over one shared history (spec §5.1–5.5), combined by Combination.
 /// Learner p holds f_p = s_p Σ_τ a_{p,τ} κ_p(·, x_τ): the shrink multiplies the scalar s_p
 /// (O(1) per step); the stored a are rescaled into s_p when |s_p| leaves [1e−200, 1e200].
