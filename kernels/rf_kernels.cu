@@ -42,54 +42,76 @@ __global__ void advance_trajectories_kernel(TrajectoryArgs<Real> args) {
   }
   const std::size_t row = R * args.n_kernels * D;
   const Real* a_base = args.projections + (r * args.n_kernels + sc.kernel) * D;
+  // Software pipeline: the features of step k + 1 do not depend on θ, so their load and
+  // sincos are issued before step k's reduction and update, hiding the memory latency and the
+  // special-function latency behind the dependent chain.
+  Real zs[J], zc[J], next_a[J];
+  auto load_next = [&](std::size_t step) {
+    const Real* a = a_base + step * row;
+#pragma unroll
+    for (int j = 0; j < J; ++j) {
+      const std::size_t i = lane + 32 * j;
+      next_a[j] = i < D ? a[i] : Real(0);
+    }
+  };
+  auto features_from_next = [&] {
+#pragma unroll
+    for (int j = 0; j < J; ++j) {
+      Real sv, cv;
+      sin_cos(next_a[j], &sv, &cv);
+      // Entries past D must stay exactly 0 so that their θ (and ‖θ‖²) stays 0.
+      const bool valid = lane + 32 * j < D;
+      zs[j] = valid ? args.feature_scale * sv : Real(0);
+      zc[j] = valid ? args.feature_scale * cv : Real(0);
+    }
+  };
+  if (args.n_steps > 0) {
+    load_next(0);
+    features_from_next();
+  }
   for (std::size_t step = 0; step < args.n_steps; ++step) {
     const long long t = args.t0 + static_cast<long long>(step);
     const std::size_t out = (step * R + r) * S + s;
+    const bool more = step + 1 < args.n_steps;
+    if (more) load_next(step + 1);
     if (t < sc.active_from) {
       if (lane == 0) {
         args.f[out] = Real(0);
         if (args.norm2) args.norm2[out] = Real(0);
       }
-      continue;
-    }
-    if (sc.reset_period > 0 && t % sc.reset_period == 0) {
+    } else {
+      if (sc.reset_period > 0 && t % sc.reset_period == 0) {
 #pragma unroll
-      for (int j = 0; j < J; ++j) ts[j] = tc[j] = Real(0);
-    }
-    const Real* a = a_base + step * row;
-    Real zs[J], zc[J], dot = 0, n2 = 0;
+        for (int j = 0; j < J; ++j) ts[j] = tc[j] = Real(0);
+      }
+      Real dot = 0, n2 = 0;
 #pragma unroll
-    for (int j = 0; j < J; ++j) {
-      const std::size_t i = lane + 32 * j;
-      zs[j] = zc[j] = Real(0);
-      if (i < D) {
-        Real sv, cv;
-        sin_cos(a[i], &sv, &cv);
-        zs[j] = args.feature_scale * sv;
-        zc[j] = args.feature_scale * cv;
+      for (int j = 0; j < J; ++j) {
         dot += ts[j] * zs[j] + tc[j] * zc[j];
         n2 += ts[j] * ts[j] + tc[j] * tc[j];
       }
-    }
-    dot = warp_sum(dot);
-    if (args.norm2) n2 = warp_sum(n2);
-    if (lane == 0) {
-      args.f[out] = dot;
-      if (args.norm2) args.norm2[out] = n2;
-    }
-    if (!args.update) continue;
-    // Step size and gain in double, as on the host, whatever Real is.
-    const double eta = sc.inv_sqrt_t ? sc.eta / sqrt(static_cast<double>(t)) : sc.eta;
-    const Real shrink = static_cast<Real>(1.0 - sc.shrink_scale * eta * sc.lambda);
-    const Real gain = static_cast<Real>(
-        sc.step_scale * eta *
-        detail::loss_derivative(static_cast<LossKind>(args.loss), static_cast<double>(dot),
-                                static_cast<double>(args.y[step])));
+      dot = warp_sum(dot);
+      if (args.norm2) n2 = warp_sum(n2);
+      if (lane == 0) {
+        args.f[out] = dot;
+        if (args.norm2) args.norm2[out] = n2;
+      }
+      if (args.update) {
+        // Step size and gain in double, as on the host, whatever Real is.
+        const double eta = sc.inv_sqrt_t ? sc.eta / sqrt(static_cast<double>(t)) : sc.eta;
+        const Real shrink = static_cast<Real>(1.0 - sc.shrink_scale * eta * sc.lambda);
+        const Real gain = static_cast<Real>(
+            sc.step_scale * eta *
+            detail::loss_derivative(static_cast<LossKind>(args.loss), static_cast<double>(dot),
+                                    static_cast<double>(args.y[step])));
 #pragma unroll
-    for (int j = 0; j < J; ++j) {
-      ts[j] = shrink * ts[j] - gain * zs[j];
-      tc[j] = shrink * tc[j] - gain * zc[j];
+        for (int j = 0; j < J; ++j) {
+          ts[j] = shrink * ts[j] - gain * zs[j];
+          tc[j] = shrink * tc[j] - gain * zc[j];
+        }
+      }
     }
+    if (more) features_from_next();
   }
   if (!args.update) return;
 #pragma unroll

@@ -12,14 +12,13 @@
 #include <cmath>
 
 #include "core/interval_weights.h"
+#include "core/parallel.h"
 #include "core/rf_ensemble.h"
 #include "omkl/error.h"
 
 namespace omkl::detail {
 
 namespace {
-
-constexpr std::size_t kWindow = 256;
 
 class AdaRaker final : public Algorithm {
  public:
@@ -76,20 +75,25 @@ class AdaRaker final : public Algorithm {
                   double* predictions) override {
     const std::size_t R = n_replicates(), S = schedules_.size();
     const bool need_norm2 = backend_->problem().need_norm2;
-    for (std::size_t start = 0; start < n; start += kWindow) {
-      const std::size_t m = std::min(kWindow, n - start);
+    const std::size_t window = backend_->preferred_window();
+    for (std::size_t start = 0; start < n; start += window) {
+      const std::size_t m = std::min(window, n - start);
       f_.resize(m * R * S);
       norm2_.resize(need_norm2 ? m * R * S : 0);
       backend_->advance(x + start * d, y + start, m, t_ + 1, schedules_, f_.data(),
                         need_norm2 ? norm2_.data() : nullptr);
-      for (std::size_t i = 0; i < m; ++i) {
-        const std::int64_t t = t_ + 1 + static_cast<std::int64_t>(i);
-        for (std::size_t r = 0; r < R; ++r) {
-          const double* f = f_.data() + (i * R + r) * S;
-          const double* n2 = need_norm2 ? norm2_.data() + (i * R + r) * S : nullptr;
-          predictions[(start + i) * R + r] = ensemble_step(r, t, f, n2, y[start + i]);
+      // Host pass: replicates are independent, so they are split over threads.
+      parallel_for(R, 0, [&](std::size_t r0, std::size_t r1) {
+        std::vector<double> instance_f;
+        for (std::size_t r = r0; r < r1; ++r) {
+          for (std::size_t i = 0; i < m; ++i) {
+            const std::int64_t t = t_ + 1 + static_cast<std::int64_t>(i);
+            const double* f = f_.data() + (i * R + r) * S;
+            const double* n2 = need_norm2 ? norm2_.data() + (i * R + r) * S : nullptr;
+            predictions[(start + i) * R + r] = ensemble_step(r, t, f, n2, y[start + i], instance_f);
+          }
         }
-      }
+      });
       t_ += static_cast<std::int64_t>(m);
     }
   }
@@ -105,7 +109,7 @@ class AdaRaker final : public Algorithm {
                                                 kernel_weights_.begin() + (r + 1) * L);
       IntervalWeights instance_weights = instance_weights_[r];
       begin_step(t, kernel_weights.data(), instance_weights);
-      instance_predictions(t, kernel_weights.data(), f_.data() + r * S);
+      instance_predictions(t, kernel_weights.data(), f_.data() + r * S, instance_f_);
       predictions[r] = instance_weights.combine(t, instance_f_.data());
     }
   }
@@ -137,22 +141,25 @@ class AdaRaker final : public Algorithm {
     instance_weights.begin_step(t);
   }
 
-  void instance_predictions(std::int64_t t, const KernelWeights* kernel_weights, const double* f) {
+  void instance_predictions(std::int64_t t, const KernelWeights* kernel_weights, const double* f,
+                            std::vector<double>& instance_f) const {
     const std::size_t P = config_.dictionary.size();
-    instance_f_.assign(intervals_.n_levels, 0.0);
+    instance_f.assign(intervals_.n_levels, 0.0);
     for (std::size_t j = 0; j < intervals_.n_levels; ++j)
       if (level_active(intervals_.placement, static_cast<int>(j), t))
-        instance_f_[j] = kernel_weights[j].combine(f + j * P);
+        instance_f[j] = kernel_weights[j].combine(f + j * P);
   }
 
-  double ensemble_step(std::size_t r, std::int64_t t, const double* f, const double* n2, double y) {
+  // One replicate's ensemble step; touches only that replicate's state (threads split replicates).
+  double ensemble_step(std::size_t r, std::int64_t t, const double* f, const double* n2, double y,
+                       std::vector<double>& instance_f) {
     const std::size_t P = config_.dictionary.size();
     KernelWeights* kernel_weights = kernel_weights_.data() + r * intervals_.n_levels;
     IntervalWeights& instance_weights = instance_weights_[r];
     begin_step(t, kernel_weights, instance_weights);
-    instance_predictions(t, kernel_weights, f);
-    const double prediction = instance_weights.combine(t, instance_f_.data());
-    instance_weights.update(t, instance_f_.data(), prediction, y);
+    instance_predictions(t, kernel_weights, f, instance_f);
+    const double prediction = instance_weights.combine(t, instance_f.data());
+    instance_weights.update(t, instance_f.data(), prediction, y);
     for (std::size_t j = 0; j < intervals_.n_levels; ++j)
       if (instance_weights.active(j, t)) kernel_weights[j].update(f + j * P, n2 ? n2 + j * P : nullptr, y);
     return prediction;

@@ -103,7 +103,7 @@ void IntervalWeights::update(std::int64_t t, const double* instance_f, double pr
   const bool classification = config_->task == Task::Classification;
   double hi = -HUGE_VAL, lo = HUGE_VAL;
   std::size_t newest = 0;
-  std::vector<double> error(L, 0.0);
+  double error[64] = {};  // L ≤ 62 levels; no allocation on the per-step path
   for (std::size_t j = 0; j < L; ++j) {
     if (!active(j, t)) continue;
     newest = j;

@@ -9,15 +9,13 @@
 /// that computes the weights and the ensemble predictions from the per-step predictions.
 #include <algorithm>
 
+#include "core/parallel.h"
 #include "core/rf_ensemble.h"
 #include "omkl/error.h"
 
 namespace omkl::detail {
 
 namespace {
-
-// Steps per backend call: bounds the scratch memory (window × R × P predictions).
-constexpr std::size_t kWindow = 256;
 
 class Raker final : public Algorithm {
  public:
@@ -57,20 +55,24 @@ class Raker final : public Algorithm {
                   double* predictions) override {
     const std::size_t R = n_replicates(), P = config_.dictionary.size();
     const bool need_norm2 = backend_->problem().need_norm2;
-    for (std::size_t start = 0; start < n; start += kWindow) {
-      const std::size_t m = std::min(kWindow, n - start);
+    const std::size_t window = backend_->preferred_window();
+    for (std::size_t start = 0; start < n; start += window) {
+      const std::size_t m = std::min(window, n - start);
       f_.resize(m * R * P);
       norm2_.resize(need_norm2 ? m * R * P : 0);
       backend_->advance(x + start * d, y + start, m, t_ + 1, schedules_, f_.data(),
                         need_norm2 ? norm2_.data() : nullptr);
-      for (std::size_t i = 0; i < m; ++i) {
-        for (std::size_t r = 0; r < R; ++r) {
-          const double* f = f_.data() + (i * R + r) * P;
-          const double* n2 = need_norm2 ? norm2_.data() + (i * R + r) * P : nullptr;
-          predictions[(start + i) * R + r] = weights_[r].combine(f);
-          weights_[r].update(f, n2, y[start + i]);
+      // Host pass: replicates are independent, so they are split over threads.
+      parallel_for(R, 0, [&](std::size_t r0, std::size_t r1) {
+        for (std::size_t r = r0; r < r1; ++r) {
+          for (std::size_t i = 0; i < m; ++i) {
+            const double* f = f_.data() + (i * R + r) * P;
+            const double* n2 = need_norm2 ? norm2_.data() + (i * R + r) * P : nullptr;
+            predictions[(start + i) * R + r] = weights_[r].combine(f);
+            weights_[r].update(f, n2, y[start + i]);
+          }
         }
-      }
+      });
       t_ += static_cast<std::int64_t>(m);
     }
   }

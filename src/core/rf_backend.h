@@ -72,6 +72,10 @@ class RfBackend {
   virtual void predict(const double* x, std::int64_t t, const std::vector<SlotSchedule>& schedules,
                        double* f) = 0;
 
+  /// Steps per advance() call that amortise this backend's per-call cost (transfers, launches)
+  /// while bounding the host scratch (steps × R × S predictions).
+  virtual std::size_t preferred_window() const { return 256; }
+
   /// θ of one slot (2·n_rff values, host), for checkpoints and tests.
   virtual void get_theta(std::size_t replicate, std::size_t slot, double* theta) const = 0;
   virtual void set_theta(std::size_t replicate, std::size_t slot, const double* theta) = 0;

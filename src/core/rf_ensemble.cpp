@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "core/parallel.h"
 #include "omkl/error.h"
 
 namespace omkl::detail {
@@ -89,16 +90,19 @@ std::unique_ptr<RfBackend> make_rf_ensemble_backend(const RfEnsembleConfig& conf
                         config.weights.rule == WeightRule::PowBeta) &&
                        config.weights.weight_loss == WeightLoss::RegularizedPre;
   auto backend = make_rf_backend(context.backend, problem);
-  for (std::size_t r = 0; r < context.n_replicates(); ++r) {
-    for (std::size_t k = 0; k < config.dictionary.size(); ++k) {
+  const std::size_t R = context.n_replicates(), P = config.dictionary.size();
+  std::vector<std::vector<double>> drawn(R * P);
+  // Draws are independent per (replicate, kernel), so many replicates are drawn in parallel.
+  parallel_for(R * P, R > 1 ? 0 : 1, [&](std::size_t begin, std::size_t end) {
+    for (std::size_t i = begin; i < end; ++i) {
       // One stream per (seed, replicate, kernel): adding kernels or replicates never changes
       // the draws of the others.
-      RandomStream rng(context.seed, context.replicates[r], RngPurpose::Frequencies, k);
-      const auto v = draw_frequencies(config.dictionary[k], config.n_rff, context.n_features,
-                                      config.rf_kind, rng);
-      backend->set_frequencies(r, k, v.data());
+      RandomStream rng(context.seed, context.replicates[i / P], RngPurpose::Frequencies, i % P);
+      drawn[i] = draw_frequencies(config.dictionary[i % P], config.n_rff, context.n_features,
+                                  config.rf_kind, rng);
     }
-  }
+  });
+  for (std::size_t i = 0; i < R * P; ++i) backend->set_frequencies(i / P, i % P, drawn[i].data());
   return backend;
 }
 

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "core/parallel.h"
 #include "core/rf_backend.h"
 #include "cuda/cuda_check.h"
 #include "cuda/device_buffer.h"
@@ -79,6 +80,13 @@ class CudaRfBackend final : public RfBackend {
                double* f) override {
     const double zero = 0.0;
     run(x, &zero, 1, t, schedules, f, nullptr, false);
+  }
+
+  // Large windows: one GEMM, one launch and one copy back per window; the host scratch of
+  // window × R × S doubles is kept under about 256 MB.
+  std::size_t preferred_window() const override {
+    const std::size_t per_step = problem_.n_replicates * problem_.n_slots() * 2 * sizeof(double);
+    return std::max<std::size_t>(1, std::min<std::size_t>(kMaxWindow, (std::size_t{256} << 20) / per_step));
   }
 
   void get_theta(std::size_t r, std::size_t slot, double* out) const override {
@@ -169,8 +177,12 @@ class CudaRfBackend final : public RfBackend {
       f_.copy_to_host(out, m * R * S);
       if (want_norm2) norm2_.copy_to_host(out + m * R * S, m * R * S);
       context_.synchronize();
-      std::copy(out, out + m * R * S, f + start * R * S);
-      if (want_norm2) std::copy(out + m * R * S, out + 2 * m * R * S, norm2 + start * R * S);
+      // Widen to double on several threads: with many replicates this is hundreds of MB.
+      const std::size_t n_out = m * R * S;
+      parallel_for(n_out, n_out > (std::size_t{1} << 20) ? 0 : 1, [&](std::size_t b, std::size_t e) {
+        std::copy(out + b, out + e, f + start * R * S + b);
+        if (want_norm2) std::copy(out + n_out + b, out + n_out + e, norm2 + start * R * S + b);
+      });
     }
   }
 

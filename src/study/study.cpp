@@ -51,22 +51,30 @@ double step_error(Task task, double prediction, double y) {
   return y * prediction < 0.0 ? 1.0 : 0.0;
 }
 
-// Runs `replicates` of one algorithm through the whole stream in lockstep.
-std::vector<ReplicateRun> run_replicates(const AlgorithmSpec& spec, const Preset* preset,
+using Params = std::vector<std::pair<std::string, std::string>>;
+
+std::unique_ptr<detail::Algorithm> build(const AlgorithmSpec& spec, const Preset* preset,
                                          const StudyConfig& config, const Dataset& data,
-                                         const std::vector<std::uint64_t>& replicates,
-                                         const std::vector<std::size_t>& points) {
+                                         std::vector<std::uint64_t> replicates) {
   detail::AlgoContext context;
   context.n_features = data.n_features;
   context.task = data.task;
   context.profile = config.profile;
   context.seed = config.base_seed;
-  context.replicates = replicates;
+  context.replicates = std::move(replicates);
   context.horizon = data.n_samples;
   context.backend = config.backend;
-  auto algorithm = detail::make_algorithm(spec.name, spec.params,
-                                          preset ? preset->defaults : decltype(preset->defaults){},
-                                          context);
+  return detail::make_algorithm(spec.name, spec.params, preset ? preset->defaults : Params{}, context);
+}
+
+// Runs `replicates` of one algorithm through the whole stream in lockstep. `prepared`, when
+// given, is that algorithm already built for exactly these replicates.
+std::vector<ReplicateRun> run_replicates(const AlgorithmSpec& spec, const Preset* preset,
+                                         const StudyConfig& config, const Dataset& data,
+                                         const std::vector<std::uint64_t>& replicates,
+                                         const std::vector<std::size_t>& points,
+                                         std::unique_ptr<detail::Algorithm> prepared) {
+  auto algorithm = prepared ? std::move(prepared) : build(spec, preset, config, data, replicates);
   const bool first_is_one = algorithm->metric_convention().first_error_is_one;
   const std::size_t R = replicates.size(), T = data.n_samples;
   std::vector<double> predictions(T * R);
@@ -215,20 +223,19 @@ StudyResult run_study(const StudyConfig& config, const Dataset& data) {
     bool randomized = true;
     bool done = false;
     AlgorithmResult reused;
+    // Built while validating, for the replicates of the cell's first task (one on the CPU, all
+    // of them on the GPU) and handed to that task, so validation costs no second construction.
+    std::unique_ptr<detail::Algorithm> prepared;
   };
   std::vector<Cell> cells;
+  const bool lockstep = cfg.backend != BackendKind::Cpu;
+  std::vector<std::uint64_t> first_replicates{0};
+  if (lockstep)
+    for (std::uint64_t r = 1; r < cfg.n_seeds; ++r) first_replicates.push_back(r);
   for (const auto& spec : cfg.algorithms) {
-    detail::AlgoContext probe;
-    probe.n_features = data.n_features;
-    probe.task = data.task;
-    probe.profile = cfg.profile;
-    probe.horizon = data.n_samples;
-    probe.backend = cfg.backend;  // a backend-specific option (precision=float) must validate
-    Cell cell{spec, cell_key(spec, cfg, data, checksum), {}, true, false, {}};
-    cell.randomized =
-        detail::make_algorithm(spec.name, spec.params, preset ? preset->defaults : decltype(preset->defaults){},
-                               probe)
-            ->randomized();
+    Cell cell{spec, cell_key(spec, cfg, data, checksum), {}, true, false, {}, nullptr};
+    cell.prepared = build(spec, preset, cfg, data, first_replicates);
+    cell.randomized = cell.prepared->randomized();
     if (!cell_dir.empty()) {
       cell.file = cell_dir / (std::to_string(detail::fnv1a64(cell.key.dump())) + ".json");
       std::ifstream in(cell.file);
@@ -238,6 +245,7 @@ StudyResult run_study(const StudyConfig& config, const Dataset& data) {
           if (stored.at("key") == cell.key) {
             cell.reused = result_from_cell(stored);
             cell.done = true;
+            cell.prepared.reset();
           }
         } catch (const std::exception&) {
           // A damaged cache entry is recomputed, never trusted.
@@ -256,7 +264,7 @@ StudyResult run_study(const StudyConfig& config, const Dataset& data) {
   for (std::size_t c = 0; c < cells.size(); ++c) {
     if (cells[c].done) continue;
     const std::size_t n = cells[c].randomized ? cfg.n_seeds : 1;
-    if (cfg.backend == BackendKind::Cpu)
+    if (!lockstep)
       for (std::size_t r = 0; r < n; ++r) tasks.push_back({c, r, 1});
     else
       tasks.push_back({c, 0, n});
@@ -275,7 +283,7 @@ StudyResult run_study(const StudyConfig& config, const Dataset& data) {
     runs[c].resize(cells[c].randomized ? cfg.n_seeds : 1);
 
   std::size_t n_threads = cfg.threads ? cfg.threads : std::max(1u, std::thread::hardware_concurrency());
-  if (cfg.backend != BackendKind::Cpu) n_threads = 1;
+  if (lockstep) n_threads = 1;
   n_threads = std::max<std::size_t>(1, std::min(n_threads, tasks.size()));
   std::atomic<std::size_t> next{0}, finished{0};
   std::mutex error_mutex, progress_mutex;
@@ -292,7 +300,13 @@ StudyResult run_study(const StudyConfig& config, const Dataset& data) {
       try {
         std::vector<std::uint64_t> replicates(task.count);
         for (std::size_t k = 0; k < task.count; ++k) replicates[k] = task.first + k;
-        auto out = run_replicates(cells[task.cell].spec, preset, cfg, data, replicates, points);
+        // Tasks are claimed once, so the cell's prepared algorithm moves to exactly one task.
+        std::unique_ptr<detail::Algorithm> prepared;
+        if (task.first == 0 && cells[task.cell].prepared &&
+            cells[task.cell].prepared->n_replicates() == task.count)
+          prepared = std::move(cells[task.cell].prepared);
+        auto out = run_replicates(cells[task.cell].spec, preset, cfg, data, replicates, points,
+                                  std::move(prepared));
         for (std::size_t k = 0; k < task.count; ++k) runs[task.cell][task.first + k] = std::move(out[k]);
       } catch (...) {
         std::lock_guard<std::mutex> lock(error_mutex);
