@@ -69,6 +69,8 @@ __global__ void advance_trajectories_kernel(TrajectoryArgs<Real> args) {
     load_next(0);
     features_from_next();
   }
+  const bool fused = args.log_w != nullptr;
+  double log_weight = fused ? args.log_w[warp] : 0.0;  // uniform across the warp
   for (std::size_t step = 0; step < args.n_steps; ++step) {
     const long long t = args.t0 + static_cast<long long>(step);
     const std::size_t out = (step * R + r) * S + s;
@@ -78,11 +80,13 @@ __global__ void advance_trajectories_kernel(TrajectoryArgs<Real> args) {
       if (lane == 0) {
         args.f[out] = Real(0);
         if (args.norm2) args.norm2[out] = Real(0);
+        if (fused) args.log_w_out[out] = 0.0;
       }
     } else {
       if (sc.reset_period > 0 && t % sc.reset_period == 0) {
 #pragma unroll
         for (int j = 0; j < J; ++j) ts[j] = tc[j] = Real(0);
+        log_weight = args.fused_initial;  // a fresh learner starts with fresh weights
       }
       Real dot = 0, n2 = 0;
 #pragma unroll
@@ -91,10 +95,18 @@ __global__ void advance_trajectories_kernel(TrajectoryArgs<Real> args) {
         n2 += ts[j] * ts[j] + tc[j] * tc[j];
       }
       dot = warp_sum(dot);
-      if (args.norm2) n2 = warp_sum(n2);
+      const bool want_n2 = args.norm2 || (fused && args.fused_lambda != 0.0);
+      if (want_n2) n2 = warp_sum(n2);
       if (lane == 0) {
         args.f[out] = dot;
         if (args.norm2) args.norm2[out] = n2;
+        if (fused) args.log_w_out[out] = log_weight;
+      }
+      if (fused) {
+        const double y = static_cast<double>(args.y[step]);
+        const double loss = detail::loss_value(static_cast<LossKind>(args.loss), static_cast<double>(dot), y) +
+                            args.fused_lambda * static_cast<double>(n2);
+        log_weight -= args.fused_rate * loss / args.fused_loss_scale;
       }
       if (args.update) {
         // Step size and gain in double, as on the host, whatever Real is.
@@ -114,6 +126,7 @@ __global__ void advance_trajectories_kernel(TrajectoryArgs<Real> args) {
     if (more) features_from_next();
   }
   if (!args.update) return;
+  if (fused && lane == 0) args.log_w[warp] = log_weight;
 #pragma unroll
   for (int j = 0; j < J; ++j) {
     const std::size_t i = lane + 32 * j;
@@ -133,7 +146,57 @@ void launch_with(const TrajectoryArgs<Real>& args, cudaStream_t stream) {
   OMKL_CUDA_CHECK_LAUNCH();
 }
 
+template <typename Real>
+__global__ void combine_groups_kernel(const Real* f, const double* log_w, const DeviceSchedule* schedules,
+                                      std::size_t n_steps, std::size_t R, std::size_t S,
+                                      std::size_t group_size, long long t0, double* group_f) {
+  const std::size_t G = S / group_size;
+  const std::size_t warp = (static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
+  const int lane = threadIdx.x & 31;
+  if (warp >= n_steps * R * G) return;
+  const std::size_t g = warp % G, rest = warp / G;  // rest = step·R + r
+  const long long t = t0 + static_cast<long long>(rest / R);
+  const std::size_t first = g * group_size, row = rest * S;
+  double top = -HUGE_VAL;
+  for (std::size_t p = lane; p < group_size; p += 32)
+    if (t >= schedules[first + p].active_from) top = fmax(top, log_w[row + first + p]);
+#pragma unroll
+  for (int offset = 16; offset > 0; offset >>= 1) top = fmax(top, __shfl_xor_sync(0xffffffffu, top, offset));
+  double total = 0.0, weighted = 0.0;
+  if (top > -HUGE_VAL) {
+    for (std::size_t p = lane; p < group_size; p += 32) {
+      if (t < schedules[first + p].active_from) continue;
+      const double w = exp(log_w[row + first + p] - top);
+      total += w;
+      weighted += w * static_cast<double>(f[row + first + p]);
+    }
+  }
+  total = warp_sum(total);
+  weighted = warp_sum(weighted);
+  if (lane == 0) group_f[warp] = total > 0.0 ? weighted / total : 0.0;
+}
+
 }  // namespace
+
+template <typename Real>
+void launch_combine_groups(const Real* f, const double* log_w, const DeviceSchedule* schedules,
+                           std::size_t n_steps, std::size_t n_replicates, std::size_t n_slots,
+                           std::size_t group_size, long long t0, double* group_f, cudaStream_t stream) {
+  const std::size_t warps = n_steps * n_replicates * (n_slots / group_size);
+  if (warps == 0) return;
+  constexpr int kThreads = 256;
+  const unsigned blocks = static_cast<unsigned>((warps * 32 + kThreads - 1) / kThreads);
+  combine_groups_kernel<Real><<<blocks, kThreads, 0, stream>>>(f, log_w, schedules, n_steps, n_replicates,
+                                                               n_slots, group_size, t0, group_f);
+  OMKL_CUDA_CHECK_LAUNCH();
+}
+
+template void launch_combine_groups<float>(const float*, const double*, const DeviceSchedule*, std::size_t,
+                                           std::size_t, std::size_t, std::size_t, long long, double*,
+                                           cudaStream_t);
+template void launch_combine_groups<double>(const double*, const double*, const DeviceSchedule*, std::size_t,
+                                            std::size_t, std::size_t, std::size_t, long long, double*,
+                                            cudaStream_t);
 
 template <typename Real>
 void launch_advance_trajectories(const TrajectoryArgs<Real>& args, cudaStream_t stream) {

@@ -38,7 +38,19 @@ struct TrajectoryArgs {
   Real feature_scale;
   int loss;
   bool update;  // false: predict only (θ untouched)
+  // Fused log-weights (rf_backend.h, FusedWeights); log_w == nullptr disables them.
+  double* log_w;         // R × S, device, carried across launches
+  double* log_w_out;     // n_steps × R × S: the log-weight each step's prediction uses
+  double fused_initial, fused_rate, fused_lambda, fused_loss_scale;
 };
+
+/// Group predictions from per-slot predictions and fused log-weights: one warp per
+/// (step, replicate, group) computes Σ_{active p} softmax(a)_p f_p over the group's slots.
+/// @param group_f out: n_steps × R × (S / group_size), double
+template <typename Real>
+void launch_combine_groups(const Real* f, const double* log_w, const DeviceSchedule* schedules,
+                           std::size_t n_steps, std::size_t n_replicates, std::size_t n_slots,
+                           std::size_t group_size, long long t0, double* group_f, cudaStream_t stream);
 
 /// One warp per (replicate, slot) trajectory with θ held in registers; advances n_steps
 /// samples, computing sin/cos on the fly from the projections.

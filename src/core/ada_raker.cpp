@@ -59,6 +59,11 @@ class AdaRaker final : public Algorithm {
     for (std::size_t i = 0; i < kernel_weights_.size(); ++i)
       kernel_weights_[i].reset(P, &level_weights_[i % L]);
     instance_weights_.assign(R, IntervalWeights(&intervals_));
+    // With log-domain kernel weights on a backend that keeps them beside the trajectories
+    // (CUDA), the backend returns the instance predictions f̂_I directly (one group per level).
+    fused_ = backend_->supports_fused_weights() && !instance_eta_w &&
+             fused_weights_for(config_.weights, P, fused_weights_);
+    if (fused_) push_fused_weights();
   }
 
   // The weight objects point into this object's configuration.
@@ -75,6 +80,10 @@ class AdaRaker final : public Algorithm {
                   double* predictions) override {
     const std::size_t R = n_replicates(), S = schedules_.size();
     const bool need_norm2 = backend_->problem().need_norm2;
+    if (fused_) {
+      step_block_fused(x, y, n, d, predictions);
+      return;
+    }
     const std::size_t window = backend_->preferred_window();
     for (std::size_t start = 0; start < n; start += window) {
       const std::size_t m = std::min(window, n - start);
@@ -103,6 +112,7 @@ class AdaRaker final : public Algorithm {
     const std::int64_t t = t_ + 1;
     f_.resize(R * S);
     backend_->predict(x, t, schedules_, f_.data());
+    pull_fused_weights();
     for (std::size_t r = 0; r < R; ++r) {
       // Copies: predict() must not change the state.
       std::vector<KernelWeights> kernel_weights(kernel_weights_.begin() + r * L,
@@ -118,6 +128,7 @@ class AdaRaker final : public Algorithm {
     out.put_tag("adaraker");
     out.put_i64(t_);
     save_backend_state(*backend_, out);
+    pull_fused_weights();
     for (const auto& w : kernel_weights_) out.put_f64s(w.raw());
     for (const auto& h : instance_weights_) out.put_f64s(h.raw());
   }
@@ -128,11 +139,61 @@ class AdaRaker final : public Algorithm {
     load_backend_state(*backend_, in);
     for (auto& w : kernel_weights_) in.get_f64s(w.raw().data(), w.size());
     for (auto& h : instance_weights_) in.get_f64s(h.raw().data(), h.raw().size());
+    if (fused_) push_fused_weights();
   }
 
   MetricConvention metric_convention() const override { return metric_; }
 
  private:
+  // Device path: the backend advances θ and the kernel weights and returns f̂ per level; the
+  // instance weights h (a short non-linear recursion, §8.1) stay on the host.
+  void step_block_fused(const double* x, const double* y, std::size_t n, std::size_t d,
+                        double* predictions) {
+    const std::size_t R = n_replicates(), L = intervals_.n_levels;
+    const std::size_t window = backend_->preferred_window();
+    for (std::size_t start = 0; start < n; start += window) {
+      const std::size_t m = std::min(window, n - start);
+      f_.resize(m * R * L);
+      backend_->advance_fused(x + start * d, y + start, m, t_ + 1, schedules_, fused_weights_, f_.data());
+      parallel_for(R, 0, [&](std::size_t r0, std::size_t r1) {
+        for (std::size_t r = r0; r < r1; ++r) {
+          IntervalWeights& h = instance_weights_[r];
+          for (std::size_t i = 0; i < m; ++i) {
+            const std::int64_t t = t_ + 1 + static_cast<std::int64_t>(i);
+            const double* instance_f = f_.data() + (i * R + r) * L;
+            h.begin_step(t);
+            const double prediction = h.combine(t, instance_f);
+            h.update(t, instance_f, prediction, y[start + i]);
+            predictions[(start + i) * R + r] = prediction;
+          }
+        }
+      });
+      t_ += static_cast<std::int64_t>(m);
+    }
+  }
+
+  // The device holds the authoritative kernel log-weights on the fused path.
+  void pull_fused_weights() const {
+    if (!fused_) return;
+    const std::size_t L = intervals_.n_levels, P = config_.dictionary.size();
+    std::vector<double> all(L * P);
+    for (std::size_t r = 0; r < n_replicates(); ++r) {
+      backend_->get_log_weights(r, all.data());
+      for (std::size_t j = 0; j < L; ++j)
+        std::copy(all.begin() + j * P, all.begin() + (j + 1) * P, kernel_weights_[r * L + j].raw().begin());
+    }
+  }
+  void push_fused_weights() {
+    const std::size_t L = intervals_.n_levels, P = config_.dictionary.size();
+    std::vector<double> all(L * P);
+    for (std::size_t r = 0; r < n_replicates(); ++r) {
+      for (std::size_t j = 0; j < L; ++j)
+        std::copy(kernel_weights_[r * L + j].raw().begin(), kernel_weights_[r * L + j].raw().end(),
+                  all.begin() + j * P);
+      backend_->set_log_weights(r, all.data());
+    }
+  }
+
   // Interval starts at t: fresh kernel weights (fresh state) and the starting instance weight.
   void begin_step(std::int64_t t, KernelWeights* kernel_weights, IntervalWeights& instance_weights) const {
     if (intervals_.fresh)
@@ -172,7 +233,9 @@ class AdaRaker final : public Algorithm {
   std::vector<WeightConfig> level_weights_;      // per level (η_w may depend on the level)
   std::vector<SlotSchedule> schedules_;          // per slot = level × kernel
   std::unique_ptr<RfBackend> backend_;
-  std::vector<KernelWeights> kernel_weights_;    // per replicate × level
+  mutable std::vector<KernelWeights> kernel_weights_;  // per replicate × level (device cache when fused)
+  bool fused_ = false;
+  FusedWeights fused_weights_;
   std::vector<IntervalWeights> instance_weights_;  // per replicate
   std::int64_t t_ = 0;
   std::vector<double> f_, norm2_, instance_f_;

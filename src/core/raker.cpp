@@ -43,6 +43,11 @@ class Raker final : public Algorithm {
     backend_ = make_rf_ensemble_backend(config_, context, slot_kernel);
     weights_.resize(context.n_replicates());
     for (auto& w : weights_) w.reset(P, &config_.weights);
+    // On a backend that keeps log-domain weights beside the trajectories (CUDA), only the
+    // ensemble predictions come back; weights_ is then refreshed from the device on demand.
+    fused_ = backend_->supports_fused_weights() && fused_weights_for(config_.weights, P, fused_weights_);
+    if (fused_)
+      for (std::size_t r = 0; r < weights_.size(); ++r) backend_->set_log_weights(r, weights_[r].raw().data());
   }
 
   std::size_t n_replicates() const override { return context_.n_replicates(); }
@@ -55,6 +60,11 @@ class Raker final : public Algorithm {
                   double* predictions) override {
     const std::size_t R = n_replicates(), P = config_.dictionary.size();
     const bool need_norm2 = backend_->problem().need_norm2;
+    if (fused_) {
+      backend_->advance_fused(x, y, n, t_ + 1, schedules_, fused_weights_, predictions);
+      t_ += static_cast<std::int64_t>(n);
+      return;
+    }
     const std::size_t window = backend_->preferred_window();
     for (std::size_t start = 0; start < n; start += window) {
       const std::size_t m = std::min(window, n - start);
@@ -81,6 +91,7 @@ class Raker final : public Algorithm {
     const std::size_t R = n_replicates(), P = config_.dictionary.size();
     f_.resize(R * P);
     backend_->predict(x, t_ + 1, schedules_, f_.data());
+    pull_fused_weights();
     for (std::size_t r = 0; r < R; ++r) predictions[r] = weights_[r].combine(f_.data() + r * P);
   }
 
@@ -88,6 +99,7 @@ class Raker final : public Algorithm {
     out.put_tag("raker");
     out.put_i64(t_);
     save_backend_state(*backend_, out);
+    pull_fused_weights();
     for (const auto& w : weights_) out.put_f64s(w.raw());
   }
 
@@ -96,18 +108,28 @@ class Raker final : public Algorithm {
     t_ = in.get_i64();
     load_backend_state(*backend_, in);
     for (auto& w : weights_) in.get_f64s(w.raw().data(), w.size());
+    if (fused_)
+      for (std::size_t r = 0; r < weights_.size(); ++r) backend_->set_log_weights(r, weights_[r].raw().data());
   }
 
   MetricConvention metric_convention() const override { return metric_; }
 
  private:
+  // The fused path keeps the authoritative log-weights on the device.
+  void pull_fused_weights() const {
+    if (!fused_) return;
+    for (std::size_t r = 0; r < weights_.size(); ++r) backend_->get_log_weights(r, weights_[r].raw().data());
+  }
+
   AlgoContext context_;
   RfEnsembleConfig config_;
   StepConfig step_;
   MetricConvention metric_;
   std::vector<SlotSchedule> schedules_;
   std::unique_ptr<RfBackend> backend_;
-  std::vector<KernelWeights> weights_;  // per replicate
+  mutable std::vector<KernelWeights> weights_;  // per replicate (a cache of the device's when fused)
+  bool fused_ = false;
+  FusedWeights fused_weights_;
   std::int64_t t_ = 0;                  // samples consumed
   std::vector<double> f_, norm2_;       // scratch
 };

@@ -26,6 +26,17 @@ std::string to_string(LossKind loss) {
 
 namespace detail {
 
+void RfBackend::advance_fused(const double*, const double*, std::size_t, std::int64_t,
+                              const std::vector<SlotSchedule>&, const FusedWeights&, double*) {
+  throw Error("this backend does not compute fused kernel weights");
+}
+void RfBackend::get_log_weights(std::size_t, double*) const {
+  throw Error("this backend does not compute fused kernel weights");
+}
+void RfBackend::set_log_weights(std::size_t, const double*) {
+  throw Error("this backend does not compute fused kernel weights");
+}
+
 bool cuda_available() {
 #if OMKL_WITH_CUDA
   return cuda::device_available();

@@ -51,6 +51,20 @@ struct SlotSchedule {
   std::int64_t reset_period = 0;
 };
 
+/// Log-domain kernel weights (exp_eta / pow_beta rules) applied by the backend itself: slots
+/// form groups of `group_size` consecutive slots (Raker: one group of P kernels; AdaRaker: one
+/// per level). Each slot keeps a log-weight a, reset to `initial` whenever its θ is reset, and
+/// after each step a ← a − rate·(C(f, y) + lambda·‖θ‖²)/loss_scale. Because these weights
+/// are prefix sums of per-slot losses they never feed back into θ, so a backend can compute
+/// them beside the trajectories and return only the group predictions Σ softmax(a)·f.
+struct FusedWeights {
+  std::size_t group_size = 1;
+  double initial = 0.0;     ///< starting log-weight (−ln group_size)
+  double rate = 0.5;        ///< η_w (exp_eta) or −ln β (pow_beta)
+  double lambda = 0.0;      ///< ridge weight in the loss (0 = data loss only)
+  double loss_scale = 1.0;
+};
+
 class RfBackend {
  public:
   virtual ~RfBackend() = default;
@@ -71,6 +85,20 @@ class RfBackend {
   /// Slots whose schedule would reset at t are reported as 0.
   virtual void predict(const double* x, std::int64_t t, const std::vector<SlotSchedule>& schedules,
                        double* f) = 0;
+
+  /// True when advance_fused() is implemented (the CUDA backend); otherwise the algorithms
+  /// compute the weights on the host from advance()'s per-slot predictions.
+  virtual bool supports_fused_weights() const { return false; }
+  /// Like advance(), but also maintains the fused log-weights and returns, per step, replicate
+  /// and group, the weighted group prediction (0 for a group whose slots are inactive).
+  /// @param group_f out: n_steps × R × (S / group_size)
+  virtual void advance_fused(const double* x, const double* y, std::size_t n_steps, std::int64_t t0,
+                             const std::vector<SlotSchedule>& schedules, const FusedWeights& weights,
+                             double* group_f);
+  /// Fused log-weights of all slots of one replicate (S values, host), for predict() and
+  /// checkpoints; set_log_weights restores them.
+  virtual void get_log_weights(std::size_t replicate, double* log_weights) const;
+  virtual void set_log_weights(std::size_t replicate, const double* log_weights);
 
   /// Steps per advance() call that amortise this backend's per-call cost (transfers, launches)
   /// while bounding the host scratch (steps × R × S predictions).

@@ -106,6 +106,16 @@ std::unique_ptr<RfBackend> make_rf_ensemble_backend(const RfEnsembleConfig& conf
   return backend;
 }
 
+bool fused_weights_for(const WeightConfig& weights, std::size_t group_size, FusedWeights& out) {
+  if (weights.rule != WeightRule::ExpEta && weights.rule != WeightRule::PowBeta) return false;
+  out.group_size = group_size;
+  out.initial = -std::log(static_cast<double>(group_size));  // as KernelWeights::reset
+  out.rate = weights.rule == WeightRule::ExpEta ? weights.eta_w : -std::log(weights.beta);
+  out.lambda = weights.weight_loss == WeightLoss::RegularizedPre ? weights.lambda : 0.0;
+  out.loss_scale = weights.loss_scale;
+  return true;
+}
+
 void save_backend_state(const RfBackend& backend, StateWriter& out) {
   const RfProblem& p = backend.problem();
   out.put_tag("rf-backend");

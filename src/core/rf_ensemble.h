@@ -49,6 +49,10 @@ std::unique_ptr<RfBackend> make_rf_ensemble_backend(const RfEnsembleConfig& conf
                                                     const AlgoContext& context,
                                                     std::vector<std::uint32_t> slot_kernel);
 
+/// The backend-side form of a log-domain weight rule for groups of `group_size` slots, or
+/// nothing when the rule couples kernels within a step (minmax, mistake) and must run on the host.
+bool fused_weights_for(const WeightConfig& weights, std::size_t group_size, FusedWeights& out);
+
 /// Writes / restores the frequency matrices and θ of every slot of a backend.
 void save_backend_state(const RfBackend& backend, StateWriter& out);
 void load_backend_state(RfBackend& backend, StateReader& in);

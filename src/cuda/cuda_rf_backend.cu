@@ -51,6 +51,7 @@ class CudaRfBackend final : public RfBackend {
                       std::to_string(omkl::cuda::kMaxRff));
     const cudaStream_t stream = context_.stream();
     for (auto* b : {&frequencies_, &theta_, &projections_, &x_, &y_, &f_, &norm2_}) b->set_stream(stream);
+    for (auto* b : {&log_w_, &log_w_steps_, &group_f_}) b->set_stream(stream);
     schedules_.set_stream(stream);
     host_frequencies_.assign(p.n_replicates * p.n_kernels * p.n_rff * p.n_features, 0.0);
     frequencies_.resize(host_frequencies_.size());
@@ -73,20 +74,47 @@ class CudaRfBackend final : public RfBackend {
 
   void advance(const double* x, const double* y, std::size_t n_steps, std::int64_t t0,
                const std::vector<SlotSchedule>& schedules, double* f, double* norm2) override {
-    run(x, y, n_steps, t0, schedules, f, norm2, true);
+    run(x, y, n_steps, t0, schedules, f, norm2, true, nullptr);
+  }
+
+  bool supports_fused_weights() const override { return true; }
+
+  void advance_fused(const double* x, const double* y, std::size_t n_steps, std::int64_t t0,
+                     const std::vector<SlotSchedule>& schedules, const FusedWeights& weights,
+                     double* group_f) override {
+    if (weights.group_size == 0 || problem_.n_slots() % weights.group_size != 0)
+      throw Error("CUDA backend: slots do not split into groups of " + std::to_string(weights.group_size));
+    ensure_log_weights(weights.initial);
+    run(x, y, n_steps, t0, schedules, group_f, nullptr, true, &weights);
+  }
+
+  void get_log_weights(std::size_t r, double* out) const override {
+    const std::size_t S = problem_.n_slots();
+    if (!log_w_initialized_) throw Error("CUDA backend: fused weights were never initialised");
+    log_w_.copy_to_host(out, S, r * S);
+    context_.synchronize();
+  }
+
+  void set_log_weights(std::size_t r, const double* in) override {
+    const std::size_t S = problem_.n_slots();
+    ensure_log_weights(0.0);
+    log_w_.copy_from_host(in, S, r * S);
+    context_.synchronize();
   }
 
   void predict(const double* x, std::int64_t t, const std::vector<SlotSchedule>& schedules,
                double* f) override {
     const double zero = 0.0;
-    run(x, &zero, 1, t, schedules, f, nullptr, false);
+    run(x, &zero, 1, t, schedules, f, nullptr, false, nullptr);
   }
 
-  // Large windows: one GEMM, one launch and one copy back per window; the host scratch of
-  // window × R × S doubles is kept under about 256 MB.
+  // Windows sized so that the per-step outputs (f and ‖θ‖², R × S each) of one window stay
+  // near 32 MB: page-locking and first-touching larger buffers costs more than the extra
+  // launches and synchronisations of smaller windows (measured on an H100: 290 MB windows made
+  // a 20-replicate Raker run 4× slower than its GPU time).
   std::size_t preferred_window() const override {
     const std::size_t per_step = problem_.n_replicates * problem_.n_slots() * 2 * sizeof(double);
-    return std::max<std::size_t>(1, std::min<std::size_t>(kMaxWindow, (std::size_t{256} << 20) / per_step));
+    return std::max<std::size_t>(32, std::min<std::size_t>(kMaxWindow, (std::size_t{32} << 20) / per_step));
   }
 
   void get_theta(std::size_t r, std::size_t slot, double* out) const override {
@@ -138,8 +166,22 @@ class CudaRfBackend final : public RfBackend {
     cached_schedules_ = schedules;
   }
 
+  void ensure_log_weights(double initial) {
+    if (log_w_initialized_) return;
+    const std::size_t n = problem_.n_replicates * problem_.n_slots();
+    log_w_.resize(n);
+    const std::vector<double> start(n, initial);
+    log_w_.copy_from_host(start.data(), n);
+    context_.synchronize();
+    log_w_initialized_ = true;
+  }
+
+  // One pass over n_steps samples, window by window. Without `fused`, `f` / `norm2` receive the
+  // per-slot outputs (n × R × S); with it, `f` receives the group predictions (n × R × G) and
+  // the per-slot outputs never leave the device.
   void run(const double* x, const double* y, std::size_t n_steps, std::int64_t t0,
-           const std::vector<SlotSchedule>& schedules, double* f, double* norm2, bool update) {
+           const std::vector<SlotSchedule>& schedules, double* f, double* norm2, bool update,
+           const FusedWeights* fused) {
     const auto& p = problem_;
     upload_frequencies();
     upload_schedules(schedules);
@@ -148,13 +190,19 @@ class CudaRfBackend final : public RfBackend {
     const std::size_t window = std::max<std::size_t>(
         1, std::min({kMaxWindow, n_steps, kProjectionBudgetBytes / (M * sizeof(Real))}));
     const bool want_norm2 = norm2 != nullptr;
+    const std::size_t G = fused ? S / fused->group_size : 0;
     projections_.resize(window * M);
     x_.resize(window * d);
     y_.resize(window);
     f_.resize(window * R * S);
     if (want_norm2) norm2_.resize(window * R * S);
+    if (fused) {
+      log_w_steps_.resize(window * R * S);
+      group_f_.resize(window * R * G);
+    }
     staging_in_.resize(window * (d + 1));
-    staging_out_.resize(window * R * S * (want_norm2 ? 2 : 1));
+    if (fused) staging_out_.resize(window * R * G);
+    else staging_slots_.resize(window * R * S * (want_norm2 ? 2 : 1));
     const Real one = 1, zero = 0;
     for (std::size_t start = 0; start < n_steps; start += window) {
       const std::size_t m = std::min(window, n_steps - start);
@@ -171,9 +219,22 @@ class CudaRfBackend final : public RfBackend {
       TrajectoryArgs<Real> args{projections_.data(), y_.data(), theta_.data(), schedules_.data(),
                                 f_.data(), want_norm2 ? norm2_.data() : nullptr, m, R, S,
                                 p.n_kernels, p.n_rff, static_cast<long long>(t0 + start),
-                                static_cast<Real>(p.feature_scale), static_cast<int>(p.loss), update};
+                                static_cast<Real>(p.feature_scale), static_cast<int>(p.loss), update,
+                                fused ? log_w_.data() : nullptr, fused ? log_w_steps_.data() : nullptr,
+                                fused ? fused->initial : 0.0, fused ? fused->rate : 0.0,
+                                fused ? fused->lambda : 0.0, fused ? fused->loss_scale : 1.0};
       omkl::cuda::launch_advance_trajectories(args, context_.stream());
-      Real* out = staging_out_.data();
+      if (fused) {
+        omkl::cuda::launch_combine_groups(f_.data(), log_w_steps_.data(), schedules_.data(), m, R, S,
+                                          fused->group_size, static_cast<long long>(t0 + start),
+                                          group_f_.data(), context_.stream());
+        double* out = staging_out_.data();
+        group_f_.copy_to_host(out, m * R * G);
+        context_.synchronize();
+        std::copy(out, out + m * R * G, f + start * R * G);
+        continue;
+      }
+      Real* out = staging_slots_.data();
       f_.copy_to_host(out, m * R * S);
       if (want_norm2) norm2_.copy_to_host(out + m * R * S, m * R * S);
       context_.synchronize();
@@ -190,7 +251,11 @@ class CudaRfBackend final : public RfBackend {
   CudaContext context_;
   DeviceBuffer<Real> frequencies_, theta_, projections_, x_, y_, f_, norm2_;
   DeviceBuffer<DeviceSchedule> schedules_;
-  PinnedBuffer<Real> staging_in_, staging_out_;
+  DeviceBuffer<double> log_w_, log_w_steps_, group_f_;  // fused weights (double in both precisions)
+  PinnedBuffer<Real> staging_in_;
+  PinnedBuffer<double> staging_out_;   // group predictions (fused)
+  PinnedBuffer<Real> staging_slots_;   // per-slot predictions and norms
+  bool log_w_initialized_ = false;
   std::vector<double> host_frequencies_;  // exact double copy (checkpoints, float mode)
   std::vector<SlotSchedule> cached_schedules_;
   bool frequencies_dirty_ = true;

@@ -136,3 +136,31 @@ TEST(CudaAvailabilityTest, CudaBackendWithoutDeviceFailsClearly) {
   EXPECT_THROW(make_rf_backend(BackendKind::Cuda, problem), CudaError);
   EXPECT_NO_THROW(make_rf_backend(BackendKind::Auto, problem)) << "auto falls back to the CPU";
 }
+
+TEST_F(CudaTest, CheckpointsAndPredictWorkOnTheDevicePath) {
+  // The paper profile keeps the kernel weights on the device (fused path): predict() and
+  // save/restore must pull and push them exactly.
+  for (const char* name : {"raker", "adaraker"}) {
+    const Dataset data = random_stream(300, 4, Task::Regression, 5);
+    auto ctx = context_for(data, Profile::Paper, {0, 3});
+    ctx.backend = BackendKind::Cuda;
+    auto full = make(name, ctx, {{"D", "20"}});
+    std::vector<double> want(data.n_samples * 2), ahead(2);
+    for (std::size_t t = 0; t < data.n_samples; ++t) {
+      full->predict(data.row(t), ahead.data());
+      full->step(data.row(t), data.y[t], want.data() + 2 * t);
+      for (int r = 0; r < 2; ++r) ASSERT_LE(relative_error(ahead[r], want[2 * t + r]), 1e-12) << name << " " << t;
+    }
+    auto first = make(name, ctx, {{"D", "20"}});
+    std::vector<double> scratch(2 * 150);
+    first->step_block(data.x.data(), data.y.data(), 150, data.n_features, scratch.data());
+    StateWriter out;
+    first->save_state(out);
+    auto second = make(name, ctx, {{"D", "20"}});
+    StateReader in(out.bytes());
+    second->load_state(in);
+    std::vector<double> rest(2 * (data.n_samples - 150));
+    second->step_block(data.row(150), data.y.data() + 150, data.n_samples - 150, data.n_features, rest.data());
+    for (std::size_t i = 0; i < rest.size(); ++i) ASSERT_LE(relative_error(rest[i], want[300 + i]), 1e-12) << name << " " << i;
+  }
+}
