@@ -1,6 +1,7 @@
 // The public Learner API end to end: block vs step-by-step equivalence, side-effect-free
 // predict(), checkpoints that resume bit for bit, damaged checkpoints, input validation,
 // seeding, and atomic checkpoint writes.
+#include "common/temp_dir_test.h"
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -113,16 +114,8 @@ std::string input_error_of(const std::function<void()>& f) {
   return "";
 }
 
-class LearnerApiTest : public ::testing::Test {
+class LearnerApiTest : public omkl::test::TempDirTest {
  protected:
-  void SetUp() override {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::path(::testing::TempDir()) /
-           ("omkl_learner_api_" + std::to_string(::getpid()) + "_" + info->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
 
   // A learner halfway through a regression stream, saved to a checkpoint.
   fs::path saved_checkpoint(const Dataset& data) {
@@ -133,7 +126,6 @@ class LearnerApiTest : public ::testing::Test {
     return path;
   }
 
-  fs::path dir_;
 };
 
 TEST_F(LearnerApiTest, StepByStepEqualsBlockBitForBit) {

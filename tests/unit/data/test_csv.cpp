@@ -1,4 +1,5 @@
 // CSV reader and writer: parsing, task inference, located errors, atomic round trips.
+#include "common/temp_dir_test.h"
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -20,38 +21,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-class CsvTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::path(::testing::TempDir()) /
-           ("omkl_csv_" + std::to_string(::getpid()) + "_" + info->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
+class CsvTest : public omkl::test::TempDirTest {};
 
-  std::string write(const std::string& name, const std::string& content) const {
-    const std::string path = (dir_ / name).string();
-    std::ofstream(path, std::ios::binary) << content;
-    return path;
-  }
-
-  // Runs `load`, expects an InputError whose message starts with `prefix` and contains `part`.
-  static void expect_error(const std::function<void()>& load, const std::string& prefix,
-                           const std::string& part) {
-    try {
-      load();
-      FAIL() << "no InputError; expected one starting with " << prefix;
-    } catch (const omkl::InputError& error) {
-      const std::string what = error.what();
-      EXPECT_EQ(what.rfind(prefix, 0), 0u) << what;
-      EXPECT_NE(what.find(part), std::string::npos) << what;
-    }
-  }
-
-  fs::path dir_;
-};
+using omkl::test::expect_input_error;
 
 bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
 
@@ -102,66 +74,66 @@ TEST_F(CsvTest, InfersClassificationOnlyForPlusMinusOne) {
 
 TEST_F(CsvTest, RaggedRowWithTooFewFields) {
   const std::string path = write("short.csv", "a,b,y\n1,2,3\n4,5\n");
-  expect_error([&] { omkl::load_csv(path); }, path + ":3:3: ", "expected 3 fields, got 2");
+  expect_input_error([&] { omkl::load_csv(path); }, path + ":3:3: ", "expected 3 fields, got 2");
 }
 
 TEST_F(CsvTest, RaggedRowWithTooManyFields) {
   const std::string path = write("long.csv", "a,b,y\n1,2,3\n4,5,6\n7,8,9,10\n");
-  expect_error([&] { omkl::load_csv(path); }, path + ":4:4: ", "expected 3 fields, got 4");
+  expect_input_error([&] { omkl::load_csv(path); }, path + ":4:4: ", "expected 3 fields, got 4");
 }
 
 TEST_F(CsvTest, NonNumericCellIsQuoted) {
   const std::string path = write("text.csv", "a,b,y\n1,2,3\n4,abc,6\n");
-  expect_error([&] { omkl::load_csv(path); }, path + ":3:2: ", "non-numeric cell 'abc'");
+  expect_input_error([&] { omkl::load_csv(path); }, path + ":3:2: ", "non-numeric cell 'abc'");
 }
 
 TEST_F(CsvTest, PartiallyNumericCellIsRejected) {
   const std::string path = write("partial.csv", "a,y\n1.5x,2\n");
-  expect_error([&] { omkl::load_csv(path); }, path + ":2:1: ", "'1.5x'");
+  expect_input_error([&] { omkl::load_csv(path); }, path + ":2:1: ", "'1.5x'");
   const std::string inner = write("inner.csv", "a,y\n1 2,2\n");
-  expect_error([&] { omkl::load_csv(inner); }, inner + ":2:1: ", "'1 2'");
+  expect_input_error([&] { omkl::load_csv(inner); }, inner + ":2:1: ", "'1 2'");
 }
 
 TEST_F(CsvTest, EmptyCellIsRejected) {
   const std::string path = write("hole.csv", "a,b,y\n1,,3\n");
-  expect_error([&] { omkl::load_csv(path); }, path + ":2:2: ", "empty cell");
+  expect_input_error([&] { omkl::load_csv(path); }, path + ":2:2: ", "empty cell");
 }
 
 TEST_F(CsvTest, NonFiniteCellsAreRejected) {
   const std::string nan = write("nan.csv", "a,y\n1,2\nnan,3\n");
-  expect_error([&] { omkl::load_csv(nan); }, nan + ":3:1: ", "non-finite value");
+  expect_input_error([&] { omkl::load_csv(nan); }, nan + ":3:1: ", "non-finite value");
   const std::string inf = write("inf.csv", "a,y\n1,-inf\n");
-  expect_error([&] { omkl::load_csv(inf); }, inf + ":2:2: ", "non-finite value");
+  expect_input_error([&] { omkl::load_csv(inf); }, inf + ":2:2: ", "non-finite value");
   const std::string overflow = write("overflow.csv", "a,y\n1e999,1\n");
-  expect_error([&] { omkl::load_csv(overflow); }, overflow + ":2:1: ", "non-finite value");
+  expect_input_error([&] { omkl::load_csv(overflow); }, overflow + ":2:1: ", "non-finite value");
 }
 
 TEST_F(CsvTest, UnknownTargetColumnIsNamed) {
   const std::string path = write("cols.csv", "a,b,y\n1,2,3\n");
   omkl::CsvOptions options;
   options.target_column = "price";
-  expect_error([&] { omkl::load_csv(path, options); }, path + ":1:1: ",
+  expect_input_error([&] { omkl::load_csv(path, options); }, path + ":1:1: ",
                "unknown target column 'price'");
 }
 
 TEST_F(CsvTest, MissingFileCannotBeOpened) {
   const std::string path = (dir_ / "absent.csv").string();
-  expect_error([&] { omkl::load_csv(path); }, path + ": cannot open file", "");
-  expect_error([&] { omkl::load_csv(dir_.string()); }, dir_.string() + ": cannot open file", "");
+  expect_input_error([&] { omkl::load_csv(path); }, path + ": cannot open file", "");
+  expect_input_error([&] { omkl::load_csv(dir_.string()); }, dir_.string() + ": cannot open file", "");
 }
 
 TEST_F(CsvTest, EmptyAndHeaderOnlyFiles) {
   const std::string empty = write("empty.csv", "");
-  expect_error([&] { omkl::load_csv(empty); }, empty + ": empty file", "");
+  expect_input_error([&] { omkl::load_csv(empty); }, empty + ": empty file", "");
   const std::string header = write("header.csv", "a,b,y\n");
-  expect_error([&] { omkl::load_csv(header); }, header + ": no data rows", "");
+  expect_input_error([&] { omkl::load_csv(header); }, header + ": no data rows", "");
   const std::string header_blank = write("header_blank.csv", "a,b,y\r\n\r\n");
-  expect_error([&] { omkl::load_csv(header_blank); }, header_blank + ": no data rows", "");
+  expect_input_error([&] { omkl::load_csv(header_blank); }, header_blank + ": no data rows", "");
 }
 
 TEST_F(CsvTest, BlankLineInsideDataIsLocated) {
   const std::string path = write("gap.csv", "a,y\n1,2\n\n3,4\n");
-  expect_error([&] { omkl::load_csv(path); }, path + ":3:1: ", "blank line");
+  expect_input_error([&] { omkl::load_csv(path); }, path + ":3:1: ", "blank line");
 }
 
 TEST_F(CsvTest, WriteThenLoadRoundTripsExactly) {
@@ -213,7 +185,7 @@ TEST_F(CsvTest, WriteIntoMissingDirectoryThrowsAndCreatesNothing) {
   data.n_features = 1;
   data.x = {1};
   data.y = {2};
-  expect_error([&] { omkl::write_csv(data, path); }, path + ": cannot write file", "");
+  expect_input_error([&] { omkl::write_csv(data, path); }, path + ": cannot write file", "");
   EXPECT_FALSE(fs::exists(missing));
   EXPECT_EQ(std::distance(fs::directory_iterator(dir_), fs::directory_iterator()), 0);
 }
@@ -225,7 +197,7 @@ TEST_F(CsvTest, WriteRefusesNonFiniteValuesAndKeepsOldFile) {
   data.n_features = 1;
   data.x = {std::nan("")};
   data.y = {2};
-  expect_error([&] { omkl::write_csv(data, path); }, path + ": ", "non-finite");
+  expect_input_error([&] { omkl::write_csv(data, path); }, path + ": ", "non-finite");
   EXPECT_EQ(omkl::load_csv(path).x, std::vector<double>{1});
   EXPECT_EQ(std::distance(fs::directory_iterator(dir_), fs::directory_iterator()), 1);
 }

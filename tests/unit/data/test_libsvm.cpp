@@ -1,4 +1,5 @@
 // LIBSVM reader (sparse text) and the file dispatch of load_stream.
+#include "common/temp_dir_test.h"
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -16,37 +17,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-class LibsvmTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::path(::testing::TempDir()) /
-           ("omkl_libsvm_" + std::to_string(::getpid()) + "_" + info->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
+class LibsvmTest : public omkl::test::TempDirTest {};
 
-  std::string write(const std::string& name, const std::string& content) const {
-    const std::string path = (dir_ / name).string();
-    std::ofstream(path, std::ios::binary) << content;
-    return path;
-  }
-
-  static void expect_error(const std::function<void()>& load, const std::string& prefix,
-                           const std::string& part) {
-    try {
-      load();
-      FAIL() << "no InputError; expected one starting with " << prefix;
-    } catch (const omkl::InputError& error) {
-      const std::string what = error.what();
-      EXPECT_EQ(what.rfind(prefix, 0), 0u) << what;
-      EXPECT_NE(what.find(part), std::string::npos) << what;
-    }
-  }
-
-  fs::path dir_;
-};
+using omkl::test::expect_input_error;
 
 TEST_F(LibsvmTest, ReadsSparseRowsWithCommentsAndBlankLines) {
   const std::string path = write("small.svm",
@@ -81,50 +54,50 @@ TEST_F(LibsvmTest, ZeroOneLabelsAreNotConverted) {
 
 TEST_F(LibsvmTest, IndexAboveDimensionIsLocated) {
   const std::string path = write("big.svm", "1 1:1\n1 2:1 5:2\n");
-  expect_error([&] { omkl::load_libsvm(path, 4); }, path + ":2:3: ", "exceeds n_features = 4");
+  expect_input_error([&] { omkl::load_libsvm(path, 4); }, path + ":2:3: ", "exceeds n_features = 4");
 }
 
 TEST_F(LibsvmTest, IndexZeroIsLocated) {
   const std::string path = write("zero.svm", "1 0:1\n");
-  expect_error([&] { omkl::load_libsvm(path); }, path + ":1:2: ", "feature index 0");
+  expect_input_error([&] { omkl::load_libsvm(path); }, path + ":1:2: ", "feature index 0");
 }
 
 TEST_F(LibsvmTest, BadTokensAreLocated) {
   const std::string no_colon = write("nocolon.svm", "1 1:1\n1 1:1 7\n");
-  expect_error([&] { omkl::load_libsvm(no_colon); }, no_colon + ":2:3: ", "bad token '7'");
+  expect_input_error([&] { omkl::load_libsvm(no_colon); }, no_colon + ":2:3: ", "bad token '7'");
   const std::string bad_index = write("badindex.svm", "1 a:1\n");
-  expect_error([&] { omkl::load_libsvm(bad_index); }, bad_index + ":1:2: ", "'a:1'");
+  expect_input_error([&] { omkl::load_libsvm(bad_index); }, bad_index + ":1:2: ", "'a:1'");
   const std::string signed_index = write("signed.svm", "1 -2:1\n");
-  expect_error([&] { omkl::load_libsvm(signed_index); }, signed_index + ":1:2: ", "'-2:1'");
+  expect_input_error([&] { omkl::load_libsvm(signed_index); }, signed_index + ":1:2: ", "'-2:1'");
   const std::string bad_value = write("badvalue.svm", "1 1:2 2:x\n");
-  expect_error([&] { omkl::load_libsvm(bad_value); }, bad_value + ":1:3: ", "'2:x'");
+  expect_input_error([&] { omkl::load_libsvm(bad_value); }, bad_value + ":1:3: ", "'2:x'");
   const std::string no_value = write("novalue.svm", "1 1: 2:3\n");
-  expect_error([&] { omkl::load_libsvm(no_value); }, no_value + ":1:2: ", "'1:'");
+  expect_input_error([&] { omkl::load_libsvm(no_value); }, no_value + ":1:2: ", "'1:'");
   const std::string bad_label = write("badlabel.svm", "1 1:1\nyes 1:1\n");
-  expect_error([&] { omkl::load_libsvm(bad_label); }, bad_label + ":2:1: ", "bad label 'yes'");
+  expect_input_error([&] { omkl::load_libsvm(bad_label); }, bad_label + ":2:1: ", "bad label 'yes'");
 }
 
 TEST_F(LibsvmTest, IndicesMustIncrease) {
   const std::string path = write("order.svm", "1 3:1 2:1\n");
-  expect_error([&] { omkl::load_libsvm(path); }, path + ":1:3: ", "does not increase");
+  expect_input_error([&] { omkl::load_libsvm(path); }, path + ":1:3: ", "does not increase");
   const std::string dup = write("dup.svm", "1 2:1 2:1\n");
-  expect_error([&] { omkl::load_libsvm(dup); }, dup + ":1:3: ", "does not increase");
+  expect_input_error([&] { omkl::load_libsvm(dup); }, dup + ":1:3: ", "does not increase");
 }
 
 TEST_F(LibsvmTest, NonFiniteValuesAreLocated) {
   const std::string value = write("nan.svm", "1 1:1\n1 1:nan\n");
-  expect_error([&] { omkl::load_libsvm(value); }, value + ":2:2: ", "non-finite value");
+  expect_input_error([&] { omkl::load_libsvm(value); }, value + ":2:2: ", "non-finite value");
   const std::string label = write("inf.svm", "inf 1:1\n");
-  expect_error([&] { omkl::load_libsvm(label); }, label + ":1:1: ", "non-finite value");
+  expect_input_error([&] { omkl::load_libsvm(label); }, label + ":1:1: ", "non-finite value");
 }
 
 TEST_F(LibsvmTest, MissingEmptyAndCommentOnlyFiles) {
   const std::string missing = (dir_ / "absent.svm").string();
-  expect_error([&] { omkl::load_libsvm(missing); }, missing + ": cannot open file", "");
+  expect_input_error([&] { omkl::load_libsvm(missing); }, missing + ": cannot open file", "");
   const std::string empty = write("empty.svm", "\n\n");
-  expect_error([&] { omkl::load_libsvm(empty); }, empty + ": empty file", "");
+  expect_input_error([&] { omkl::load_libsvm(empty); }, empty + ": empty file", "");
   const std::string comments = write("comments.svm", "# nothing\n  # here\n");
-  expect_error([&] { omkl::load_libsvm(comments); }, comments + ": no data rows", "");
+  expect_input_error([&] { omkl::load_libsvm(comments); }, comments + ": no data rows", "");
 }
 
 TEST_F(LibsvmTest, LoadStreamDispatchesOnExtension) {
@@ -142,7 +115,7 @@ TEST_F(LibsvmTest, LoadStreamDispatchesOnExtension) {
   const omkl::Dataset other = omkl::load_stream(write("f.data", "x,y\n3,4\n"));
   EXPECT_EQ(other.y, std::vector<double>{4});
   const std::string missing = (dir_ / "absent.csv").string();
-  expect_error([&] { omkl::load_stream(missing); }, missing + ": cannot open file", "");
+  expect_input_error([&] { omkl::load_stream(missing); }, missing + ": cannot open file", "");
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // Study runner: the output contract of ARCHITECTURE.md (summary.json, curves.csv), metrics that
 // equal a direct Learner run, determinism across threads and runs, the cell cache, validation
 // before anything is written, and the first-error-is-one convention of the reference profile.
+#include "common/temp_dir_test.h"
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -35,16 +36,8 @@ constexpr std::size_t kSamples = 400;
 constexpr std::size_t kFeatures = 3;
 constexpr std::uint64_t kBaseSeed = 11;
 
-class StudyTest : public ::testing::Test {
+class StudyTest : public omkl::test::TempDirTest {
  protected:
-  void SetUp() override {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::path(::testing::TempDir()) /
-           ("omkl_study_" + std::to_string(::getpid()) + "_" + info->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
 
   static StudyConfig config(const std::vector<std::string>& algos, std::size_t seeds = 3,
                             Profile profile = Profile::Paper) {
@@ -81,7 +74,6 @@ class StudyTest : public ::testing::Test {
     return s.str();
   }
 
-  fs::path dir_;
 };
 
 // Mean over the vector in index order, as the study averages seeds.
