@@ -1,5 +1,8 @@
 #include "core/rf_backend.h"
 
+#include <cmath>
+#include <vector>
+
 #include "omkl/error.h"
 
 namespace omkl {
@@ -25,6 +28,37 @@ std::string to_string(LossKind loss) {
 }
 
 namespace detail {
+
+void RfBackend::step_selected(const double* x, double y, const PairStep* pairs, std::size_t n_pairs,
+                              double* f, double* norm2) {
+  const RfProblem& p = problem_;
+  const std::size_t D = p.n_rff, d = p.n_features;
+  std::vector<double> V(D * d), z(2 * D), theta(2 * D);
+  for (std::size_t i = 0; i < n_pairs; ++i) {
+    const PairStep& pair = pairs[i];
+    if (pair.replicate >= p.n_replicates || pair.slot >= p.n_slots())
+      throw Error("step_selected: pair out of range");
+    get_frequencies(pair.replicate, p.slot_kernel[pair.slot], V.data());
+    for (std::size_t j = 0; j < D; ++j) {
+      double a = 0.0;
+      for (std::size_t k = 0; k < d; ++k) a += V[j * d + k] * x[k];
+      z[j] = p.feature_scale * std::sin(a);
+      z[D + j] = p.feature_scale * std::cos(a);
+    }
+    get_theta(pair.replicate, pair.slot, theta.data());
+    double dot = 0.0, n2 = 0.0;
+    for (std::size_t j = 0; j < 2 * D; ++j) {
+      dot += theta[j] * z[j];
+      n2 += theta[j] * theta[j];
+    }
+    f[i] = dot;
+    if (norm2) norm2[i] = n2;
+    if (pair.rate == 0.0 && pair.shrink == 1.0) continue;
+    const double gain = pair.rate * detail::loss_derivative(p.loss, dot, y);
+    for (std::size_t j = 0; j < 2 * D; ++j) theta[j] = pair.shrink * theta[j] - gain * z[j];
+    set_theta(pair.replicate, pair.slot, theta.data());
+  }
+}
 
 void RfBackend::advance_fused(const double*, const double*, std::size_t, std::int64_t,
                               const std::vector<SlotSchedule>&, const FusedWeights&, double*) {

@@ -65,6 +65,15 @@ struct FusedWeights {
   double loss_scale = 1.0;
 };
 
+/// One (replicate, slot) of a per-step selected update: θ ← shrink·θ − rate·C'(f, y)·z.
+/// rate = 0 and shrink = 1 predict without learning.
+struct PairStep {
+  std::uint32_t replicate = 0;
+  std::uint32_t slot = 0;
+  double rate = 0.0;
+  double shrink = 1.0;
+};
+
 class RfBackend {
  public:
   virtual ~RfBackend() = default;
@@ -85,6 +94,15 @@ class RfBackend {
   /// Slots whose schedule would reset at t are reported as 0.
   virtual void predict(const double* x, std::int64_t t, const std::vector<SlotSchedule>& schedules,
                        double* f) = 0;
+
+  /// One sample for an explicit list of pairs, as the graph-aided and bandit families need
+  /// (their selections and importance weights come from the host at every step). Only the
+  /// kernels the pairs name are featurised, so the cost follows the selection, not N.
+  /// @param f out: per pair, the prediction before its update; @param norm2 out (may be null)
+  /// A pair may appear once per call. The base implementation works through get/set_theta
+  /// and get_frequencies; backends override it with a native path.
+  virtual void step_selected(const double* x, double y, const PairStep* pairs, std::size_t n_pairs,
+                             double* f, double* norm2);
 
   /// True when advance_fused() is implemented (the CUDA backend); otherwise the algorithms
   /// compute the weights on the host from advance()'s per-slot predictions.
