@@ -23,6 +23,10 @@ WeightLoss parse_weight_loss(const std::string& text) {
 
 namespace {
 bool log_domain(WeightRule rule) { return rule == WeightRule::ExpEta || rule == WeightRule::PowBeta; }
+
+// exp(d) for d = a_p − max a ≤ 0. Below −745.2 the result is +0 anyway; returning it directly
+// skips glibc's slow underflow path, which long streams hit for every losing kernel.
+double exp_shifted(double d) { return d < -745.2 ? 0.0 : std::exp(d); }
 }  // namespace
 
 void KernelWeights::reset(std::size_t n_kernels, const WeightConfig* config) {
@@ -37,7 +41,7 @@ void KernelWeights::normalized(double* out) const {
   double total = 0.0;
   if (log_domain(config_->rule)) {
     const double top = *std::max_element(values_.begin(), values_.end());
-    for (std::size_t p = 0; p < n; ++p) total += (out[p] = std::exp(values_[p] - top));
+    for (std::size_t p = 0; p < n; ++p) total += (out[p] = exp_shifted(values_[p] - top));
   } else {
     for (std::size_t p = 0; p < n; ++p) total += (out[p] = values_[p]);
   }
@@ -50,7 +54,7 @@ double KernelWeights::combine(const double* f) const {
   if (log_domain(config_->rule)) {
     const double top = *std::max_element(values_.begin(), values_.end());
     for (std::size_t p = 0; p < n; ++p) {
-      const double w = std::exp(values_[p] - top);
+      const double w = exp_shifted(values_[p] - top);
       total += w;
       weighted += w * f[p];
     }
@@ -73,7 +77,7 @@ void KernelWeights::update(const double* f, const double* norm2, double y) {
       for (std::size_t p = 0; p < n; ++p) {
         double loss = loss_value(c.loss, f[p], y);
         if (c.weight_loss == WeightLoss::RegularizedPre) loss += c.lambda * norm2[p];
-        values_[p] -= rate * loss / c.loss_scale;
+        values_[p] -= c.loss_scale == 1.0 ? rate * loss : rate * loss / c.loss_scale;
       }
       break;
     }
