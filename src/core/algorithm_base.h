@@ -87,5 +87,6 @@ void add_raker_algorithms(std::vector<AlgorithmInfo>& registry);
 void add_exact_kernel_algorithms(std::vector<AlgorithmInfo>& registry);
 void add_ada_raker_algorithms(std::vector<AlgorithmInfo>& registry);  // called by add_raker_algorithms
 void add_ada_mkl_algorithms(std::vector<AlgorithmInfo>& registry);
+void add_graph_aided_algorithms(std::vector<AlgorithmInfo>& registry);
 
 }  // namespace omkl::detail

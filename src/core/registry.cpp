@@ -20,6 +20,7 @@ const std::vector<AlgorithmInfo>& algorithm_registry() {
     add_raker_algorithms(all);
     add_exact_kernel_algorithms(all);
     add_ada_mkl_algorithms(all);
+    add_graph_aided_algorithms(all);
     std::sort(all.begin(), all.end(),
               [](const AlgorithmInfo& a, const AlgorithmInfo& b) { return a.name < b.name; });
     return all;
