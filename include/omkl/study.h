@@ -50,6 +50,7 @@ struct AlgorithmResult {
   std::string metric;                 ///< "mse" or "error_rate"
   double final_mean = 0.0, final_std = 0.0;
   double seconds_mean = 0.0;          ///< mean wall time of one replicate's online loop
+  double kernel_updates_mean = 0.0;   ///< θ updates per replicate over the stream (0: not counted)
   std::size_t seeds = 0;
   std::vector<double> final_per_seed;
   std::size_t diverged = 0;           ///< replicates with a non-finite prediction (excluded)

@@ -79,6 +79,11 @@ class AdaRaker final : public Algorithm {
   void step_block(const double* x, const double* y, std::size_t n, std::size_t d,
                   double* predictions) override {
     const std::size_t R = n_replicates(), S = schedules_.size();
+    // Active levels are the same for every replicate: count them once per step.
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::size_t j = 0; j < intervals_.n_levels; ++j)
+        if (level_active(intervals_.placement, static_cast<int>(j), t_ + 1 + static_cast<std::int64_t>(i)))
+          updates_ += R * config_.dictionary.size();
     const bool need_norm2 = backend_->problem().need_norm2;
     if (fused_) {
       step_block_fused(x, y, n, d, predictions);
@@ -143,6 +148,7 @@ class AdaRaker final : public Algorithm {
   }
 
   MetricConvention metric_convention() const override { return metric_; }
+  std::uint64_t kernel_updates() const override { return updates_; }
 
  private:
   // Device path: the backend advances θ and the kernel weights and returns f̂ per level; the
@@ -238,6 +244,7 @@ class AdaRaker final : public Algorithm {
   FusedWeights fused_weights_;
   std::vector<IntervalWeights> instance_weights_;  // per replicate
   std::int64_t t_ = 0;
+  std::uint64_t updates_ = 0;  // θ updates, all replicates
   std::vector<double> f_, norm2_, instance_f_;
 };
 

@@ -58,6 +58,11 @@ class Algorithm {
 
   virtual MetricConvention metric_convention() const { return {}; }
 
+  /// θ updates (one kernel's 2D-vector update) applied since this object was built or restored,
+  /// summed over replicates; 0 for algorithms that do not count them. A diagnostic for the
+  /// benchmark (kernel updates per second), not part of the learner state.
+  virtual std::uint64_t kernel_updates() const { return 0; }
+
   /// False for algorithms without any randomness (exact-kernel baselines): every replicate is
   /// identical, so a study runs one and reuses it for all seeds.
   virtual bool randomized() const { return true; }

@@ -172,6 +172,7 @@ class GraphAided final : public Algorithm {
     }
     offsets_[R] = pairs_.size();
     max_pairs_ = std::max(max_pairs_, pairs_.size());
+    for (const PairStep& pair : pairs_) updates_ += pair.rate != 0.0 || pair.shrink != 1.0;
     f_.assign(pairs_.size(), 0.0);
     norm2_.assign(pairs_.size(), 0.0);
     if (!pairs_.empty()) backend_->step_selected(x, y, pairs_.data(), pairs_.size(), f_.data(), norm2_.data());
@@ -303,6 +304,7 @@ class GraphAided final : public Algorithm {
     return u;
   }
   std::size_t max_pairs() const { return max_pairs_; }
+  std::uint64_t kernel_updates() const override { return updates_; }
 
  private:
   struct Replicate {
@@ -558,6 +560,7 @@ class GraphAided final : public Algorithm {
   std::vector<Replicate> reps_;
   std::int64_t t_ = 0;
   std::size_t max_pairs_ = 0;
+  std::uint64_t updates_ = 0;  // θ updates sent to the backend, all replicates
   std::vector<PairStep> pairs_;
   std::vector<std::size_t> offsets_;
   std::vector<double> f_, norm2_;

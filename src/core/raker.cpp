@@ -59,6 +59,7 @@ class Raker final : public Algorithm {
   void step_block(const double* x, const double* y, std::size_t n, std::size_t d,
                   double* predictions) override {
     const std::size_t R = n_replicates(), P = config_.dictionary.size();
+    updates_ += static_cast<std::uint64_t>(n) * R * P;  // every kernel learns at every step
     const bool need_norm2 = backend_->problem().need_norm2;
     if (fused_) {
       backend_->advance_fused(x, y, n, t_ + 1, schedules_, fused_weights_, predictions);
@@ -113,6 +114,7 @@ class Raker final : public Algorithm {
   }
 
   MetricConvention metric_convention() const override { return metric_; }
+  std::uint64_t kernel_updates() const override { return updates_; }
 
  private:
   // The fused path keeps the authoritative log-weights on the device.
@@ -131,6 +133,7 @@ class Raker final : public Algorithm {
   bool fused_ = false;
   FusedWeights fused_weights_;
   std::int64_t t_ = 0;                  // samples consumed
+  std::uint64_t updates_ = 0;           // θ updates, all replicates
   std::vector<double> f_, norm2_;       // scratch
 };
 

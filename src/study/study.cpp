@@ -30,6 +30,7 @@ namespace fs = std::filesystem;
 struct ReplicateRun {
   double final_metric = 0.0;
   double seconds = 0.0;
+  double kernel_updates = 0.0;
   bool diverged = false;
   std::vector<double> curve;  // metric at the curve points
 };
@@ -83,9 +84,11 @@ std::vector<ReplicateRun> run_replicates(const AlgorithmSpec& spec, const Preset
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::vector<ReplicateRun> runs(R);
+  const double updates = static_cast<double>(algorithm->kernel_updates()) / static_cast<double>(R);
   for (std::size_t r = 0; r < R; ++r) {
     ReplicateRun& run = runs[r];
     run.seconds = seconds / static_cast<double>(R);
+    run.kernel_updates = updates;
     double total = 0.0;
     std::size_t next = 0;
     for (std::size_t t = 0; t < T; ++t) {
@@ -132,6 +135,7 @@ json result_to_json(const AlgorithmResult& r) {
               {"final_mean", number(r.final_mean)},
               {"final_std", number(r.final_std)},
               {"seconds_mean", r.seconds_mean},
+              {"kernel_updates_mean", r.kernel_updates_mean},
               {"seeds", r.seeds},
               {"diverged", r.diverged},
               {"final_per_seed", per_seed}};
@@ -149,6 +153,7 @@ AlgorithmResult result_from_cell(const json& cell) {
   r.final_mean = number(j.at("final_mean"));
   r.final_std = number(j.at("final_std"));
   r.seconds_mean = j.at("seconds_mean");
+  r.kernel_updates_mean = j.value("kernel_updates_mean", 0.0);
   r.seeds = j.at("seeds");
   r.diverged = j.at("diverged");
   for (const auto& v : j.at("final_per_seed")) r.final_per_seed.push_back(number(v));
@@ -350,6 +355,7 @@ StudyResult run_study(const StudyConfig& config, const Dataset& data) {
     for (const auto& run : all) {
       r.final_per_seed.push_back(run.diverged ? NAN : run.final_metric);
       seconds.push_back(run.seconds);
+      r.kernel_updates_mean += run.kernel_updates / static_cast<double>(all.size());
       if (run.diverged) ++r.diverged;
       else finals.push_back(run.final_metric);
     }
