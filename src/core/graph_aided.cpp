@@ -471,7 +471,15 @@ class GraphAided final : public Algorithm {
         rep.bipartite->regenerate(w, eta, rep.regen_uniforms.data(), gf_rule());
         rep.has_graph = true;
       }
-      const std::vector<double> u = rep.bipartite->selective_weights(w);
+      // Selective-node weights Σ_{k linked to j} w_k, shifted by the heaviest *linked* kernel:
+      // once the graph stops regenerating, every kernel it links may have fallen far behind the
+      // heaviest kernel overall, and w shifted by that maximum would underflow to all zeros.
+      double top = -std::numeric_limits<double>::infinity();
+      for (std::size_t j = 0; j < J_; ++j)
+        for (std::size_t k : rep.bipartite->kernels(j)) top = std::max(top, rep.log_w[k]);
+      std::vector<double> u(J_, 0.0);
+      for (std::size_t j = 0; j < J_; ++j)
+        for (std::size_t k : rep.bipartite->kernels(j)) u[j] += std::exp(rep.log_w[k] - top);
       tr.node_pmf = selective_node_probabilities(u, eta);
       tr.node = draw_node(tr.node_pmf, *rep.rng, SamplerRule::InverseCdf);
       tr.updated = rep.bipartite->kernels(tr.node);

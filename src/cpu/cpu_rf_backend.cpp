@@ -22,6 +22,11 @@
 /// in registers) and accumulates θ·u and ‖θ‖²; the last update of a block is applied at the
 /// end of advance(), so between calls the state is always fully updated.
 ///
+/// step_selected() (graph-aided algorithms: a host-chosen list of (replicate, slot) pairs per
+/// sample) featurises only the named kernels, once per (replicate, kernel) however many of its
+/// slots are listed, with the same projection order, sincos and feature-scale handling as
+/// advance(), and updates θ in place (no get/set_theta copies).
+///
 /// Storage: D is padded to a multiple of 4 (Dp); V is kept in blocks of 4 rows × d (so one
 /// vector of 4 angles reads d consecutive vectors); the padding of V and θ is 0 and the padded
 /// cos entries of u are set to 0, so the padding never changes a result. θ rows are
@@ -391,6 +396,7 @@ class CpuRfBackend final : public RfBackend {
     }
     std::size_t most = 0;
     for (const auto& slots : kernel_slots_) most = std::max(most, slots.size());
+    one_slot_per_kernel_ = most <= 1;
     gain_.resize(most);
     shrink_.resize(most);
   }
@@ -447,6 +453,17 @@ class CpuRfBackend final : public RfBackend {
     }
 #endif
     predict_impl<PortableKernels>(x, t, schedules, f);
+  }
+
+  void step_selected(const double* x, double y, const PairStep* pairs, std::size_t n_pairs,
+                     double* f, double* norm2) override {
+#if OMKL_CPU_HAVE_AVX2_KERNELS
+    if (level_ == SimdLevel::Avx2Fma) {
+      step_selected_impl<Avx2Kernels>(x, y, pairs, n_pairs, f, norm2);
+      return;
+    }
+#endif
+    step_selected_impl<PortableKernels>(x, y, pairs, n_pairs, f, norm2);
   }
 
   void get_theta(std::size_t r, std::size_t slot, double* out) const override {
@@ -674,6 +691,66 @@ class CpuRfBackend final : public RfBackend {
     }
   }
 
+  // step_selected(): pairs grouped by (replicate, kernel), in call order within a group; the
+  // features of a group are computed once. Per pair: θ·u and ‖θ‖² of the θ before the update,
+  // f = scale·(θ·u), then θ ← shrink·θ − (rate·C'(f, y)·scale)·u. A pair's numbers depend only
+  // on its replicate's V and θ and on x (the same kernels and order whatever the other pairs),
+  // so a predict-only call gives exactly the f of the next step with the same selection.
+  template <class K>
+  void step_selected_impl(const double* x, double y, const PairStep* pairs, std::size_t n_pairs,
+                          double* f, double* norm2) {
+    const auto& p = problem_;
+    const std::size_t n = 2 * padded_;
+    const double scale = p.feature_scale;
+    order_.resize(n_pairs);
+    bool sorted = true;
+    std::uint64_t previous = 0;
+    for (std::size_t i = 0; i < n_pairs; ++i) {
+      const PairStep& pair = pairs[i];
+      if (pair.replicate >= p.n_replicates || pair.slot >= p.n_slots())
+        throw Error("step_selected: pair out of range");
+      const std::uint64_t key = group_key(pair);
+      if (i > 0 && key < previous) sorted = false;
+      previous = key;
+      order_[i] = static_cast<std::uint32_t>(i);
+    }
+    // With one slot per kernel (the graph-aided algorithms) no two pairs share features and
+    // the call order is kept; otherwise pairs of one (replicate, kernel) are brought together.
+    if (!sorted && !one_slot_per_kernel_)
+      std::stable_sort(order_.begin(), order_.end(), [&](std::uint32_t a, std::uint32_t b) {
+        return group_key(pairs[a]) < group_key(pairs[b]);
+      });
+    double* u = u_.data();
+    for (std::size_t i = 0; i < n_pairs; ++i) {
+      const std::size_t index = order_[i];
+      const PairStep& pair = pairs[index];
+      const std::size_t r = pair.replicate, s = pair.slot, kernel = p.slot_kernel[s];
+      const bool first = i == 0 || group_key(pairs[order_[i - 1]]) != group_key(pair);
+      double* theta = theta_row(r, s);
+      double dot, nrm;
+      if constexpr (K::kFusedSingleSlot) {
+        // The group's first pair computes the features on the way (fused_pass); the others
+        // read them (loaded_pass, the same bits for the same u).
+        if (first) single_slot_pass<K>(r, kernel, s, x, u, nullptr, false, 1.0, 0.0, dot, nrm);
+        else K::loaded_pass(u, padded_, theta, nullptr, false, 1.0, 0.0, dot, nrm);
+      } else {
+        if (first) compute_features<K>(r, kernel, x, u);
+        K::template dot_norm_fn<true>(theta, u, n, dot, nrm);
+      }
+      const double fs = scale * dot;
+      f[index] = fs;
+      if (norm2) norm2[index] = nrm;
+      if (pair.rate == 0.0 && pair.shrink == 1.0) continue;
+      const double gain = pair.rate * loss_derivative(p.loss, fs, y) * scale;
+      K::update(theta, u, n, pair.shrink, gain);
+    }
+  }
+
+  std::uint64_t group_key(const PairStep& pair) const {
+    return static_cast<std::uint64_t>(pair.replicate) * problem_.n_kernels +
+           problem_.slot_kernel[pair.slot];
+  }
+
   SimdLevel level_;
   std::size_t padded_ = 0;                       // D rounded up to a multiple of 4
   std::vector<AlignedArray> frequencies_;        // per replicate: P × d × Dp (Vᵀ per kernel)
@@ -683,6 +760,8 @@ class CpuRfBackend final : public RfBackend {
   AlignedArray angle_;                           // scratch: V x of one kernel (Dp)
   AlignedArray u_;                               // scratch: 2 × [sin | cos] of one kernel (2Dp)
   std::vector<double> gain_, shrink_;            // scratch: the step's scalars per slot of a kernel
+  std::vector<std::uint32_t> order_;             // scratch: step_selected's pairs by (replicate, kernel)
+  bool one_slot_per_kernel_ = false;             // no kernel has two slots
 };
 
 }  // namespace

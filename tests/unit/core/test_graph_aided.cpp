@@ -355,3 +355,18 @@ TEST(GraphAidedTest, LearnsASmoothStream) {
     }
   }
 }
+
+TEST(GraphAidedTest, GfSurvivesLargeLossesAfterTheGraphFreezes) {
+  // Regression test: with targets in the hundreds the kernel weights spread over hundreds of
+  // nats; once regeneration stops, the kernels the frozen graph links may all be far below the
+  // heaviest kernel, and weights shifted by that kernel underflowed to an all-zero node
+  // distribution ("weights must have a positive sum").
+  auto data = random_stream(400, 3, Task::Regression);
+  for (double& y : data.y) y *= 300.0;
+  for (Profile profile : {Profile::Paper, Profile::Reference}) {
+    auto algo = make("omkl-gf", context_for(data, profile), {{"switch_step", "20"}, {"D", "8"}});
+    std::vector<double> pred;
+    ASSERT_NO_THROW(pred = run_steps(*algo, data));
+    for (double p : pred) ASSERT_TRUE(std::isfinite(p));
+  }
+}

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -335,4 +336,156 @@ TEST(CpuBackendTest, RejectsBadIndicesAndFloat) {
   EXPECT_THROW(backend->predict(buffer.data(), 1, {}, buffer.data()), Error);
   s.problem.single_precision = true;
   EXPECT_THROW(make_cpu_rf_backend(s.problem), ConfigError);
+}
+
+namespace {
+
+// A random selection of pairs for one step: every replicate picks a few slots (kernel 0 has
+// three slots, so some kernels carry several pairs), replicates share kernels, the list is not
+// in (replicate, kernel) order, and some pairs only predict (rate 0, shrink 1).
+std::vector<PairStep> random_pairs(const Problem& s, std::mt19937_64& rng) {
+  std::vector<PairStep> pairs;
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  const std::size_t S = s.problem.n_slots();
+  for (std::size_t r = s.problem.n_replicates; r-- > 0;) {
+    for (std::size_t slot = S; slot-- > 0;) {
+      if (unit(rng) < 0.35) continue;
+      PairStep pair;
+      pair.replicate = static_cast<std::uint32_t>(r);
+      pair.slot = static_cast<std::uint32_t>(slot);
+      if (unit(rng) < 0.25) {
+        pair.rate = 0.0;
+        pair.shrink = 1.0;
+      } else {
+        pair.rate = 0.05 + 0.5 * unit(rng);
+        pair.shrink = 1.0 - 0.02 * unit(rng);
+      }
+      pairs.push_back(pair);
+    }
+  }
+  std::shuffle(pairs.begin(), pairs.end(), rng);
+  return pairs;
+}
+
+double rel_error(double a, double b) { return std::fabs(a - b) / std::max(1.0, std::fabs(b)); }
+
+}  // namespace
+
+TEST(CpuBackendTest, StepSelectedMatchesTheBaseImplementation) {
+  // Slot maps: several slots on kernel 0 (features shared within a group), and one slot per
+  // kernel as the graph-aided algorithms use (pairs kept in call order).
+  const std::vector<std::vector<std::uint32_t>> slot_maps{{0, 1, 0, 0, 2}, {3, 1, 0, 2}};
+  for (LossKind loss : {LossKind::Squared, LossKind::Logistic})
+    for (std::size_t D : {7, 50})
+      for (const auto& slot_map : slot_maps)
+      for (SimdLevel level : levels()) {
+        Problem s = make_problem(3, D, 5, 80, loss);
+        s.problem.slot_kernel = slot_map;
+        auto native = make_backend(s, level);
+        auto twin = make_backend(s, level);
+        std::mt19937_64 rng(11 + D);
+        const std::size_t d = s.problem.n_features;
+        double worst = 0.0;
+        for (std::size_t t = 0; t < s.n_samples; ++t) {
+          const std::vector<PairStep> pairs = random_pairs(s, rng);
+          std::vector<double> fa(pairs.size(), -1.0), fb(pairs.size(), -2.0);
+          std::vector<double> na(pairs.size(), -1.0), nb(pairs.size(), -2.0);
+          native->step_selected(s.x.data() + t * d, s.y[t], pairs.data(), pairs.size(), fa.data(), na.data());
+          twin->RfBackend::step_selected(s.x.data() + t * d, s.y[t], pairs.data(), pairs.size(), fb.data(),
+                                         nb.data());
+          for (std::size_t i = 0; i < pairs.size(); ++i) {
+            worst = std::max({worst, rel_error(fa[i], fb[i]), rel_error(na[i], nb[i])});
+            ASSERT_LE(rel_error(fa[i], fb[i]), 1e-12) << to_string(level) << " t=" << t << " pair " << i;
+            ASSERT_LE(rel_error(na[i], nb[i]), 1e-12) << to_string(level) << " t=" << t << " pair " << i;
+          }
+        }
+        std::vector<double> ta(2 * D), tb(2 * D);
+        for (std::size_t r = 0; r < s.problem.n_replicates; ++r)
+          for (std::size_t slot = 0; slot < s.problem.n_slots(); ++slot) {
+            native->get_theta(r, slot, ta.data());
+            twin->get_theta(r, slot, tb.data());
+            for (std::size_t j = 0; j < 2 * D; ++j) ASSERT_LE(rel_error(ta[j], tb[j]), 1e-12) << j;
+          }
+        // The comparison must not be vacuous: θ moved and f is not identically 0.
+        native->get_theta(0, 0, ta.data());
+        double moved = 0.0;
+        for (double v : ta) moved += std::fabs(v);
+        EXPECT_GT(moved, 0.1) << to_string(level);
+        EXPECT_GT(worst, 0.0) << "the native path should not be the base implementation";
+      }
+}
+
+TEST(CpuBackendTest, StepSelectedIsDeterministicAndReplicatesAreIndependent) {
+  const Problem s = make_problem(3, 50, 5, 40);
+  const std::size_t d = s.problem.n_features, S = s.problem.n_slots();
+  for (SimdLevel level : levels()) {
+    auto all = make_backend(s, level);
+    auto alone = make_backend(s, level);
+    std::mt19937_64 rng(3);
+    for (std::size_t t = 0; t < s.n_samples; ++t) {
+      std::vector<PairStep> pairs = random_pairs(s, rng);
+      std::vector<PairStep> mine;  // replicate 1's pairs, in reverse order
+      std::vector<std::size_t> where;
+      for (std::size_t i = pairs.size(); i-- > 0;)
+        if (pairs[i].replicate == 1) {
+          mine.push_back(pairs[i]);
+          where.push_back(i);
+        }
+      // A predict-only call with the same selection gives exactly the f of the update call.
+      std::vector<PairStep> predict_only = pairs;
+      for (PairStep& pair : predict_only) {
+        pair.rate = 0.0;
+        pair.shrink = 1.0;
+      }
+      const double* x = s.x.data() + t * d;
+      std::vector<double> fp(pairs.size()), fa(pairs.size()), na(pairs.size());
+      all->step_selected(x, s.y[t], predict_only.data(), predict_only.size(), fp.data(), nullptr);
+      all->step_selected(x, s.y[t], pairs.data(), pairs.size(), fa.data(), na.data());
+      for (std::size_t i = 0; i < pairs.size(); ++i) ASSERT_EQ(bits(fp[i]), bits(fa[i])) << t;
+      std::vector<double> fb(mine.size()), nb(mine.size());
+      alone->step_selected(x, s.y[t], mine.data(), mine.size(), fb.data(), nb.data());
+      for (std::size_t i = 0; i < mine.size(); ++i) {
+        ASSERT_EQ(bits(fb[i]), bits(fa[where[i]])) << t;
+        ASSERT_EQ(bits(nb[i]), bits(na[where[i]])) << t;
+      }
+    }
+    std::vector<double> ta(2 * s.problem.n_rff), tb(2 * s.problem.n_rff);
+    for (std::size_t slot = 0; slot < S; ++slot) {
+      all->get_theta(1, slot, ta.data());
+      alone->get_theta(1, slot, tb.data());
+      for (std::size_t j = 0; j < ta.size(); ++j) ASSERT_EQ(bits(ta[j]), bits(tb[j]));
+    }
+  }
+}
+
+TEST(CpuBackendTest, StepSelectedHandlesHugeAnglesAndBadPairs) {
+  // Angles beyond the fast range take the std::sin/std::cos fallback, as in advance().
+  RfProblem problem;
+  problem.n_kernels = 1;
+  problem.n_rff = 6;
+  problem.n_features = 1;
+  problem.slot_kernel = {0, 0};
+  const std::vector<double> V{0.3, -2e3, 7e7, 5e13, -2e17, 1e300};
+  std::vector<double> theta(12);
+  for (std::size_t i = 0; i < theta.size(); ++i) theta[i] = 1.0 + 0.1 * static_cast<double>(i);
+  double want = 0.0;
+  for (std::size_t i = 0; i < V.size(); ++i) want += theta[i] * std::sin(V[i]) + theta[6 + i] * std::cos(V[i]);
+  const double x = 1.0;
+  for (SimdLevel level : levels()) {
+    auto backend = make_cpu_rf_backend(problem, level);
+    backend->set_frequencies(0, 0, V.data());
+    backend->set_theta(0, 1, theta.data());
+    PairStep pairs[2];
+    pairs[0].slot = 1;
+    pairs[1].slot = 0;
+    double f[2] = {-1.0, -1.0};
+    backend->step_selected(&x, 0.0, pairs, 2, f, nullptr);
+    EXPECT_NEAR(f[0], want, 1e-14 * 12) << to_string(level);
+    EXPECT_EQ(f[1], 0.0);
+    pairs[1].replicate = 1;
+    EXPECT_THROW(backend->step_selected(&x, 0.0, pairs, 2, f, nullptr), Error);
+    pairs[1].replicate = 0;
+    pairs[1].slot = 2;
+    EXPECT_THROW(backend->step_selected(&x, 0.0, pairs, 2, f, nullptr), Error);
+  }
 }
