@@ -54,7 +54,11 @@ void shifted_exp(const std::vector<double>& log_w, std::vector<double>& out) {
   double m = -std::numeric_limits<double>::infinity();
   for (double a : log_w) m = std::max(m, a);
   out.resize(log_w.size());
-  for (std::size_t i = 0; i < log_w.size(); ++i) out[i] = std::exp(log_w[i] - m);
+  // Below −745.2 exp() is +0 anyway; returning it directly skips libm's slow underflow path.
+  for (std::size_t i = 0; i < log_w.size(); ++i) {
+    const double d = log_w[i] - m;
+    out[i] = d < -745.2 ? 0.0 : std::exp(d);
+  }
 }
 
 std::size_t argmax_first(const std::vector<double>& v) {
