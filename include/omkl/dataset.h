@@ -74,7 +74,12 @@ enum class Normalization {
   MinMaxGlobal,     ///< all feature entries to [0, 1] with one min / max
   MinMaxAll,        ///< each feature column and y to [0, 1]
   ZScore,           ///< each feature column to zero mean, unit variance
-  UnitRows          ///< each sample to unit ℓ2 norm
+  UnitRows,         ///< each sample to unit ℓ2 norm
+  /// Graph-aided journal notebooks (spec/graph-aided.md §1.2): targets min–max scaled to
+  /// [0, 1], computed as the reference code writes it, y/(max−min) − min/(max−min); inputs
+  /// divided by the largest row norm max_τ ‖x_τ‖₂ (no centring, no per-feature scaling), so
+  /// afterwards max_t ‖x_t‖₂ = 1. Constant targets map to 0; all-zero inputs stay zero.
+  Jmlr23
 };
 Normalization parse_normalization(const std::string& text);
 /// Applies a normalisation in place (constant columns map to 0).

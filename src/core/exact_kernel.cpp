@@ -149,6 +149,7 @@ KernelBank::KernelBank(Dictionary kernels, bool averaged)
   for (const auto& k : kernels_) {
     if (k.family == KernelFamily::Linear || k.family == KernelFamily::Polynomial) any_dot_ = true;
     if (k.family == KernelFamily::Gaussian) any_dist_ = true;
+    if (k.family == KernelFamily::Laplacian) any_l1_ = true;
   }
 }
 
@@ -167,9 +168,8 @@ void KernelBank::fill(const KernelSpec& kernel, const SupportSet& support,
       break;
     }
     case KernelFamily::Laplacian:
-      out.array() = (-(support.rows().rowwise() - x.transpose()).cwiseAbs().rowwise().sum().array() /
-                     kernel.sigma)
-                        .exp();
+      // ‖x_τ − x‖₁ is computed once per call in evaluate() and shared by every Laplacian.
+      out.array() = (-l1_.head(n).array() / kernel.sigma).exp();
       break;
     case KernelFamily::Cauchy:
       out = ((((support.rows().rowwise() - x.transpose()).array() / kernel.sigma).square() + 1.0)
@@ -191,11 +191,16 @@ void KernelBank::evaluate(const SupportSet& support, const Eigen::VectorXd& x, d
   const auto m = static_cast<Eigen::Index>(n);
 
   // Which kernels are needed decides which shared quantities are computed.
-  bool need_dot = any_dot_, need_dist = any_dist_;
+  bool need_dot = any_dot_, need_dist = any_dist_, need_l1 = any_l1_;
   if (only >= 0 && !averaged_) {
     const KernelFamily f = kernels_[static_cast<std::size_t>(only)].family;
     need_dot = f == KernelFamily::Linear || f == KernelFamily::Polynomial;
     need_dist = f == KernelFamily::Gaussian;
+    need_l1 = f == KernelFamily::Laplacian;
+  }
+  if (need_l1) {
+    if (l1_.size() < m) l1_.resize(out.rows());
+    l1_.head(m) = (support.rows().rowwise() - x.transpose()).cwiseAbs().rowwise().sum();
   }
   if (need_dot || need_dist) {
     if (dot_.size() < m) dot_.resize(out.rows());
@@ -268,7 +273,7 @@ KogdEnsemble::KogdEnsemble(KogdEnsembleConfig config, std::size_t n_features,
 
 MetricConvention KogdEnsemble::metric_convention() const {
   MetricConvention m;
-  m.first_error_is_one = config_.profile == Profile::Reference;
+  m.first_error_is_one = config_.profile == Profile::Reference && config_.reference_first_error_is_one;
   return m;
 }
 
@@ -544,6 +549,115 @@ void MForgetron::load_state(StateReader& in) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// RFOMKR (spec/graph-aided.md §4.3)
+
+namespace {
+constexpr const char* kRfomkrTag = "omkl.exact_kernel.rfomkr/1";
+}  // namespace
+
+Rfomkr::Rfomkr(RfomkrConfig config, const AlgoContext& context)
+    : config_(std::move(config)), n_features_(context.n_features), replicates_(context.replicates) {
+  const std::size_t N = config_.kernels.size();
+  if (N == 0) throw ConfigError("algorithm '" + config_.name + "': no kernels");
+  const std::size_t twoD = 2 * config_.n_rff;
+  reps_.resize(replicates_.size());
+  for (std::size_t r = 0; r < reps_.size(); ++r) {
+    Replicate& rep = reps_[r];
+    rep.V.resize(N);
+    for (std::size_t k = 0; k < N; ++k) {
+      // Same stream as make_rf_ensemble_backend: common random numbers with Raker and the
+      // graph-aided methods of the same (seed, replicate).
+      RandomStream rng(context.seed, replicates_[r], RngPurpose::Frequencies, k);
+      rep.V[k] = draw_frequencies(config_.kernels[k], config_.n_rff, n_features_, config_.rf_kind, rng);
+    }
+    rep.theta.assign(N * twoD, 0.0);
+    rep.log_w.assign(N, -std::log(static_cast<double>(N)));
+  }
+  z_.assign(N * twoD, 0.0);
+  f_.assign(N, 0.0);
+}
+
+double Rfomkr::weight(std::size_t r, std::size_t k) const { return std::exp(reps_[r].log_w[k]); }
+
+const std::vector<double>& Rfomkr::frequencies(std::size_t r, std::size_t k) const {
+  return reps_[r].V[k];
+}
+
+double Rfomkr::evaluate(std::size_t r, const double* x) {
+  const Replicate& rep = reps_[r];
+  const std::size_t N = config_.kernels.size(), twoD = 2 * config_.n_rff;
+  double weighted = 0.0, total = 0.0;
+  const double top = config_.normalize ? *std::max_element(rep.log_w.begin(), rep.log_w.end()) : 0.0;
+  for (std::size_t k = 0; k < N; ++k) {
+    double* z = z_.data() + k * twoD;
+    feature_map(rep.V[k].data(), config_.n_rff, n_features_, x, config_.feature_scale, z);
+    const double* theta = rep.theta.data() + k * twoD;
+    double f = 0.0;
+    for (std::size_t i = 0; i < twoD; ++i) f += theta[i] * z[i];
+    f_[k] = f;
+    // Reference (§3 R20): Σ_k w_k f_k with the raw weights (1/N times the Hedge factors), which
+    // only shrink; paper: the normalised combination (max-shifted, so nothing underflows).
+    const double w = std::exp(rep.log_w[k] - top);
+    weighted += w * f;
+    total += w;
+  }
+  return config_.normalize ? weighted / total : weighted;
+}
+
+void Rfomkr::predict(const double* x, double* predictions) {
+  for (std::size_t r = 0; r < reps_.size(); ++r) predictions[r] = evaluate(r, x);
+}
+
+void Rfomkr::step(const double* x, double y, double* predictions) {
+  ++t_;
+  const double eta = config_.inv_sqrt_t ? config_.eta / std::sqrt(static_cast<double>(t_)) : config_.eta;
+  const double log_beta = std::log(config_.beta);
+  const std::size_t N = config_.kernels.size(), twoD = 2 * config_.n_rff;
+  for (std::size_t r = 0; r < reps_.size(); ++r) {
+    predictions[r] = evaluate(r, x);
+    Replicate& rep = reps_[r];
+    for (std::size_t k = 0; k < N; ++k) {
+      const double e = f_[k] - y;
+      const double g = eta * 2.0 * e;  // θ ← θ − η_t·2(f − y)z, no ridge
+      double* theta = rep.theta.data() + k * twoD;
+      const double* z = z_.data() + k * twoD;
+      for (std::size_t i = 0; i < twoD; ++i) theta[i] -= g * z[i];
+      rep.log_w[k] += log_beta * e * e;  // w ← w·β^{(f − y)²}
+    }
+  }
+}
+
+void Rfomkr::save_state(StateWriter& out) const {
+  out.put_tag(kRfomkrTag);
+  out.put_string(config_.name);
+  out.put_u64(t_);
+  out.put_u64(reps_.size());
+  for (const auto& rep : reps_) {
+    out.put_f64s(rep.theta);
+    out.put_f64s(rep.log_w);
+  }
+}
+
+void Rfomkr::load_state(StateReader& in) {
+  in.expect_tag(kRfomkrTag);
+  const std::string name = in.get_string();
+  if (name != config_.name)
+    throw InputError("RFOMKR state was written by '" + name + "', cannot load into '" + config_.name + "'");
+  t_ = in.get_u64();
+  const std::uint64_t R = in.get_u64();
+  if (R != reps_.size())
+    throw InputError("RFOMKR state has " + std::to_string(R) + " replicates, expected " +
+                     std::to_string(reps_.size()));
+  for (auto& rep : reps_) {
+    std::vector<double> theta = in.get_f64s(), log_w = in.get_f64s();
+    if (theta.size() != rep.theta.size() || log_w.size() != rep.log_w.size())
+      throw InputError("RFOMKR state: wrong dictionary size or D");
+    rep.theta = std::move(theta);
+    rep.log_w = std::move(log_w);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
 // Parameters and registration
 
 namespace {
@@ -763,6 +877,142 @@ std::unique_ptr<Algorithm> make_m_forgetron(ParamReader& params, const AlgoConte
                                       context.n_replicates());
 }
 
+// ---- Baselines of the graph-aided journal tables (spec/graph-aided.md §4.1–4.2) -------------
+//
+// The reference code's "online kernel regression": every sample becomes a support vector with
+// α_t = −η_t (f_t − y_t) (functional gradient of ½(f − y)², no ridge, no shrink), η_t = 0.1/√t.
+// KogdRule writes α = −step_scale·η_t·∂C/∂f with ∂C/∂f = 2(f − y), hence step_scale = ½ (a power
+// of two, so α is the same double as η_t (f − y)). The Gaussians of these baselines are
+// exp(−‖δ‖²/γ), without the factor 2 of the random-feature dictionary (§4.1).
+
+void require_regression(const ParamReader& params, const AlgoContext& context) {
+  if (!is_regression(context))
+    throw ConfigError("algorithm '" + params.algorithm() +
+                      "' is an online kernel regression baseline (squared loss); the stream is a "
+                      "classification task");
+}
+
+KogdRule read_okr_rule(ParamReader& params) {
+  KogdRule rule;
+  rule.loss = LossKind::Squared;
+  rule.schedule = params.get_choice("eta_schedule", "inv_sqrt_t", {"inv_sqrt_t", "const"},
+                                    "coefficient step: eta/√t (§1.6, t 1-based), or eta constant") ==
+                          "inv_sqrt_t"
+                      ? StepSchedule::InvSqrtT
+                      : StepSchedule::Constant;
+  rule.eta = params.get_double("eta", 0.1, "step size η in α_t = −η_t (f_t − y_t) (§4.1: 0.1/√t)");
+  if (!(rule.eta > 0.0) || !std::isfinite(rule.eta)) params.fail("eta", "must be a finite number > 0");
+  rule.lambda = 0.0;  // §4.1: no ridge term
+  rule.shrink_scale = 0.0;
+  rule.step_scale = 0.5;
+  return rule;
+}
+
+KogdEnsembleConfig okr_config(const std::string& name, const AlgoContext& context) {
+  KogdEnsembleConfig config;
+  config.name = name;
+  config.profile = context.profile;
+  config.reference_first_error_is_one = false;
+  config.capacity_hint = capacity_hint(context);
+  return config;
+}
+
+// exp(−‖δ‖²/γ) is the library's Gaussian with σ² = γ/2.
+KernelSpec gaussian_over_gamma(double gamma) { return KernelSpec::gaussian_sigma2(gamma / 2.0); }
+
+std::unique_ptr<Algorithm> make_omkr(ParamReader& params, const AlgoContext& context) {
+  require_regression(params, context);
+  KogdEnsembleConfig config = okr_config(params.algorithm(), context);
+  const std::string text = params.get_string(
+      "dict", "jmlr23-76", "kernel dictionary (a preset or '+'-separated kernels); see gauss_form");
+  Dictionary dict;
+  try {
+    dict = parse_dictionary(text);
+  } catch (const ConfigError& e) {
+    params.fail("dict", std::string("is invalid: ") + e.what());
+  }
+  if (dict.empty()) params.fail("dict", "is empty");
+  const std::string form = params.get_choice(
+      "gauss_form", "over_gamma", {"over_gamma", "dictionary"},
+      "Gaussian kernels: exp(−‖δ‖²/γ) with γ = the dictionary's σ² (§4.1 reference code), or the "
+      "dictionary's own exp(−‖δ‖²/(2σ²))");
+  if (form == "over_gamma") {
+    for (auto& k : dict)
+      if (k.family == KernelFamily::Gaussian) k = gaussian_over_gamma(k.sigma * k.sigma);
+  }
+  config.kernels = std::move(dict);
+  config.rule = read_okr_rule(params);
+  config.combination = Combination::Learned;
+  // Hedge with discount β: w_k ← w_k·β^{(f_k − y)²}, ŷ = Σ w_k f_k / Σ w_k (weights start equal;
+  // only their ratios matter, so the reference's 1/N start is the same).
+  WeightConfig& w = config.weights;
+  w.rule = WeightRule::PowBeta;
+  w.weight_loss = WeightLoss::DataOnly;
+  w.loss = LossKind::Squared;
+  w.lambda = 0.0;
+  w.beta = params.get_double("beta", 0.5, "Hedge discount β in w_k ← w_k·β^{(f_k − y)²} (§4.1: 0.5)");
+  if (!(w.beta > 0.0 && w.beta <= 1.0)) params.fail("beta", "must be in (0, 1]");
+  return std::make_unique<KogdEnsemble>(std::move(config), context.n_features,
+                                        context.n_replicates());
+}
+
+std::unique_ptr<Algorithm> make_single_okr(KernelSpec kernel, ParamReader& params,
+                                           const AlgoContext& context) {
+  KogdEnsembleConfig config = okr_config(params.algorithm(), context);
+  config.kernels = {kernel};
+  config.rule = read_okr_rule(params);
+  config.combination = Combination::Single;
+  return std::make_unique<KogdEnsemble>(std::move(config), context.n_features,
+                                        context.n_replicates());
+}
+
+std::unique_ptr<Algorithm> make_rbf_1(ParamReader& params, const AlgoContext& context) {
+  require_regression(params, context);
+  const double gamma = params.get_double("gamma", 1.0, "γ of the Gaussian exp(−‖δ‖²/γ) (§4.2: 1)");
+  if (!(gamma > 0.0) || !std::isfinite(gamma)) params.fail("gamma", "must be a finite number > 0");
+  return make_single_okr(gaussian_over_gamma(gamma), params, context);
+}
+
+std::unique_ptr<Algorithm> make_poly_2(ParamReader& params, const AlgoContext& context) {
+  require_regression(params, context);
+  const std::int64_t degree = params.get_int("degree", 2, "degree q of (xᵀx')^q (§4.2: 2, homogeneous)");
+  if (degree < 1 || degree > 16) params.fail("degree", "must be an integer in 1..16");
+  return make_single_okr(KernelSpec::polynomial(static_cast<int>(degree), 0.0), params, context);
+}
+
+std::unique_ptr<Algorithm> make_rfomkr(ParamReader& params, const AlgoContext& context) {
+  require_regression(params, context);
+  RfomkrConfig c;
+  c.name = params.algorithm();
+  const std::string text = params.get_string("dict", "jmlr23-76",
+                                             "kernel dictionary: a preset name or kernels joined by '+'");
+  try {
+    c.kernels = parse_dictionary(text);
+  } catch (const ConfigError& e) {
+    params.fail("dict", std::string("is invalid: ") + e.what());
+  }
+  if (c.kernels.empty()) params.fail("dict", "is empty");
+  for (const auto& k : c.kernels)
+    if (!k.shift_invariant()) params.fail("dict", "contains " + k.name() + ", which has no random features");
+  const std::int64_t d = params.get_int("D", 50, "random features per kernel (θ has 2D entries)");
+  if (d < 1 || d > 1000000) params.fail("D", "must be in 1..1000000");
+  c.n_rff = static_cast<std::size_t>(d);
+  c.rf_kind = parse_rf_kind(params.get_choice("rf", "rf", {"rf", "orf", "orf_matlab"},
+                                              "frequency construction (§1.3: i.i.d. rows)"));
+  const std::string scale = params.get_choice("feature_scale", "inv_sqrt_D", {"inv_sqrt_D", "one"},
+                                              "factor on [sin; cos] (§1.4: 1/√D)");
+  c.feature_scale = scale == "one" ? 1.0 : 1.0 / std::sqrt(static_cast<double>(c.n_rff));
+  c.inv_sqrt_t = params.get_choice("eta_schedule", "inv_sqrt_t", {"inv_sqrt_t", "const"},
+                                   "θ step: eta/√t (§1.6), or eta constant") == "inv_sqrt_t";
+  c.eta = params.get_double("eta", 0.1, "θ step size (§4.3: 0.1/√t)");
+  if (!(c.eta > 0.0) || !std::isfinite(c.eta)) params.fail("eta", "must be a finite number > 0");
+  c.beta = params.get_double("beta", 0.5, "Hedge discount β in w_k ← w_k·β^{(f_k − y)²} (§4.3: 0.5)");
+  if (!(c.beta > 0.0 && c.beta <= 1.0)) params.fail("beta", "must be in (0, 1]");
+  c.normalize = params.get_bool("rfomkr_normalize", !is_reference(context),
+                                "predict Σ w f / Σ w (paper) instead of the reference's Σ w f (§3 R20)");
+  return std::make_unique<Rfomkr>(std::move(c), context);
+}
+
 }  // namespace
 
 KogdEnsembleConfig read_omkl_config(ParamReader& params, const AlgoContext& context,
@@ -789,6 +1039,10 @@ void add_exact_kernel_algorithms(std::vector<AlgorithmInfo>& registry) {
   registry.push_back({"omkl", "OMKL (Sahoo et al. 2014): P exact-kernel learners on the full history, multiplicative kernel weights", make_omkl});
   registry.push_back({"omkl-b", "OMKL-B: OMKL whose learners keep only the B most recent samples", make_omkl_b});
   registry.push_back({"m-forgetron", "M-Forgetron: P self-tuned Forgetrons with budget B and kernel weights (classification)", make_m_forgetron});
+  registry.push_back({"omkr", "OMKR as in the graph-aided journal code (§4.1): budget-free exact-kernel expansion over all 76 kernels, α_t = −η_t(f − y), Hedge weights β^{(f−y)²}", make_omkr});
+  registry.push_back({"rbf-1", "RBF-1 of the graph-aided journal tables (§4.2): online kernel regression with exp(−‖δ‖²/1), α_t = −η_t(f − y)", make_rbf_1});
+  registry.push_back({"rfomkr", "RFOMKR of the graph-aided journal tables (§4.3): random-feature OMKR over all kernels, Hedge weights β^{(f−y)²}; reference prediction Σ w f unnormalised", make_rfomkr});
+  registry.push_back({"poly-2", "POLY-2 of the graph-aided journal tables (§4.2): online kernel regression with (xᵀx')², α_t = −η_t(f − y)", make_poly_2});
 }
 
 }  // namespace omkl::detail

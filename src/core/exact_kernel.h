@@ -1,6 +1,8 @@
 /// @file exact_kernel.h
 /// @brief Exact-kernel baselines of spec/raker.md §5: single-kernel KOGD (RBF, POLY, LINEAR),
-/// AvgMKL, OMKL, OMKL-B and M-Forgetron.
+/// AvgMKL, OMKL, OMKL-B and M-Forgetron; and the baselines of the graph-aided journal tables as
+/// its reference code defines them (spec/graph-aided.md §4.1–4.3): OMKR, RBF-1, POLY-2, and the
+/// random-feature RFOMKR (kept here beside OMKR, whose rules it shares).
 ///
 /// All of them keep f(x) = Σ_{τ∈S} α_τ κ(x, x_τ) over a support set S of past samples. The
 /// samples live in one contiguous row-major buffer (SupportSet); one step evaluates κ(x_t, ·)
@@ -20,6 +22,7 @@
 #include "core/algorithm_base.h"
 #include "core/kernel_weights.h"
 #include "core/loss.h"
+#include "core/random_features.h"
 #include "omkl/kernel_spec.h"
 #include "omkl/types.h"
 
@@ -139,7 +142,8 @@ class KernelBank {
   bool averaged_ = false;
   bool any_dot_ = false;   // some kernel uses x_τᵀx
   bool any_dist_ = false;  // some kernel uses ‖x_τ − x‖²
-  Eigen::VectorXd dot_, dist2_;
+  bool any_l1_ = false;    // some kernel uses ‖x_τ − x‖₁
+  Eigen::VectorXd dot_, dist2_, l1_;
   Eigen::MatrixXd per_kernel_;  // averaged mode: the P kernels before averaging
 };
 
@@ -160,6 +164,9 @@ struct KogdEnsembleConfig {
   std::size_t budget = 0;           ///< 0 = full history; else keep the B most recent (§5.5)
   bool track_norms = false;         ///< keep ‖f_p‖²_H (needed by the regularised weight loss)
   Profile profile = Profile::Paper;
+  /// Under Profile::Reference, count the error at t = 1 as 1 (the JMLR 2019 reference code);
+  /// false for the graph-aided baselines, whose reference scores the first prediction (0).
+  bool reference_first_error_is_one = true;
   std::size_t capacity_hint = 1024;
 };
 
@@ -184,6 +191,8 @@ class KogdEnsemble final : public Algorithm {
   void save_state(StateWriter& out) const override;
   void load_state(StateReader& in) override;
   MetricConvention metric_convention() const override;
+  /// No random numbers: a study runs one replicate and reuses it for every seed.
+  bool randomized() const override { return false; }
 
   // Inspection (tests, diagnostics).
   const KogdEnsembleConfig& config() const { return config_; }
@@ -245,6 +254,8 @@ class MForgetron final : public Algorithm {
   void save_state(StateWriter& out) const override;
   void load_state(StateReader& in) override;
   MetricConvention metric_convention() const override;
+  // Exact kernels have no randomness: a study runs one replicate and reuses it for every seed.
+  bool randomized() const override { return false; }
 
   // Inspection (tests).
   std::size_t n_learners() const { return learners_.size(); }
@@ -280,6 +291,56 @@ class MForgetron final : public Algorithm {
   double x_norm2_ = 0.0;
   Eigen::MatrixXd k_;
   std::vector<double> f_, f_weights_, zeros_;
+};
+
+struct RfomkrConfig {
+  std::string name;
+  Dictionary kernels;
+  std::size_t n_rff = 50;         ///< D
+  RfKind rf_kind = RfKind::Rf;
+  double feature_scale = 0.0;     ///< factor on [sin; cos] (1/√D)
+  double eta = 0.1;
+  bool inv_sqrt_t = true;         ///< η_t = eta/√t
+  double beta = 0.5;              ///< Hedge discount
+  bool normalize = false;         ///< ŷ = Σ w f / Σ w (paper) instead of Σ w f (reference, §3 R20)
+};
+
+/// RFOMKR (spec/graph-aided.md §4.3): N random-feature learners, θ_k ← θ_k − η_t·2(f_k − y)z_k
+/// (no ridge), w_k ← w_k·β^{(f_k − y)²} from w_k = 1/N, prediction Σ_k w_k f_k (reference: never
+/// renormalised) or Σ w f / Σ w. Frequencies come from the same streams as the other
+/// random-feature algorithms (RandomStream(seed, replicate, Frequencies, k)), so a study's
+/// repetition r shares its Ψ_k with Raker and the graph-aided methods (§4). CPU, double.
+class Rfomkr final : public Algorithm {
+ public:
+  Rfomkr(RfomkrConfig config, const AlgoContext& context);
+
+  std::size_t n_replicates() const override { return replicates_.size(); }
+  void step(const double* x, double y, double* predictions) override;
+  void predict(const double* x, double* predictions) override;
+  void save_state(StateWriter& out) const override;
+  void load_state(StateReader& in) override;
+
+  const RfomkrConfig& config() const { return config_; }
+  /// w_k of replicate r (starts at 1/N).
+  double weight(std::size_t r, std::size_t k) const;
+  /// Frequency matrix of (r, k), n_rff × n_features row-major.
+  const std::vector<double>& frequencies(std::size_t r, std::size_t k) const;
+  std::uint64_t steps() const { return t_; }
+
+ private:
+  double evaluate(std::size_t r, const double* x);  // fills f_ and z_ for replicate r
+
+  struct Replicate {
+    std::vector<std::vector<double>> V;  // per kernel
+    std::vector<double> theta;           // N × 2D
+    std::vector<double> log_w;           // ln w_k
+  };
+  RfomkrConfig config_;
+  std::size_t n_features_;
+  std::vector<std::uint64_t> replicates_;
+  std::vector<Replicate> reps_;
+  std::uint64_t t_ = 0;
+  std::vector<double> z_, f_;  // scratch: N × 2D features, N predictions
 };
 
 }  // namespace omkl::detail

@@ -20,6 +20,7 @@ constexpr std::pair<const char*, Normalization> kNames[] = {
     {"minmax-all", Normalization::MinMaxAll},
     {"zscore", Normalization::ZScore},
     {"unit-rows", Normalization::UnitRows},
+    {"jmlr23", Normalization::Jmlr23},
 };
 
 // Maps n values spaced by `stride` to [0, 1]; a constant column maps to 0 (no information,
@@ -111,6 +112,29 @@ void normalize(Dataset& data, Normalization how) {
         for (std::size_t j = 0; j < d; ++j) row[j] /= norm;
       }
       return;
+    case Normalization::Jmlr23: {
+      // Targets: the notebooks compute y/(max − min) − min/(max − min); the same expression is
+      // kept here (it equals (y − min)/(max − min) up to rounding) so that the stream matches
+      // the reference bit for bit where possible.
+      if (n > 0) {
+        const auto [lo_it, hi_it] = std::minmax_element(data.y.begin(), data.y.end());
+        const double lo = *lo_it;
+        const double range = *hi_it - lo;
+        for (double& v : data.y) v = range > 0.0 ? v / range - lo / range : 0.0;
+      }
+      // Inputs: one common divisor, the largest ℓ2 row norm.
+      double largest = 0.0;
+      for (std::size_t t = 0; t < n; ++t) {
+        const double* row = data.x.data() + t * d;
+        double squares = 0.0;
+        for (std::size_t j = 0; j < d; ++j) squares += row[j] * row[j];
+        largest = std::max(largest, std::sqrt(squares));
+      }
+      if (largest > 0.0) {
+        for (double& v : data.x) v /= largest;
+      }
+      return;
+    }
   }
 }
 

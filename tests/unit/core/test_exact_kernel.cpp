@@ -18,6 +18,9 @@
 #include "core/algorithm_base.h"
 #include "core/exact_kernel.h"
 #include "core/loss.h"
+#include "core/random_features.h"
+#include "core/rng.h"
+#include "core/state_io.h"
 #include "omkl/error.h"
 #include "omkl/kernel_spec.h"
 
@@ -575,6 +578,297 @@ TEST(ExactKernelTest, MetricConventionFollowsProfile) {
 
 // ---------------------------------------------------------------------------------------------
 // Reproduction (Appendix C item 11, on the file available here): Table 4, Tom's hardware.
+
+// ---------------------------------------------------------------------------------------------
+// Baselines of the graph-aided journal tables (spec/graph-aided.md §4.1–4.2): α_t = −η_t(f_t − y_t)
+// with η_t = 0.1/√t, no ridge; Gaussians exp(−‖δ‖²/γ) (no factor 2).
+
+namespace okr {
+const double X[4][2] = {{0.1, 0.2}, {0.4, -0.3}, {-0.2, 0.5}, {0.3, 0.3}};
+const double Y[3] = {0.3, 0.8, 0.1};
+double eta(int t) { return 0.1 / std::sqrt(static_cast<double>(t)); }  // t 1-based
+double sq(int a, int b) {
+  const double dx = X[a][0] - X[b][0], dy = X[a][1] - X[b][1];
+  return dx * dx + dy * dy;
+}
+double l1(int a, int b) { return std::fabs(X[a][0] - X[b][0]) + std::fabs(X[a][1] - X[b][1]); }
+double dot(int a, int b) { return X[a][0] * X[b][0] + X[a][1] * X[b][1]; }
+
+// One kernel, §4.2 by hand: f_1 = 0, α_1 = −η_1(f_1 − y_1); f_t = Σ_{τ<t} α_τ κ(x_t, x_τ).
+std::vector<double> single(const std::function<double(int, int)>& k) {
+  std::vector<double> alpha, f;
+  for (int t = 0; t < 4; ++t) {
+    double ft = 0.0;
+    for (int tau = 0; tau < t; ++tau) ft += alpha[static_cast<std::size_t>(tau)] * k(t, tau);
+    f.push_back(ft);
+    if (t < 3) alpha.push_back(-eta(t + 1) * (ft - Y[t]));
+  }
+  return f;
+}
+
+std::vector<double> run4(Algorithm& algo) {
+  std::vector<double> got(4);
+  for (int t = 0; t < 3; ++t) algo.step(X[t], Y[t], &got[static_cast<std::size_t>(t)]);
+  algo.predict(X[3], &got[3]);
+  return got;
+}
+}  // namespace okr
+
+TEST(ExactKernelTest, Rbf1IsOnlineKernelRegressionWithExpMinusSquaredDistance) {
+  const auto k = [](int a, int b) { return std::exp(-okr::sq(a, b) / 1.0); };
+  // Literal values of the same recursion (η_t = 0.1/√t): f2 = 0.03·e^{−0.34}, ...
+  const double f2 = 0.03 * std::exp(-0.34);
+  const double a2 = -0.1 / std::sqrt(2.0) * (f2 - 0.8);
+  const double f3 = 0.03 * std::exp(-0.18) + a2 * std::exp(-1.0);
+  const std::vector<double> expected = okr::single(k);
+  EXPECT_NEAR(expected[1], f2, 1e-15);
+  EXPECT_NEAR(expected[2], f3, 1e-15);
+  for (const auto profile : {Profile::Paper, Profile::Reference}) {
+    auto algo = make("rbf-1", {}, context_for(2, Task::Regression, profile));
+    const auto got = okr::run4(*algo);
+    for (std::size_t t = 0; t < 4; ++t) EXPECT_NEAR(got[t], expected[t], 1e-15) << "t = " << t + 1;
+    // The reference scores the first prediction (0) like any other, and nothing is random.
+    EXPECT_FALSE(algo->metric_convention().first_error_is_one);
+    EXPECT_FALSE(algo->randomized());
+  }
+  // gamma = 2: exp(−‖δ‖²/2).
+  auto wide = make("rbf-1", {{"gamma", "2"}}, context_for(2, Task::Regression, Profile::Paper));
+  const auto expected_wide = okr::single([](int a, int b) { return std::exp(-okr::sq(a, b) / 2.0); });
+  const auto got_wide = okr::run4(*wide);
+  for (std::size_t t = 0; t < 4; ++t) EXPECT_NEAR(got_wide[t], expected_wide[t], 1e-15) << "t = " << t + 1;
+}
+
+TEST(ExactKernelTest, Poly2IsOnlineKernelRegressionWithSquaredInnerProduct) {
+  const auto expected = okr::single([](int a, int b) { return okr::dot(a, b) * okr::dot(a, b); });
+  // f2 = 0.03·(0.04 − 0.06)² = 1.2e-5.
+  EXPECT_NEAR(expected[1], 1.2e-5, 1e-18);
+  auto algo = make("poly-2", {}, context_for(2, Task::Regression, Profile::Reference));
+  const auto got = okr::run4(*algo);
+  for (std::size_t t = 0; t < 4; ++t) EXPECT_NEAR(got[t], expected[t], 1e-15) << "t = " << t + 1;
+  // degree 3: (xᵀx')³.
+  auto cubic = make("poly-2", {{"degree", "3"}}, context_for(2, Task::Regression, Profile::Paper));
+  const auto expected3 = okr::single([](int a, int b) { return std::pow(okr::dot(a, b), 3); });
+  const auto got3 = okr::run4(*cubic);
+  for (std::size_t t = 0; t < 4; ++t) EXPECT_NEAR(got3[t], expected3[t], 1e-15) << "t = " << t + 1;
+}
+
+// §4.1 by hand with two kernels: per-kernel expansions as above, ŷ = Σ w_k f_k / Σ w_k with
+// w_k ← w_k·0.5^{(f_k − y)²} after each step (weights start equal).
+TEST(ExactKernelTest, OmkrIsHedgeOverBudgetFreeExpansions) {
+  // dict gauss2:0.5 (σ² = γ = 0.5) is used as exp(−‖δ‖²/0.5); lap:2 as exp(−‖δ‖₁/2).
+  const std::function<double(int, int)> kernels[2] = {
+      [](int a, int b) { return std::exp(-okr::sq(a, b) / 0.5); },
+      [](int a, int b) { return std::exp(-okr::l1(a, b) / 2.0); }};
+  std::vector<double> alpha[2], w = {0.5, 0.5}, expected;
+  for (int t = 0; t < 4; ++t) {
+    double f[2];
+    for (int k = 0; k < 2; ++k) {
+      f[k] = 0.0;
+      for (int tau = 0; tau < t; ++tau) f[k] += alpha[k][static_cast<std::size_t>(tau)] * kernels[k](t, tau);
+    }
+    expected.push_back((w[0] * f[0] + w[1] * f[1]) / (w[0] + w[1]));
+    if (t == 3) break;
+    for (int k = 0; k < 2; ++k) {
+      alpha[k].push_back(-okr::eta(t + 1) * (f[k] - okr::Y[t]));
+      w[static_cast<std::size_t>(k)] *= std::pow(0.5, (f[k] - okr::Y[t]) * (f[k] - okr::Y[t]));
+    }
+  }
+  auto algo = make("omkr", {{"dict", "gauss2:0.5+lap:2"}}, context_for(2, Task::Regression, Profile::Reference));
+  const auto got = okr::run4(*algo);
+  for (std::size_t t = 0; t < 4; ++t) EXPECT_NEAR(got[t], expected[t], 1e-14) << "t = " << t + 1;
+  EXPECT_FALSE(algo->metric_convention().first_error_is_one);
+  EXPECT_FALSE(algo->randomized());
+
+  // beta = 1 freezes the weights: the plain average of the two expansions.
+  auto flat = make("omkr", {{"dict", "gauss2:0.5+lap:2"}, {"beta", "1"}}, context_for(2, Task::Regression, Profile::Paper));
+  const auto got_flat = okr::run4(*flat);
+  auto* e = dynamic_cast<KogdEnsemble*>(flat.get());
+  ASSERT_NE(e, nullptr);
+  const auto& f = e->learner_predictions();
+  EXPECT_NEAR(got_flat[3], 0.5 * (f[0] + f[1]), 1e-15);
+
+  // gauss_form=dictionary keeps the dictionary's exp(−‖δ‖²/(2σ²)).
+  auto own = make("omkr", {{"dict", "gauss2:0.5"}, {"gauss_form", "dictionary"}},
+                  context_for(2, Task::Regression, Profile::Paper));
+  const auto expected_own = okr::single([](int a, int b) { return std::exp(-okr::sq(a, b) / 1.0); });
+  const auto got_own = okr::run4(*own);
+  for (std::size_t t = 0; t < 4; ++t) EXPECT_NEAR(got_own[t], expected_own[t], 1e-15) << "t = " << t + 1;
+}
+
+// The default dictionary is the journal's 76 kernels, in the §4.1 convention.
+TEST(ExactKernelTest, OmkrDefaultDictionaryIsJmlr23In41Convention) {
+  auto algo = make("omkr", {}, context_for(2, Task::Regression, Profile::Reference));
+  auto* e = dynamic_cast<KogdEnsemble*>(algo.get());
+  ASSERT_NE(e, nullptr);
+  ASSERT_EQ(e->n_learners(), 76u);
+  const double a[2] = {0.3, -0.1}, b[2] = {0.25, 0.05};
+  const double d2 = 0.05 * 0.05 + 0.15 * 0.15, d1 = 0.05 + 0.15;
+  const auto& kernels = e->bank().kernels();
+  EXPECT_NEAR(kernels[0].evaluate(a, b, 2), std::exp(-d2 / 0.01), 1e-14);   // γ_0 = 0.01
+  EXPECT_NEAR(kernels[25].evaluate(a, b, 2), std::exp(-d2 / 1.0), 1e-14);   // γ_25 = 1
+  EXPECT_NEAR(kernels[50].evaluate(a, b, 2), std::exp(-d2 / 100.0), 1e-14); // γ_50 = 100
+  EXPECT_NEAR(kernels[51].evaluate(a, b, 2), std::exp(-d1 / 0.01), 1e-14);  // Laplacian γ = 0.01
+  EXPECT_NEAR(kernels[63].evaluate(a, b, 2), std::exp(-d1 / 1.0), 1e-14);
+  EXPECT_NEAR(kernels[75].evaluate(a, b, 2), std::exp(-d1 / 100.0), 1e-14);
+}
+
+// The shared ‖x_τ − x‖₁ of the kernel bank gives the same values as KernelSpec::evaluate.
+TEST(ExactKernelTest, KernelBankSharesL1DistancesAcrossLaplacians) {
+  const Stream s = regression_stream(30, 4, 5);
+  SupportSet support(4, 3, 0, 8);
+  for (std::size_t t = 0; t < 20; ++t) {
+    const Eigen::Map<const Eigen::VectorXd> x(s.row(t), 4);
+    support.push_back(x, x.squaredNorm());
+  }
+  KernelBank bank(parse_dictionary("lap:0.5+gauss:1+lap:3"), false);
+  const Eigen::Map<const Eigen::VectorXd> x(s.row(25), 4);
+  Eigen::MatrixXd out;
+  bank.evaluate(support, x, x.squaredNorm(), out);
+  for (std::size_t j = 0; j < 3; ++j)
+    for (std::size_t i = 0; i < 20; ++i)
+      EXPECT_NEAR(out(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j)),
+                  bank.value(j, s.row(25), support.row(i), 4), 1e-14);
+  Eigen::MatrixXd only;
+  bank.evaluate(support, x, x.squaredNorm(), only, 2);
+  for (std::size_t i = 0; i < 20; ++i)
+    EXPECT_NEAR(only(static_cast<Eigen::Index>(i), 2), bank.value(2, s.row(25), support.row(i), 4), 1e-14);
+}
+
+TEST(ExactKernelTest, JournalBaselineParameterErrors) {
+  const AlgoContext reg = context_for(3, Task::Regression, Profile::Reference, 100);
+  const AlgoContext cls = context_for(3, Task::Classification, Profile::Reference, 100);
+  const auto message = [](const std::function<void()>& f) -> std::string {
+    try {
+      f();
+    } catch (const ConfigError& e) {
+      return e.what();
+    }
+    return "";
+  };
+  const auto names = [&](const std::string& algo, const Params& p, const std::string& part) {
+    const std::string what = message([&] { make(algo, p, reg); });
+    EXPECT_NE(what.find(part), std::string::npos) << algo << ": '" << what << "' lacks " << part;
+  };
+  names("omkr", {{"beta", "0"}}, "'beta'");
+  names("omkr", {{"beta", "1.5"}}, "'beta'");
+  names("omkr", {{"eta", "0"}}, "'eta'");
+  names("omkr", {{"eta", "-0.1"}}, "'eta'");
+  names("omkr", {{"eta_schedule", "log"}}, "'eta_schedule'");
+  names("omkr", {{"gauss_form", "sigma"}}, "'gauss_form'");
+  names("omkr", {{"dict", "gauss:x"}}, "'dict'");
+  names("omkr", {{"lambda", "0.001"}}, "'lambda'");         // §4.1 has no ridge
+  names("omkr", {{"weight_rule", "exp_eta"}}, "'weight_rule'");
+  names("rbf-1", {{"gamma", "0"}}, "'gamma'");
+  names("rbf-1", {{"gamma", "-1"}}, "'gamma'");
+  names("rbf-1", {{"sigma", "1"}}, "'sigma'");              // the JMLR 2019 rbf's parameter
+  names("poly-2", {{"degree", "0"}}, "'degree'");
+  names("poly-2", {{"degree", "17"}}, "'degree'");
+  names("poly-2", {{"offset", "1"}}, "'offset'");
+  for (const char* algo : {"omkr", "rbf-1", "poly-2"})
+    EXPECT_NE(message([&] { make(algo, {}, cls); }).find("classification"), std::string::npos) << algo;
+  // No horizon needed: the default step is 0.1/√t.
+  for (const char* algo : {"omkr", "rbf-1", "poly-2"})
+    EXPECT_NO_THROW(make(algo, {}, context_for(3, Task::Regression, Profile::Paper, 0))) << algo;
+}
+
+// §4.3 by hand on the algorithm's own frequencies: z = [sin(Vx); cos(Vx)]/√D, f_k = θ_kᵀz,
+// ŷ = Σ w_k f_k (reference, w from 1/N, never renormalised) or Σ w f / Σ w (paper);
+// θ_k ← θ_k − η_t·2(f_k − y)z; w_k ← w_k·0.5^{(f_k − y)²}.
+TEST(ExactKernelTest, RfomkrFollowsSection43ByHand) {
+  const Stream s = regression_stream(12, 3, 21);
+  for (const bool normalize : {false, true}) {
+    SCOPED_TRACE(normalize ? "normalised" : "reference");
+    AlgoContext ctx = context_for(3, Task::Regression, Profile::Reference, 12, 2);
+    ctx.seed = 9;
+    auto algo = make("rfomkr", {{"dict", "gauss2:0.5+lap:2"}, {"D", "4"}, {"rfomkr_normalize", normalize ? "true" : "false"}}, ctx);
+    auto* rf = dynamic_cast<Rfomkr*>(algo.get());
+    ASSERT_NE(rf, nullptr);
+    const Dictionary dict = parse_dictionary("gauss2:0.5+lap:2");
+    for (std::size_t r = 0; r < 2; ++r) {
+      for (std::size_t k = 0; k < 2; ++k) {
+        // Common random numbers: the stream the random-feature family uses for (seed, r, k).
+        RandomStream rng(9, r, RngPurpose::Frequencies, k);
+        EXPECT_EQ(rf->frequencies(r, k), draw_frequencies(dict[k], 4, 3, RfKind::Rf, rng));
+      }
+    }
+    // Replicate 1 by hand.
+    std::vector<double> theta[2] = {std::vector<double>(8, 0.0), std::vector<double>(8, 0.0)};
+    double w[2] = {0.5, 0.5};
+    std::vector<double> pred(2);
+    for (std::size_t t = 0; t < s.size(); ++t) {
+      double f[2], z[2][8];
+      for (std::size_t k = 0; k < 2; ++k) {
+        const auto& V = rf->frequencies(1, k);
+        for (std::size_t c = 0; c < 4; ++c) {
+          double a = 0.0;
+          for (std::size_t j = 0; j < 3; ++j) a += V[c * 3 + j] * s.row(t)[j];
+          z[k][c] = std::sin(a) / 2.0;
+          z[k][c + 4] = std::cos(a) / 2.0;
+        }
+        f[k] = 0.0;
+        for (std::size_t i = 0; i < 8; ++i) f[k] += theta[k][i] * z[k][i];
+      }
+      const double combined = w[0] * f[0] + w[1] * f[1];
+      const double expected = normalize ? combined / (w[0] + w[1]) : combined;
+      algo->step(s.row(t), s.y[t], pred.data());
+      EXPECT_NEAR(pred[1], expected, 1e-13) << "t = " << t + 1;
+      const double eta = 0.1 / std::sqrt(static_cast<double>(t + 1));
+      for (std::size_t k = 0; k < 2; ++k) {
+        const double e = f[k] - s.y[t];
+        for (std::size_t i = 0; i < 8; ++i) theta[k][i] -= eta * 2.0 * e * z[k][i];
+        w[k] *= std::pow(0.5, e * e);
+        EXPECT_NEAR(rf->weight(1, k), w[k], 1e-15);
+      }
+    }
+    EXPECT_NE(pred[0], pred[1]);  // replicates draw their own frequencies
+  }
+  // Profile defaults: reference unnormalised, paper normalised.
+  auto ref = make("rfomkr", {{"D", "2"}}, context_for(2, Task::Regression, Profile::Reference));
+  auto pap = make("rfomkr", {{"D", "2"}}, context_for(2, Task::Regression, Profile::Paper));
+  EXPECT_FALSE(dynamic_cast<Rfomkr*>(ref.get())->config().normalize);
+  EXPECT_TRUE(dynamic_cast<Rfomkr*>(pap.get())->config().normalize);
+  EXPECT_EQ(dynamic_cast<Rfomkr*>(ref.get())->config().kernels.size(), 76u);
+}
+
+TEST(ExactKernelTest, RfomkrStateRoundTrip) {
+  const Stream s = regression_stream(20, 2, 4);
+  const AlgoContext ctx = context_for(2, Task::Regression, Profile::Reference, 20, 2);
+  auto a = make("rfomkr", {{"D", "3"}, {"dict", "gauss:1+lap:1"}}, ctx);
+  run(*a, s, 0, 10);
+  StateWriter writer;
+  a->save_state(writer);
+  auto b = make("rfomkr", {{"D", "3"}, {"dict", "gauss:1+lap:1"}}, ctx);
+  StateReader reader(writer.bytes());
+  b->load_state(reader);
+  EXPECT_EQ(run(*a, s, 10), run(*b, s, 10));
+  auto wrong = make("rfomkr", {{"D", "4"}, {"dict", "gauss:1+lap:1"}}, ctx);
+  StateReader again(writer.bytes());
+  EXPECT_THROW(wrong->load_state(again), InputError);
+}
+
+TEST(ExactKernelTest, RfomkrParameterErrors) {
+  const AlgoContext reg = context_for(3, Task::Regression, Profile::Reference, 100);
+  const auto message = [&](const Params& p) -> std::string {
+    try {
+      make("rfomkr", p, reg);
+    } catch (const ConfigError& e) {
+      return e.what();
+    }
+    return "";
+  };
+  EXPECT_NE(message({{"beta", "0"}}).find("'beta'"), std::string::npos);
+  EXPECT_NE(message({{"D", "0"}}).find("'D'"), std::string::npos);
+  EXPECT_NE(message({{"dict", "linear"}}).find("'dict'"), std::string::npos);
+  EXPECT_NE(message({{"eta", "0"}}).find("'eta'"), std::string::npos);
+  EXPECT_NE(message({{"lambda", "0.001"}}).find("'lambda'"), std::string::npos);  // no ridge
+  EXPECT_NE(message({{"rf", "gaussian"}}).find("'rf'"), std::string::npos);
+  try {
+    make("rfomkr", {}, context_for(3, Task::Classification, Profile::Reference, 100));
+    ADD_FAILURE() << "no ConfigError for a classification stream";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("classification"), std::string::npos);
+  }
+}
 
 #ifdef OMKL_SHARED_DATA_DIR
 Stream read_csv_simple(const std::string& path) {

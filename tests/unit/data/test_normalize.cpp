@@ -1,6 +1,7 @@
 // Normalisations of a whole stream and their names.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -31,6 +32,7 @@ TEST(NormalizeTest, ParsesEveryName) {
   EXPECT_EQ(omkl::parse_normalization("minmax-all"), omkl::Normalization::MinMaxAll);
   EXPECT_EQ(omkl::parse_normalization("zscore"), omkl::Normalization::ZScore);
   EXPECT_EQ(omkl::parse_normalization("unit-rows"), omkl::Normalization::UnitRows);
+  EXPECT_EQ(omkl::parse_normalization("jmlr23"), omkl::Normalization::Jmlr23);
 }
 
 TEST(NormalizeTest, UnknownNameListsTheValidOnes) {
@@ -41,7 +43,7 @@ TEST(NormalizeTest, UnknownNameListsTheValidOnes) {
     const std::string what = error.what();
     EXPECT_NE(what.find("'MinMax'"), std::string::npos) << what;
     for (const char* name : {"none", "minmax", "minmax-global", "minmax-all", "zscore",
-                             "unit-rows"}) {
+                             "unit-rows", "jmlr23"}) {
       EXPECT_NE(what.find(name), std::string::npos) << name << " missing in: " << what;
     }
   }
@@ -132,6 +134,52 @@ TEST(NormalizeTest, ConstantColumnsMapToZeroInEveryMode) {
       EXPECT_EQ(data.y, (std::vector<double>{0, 0, 0}));
     }
   }
+}
+
+// spec/graph-aided.md §1.2: y min–max to [0, 1]; x divided by the largest row norm (one
+// divisor for the whole stream, no centring, no per-feature scaling).
+TEST(NormalizeTest, Jmlr23ScalesTargetsAndDividesByLargestRowNorm) {
+  omkl::Dataset data;
+  data.n_samples = 3;
+  data.n_features = 2;
+  data.x = {3, 4,    // norm 5
+            -6, 8,   // norm 10 (the largest)
+            1, 0};   // norm 1
+  data.y = {2, 10, 4};
+  omkl::normalize(data, omkl::Normalization::Jmlr23);
+  const std::vector<double> x = {0.3, 0.4, -0.6, 0.8, 0.1, 0.0};
+  for (std::size_t i = 0; i < x.size(); ++i) EXPECT_DOUBLE_EQ(data.x[i], x[i]) << i;
+  EXPECT_EQ(data.y[0], 0.0);  // y/8 − 2/8 at the minimum is exactly 0
+  EXPECT_DOUBLE_EQ(data.y[1], 1.0);
+  EXPECT_DOUBLE_EQ(data.y[2], 0.25);
+  double largest = 0.0;
+  for (std::size_t t = 0; t < 3; ++t)
+    largest = std::max(largest, std::hypot(data.x[2 * t], data.x[2 * t + 1]));
+  EXPECT_DOUBLE_EQ(largest, 1.0);
+}
+
+TEST(NormalizeTest, Jmlr23KeepsSignsAndOffsetsOfInputs) {
+  // Unlike minmax, a column with an offset keeps it: 100 and 101 become 100/‖·‖ and 101/‖·‖.
+  omkl::Dataset data;
+  data.n_samples = 2;
+  data.n_features = 1;
+  data.x = {100, -101};
+  data.y = {1, 1};
+  omkl::normalize(data, omkl::Normalization::Jmlr23);
+  EXPECT_DOUBLE_EQ(data.x[0], 100.0 / 101.0);
+  EXPECT_DOUBLE_EQ(data.x[1], -1.0);
+  EXPECT_EQ(data.y, (std::vector<double>{0, 0}));  // constant target maps to 0
+}
+
+TEST(NormalizeTest, Jmlr23LeavesAllZeroInputsAlone) {
+  omkl::Dataset data;
+  data.n_samples = 2;
+  data.n_features = 2;
+  data.x = {0, 0, 0, 0};
+  data.y = {-1, 3};
+  omkl::normalize(data, omkl::Normalization::Jmlr23);
+  EXPECT_EQ(data.x, (std::vector<double>{0, 0, 0, 0}));
+  EXPECT_EQ(data.y, (std::vector<double>{0, 1}));
 }
 
 TEST(NormalizeTest, InconsistentShapeIsRejected) {
