@@ -29,7 +29,7 @@ void add_common_options(CLI::App& app, CommonOptions& o, bool with_seeds) {
       ->capture_default_str();
   app.add_option("--target", o.target, "CSV target column name (default: the last column)");
   app.add_option("--normalize", o.normalize,
-                 "preprocessing: none, minmax, minmax-global, minmax-all, zscore, unit-rows "
+                 "preprocessing: none, minmax, minmax-global, minmax-all, zscore, unit-rows, jmlr23 "
                  "(default: the preset's, else none)");
   if (with_seeds)
     app.add_option("--seeds", o.seeds, "number of Monte Carlo replicates R")->capture_default_str();
@@ -37,7 +37,8 @@ void add_common_options(CLI::App& app, CommonOptions& o, bool with_seeds) {
   app.add_option("--profile", o.profile,
                  "paper (corrected equations) or reference (authors' code, reproduces tables)")
       ->capture_default_str();
-  app.add_option("--preset", o.preset, "published protocol: jmlr19-regression, jmlr19-classification");
+  app.add_option("--preset", o.preset,
+                 "published protocol: jmlr19-regression, jmlr19-classification, jmlr23-graph, conf-sfg");
   app.add_option("--backend", o.backend, "cpu, cuda or auto")->capture_default_str();
   app.add_option("--threads", o.threads, "worker threads (0 = all cores)")->capture_default_str();
 }
