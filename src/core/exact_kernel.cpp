@@ -2,6 +2,7 @@
 /// @brief Exact-kernel baselines (spec/raker.md §5.1–5.6): KOGD engine, AvgMKL, OMKL, OMKL-B,
 /// M-Forgetron, and their registration.
 #include "core/exact_kernel.h"
+#include "core/rf_ensemble.h"
 
 #include <algorithm>
 #include <cmath>
@@ -719,16 +720,8 @@ KogdRule read_rule(ParamReader& params, const AlgoContext& context, bool read_st
 }
 
 Dictionary read_dictionary(ParamReader& params) {
-  const std::string text = params.get_string(
-      "dict", "jmlr19-exact", "kernel dictionary: a preset or '+'-separated kernels (gauss:SIGMA, linear, poly:Q, ...)");
-  Dictionary dict;
-  try {
-    dict = parse_dictionary(text);
-  } catch (const ConfigError& e) {
-    params.fail("dict", std::string("is invalid: ") + e.what());
-  }
-  if (dict.empty()) params.fail("dict", "is empty");
-  return dict;
+  return read_dictionary_param(
+      params, "jmlr19-exact", "kernel dictionary: a preset or '+'-separated kernels (gauss:SIGMA, linear, poly:Q, ...)");
 }
 
 /// η_w, β and the loss scale of the multiplicative weight rules; read whatever the rule, as the
@@ -923,15 +916,8 @@ KernelSpec gaussian_over_gamma(double gamma) { return KernelSpec::gaussian_sigma
 std::unique_ptr<Algorithm> make_omkr(ParamReader& params, const AlgoContext& context) {
   require_regression(params, context);
   KogdEnsembleConfig config = okr_config(params.algorithm(), context);
-  const std::string text = params.get_string(
-      "dict", "jmlr23-76", "kernel dictionary (a preset or '+'-separated kernels); see gauss_form");
-  Dictionary dict;
-  try {
-    dict = parse_dictionary(text);
-  } catch (const ConfigError& e) {
-    params.fail("dict", std::string("is invalid: ") + e.what());
-  }
-  if (dict.empty()) params.fail("dict", "is empty");
+  Dictionary dict = read_dictionary_param(
+      params, "jmlr23-76", "kernel dictionary (a preset or '+'-separated kernels); see gauss_form");
   const std::string form = params.get_choice(
       "gauss_form", "over_gamma", {"over_gamma", "dictionary"},
       "Gaussian kernels: exp(−‖δ‖²/γ) with γ = the dictionary's σ² (§4.1 reference code), or the "
@@ -984,24 +970,13 @@ std::unique_ptr<Algorithm> make_rfomkr(ParamReader& params, const AlgoContext& c
   require_regression(params, context);
   RfomkrConfig c;
   c.name = params.algorithm();
-  const std::string text = params.get_string("dict", "jmlr23-76",
-                                             "kernel dictionary: a preset name or kernels joined by '+'");
-  try {
-    c.kernels = parse_dictionary(text);
-  } catch (const ConfigError& e) {
-    params.fail("dict", std::string("is invalid: ") + e.what());
-  }
-  if (c.kernels.empty()) params.fail("dict", "is empty");
-  for (const auto& k : c.kernels)
-    if (!k.shift_invariant()) params.fail("dict", "contains " + k.name() + ", which has no random features");
-  const std::int64_t d = params.get_int("D", 50, "random features per kernel (θ has 2D entries)");
-  if (d < 1 || d > 1000000) params.fail("D", "must be in 1..1000000");
-  c.n_rff = static_cast<std::size_t>(d);
-  c.rf_kind = parse_rf_kind(params.get_choice("rf", "rf", {"rf", "orf", "orf_matlab"},
-                                              "frequency construction (§1.3: i.i.d. rows)"));
-  const std::string scale = params.get_choice("feature_scale", "inv_sqrt_D", {"inv_sqrt_D", "one"},
-                                              "factor on [sin; cos] (§1.4: 1/√D)");
-  c.feature_scale = scale == "one" ? 1.0 : 1.0 / std::sqrt(static_cast<double>(c.n_rff));
+  RfFeatures features = read_rf_features(params, "jmlr23-76", "rf", "inv_sqrt_D",
+                                         "frequency construction (§1.3: i.i.d. rows)",
+                                         "factor on [sin; cos] (§1.4: 1/√D)");
+  c.kernels = std::move(features.dictionary);
+  c.n_rff = features.n_rff;
+  c.rf_kind = features.rf_kind;
+  c.feature_scale = features.feature_scale;
   c.inv_sqrt_t = params.get_choice("eta_schedule", "inv_sqrt_t", {"inv_sqrt_t", "const"},
                                    "θ step: eta/√t (§1.6), or eta constant") == "inv_sqrt_t";
   c.eta = params.get_double("eta", 0.1, "θ step size (§4.3: 0.1/√t)");

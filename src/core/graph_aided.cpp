@@ -353,20 +353,14 @@ class GraphAided final : public Algorithm {
 
   void read_features(ParamReader& params, const AlgoContext& context, bool conference) {
     RfEnsembleConfig& c = config_;
-    c.dictionary_text = params.get_string("dict", conference ? "conf-41" : "jmlr23-76",
-                                          "kernel dictionary: a preset name or kernels joined by '+'");
-    c.dictionary = parse_dictionary(c.dictionary_text);
-    if (c.dictionary.empty()) params.fail("dict", "is empty");
-    for (const auto& k : c.dictionary)
-      if (!k.shift_invariant()) params.fail("dict", "contains " + k.name() + ", which has no random features");
-    const std::int64_t d = params.get_int("D", 50, "random features per kernel (θ has 2D entries)");
-    if (d < 1 || d > 1000000) params.fail("D", "must be in 1..1000000");
-    c.n_rff = static_cast<std::size_t>(d);
-    c.rf_kind = parse_rf_kind(params.get_choice("rf", "rf", {"rf", "orf", "orf_matlab"},
-                                                "frequency construction (§1.3: i.i.d. rows)"));
-    const std::string scale = params.get_choice("feature_scale", "inv_sqrt_D", {"inv_sqrt_D", "one"},
-                                                "factor on [sin; cos] (§1.4: 1/√D)");
-    c.feature_scale = scale == "one" ? 1.0 : 1.0 / std::sqrt(static_cast<double>(c.n_rff));
+    RfFeatures features = read_rf_features(params, conference ? "conf-41" : "jmlr23-76", "rf", "inv_sqrt_D",
+                                           "frequency construction (§1.3: i.i.d. rows)",
+                                           "factor on [sin; cos] (§1.4: 1/√D)");
+    c.dictionary = std::move(features.dictionary);
+    c.dictionary_text = std::move(features.dictionary_text);
+    c.n_rff = features.n_rff;
+    c.rf_kind = features.rf_kind;
+    c.feature_scale = features.feature_scale;
     c.loss = LossKind::Squared;
     c.lambda = params.get_double("lambda", 1e-3, "ridge weight λ");
     if (!(c.lambda >= 0)) params.fail("lambda", "must be ≥ 0");

@@ -7,27 +7,54 @@
 
 namespace omkl::detail {
 
+Dictionary read_dictionary_param(ParamReader& params, const std::string& default_dictionary,
+                                 const std::string& meaning, std::string* text_out) {
+  const std::string text = params.get_string("dict", default_dictionary, meaning);
+  if (text_out) *text_out = text;
+  Dictionary dict;
+  try {
+    dict = parse_dictionary(text);
+  } catch (const ConfigError& e) {
+    params.fail("dict", std::string("is invalid: ") + e.what());
+  }
+  if (dict.empty()) params.fail("dict", "is empty");
+  return dict;
+}
+
+RfFeatures read_rf_features(ParamReader& params, const std::string& default_dictionary,
+                            const std::string& default_rf, const std::string& default_scale,
+                            const std::string& rf_meaning, const std::string& scale_meaning) {
+  RfFeatures f;
+  f.dictionary = read_dictionary_param(params, default_dictionary,
+                                       "kernel dictionary: a preset name or kernels joined by '+'",
+                                       &f.dictionary_text);
+  for (const auto& k : f.dictionary)
+    if (!k.shift_invariant())
+      params.fail("dict", "contains " + k.name() + ", which has no random features");
+  const std::int64_t d = params.get_int("D", 50, "random features per kernel (θ has 2D entries)");
+  if (d < 1 || d > 1000000) params.fail("D", "must be in 1..1000000");
+  f.n_rff = static_cast<std::size_t>(d);
+  f.rf_kind = parse_rf_kind(params.get_choice("rf", default_rf, {"orf", "rf", "orf_matlab"}, rf_meaning));
+  const std::string scale =
+      params.get_choice("feature_scale", default_scale, {"inv_sqrt_D", "one"}, scale_meaning);
+  f.feature_scale = scale == "one" ? 1.0 : 1.0 / std::sqrt(static_cast<double>(f.n_rff));
+  return f;
+}
+
 RfEnsembleConfig read_rf_ensemble_config(ParamReader& params, const AlgoContext& context,
                                          const std::string& default_dictionary,
                                          double default_lambda) {
   const bool reference = context.profile == Profile::Reference;
   const bool classification = context.task == Task::Classification;
   RfEnsembleConfig c;
-  c.dictionary_text = params.get_string("dict", default_dictionary,
-                                        "kernel dictionary: a preset name or kernels joined by '+'");
-  c.dictionary = parse_dictionary(c.dictionary_text);
-  for (const auto& k : c.dictionary)
-    if (!k.shift_invariant())
-      params.fail("dict", "contains " + k.name() + ", which has no random features");
-  const std::int64_t d = params.get_int("D", 50, "random features per kernel (θ has 2D entries)");
-  if (d < 1 || d > 1000000) params.fail("D", "must be in 1..1000000");
-  c.n_rff = static_cast<std::size_t>(d);
-  c.rf_kind = parse_rf_kind(params.get_choice("rf", reference ? "orf_matlab" : "orf",
-                                              {"orf", "rf", "orf_matlab"},
-                                              "frequency construction"));
-  const std::string scale = params.get_choice("feature_scale", reference ? "one" : "inv_sqrt_D",
-                                              {"inv_sqrt_D", "one"}, "factor on [sin; cos]");
-  c.feature_scale = scale == "one" ? 1.0 : 1.0 / std::sqrt(static_cast<double>(c.n_rff));
+  RfFeatures features = read_rf_features(params, default_dictionary, reference ? "orf_matlab" : "orf",
+                                         reference ? "one" : "inv_sqrt_D", "frequency construction",
+                                         "factor on [sin; cos]");
+  c.dictionary = std::move(features.dictionary);
+  c.dictionary_text = std::move(features.dictionary_text);
+  c.n_rff = features.n_rff;
+  c.rf_kind = features.rf_kind;
+  c.feature_scale = features.feature_scale;
   c.loss = parse_loss(params.get_choice("loss", classification ? "logistic" : "squared",
                                         {"squared", "logistic", "hinge", "squared_hinge", "absolute"},
                                         "data loss"));

@@ -30,6 +30,24 @@ struct RfEnsembleConfig {
   bool single_precision = false;  // float trajectories on the GPU
 };
 
+/// Reads `dict` (a preset name or kernels joined by '+'), failing with the parameter's name
+/// when it does not parse or is empty.
+Dictionary read_dictionary_param(ParamReader& params, const std::string& default_dictionary,
+                                 const std::string& meaning, std::string* text = nullptr);
+
+/// The feature part of every random-feature configuration: dict (shift-invariant kernels
+/// only), D, rf and feature_scale, with the caller's defaults.
+struct RfFeatures {
+  Dictionary dictionary;
+  std::string dictionary_text;
+  std::size_t n_rff = 50;
+  RfKind rf_kind = RfKind::Orf;
+  double feature_scale = 1.0;
+};
+RfFeatures read_rf_features(ParamReader& params, const std::string& default_dictionary,
+                            const std::string& default_rf, const std::string& default_scale,
+                            const std::string& rf_meaning, const std::string& scale_meaning);
+
 /// Reads the shared parameters. `default_dictionary` is the family's preset, `default_lambda`
 /// the λ used when neither the user nor a preset gives one.
 RfEnsembleConfig read_rf_ensemble_config(ParamReader& params, const AlgoContext& context,
