@@ -32,6 +32,8 @@ import subprocess
 import sys
 import time
 
+from harness_common import algo_available, log, sh, write_marked_block
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HERE = os.path.dirname(os.path.abspath(__file__))
 BEGIN_MARK = "<!-- jmlr19:begin -->"
@@ -81,17 +83,6 @@ SYNTH_METHODS = [
 QUICK_SYNTH_KEYS = {"raker20", "adaraker20"}
 
 
-def log(msg: str) -> None:
-    print(msg, file=sys.stderr, flush=True)
-
-
-def sh(cmd: list[str]) -> str:
-    try:
-        return subprocess.run(cmd, capture_output=True, text=True, timeout=30).stdout.strip()
-    except Exception:  # noqa: BLE001 - informational only
-        return ""
-
-
 def machine_info(omkl: str) -> dict:
     cpu = ""
     try:
@@ -129,11 +120,6 @@ def machine_info(omkl: str) -> dict:
         "git": sh(["git", "-C", REPO, "describe", "--always", "--dirty", "--abbrev=12"]),
         "date": sh(["date"]),
     }
-
-
-def algo_available(omkl: str, name: str) -> bool:
-    r = subprocess.run([omkl, "describe", name], capture_output=True, text=True)
-    return r.returncode == 0
 
 
 def run_study(omkl: str, data: str, algos: list[str], seeds: int, seed: int, profile: str,
@@ -391,7 +377,7 @@ def main() -> int:
     print(md)
     log(f"total runtime {total:.1f} s; wrote {args.out}/results.json and jmlr19.md")
     if args.write_results:
-        write_results(args.results, md)
+        write_marked_block(args.results, md, BEGIN_MARK, END_MARK, '## JMLR 2019 reproduction')
         log(f"updated {args.results}")
     failed = [r for r in rows + synth_rows if r.get("status", "").startswith("failed")]
     return 1 if failed else 0
@@ -571,25 +557,6 @@ def render_markdown(res: dict, paper: dict) -> str:
         L.append("")
         L.append("Failed runs: " + ", ".join(f"{r['label']} on {r['dataset_label']}" for r in failed))
     return "\n".join(L) + "\n"
-
-
-def write_results(path: str, md: str) -> None:
-    block = f"{BEGIN_MARK}\n{md}{END_MARK}"
-    if os.path.exists(path):
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
-    else:
-        text = "# Benchmark results\n\n"
-    if BEGIN_MARK in text and END_MARK in text:
-        pre, rest = text.split(BEGIN_MARK, 1)
-        _, post = rest.split(END_MARK, 1)
-        text = pre + block + post
-    else:
-        text = text.rstrip("\n") + "\n\n## JMLR 2019 reproduction\n\n" + block + "\n"
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
-    os.replace(tmp, path)
 
 
 if __name__ == "__main__":

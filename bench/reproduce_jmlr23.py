@@ -35,6 +35,8 @@ import subprocess
 import sys
 import time
 
+from harness_common import algo_available, log, sh, write_marked_block
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HERE = os.path.dirname(os.path.abspath(__file__))
 BEGIN_MARK = "<!-- jmlr23:begin -->"
@@ -107,17 +109,6 @@ PAPER_SWEEP = {
 PAPER_MACHINE = "Intel Core i7-10510U @ 1.80 GHz, Windows, Python/NumPy (spec section 5.1)"
 
 
-def log(msg: str) -> None:
-    print(msg, file=sys.stderr, flush=True)
-
-
-def sh(cmd: list[str]) -> str:
-    try:
-        return subprocess.run(cmd, capture_output=True, text=True, timeout=30).stdout.strip()
-    except Exception:  # noqa: BLE001 - informational only
-        return ""
-
-
 def machine_info() -> dict:
     cpu = ""
     try:
@@ -132,10 +123,6 @@ def machine_info() -> dict:
             "os": platform.platform(), "python": platform.python_version(),
             "git": sh(["git", "-C", REPO, "describe", "--always", "--dirty", "--abbrev=12"]),
             "date": sh(["date"])}
-
-
-def algo_available(omkl: str, name: str) -> bool:
-    return subprocess.run([omkl, "describe", name], capture_output=True, text=True).returncode == 0
 
 
 def run_study(omkl: str, data: str, specs: list[str], seeds: int, seed: int, profile: str,
@@ -318,7 +305,7 @@ def main() -> int:
     print(md)
     log(f"total runtime {total:.1f} s; wrote {args.out}/results.json and jmlr23.md")
     if args.write_results:
-        write_results(args.results, md)
+        write_marked_block(args.results, md, BEGIN_MARK, END_MARK, '## JMLR 2023 graph-aided OMKL reproduction (Tables 1, 3–5)')
         log(f"updated {args.results}")
     failed = [r for r in table1 + sweep if r.get("status") in ("failed", "missing")]
     return 1 if failed else 0
@@ -399,27 +386,6 @@ def render_markdown(res: dict) -> str:
         L.append("")
         L.append("Failed runs: " + ", ".join(f"{r['label']} on {r['dataset_label']}" for r in failed))
     return "\n".join(L) + "\n"
-
-
-def write_results(path: str, md: str) -> None:
-    """Replaces the marked block (appending markers at the end of the file when missing)."""
-    block = f"{BEGIN_MARK}\n{md}{END_MARK}"
-    if os.path.exists(path):
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
-    else:
-        text = "# Benchmark results\n"
-    if BEGIN_MARK in text and END_MARK in text:
-        pre, rest = text.split(BEGIN_MARK, 1)
-        _, post = rest.split(END_MARK, 1)
-        text = pre + block + post
-    else:
-        text = (text.rstrip("\n") + "\n\n## JMLR 2023 graph-aided OMKL reproduction (Tables 1, 3–5)\n\n"
-                + block + "\n")
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
-    os.replace(tmp, path)
 
 
 if __name__ == "__main__":

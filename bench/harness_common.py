@@ -1,0 +1,44 @@
+"""Helpers shared by the reproduction scripts (bench/reproduce_*.py): logging, shell probes,
+algorithm availability, and replacing a marked block of bench/RESULTS.md atomically."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+
+def log(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+def sh(cmd: list[str]) -> str:
+    """Output of an informational command, or "" when it fails."""
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=30).stdout.strip()
+    except Exception:  # noqa: BLE001 - informational only
+        return ""
+
+
+def algo_available(omkl: str, name: str) -> bool:
+    return subprocess.run([omkl, "describe", name], capture_output=True, text=True).returncode == 0
+
+
+def write_marked_block(path: str, md: str, begin: str, end: str, heading: str) -> None:
+    """Replaces the text between `begin` and `end` in `path`; appends `heading` and the block at
+    the end when the markers are missing. Written to a temporary file, then renamed."""
+    block = f"{begin}\n{md}{end}"
+    if os.path.exists(path):
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    else:
+        text = "# Benchmark results\n"
+    if begin in text and end in text:
+        pre, rest = text.split(begin, 1)
+        _, post = rest.split(end, 1)
+        text = pre + block + post
+    else:
+        text = text.rstrip("\n") + f"\n\n{heading}\n\n" + block + "\n"
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(text)
+    os.replace(tmp, path)
