@@ -62,7 +62,7 @@ class AdaRaker final : public Algorithm {
     // With log-domain kernel weights on a backend that keeps them beside the trajectories
     // (CUDA), the backend returns the instance predictions f̂_I directly (one group per level).
     fused_ = backend_->supports_fused_weights() && !instance_eta_w &&
-             fused_weights_for(config_.weights, P, fused_weights_);
+             fused_weights_for(config_, P, fused_weights_);
     if (fused_) push_fused_weights();
   }
 
@@ -98,13 +98,13 @@ class AdaRaker final : public Algorithm {
                         need_norm2 ? norm2_.data() : nullptr);
       // Host pass: replicates are independent, so they are split over threads.
       parallel_for(R, 0, [&](std::size_t r0, std::size_t r1) {
-        std::vector<double> instance_f;
+        std::vector<double> instance_f, scratch;
         for (std::size_t r = r0; r < r1; ++r) {
           for (std::size_t i = 0; i < m; ++i) {
             const std::int64_t t = t_ + 1 + static_cast<std::int64_t>(i);
             const double* f = f_.data() + (i * R + r) * S;
             const double* n2 = need_norm2 ? norm2_.data() + (i * R + r) * S : nullptr;
-            predictions[(start + i) * R + r] = ensemble_step(r, t, f, n2, y[start + i], instance_f);
+            predictions[(start + i) * R + r] = ensemble_step(r, t, f, n2, y[start + i], instance_f, scratch);
           }
         }
       });
@@ -219,7 +219,7 @@ class AdaRaker final : public Algorithm {
 
   // One replicate's ensemble step; touches only that replicate's state (threads split replicates).
   double ensemble_step(std::size_t r, std::int64_t t, const double* f, const double* n2, double y,
-                       std::vector<double>& instance_f) {
+                       std::vector<double>& instance_f, std::vector<double>& scratch) {
     const std::size_t P = config_.dictionary.size();
     KernelWeights* kernel_weights = kernel_weights_.data() + r * intervals_.n_levels;
     IntervalWeights& instance_weights = instance_weights_[r];
@@ -228,7 +228,9 @@ class AdaRaker final : public Algorithm {
     const double prediction = instance_weights.combine(t, instance_f.data());
     instance_weights.update(t, instance_f.data(), prediction, y);
     for (std::size_t j = 0; j < intervals_.n_levels; ++j)
-      if (instance_weights.active(j, t)) kernel_weights[j].update(f + j * P, n2 ? n2 + j * P : nullptr, y);
+      if (instance_weights.active(j, t))
+        update_kernel_weights(config_, schedules_, j * P, t, y, f + j * P, n2 ? n2 + j * P : nullptr,
+                              kernel_weights[j], scratch);
     return prediction;
   }
 

@@ -67,13 +67,13 @@ double KernelWeights::combine(const double* f) const {
   return weighted / total;
 }
 
-void KernelWeights::update(const double* f, const double* norm2, double y) {
+void KernelWeights::update(const double* f, const double* norm2, double y, double rate_scale) {
   const WeightConfig& c = *config_;
   const std::size_t n = values_.size();
   switch (c.rule) {
     case WeightRule::ExpEta:
     case WeightRule::PowBeta: {
-      const double rate = c.rule == WeightRule::ExpEta ? c.eta_w : -std::log(c.beta);
+      const double rate = rate_scale * (c.rule == WeightRule::ExpEta ? c.eta_w : -std::log(c.beta));
       for (std::size_t p = 0; p < n; ++p) {
         double loss = loss_value(c.loss, f[p], y);
         if (c.weight_loss == WeightLoss::RegularizedPre) loss += c.lambda * norm2[p];

@@ -53,8 +53,9 @@ class KernelWeights {
   /// Σ_p w̄_p f_p.
   double combine(const double* f) const;
   /// Updates after y is revealed. @param f per-kernel predictions; @param norm2 per-kernel
-  /// squared norms ‖θ_p‖² (or RKHS norms) before the update (only read by RegularizedPre).
-  void update(const double* f, const double* norm2, double y);
+  /// squared norms ‖θ_p‖² (or RKHS norms) that the regularised loss uses (only read by
+  /// RegularizedPre); @param rate_scale multiplies η_w / −ln β (a decaying weight step).
+  void update(const double* f, const double* norm2, double y, double rate_scale = 1.0);
   const std::vector<double>& raw() const { return values_; }
   std::vector<double>& raw() { return values_; }
 

@@ -45,7 +45,7 @@ class Raker final : public Algorithm {
     for (auto& w : weights_) w.reset(P, &config_.weights);
     // On a backend that keeps log-domain weights beside the trajectories (CUDA), only the
     // ensemble predictions come back; weights_ is then refreshed from the device on demand.
-    fused_ = backend_->supports_fused_weights() && fused_weights_for(config_.weights, P, fused_weights_);
+    fused_ = backend_->supports_fused_weights() && fused_weights_for(config_, P, fused_weights_);
     if (fused_)
       for (std::size_t r = 0; r < weights_.size(); ++r) backend_->set_log_weights(r, weights_[r].raw().data());
   }
@@ -75,12 +75,14 @@ class Raker final : public Algorithm {
                         need_norm2 ? norm2_.data() : nullptr);
       // Host pass: replicates are independent, so they are split over threads.
       parallel_for(R, 0, [&](std::size_t r0, std::size_t r1) {
+        std::vector<double> scratch;
         for (std::size_t r = r0; r < r1; ++r) {
           for (std::size_t i = 0; i < m; ++i) {
             const double* f = f_.data() + (i * R + r) * P;
             const double* n2 = need_norm2 ? norm2_.data() + (i * R + r) * P : nullptr;
             predictions[(start + i) * R + r] = weights_[r].combine(f);
-            weights_[r].update(f, n2, y[start + i]);
+            update_kernel_weights(config_, schedules_, 0, t_ + 1 + static_cast<std::int64_t>(i), y[start + i],
+                                  f, n2, weights_[r], scratch);
           }
         }
       });

@@ -75,6 +75,11 @@ RfEnsembleConfig read_rf_ensemble_config(ParamReader& params, const AlgoContext&
       "weight_loss", "regularized_pre", {"regularized_pre", "data_only"},
       "loss in the exp_eta / pow_beta weight update"));
   c.weights.eta_w = params.get_double("eta_w", 0.5, "kernel-weight step η_w");
+  c.eta_w_inv_sqrt_t = params.get_choice("eta_w_schedule", "const", {"const", "inv_sqrt_t"},
+                                         "kernel-weight step: eta_w, or eta_w/√t") == "inv_sqrt_t";
+  c.weight_theta_post = params.get_choice("weight_theta", "pre", {"pre", "post"},
+                                          "θ in the ridge term of the weight loss: before or after "
+                                          "its update") == "post";
   c.weights.beta = params.get_double("beta", 0.5, "base of pow_beta / minmax / mistake rules");
   c.weights.loss_scale = params.get_double("loss_scale", 1.0, "divides ℓ before the weight update");
   if (c.weights.loss_scale <= 0) params.fail("loss_scale", "must be > 0");
@@ -133,7 +138,35 @@ std::unique_ptr<RfBackend> make_rf_ensemble_backend(const RfEnsembleConfig& conf
   return backend;
 }
 
-bool fused_weights_for(const WeightConfig& weights, std::size_t group_size, FusedWeights& out) {
+void post_update_norms(const RfEnsembleConfig& config, const SlotSchedule* schedules,
+                       std::int64_t t, double y, const double* f, const double* norm2_before,
+                       std::size_t n_slots, double* norm2_after) {
+  const double z2 = config.feature_scale * config.feature_scale * static_cast<double>(config.n_rff);
+  for (std::size_t s = 0; s < n_slots; ++s) {
+    const SlotSchedule& sc = schedules[s];
+    const double eta = sc.inv_sqrt_t ? sc.eta / std::sqrt(static_cast<double>(t)) : sc.eta;
+    const double c = 1.0 - sc.shrink_scale * eta * sc.lambda;
+    const double g = sc.step_scale * eta * loss_derivative(config.loss, f[s], y);
+    norm2_after[s] = c * c * norm2_before[s] - 2.0 * c * g * f[s] + g * g * z2;
+  }
+}
+
+void update_kernel_weights(const RfEnsembleConfig& config, const std::vector<SlotSchedule>& schedules,
+                           std::size_t first_slot, std::int64_t t, double y, const double* f,
+                           const double* norm2, KernelWeights& weights, std::vector<double>& scratch) {
+  const double rate_scale = config.eta_w_inv_sqrt_t ? 1.0 / std::sqrt(static_cast<double>(t)) : 1.0;
+  if (config.weight_theta_post && norm2) {
+    scratch.resize(weights.size());
+    post_update_norms(config, schedules.data() + first_slot, t, y, f, norm2, weights.size(), scratch.data());
+    norm2 = scratch.data();
+  }
+  weights.update(f, norm2, y, rate_scale);
+}
+
+bool fused_weights_for(const RfEnsembleConfig& config, std::size_t group_size, FusedWeights& out) {
+  const WeightConfig& weights = config.weights;
+  // The device keeps a constant-rate, pre-update prefix sum; the other variants run on the host.
+  if (config.eta_w_inv_sqrt_t || config.weight_theta_post) return false;
   if (weights.rule != WeightRule::ExpEta && weights.rule != WeightRule::PowBeta) return false;
   out.group_size = group_size;
   out.initial = -std::log(static_cast<double>(group_size));  // as KernelWeights::reset

@@ -28,7 +28,17 @@ struct RfEnsembleConfig {
   double shrink_scale = 2.0;  // multiplier of ηλ in the shrink (paper: 2, reference: 1/10 or 1)
   WeightConfig weights;
   bool single_precision = false;  // float trajectories on the GPU
+  /// η_w,t = eta_w/√t instead of a constant weight step (graph journal's Raker, §4.4).
+  bool eta_w_inv_sqrt_t = false;
+  /// The ridge term of the weight loss uses θ after its update (graph journal's Raker, §4.4).
+  bool weight_theta_post = false;
 };
+
+/// ‖θ‖² after the update θ ← c·θ − g·z of every slot, from the norm before it, f = θᵀz and
+/// ‖z‖² = feature_scale²·D: ‖cθ − gz‖² = c²‖θ‖² − 2cg·f + g²‖z‖² (no second pass over θ).
+void post_update_norms(const RfEnsembleConfig& config, const SlotSchedule* schedules,
+                       std::int64_t t, double y, const double* f, const double* norm2_before,
+                       std::size_t n_slots, double* norm2_after);
 
 /// Reads `dict` (a preset name or kernels joined by '+'), failing with the parameter's name
 /// when it does not parse or is empty.
@@ -69,7 +79,15 @@ std::unique_ptr<RfBackend> make_rf_ensemble_backend(const RfEnsembleConfig& conf
 
 /// The backend-side form of a log-domain weight rule for groups of `group_size` slots, or
 /// nothing when the rule couples kernels within a step (minmax, mistake) and must run on the host.
-bool fused_weights_for(const WeightConfig& weights, std::size_t group_size, FusedWeights& out);
+/// The kernel-weight update of one ensemble whose slots start at `first_slot`, applying the
+/// configuration's weight-step schedule and choice of θ (pre / post update) in the ridge term.
+/// @param f, norm2 the group's per-slot predictions and pre-update norms (norm2 may be null
+/// when the rule does not read it); scratch is reused across calls.
+void update_kernel_weights(const RfEnsembleConfig& config, const std::vector<SlotSchedule>& schedules,
+                           std::size_t first_slot, std::int64_t t, double y, const double* f,
+                           const double* norm2, KernelWeights& weights, std::vector<double>& scratch);
+
+bool fused_weights_for(const RfEnsembleConfig& config, std::size_t group_size, FusedWeights& out);
 
 /// Writes / restores the frequency matrices and θ of every slot of a backend.
 void save_backend_state(const RfBackend& backend, StateWriter& out);

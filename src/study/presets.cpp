@@ -23,7 +23,8 @@ const std::vector<Preset>& presets() {
       // the ones it knows: dict/D/lambda/eta/eta_schedule/switch_step/M by omkl-gf, omkl-sfg,
       // omkl-sfg-r; rf/feature_scale/step_scale/shrink_scale/weight_rule/first_error_is_one by
       // Raker (§4.4: i.i.d. frequencies, 1/√D features, θ ← θ − η_t[2(f − y)z + 2λθ], exponential
-      // weights, the first error counted as it is); eta/eta_schedule by the exact-kernel
+      // weights with step η_t and the updated θ in the ridge term (eta_w, eta_w_schedule,
+      // weight_theta), the first error counted as it is); eta/eta_schedule by the exact-kernel
       // baselines omkr, rbf-1, poly-2 (§4.1–4.2) and dict/D/rf/feature_scale/eta/eta_schedule by
       // rfomkr (§4.3); these keep their own ridge-free rules.
       // No "beta": omkl-sfg-r reads it as a fixed refinement threshold.
@@ -44,6 +45,10 @@ const std::vector<Preset>& presets() {
         {"step_scale", "1"},
         {"shrink_scale", "2"},
         {"weight_rule", "exp_eta"},
+        // §4.4: Raker's weight step is the same 0.1/√t and its ridge term uses the updated θ.
+        {"eta_w", "0.1"},
+        {"eta_w_schedule", "inv_sqrt_t"},
+        {"weight_theta", "post"},
         {"first_error_is_one", "false"}},
        Normalization::Jmlr23},
       // spec/graph-aided.md §2.7 / §5.5b (conference tables; no reference code exists, so use it

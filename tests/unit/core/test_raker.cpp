@@ -235,3 +235,45 @@ TEST(RakerTest, RejectsInvalidParameters) {
   EXPECT_THROW(make("raker", unknown_length), ConfigError) << "1/√T needs T";
   EXPECT_NO_THROW(make("raker", unknown_length, {{"eta", "0.1"}}));
 }
+
+TEST(RakerTest, GraphJournalConfigurationMatchesItsDefinition) {
+  // spec/graph-aided.md §4.4: θ ← θ − η_t[2(f − y)z + 2λθ]; ℓ = (f − y)² + λ‖θ_new‖²;
+  // w ← w·exp(−η_t ℓ) with η_t = 0.1/√t for both.
+  const Dataset data = random_stream(250, 3, Task::Regression);
+  const std::size_t D = 6, d = 3;
+  const double lambda = 1e-3;
+  const Dictionary dict = parse_dictionary("gauss:0.5+gauss:2+lap:1");
+  auto algo = make("raker", context_for(data),
+                   {{"dict", "gauss:0.5+gauss:2+lap:1"}, {"D", "6"}, {"rf", "rf"}, {"lambda", "0.001"},
+                    {"eta", "0.1"}, {"eta_schedule", "inv_sqrt_t"}, {"eta_w", "0.1"},
+                    {"eta_w_schedule", "inv_sqrt_t"}, {"weight_theta", "post"}});
+  const auto got = run_steps(*algo, data);
+  std::vector<std::vector<double>> V(3), theta(3, std::vector<double>(2 * D, 0.0));
+  for (std::size_t p = 0; p < 3; ++p) {
+    RandomStream rng(3, 0, RngPurpose::Frequencies, p);
+    V[p] = draw_frequencies(dict[p], D, d, RfKind::Rf, rng);
+  }
+  std::vector<double> logw(3, 0.0);
+  for (std::size_t t = 0; t < data.n_samples; ++t) {
+    const double eta = 0.1 / std::sqrt(double(t + 1)), y = data.y[t];
+    std::vector<double> f(3);
+    std::vector<std::vector<double>> z(3, std::vector<double>(2 * D));
+    double num = 0, den = 0, top = *std::max_element(logw.begin(), logw.end());
+    for (std::size_t p = 0; p < 3; ++p) {
+      feature_map(V[p].data(), D, d, data.row(t), 1.0 / std::sqrt(double(D)), z[p].data());
+      f[p] = 0;
+      for (std::size_t i = 0; i < 2 * D; ++i) f[p] += theta[p][i] * z[p][i];
+      num += std::exp(logw[p] - top) * f[p];
+      den += std::exp(logw[p] - top);
+    }
+    ASSERT_NEAR(got[t], num / den, 1e-10) << "t " << t;
+    for (std::size_t p = 0; p < 3; ++p) {
+      double n2 = 0;
+      for (std::size_t i = 0; i < 2 * D; ++i) {
+        theta[p][i] -= eta * (2 * (f[p] - y) * z[p][i] + 2 * lambda * theta[p][i]);
+        n2 += theta[p][i] * theta[p][i];
+      }
+      logw[p] -= eta * ((f[p] - y) * (f[p] - y) + lambda * n2);
+    }
+  }
+}
