@@ -19,6 +19,18 @@ def sh(cmd: list[str]) -> str:
         return ""
 
 
+def cpu_model() -> str:
+    """The CPU model name from /proc/cpuinfo, or "" where it cannot be read."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return ""
+
+
 def algo_available(omkl: str, name: str) -> bool:
     return subprocess.run([omkl, "describe", name], capture_output=True, text=True).returncode == 0
 

@@ -32,7 +32,7 @@ import subprocess
 import sys
 import time
 
-from harness_common import algo_available, log, sh, write_marked_block
+from harness_common import algo_available, cpu_model, log, sh, write_marked_block
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -84,15 +84,7 @@ QUICK_SYNTH_KEYS = {"raker20", "adaraker20"}
 
 
 def machine_info(omkl: str) -> dict:
-    cpu = ""
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
+    cpu = cpu_model()
     osname = ""
     try:
         with open("/etc/os-release", encoding="utf-8") as f:

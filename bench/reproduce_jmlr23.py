@@ -35,7 +35,7 @@ import subprocess
 import sys
 import time
 
-from harness_common import algo_available, log, sh, write_marked_block
+from harness_common import algo_available, cpu_model, log, sh, write_marked_block
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -110,15 +110,7 @@ PAPER_MACHINE = "Intel Core i7-10510U @ 1.80 GHz, Windows, Python/NumPy (spec se
 
 
 def machine_info() -> dict:
-    cpu = ""
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
+    cpu = cpu_model()
     return {"cpu": cpu or platform.processor(), "cores": os.cpu_count(),
             "os": platform.platform(), "python": platform.python_version(),
             "git": sh(["git", "-C", REPO, "describe", "--always", "--dirty", "--abbrev=12"]),
