@@ -24,7 +24,7 @@ struct KernelSpec {
   double offset = 0.0;  ///< polynomial offset
 
   static KernelSpec gaussian(double sigma);
-  static KernelSpec gaussian_sigma2(double sigma2) ;
+  static KernelSpec gaussian_sigma2(double sigma2);  ///< bandwidth given as σ²
   static KernelSpec laplacian(double sigma);
   static KernelSpec cauchy(double sigma);
   static KernelSpec linear();
