@@ -367,12 +367,6 @@ def render_markdown(res: dict) -> str:
                      f"({r['rel'] * 100:+.1f} %, tolerance ±{r['tol']:.0%})")
     else:
         L.append("- none")
-    if any(r["key"] == "raker" and r.get("within") is False for r in res["table1"]):
-        L.append("")
-        L.append("Raker note: spec §4.4 runs Raker with η_t = 0.1/√t as the kernel-weight rate too "
-                 "(w ← w·exp(−η_t ℓ), ℓ with the updated θ); the library's `raker` has a constant weight "
-                 "step η_w (0.5 by default), which the preset cannot express, so the Raker rows are the "
-                 "library's Raker on this protocol, not yet \"Raker in this paper's configuration\".")
     failed = [r for r in res["table1"] + res["sweep"] if r.get("status") in ("failed", "missing")]
     if failed:
         L.append("")

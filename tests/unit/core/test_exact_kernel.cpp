@@ -526,17 +526,19 @@ TEST(ExactKernelTest, SaveRestoreContinuesBitIdentically) {
   }
 }
 
+// The message of the ConfigError `f` throws ("" when it throws none; other exceptions fail).
+std::string message(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "";
+}
+
 TEST(ExactKernelTest, ConfigurationErrors) {
   const AlgoContext reg = context_for(3, Task::Regression, Profile::Paper, 100);
   const AlgoContext cls = context_for(3, Task::Classification, Profile::Paper, 100);
-  const auto message = [](const std::function<void()>& f) -> std::string {
-    try {
-      f();
-    } catch (const ConfigError& e) {
-      return e.what();
-    }
-    return "";
-  };
   EXPECT_NE(message([&] { make("omkl", {{"etaa", "0.1"}}, reg); }).find("etaa"), std::string::npos);
   EXPECT_NE(message([&] { make("rbf", {{"B", "3"}}, reg); }).find("'B'"), std::string::npos);
   EXPECT_NE(message([&] { make("m-forgetron", {}, reg); }).find("classification"), std::string::npos);
@@ -737,14 +739,6 @@ TEST(ExactKernelTest, KernelBankSharesL1DistancesAcrossLaplacians) {
 TEST(ExactKernelTest, JournalBaselineParameterErrors) {
   const AlgoContext reg = context_for(3, Task::Regression, Profile::Reference, 100);
   const AlgoContext cls = context_for(3, Task::Classification, Profile::Reference, 100);
-  const auto message = [](const std::function<void()>& f) -> std::string {
-    try {
-      f();
-    } catch (const ConfigError& e) {
-      return e.what();
-    }
-    return "";
-  };
   const auto names = [&](const std::string& algo, const Params& p, const std::string& part) {
     const std::string what = message([&] { make(algo, p, reg); });
     EXPECT_NE(what.find(part), std::string::npos) << algo << ": '" << what << "' lacks " << part;
