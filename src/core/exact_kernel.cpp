@@ -562,15 +562,13 @@ Rfomkr::Rfomkr(RfomkrConfig config, const AlgoContext& context)
   if (N == 0) throw ConfigError("algorithm '" + config_.name + "': no kernels");
   const std::size_t twoD = 2 * config_.n_rff;
   reps_.resize(replicates_.size());
+  // Same draws as make_rf_ensemble_backend: common random numbers with Raker and the
+  // graph-aided methods of the same (seed, replicate).
+  auto drawn = draw_ensemble_frequencies(config_.kernels, config_.n_rff, config_.rf_kind, config_.numpy_legacy, context);
   for (std::size_t r = 0; r < reps_.size(); ++r) {
     Replicate& rep = reps_[r];
     rep.V.resize(N);
-    for (std::size_t k = 0; k < N; ++k) {
-      // Same stream as make_rf_ensemble_backend: common random numbers with Raker and the
-      // graph-aided methods of the same (seed, replicate).
-      RandomStream rng(context.seed, replicates_[r], RngPurpose::Frequencies, k);
-      rep.V[k] = draw_frequencies(config_.kernels[k], config_.n_rff, n_features_, config_.rf_kind, rng);
-    }
+    for (std::size_t k = 0; k < N; ++k) rep.V[k] = std::move(drawn[r * N + k]);
     rep.theta.assign(N * twoD, 0.0);
     rep.log_w.assign(N, -std::log(static_cast<double>(N)));
   }
@@ -976,6 +974,7 @@ std::unique_ptr<Algorithm> make_rfomkr(ParamReader& params, const AlgoContext& c
   c.kernels = std::move(features.dictionary);
   c.n_rff = features.n_rff;
   c.rf_kind = features.rf_kind;
+  c.numpy_legacy = features.numpy_legacy;
   c.feature_scale = features.feature_scale;
   c.inv_sqrt_t = params.get_choice("eta_schedule", "inv_sqrt_t", {"inv_sqrt_t", "const"},
                                    "θ step: eta/√t (§1.6), or eta constant") == "inv_sqrt_t";

@@ -298,6 +298,7 @@ struct RfomkrConfig {
   Dictionary kernels;
   std::size_t n_rff = 50;         ///< D
   RfKind rf_kind = RfKind::Rf;
+  bool numpy_legacy = false;      ///< frequencies as the journal notebook draws them (§1.9)
   double feature_scale = 0.0;     ///< factor on [sin; cos] (1/√D)
   double eta = 0.1;
   bool inv_sqrt_t = true;         ///< η_t = eta/√t

@@ -8,8 +8,9 @@
 /// §6.4), which is the reference's w ← w·exp(−ηℓ) without its underflow.
 ///
 /// profile = paper gives §2.x.a, profile = reference gives §2.x.b; every §3 deviation is a
-/// parameter with the Appendix B name. The numpy-legacy RNG of §1.9 is not implemented: the
-/// per-step draws come from the counter-based stream (seed, replicate, Selection, family).
+/// parameter with the Appendix B name. The per-step draws come from the counter-based stream
+/// (seed, replicate, Selection, family), or with rng = numpy_legacy from the journal notebook's
+/// shared NumPy stream at this run's place in it (§1.9, notebook_stream.h).
 #include "core/graph_aided.h"
 
 #include <algorithm>
@@ -19,7 +20,9 @@
 #include <string>
 
 #include "core/rf_ensemble.h"
+#include "core/notebook_stream.h"
 #include "core/rng.h"
+#include "core/selection_stream.h"
 #include "graph/bipartite_graph.h"
 #include "graph/divergence.h"
 #include "graph/dominating_set.h"
@@ -136,11 +139,26 @@ class GraphAided final : public Algorithm {
     for (std::size_t k = 0; k < N; ++k) slot_kernel[k] = static_cast<std::uint32_t>(k);
     backend_ = make_rf_ensemble_backend(config_, context, slot_kernel);
     const std::size_t R = context.n_replicates();
+    std::vector<NotebookStart> notebook;
+    if (config_.numpy_legacy) {
+      if (conference)
+        params.fail("rng", "numpy_legacy replays the journal notebooks; the conference variants have none (§7 A-9)");
+      const NotebookRun run = family == Family::Gf ? NotebookRun::Gf
+                              : family == Family::Sfg ? NotebookRun::Sfg : NotebookRun::SfgR;
+      NotebookShape shape{config_.dictionary, config_.n_rff, context.n_features, context.horizon};
+      try {
+        notebook = notebook_starts(numpy_seed(context), context.replicates, run, M_, shape);
+      } catch (const ConfigError& e) {
+        params.fail("rng", e.what());
+      }
+    }
     reps_.resize(R);
     for (std::size_t r = 0; r < R; ++r) {
       Replicate& rep = reps_[r];
-      rep.rng = std::make_unique<RandomStream>(context.seed, context.replicates[r], RngPurpose::Selection,
-                                               stream_index());
+      rep.rng = config_.numpy_legacy
+                    ? std::make_unique<SelectionStream>(notebook[r].stream)
+                    : std::make_unique<SelectionStream>(RandomStream(context.seed, context.replicates[r],
+                                                                     RngPurpose::Selection, stream_index()));
       rep.log_w.assign(N, 0.0);
       rep.log_u.assign(family == Family::Gf ? 0 : N, 0.0);
       if (family == Family::Gf) {
@@ -247,7 +265,7 @@ class GraphAided final : public Algorithm {
     out.put_i64(t_);
     save_backend_state(*backend_, out);
     for (const Replicate& rep : reps_) {
-      out.put_u64(rep.rng->position());
+      rep.rng->save(out);
       out.put_f64s(rep.log_w);
       out.put_f64s(rep.log_u);
       if (family_ == Family::Gf) {
@@ -269,7 +287,7 @@ class GraphAided final : public Algorithm {
     t_ = in.get_i64();
     load_backend_state(*backend_, in);
     for (Replicate& rep : reps_) {
-      rep.rng->seek(in.get_u64());
+      rep.rng->load(in);
       rep.log_w = in.get_f64s();
       rep.log_u = in.get_f64s();
       if (rep.log_w.size() != config_.dictionary.size()) throw InputError("checkpoint: kernel weights differ in size");
@@ -312,7 +330,7 @@ class GraphAided final : public Algorithm {
 
  private:
   struct Replicate {
-    std::unique_ptr<RandomStream> rng;
+    std::unique_ptr<SelectionStream> rng;
     std::vector<double> log_w, log_u;
     // OMKL-GF: the graph in use and the inputs of its last regeneration (checkpoints rebuild it).
     std::unique_ptr<BipartiteFeedbackGraph> bipartite;
@@ -327,7 +345,7 @@ class GraphAided final : public Algorithm {
   };
 
   void copy_replicate(const Replicate& from, Replicate& to) const {
-    to.rng = std::make_unique<RandomStream>(*from.rng);
+    to.rng = std::make_unique<SelectionStream>(*from.rng);
     to.log_w = from.log_w;
     to.log_u = from.log_u;
     if (from.bipartite) to.bipartite = std::make_unique<BipartiteFeedbackGraph>(*from.bipartite);
@@ -361,6 +379,7 @@ class GraphAided final : public Algorithm {
     c.n_rff = features.n_rff;
     c.rf_kind = features.rf_kind;
     c.feature_scale = features.feature_scale;
+    c.numpy_legacy = features.numpy_legacy;
     c.loss = LossKind::Squared;
     c.lambda = params.get_double("lambda", 1e-3, "ridge weight λ");
     if (!(c.lambda >= 0)) params.fail("lambda", "must be ≥ 0");
@@ -479,7 +498,7 @@ class GraphAided final : public Algorithm {
       for (std::size_t j = 0; j < J_; ++j)
         for (std::size_t k : rep.bipartite->kernels(j)) u[j] += std::exp(rep.log_w[k] - top);
       tr.node_pmf = selective_node_probabilities(u, eta);
-      tr.node = draw_node(tr.node_pmf, *rep.rng, SamplerRule::InverseCdf);
+      tr.node = sample_index(tr.node_pmf, rep.rng->uniform(), SamplerRule::InverseCdf);
       tr.updated = rep.bipartite->kernels(tr.node);
       tr.predicted = tr.updated;
       for (std::size_t k : tr.updated) tr.q.push_back(rep.bipartite->observation_probability(k, tr.node_pmf));
@@ -513,7 +532,7 @@ class GraphAided final : public Algorithm {
       tr.node_pmf = vertex_probabilities(u, eta, tr.exploration_set);
       if (family_ == Family::SfgR && double_draw_ && before) (void)rep.rng->uniform();
       const AfterSwitch mode = before ? AfterSwitch::KeepSampling : after_switch_;
-      if (mode == AfterSwitch::KeepSampling) tr.node = draw_node(tr.node_pmf, *rep.rng, rule);
+      if (mode == AfterSwitch::KeepSampling) tr.node = sample_index(tr.node_pmf, rep.rng->uniform(), rule);
       else if (mode == AfterSwitch::Fixed0) tr.node = 0;
       else tr.node = argmax_first(u);
       tr.updated = g->out_neighbours(tr.node);

@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "core/notebook_stream.h"
 #include "core/parallel.h"
 #include "omkl/error.h"
 
@@ -38,6 +39,11 @@ RfFeatures read_rf_features(ParamReader& params, const std::string& default_dict
   const std::string scale =
       params.get_choice("feature_scale", default_scale, {"inv_sqrt_D", "one"}, scale_meaning);
   f.feature_scale = scale == "one" ? 1.0 : 1.0 / std::sqrt(static_cast<double>(f.n_rff));
+  f.numpy_legacy = params.get_choice("rng", "counter", {"counter", "numpy_legacy"},
+                                     "random numbers: counter-based streams, or the graph journal "
+                                     "notebook's NumPy stream replayed bit for bit") == "numpy_legacy";
+  if (f.numpy_legacy && f.rf_kind != RfKind::Rf)
+    params.fail("rng", "numpy_legacy draws i.i.d. frequencies: it needs rf=rf");
   return f;
 }
 
@@ -55,6 +61,7 @@ RfEnsembleConfig read_rf_ensemble_config(ParamReader& params, const AlgoContext&
   c.n_rff = features.n_rff;
   c.rf_kind = features.rf_kind;
   c.feature_scale = features.feature_scale;
+  c.numpy_legacy = features.numpy_legacy;
   c.loss = parse_loss(params.get_choice("loss", classification ? "logistic" : "squared",
                                         {"squared", "logistic", "hinge", "squared_hinge", "absolute"},
                                         "data loss"));
@@ -106,6 +113,35 @@ StepConfig read_step_config(ParamReader& params, const AlgoContext& context) {
   return s;
 }
 
+std::vector<std::vector<double>> draw_ensemble_frequencies(const Dictionary& dictionary, std::size_t n_rff,
+                                                           RfKind rf_kind, bool numpy_legacy,
+                                                           const AlgoContext& context) {
+  const std::size_t R = context.n_replicates(), P = dictionary.size();
+  std::vector<std::vector<double>> drawn(R * P);
+  if (numpy_legacy) {
+    NotebookShape shape{dictionary, n_rff, context.n_features, context.horizon};
+    auto starts = notebook_starts(numpy_seed(context), context.replicates, NotebookRun::FeaturesOnly, 0, shape);
+    for (std::size_t r = 0; r < R; ++r)
+      for (std::size_t k = 0; k < P; ++k) drawn[r * P + k] = std::move(starts[r].frequencies[k]);
+    return drawn;
+  }
+  // Draws are independent per (replicate, kernel), so many replicates are drawn in parallel.
+  parallel_for(R * P, R > 1 ? 0 : 1, [&](std::size_t begin, std::size_t end) {
+    for (std::size_t i = begin; i < end; ++i) {
+      RandomStream rng(context.seed, context.replicates[i / P], RngPurpose::Frequencies, i % P);
+      drawn[i] = draw_frequencies(dictionary[i % P], n_rff, context.n_features, rf_kind, rng);
+    }
+  });
+  return drawn;
+}
+
+std::uint32_t numpy_seed(const AlgoContext& context) {
+  if (context.seed > 0xffffffffu)
+    throw ConfigError("rng=numpy_legacy takes a seed in 0..4294967295 (np.random.seed), not " +
+                      std::to_string(context.seed));
+  return static_cast<std::uint32_t>(context.seed);
+}
+
 std::unique_ptr<RfBackend> make_rf_ensemble_backend(const RfEnsembleConfig& config,
                                                     const AlgoContext& context,
                                                     std::vector<std::uint32_t> slot_kernel) {
@@ -123,17 +159,8 @@ std::unique_ptr<RfBackend> make_rf_ensemble_backend(const RfEnsembleConfig& conf
                        config.weights.weight_loss == WeightLoss::RegularizedPre;
   auto backend = make_rf_backend(context.backend, problem);
   const std::size_t R = context.n_replicates(), P = config.dictionary.size();
-  std::vector<std::vector<double>> drawn(R * P);
-  // Draws are independent per (replicate, kernel), so many replicates are drawn in parallel.
-  parallel_for(R * P, R > 1 ? 0 : 1, [&](std::size_t begin, std::size_t end) {
-    for (std::size_t i = begin; i < end; ++i) {
-      // One stream per (seed, replicate, kernel): adding kernels or replicates never changes
-      // the draws of the others.
-      RandomStream rng(context.seed, context.replicates[i / P], RngPurpose::Frequencies, i % P);
-      drawn[i] = draw_frequencies(config.dictionary[i % P], config.n_rff, context.n_features,
-                                  config.rf_kind, rng);
-    }
-  });
+  const auto drawn = draw_ensemble_frequencies(config.dictionary, config.n_rff, config.rf_kind,
+                                               config.numpy_legacy, context);
   for (std::size_t i = 0; i < R * P; ++i) backend->set_frequencies(i / P, i % P, drawn[i].data());
   return backend;
 }

@@ -22,6 +22,8 @@ struct RfEnsembleConfig {
   std::size_t n_rff = 50;
   RfKind rf_kind = RfKind::Orf;
   double feature_scale = 1.0;
+  /// Frequencies drawn as the graph-aided journal notebook draws them (rng = numpy_legacy).
+  bool numpy_legacy = false;
   LossKind loss = LossKind::Squared;
   double lambda = 0.01;
   double step_scale = 1.0;    // θ step multiplier (reference regression: 1/10)
@@ -53,7 +55,9 @@ struct RfFeatures {
   std::size_t n_rff = 50;
   RfKind rf_kind = RfKind::Orf;
   double feature_scale = 1.0;
+  bool numpy_legacy = false;  ///< rng = numpy_legacy (spec/graph-aided.md §1.9)
 };
+/// Also reads `rng` (counter | numpy_legacy); numpy_legacy needs rf = rf.
 RfFeatures read_rf_features(ParamReader& params, const std::string& default_dictionary,
                             const std::string& default_rf, const std::string& default_scale,
                             const std::string& rf_meaning, const std::string& scale_meaning);
@@ -70,6 +74,17 @@ struct StepConfig {
   bool inv_sqrt_t = false;
 };
 StepConfig read_step_config(ParamReader& params, const AlgoContext& context);
+
+/// The frequency matrices of every (replicate, kernel), at index r·P + k, each D × d row-major:
+/// from the counter-based stream (seed, replicate, Frequencies, k), so adding kernels or
+/// replicates never changes the others' draws; or, with numpy_legacy, exactly as the journal
+/// notebook draws repetition `replicate` from np.random.seed(seed) (notebook_stream.h).
+std::vector<std::vector<double>> draw_ensemble_frequencies(const Dictionary& dictionary, std::size_t n_rff,
+                                                           RfKind rf_kind, bool numpy_legacy,
+                                                           const AlgoContext& context);
+
+/// The base seed as np.random.seed takes it; ConfigError beyond 32 bits.
+std::uint32_t numpy_seed(const AlgoContext& context);
 
 /// Creates the backend for `slot_kernel` and uploads frequency matrices drawn from
 /// (seed, replicate, kernel) for every replicate.
