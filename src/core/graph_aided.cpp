@@ -52,6 +52,9 @@ DivergenceForm parse_divergence(const std::string& s) {
   return DivergenceForm::Exact;
 }
 
+/// exp(d), with libm's slow underflow path skipped: below −745.2 the result is +0 anyway.
+double exp_or_zero(double d) { return d < -745.2 ? 0.0 : std::exp(d); }
+
 /// exp(a − max a), so the largest entry is 1 (weights are only used through ratios).
 void shifted_exp(const std::vector<double>& log_w, std::vector<double>& out) {
   double m = -std::numeric_limits<double>::infinity();
@@ -225,6 +228,7 @@ class GraphAided final : public Algorithm {
         const double err = (tr.prediction - y) * (tr.prediction - y);
         const double p_tilde = std::max(tr.node_pmf[tr.node], p_floor_);
         rep.log_u[tr.node] -= eta * err / p_tilde;
+        if (rep.u_valid) rep.u_lin[tr.node] = exp_or_zero(rep.log_u[tr.node] - rep.u_ref);
       }
     }
     t_ = t;
@@ -268,6 +272,8 @@ class GraphAided final : public Algorithm {
       rep.rng->save(out);
       out.put_f64s(rep.log_w);
       out.put_f64s(rep.log_u);
+      out.put_u64(rep.u_valid ? 1 : 0);
+      out.put_f64(rep.u_ref);
       if (family_ == Family::Gf) {
         out.put_u64(rep.has_graph ? 1 : 0);
         out.put_f64s(rep.regen_w);
@@ -290,6 +296,9 @@ class GraphAided final : public Algorithm {
       rep.rng->load(in);
       rep.log_w = in.get_f64s();
       rep.log_u = in.get_f64s();
+      rep.u_valid = in.get_u64() != 0;
+      rep.u_ref = in.get_f64();
+      if (rep.u_valid) refresh_vertex_weights(rep);
       if (rep.log_w.size() != config_.dictionary.size()) throw InputError("checkpoint: kernel weights differ in size");
       if (family_ == Family::Gf) {
         rep.has_graph = in.get_u64() != 0;
@@ -340,14 +349,26 @@ class GraphAided final : public Algorithm {
     // OMKL-SFG-R: D'_t of the last refresh and the refined graph built from it.
     bool refined = false;
     std::vector<std::size_t> refined_set;
-    std::shared_ptr<const RefinedGraph> refined_graph;
+    RefinedGraph refined_graph;
     GraphAidedTrace trace;
+    // Vertex weights exp(log_u − u_ref), kept up to date one entry per step (only the drawn
+    // vertex's u changes); u_ref moves only when every entry has become tiny. Each entry is
+    // always computed from (log_u, u_ref) alone, so checkpoints need only u_ref.
+    std::vector<double> u_lin;
+    double u_ref = 0.0;
+    bool u_valid = false;
+    // Per-step scratch, kept so that a step allocates nothing once the sizes have settled.
+    std::vector<double> weights, rank_scratch, q_all;
+    std::vector<std::size_t> candidate_set;
   };
 
   void copy_replicate(const Replicate& from, Replicate& to) const {
     to.rng = std::make_unique<SelectionStream>(*from.rng);
     to.log_w = from.log_w;
     to.log_u = from.log_u;
+    to.u_lin = from.u_lin;
+    to.u_ref = from.u_ref;
+    to.u_valid = from.u_valid;
     if (from.bipartite) to.bipartite = std::make_unique<BipartiteFeedbackGraph>(*from.bipartite);
     to.has_graph = from.has_graph;
     to.regen_w = from.regen_w;
@@ -463,11 +484,30 @@ class GraphAided final : public Algorithm {
       delta_.n = N;
       delta_.values.assign(N * N, std::numeric_limits<double>::quiet_NaN());
     }
+    dominator_order_ = DominatorOrder(delta_, refinement_.pick);
   }
 
   void rebuild_refined(Replicate& rep) const {
-    rep.refined_graph = std::make_shared<const RefinedGraph>(
-        refine_graph(graph_, delta_, rep.refined_set, refinement_));
+    rep.refined_graph.refine(graph_, dominator_order_, rep.refined_set, refinement_);
+  }
+
+  /// exp(log_u − u_ref), refreshed in full (u_ref = max log_u) only when it is missing or its
+  /// largest entry has drifted below 1e-200; otherwise step() keeps it current.
+  const std::vector<double>& vertex_weights_lin(Replicate& rep) const {
+    double top = 0.0;
+    if (rep.u_valid)
+      for (double v : rep.u_lin) top = std::max(top, v);
+    if (!rep.u_valid || top < 1e-200) {
+      rep.u_ref = -std::numeric_limits<double>::infinity();
+      for (double a : rep.log_u) rep.u_ref = std::max(rep.u_ref, a);
+      refresh_vertex_weights(rep);
+    }
+    return rep.u_lin;
+  }
+  static void refresh_vertex_weights(Replicate& rep) {
+    rep.u_lin.resize(rep.log_u.size());
+    for (std::size_t i = 0; i < rep.log_u.size(); ++i) rep.u_lin[i] = exp_or_zero(rep.log_u[i] - rep.u_ref);
+    rep.u_valid = true;
   }
 
   /// Selection of step t for one replicate: fills trace.{node, node_pmf, updated, predicted, q,
@@ -478,10 +518,10 @@ class GraphAided final : public Algorithm {
     tr.eta = eta;
     tr.q.clear();
     tr.q_used.clear();
-    std::vector<double> w;
     if (family_ == Family::Gf) {
-      shifted_exp(rep.log_w, w);
       if (t <= last_regen_) {
+        std::vector<double>& w = rep.weights;
+        shifted_exp(rep.log_w, w);
         for (double& u : rep.regen_uniforms) u = rep.rng->uniform();
         rep.regen_w = w;
         rep.regen_eta = eta;
@@ -504,30 +544,29 @@ class GraphAided final : public Algorithm {
       for (std::size_t k : tr.updated) tr.q.push_back(rep.bipartite->observation_probability(k, tr.node_pmf));
       tr.exploration_set.clear();
     } else {
-      std::vector<double> u;
-      shifted_exp(rep.log_u, u);
+      const std::vector<double>& u = vertex_weights_lin(rep);
       const SamplerRule rule = shifted_ ? SamplerRule::Shifted : SamplerRule::InverseCdf;
       const bool before = t <= switch_step_;
-      const FeedbackGraph* g = &graph_;
+      const RefinedGraph* refined = nullptr;
       if (family_ == Family::Sfg) {
         tr.exploration_set = dominating_;
       } else {
         if (!rep.refined || before || !freeze_refinement_) {
-          std::vector<std::size_t> set;
+          std::vector<std::size_t>& set = rep.candidate_set;
           if (beta_fixed_ > 0) {
             set = refinement_set(u, eta, beta_fixed_);
             if (set.empty()) set.push_back(argmax_first(u));
           } else {
-            set = refinement_set_from_rank(u, eta, beta_rank_, beta_eps_);
+            refinement_set_from_rank(u, eta, beta_rank_, beta_eps_, set, rep.rank_scratch);
           }
           if (!rep.refined || set != rep.refined_set) {
-            rep.refined_set = std::move(set);
+            rep.refined_set.swap(set);
             rebuild_refined(rep);
           }
           rep.refined = true;
         }
         tr.exploration_set = rep.refined_set;
-        g = &rep.refined_graph->graph;
+        refined = &rep.refined_graph;
       }
       tr.node_pmf = vertex_probabilities(u, eta, tr.exploration_set);
       if (family_ == Family::SfgR && double_draw_ && before) (void)rep.rng->uniform();
@@ -535,10 +574,19 @@ class GraphAided final : public Algorithm {
       if (mode == AfterSwitch::KeepSampling) tr.node = sample_index(tr.node_pmf, rep.rng->uniform(), rule);
       else if (mode == AfterSwitch::Fixed0) tr.node = 0;
       else tr.node = argmax_first(u);
-      tr.updated = g->out_neighbours(tr.node);
-      tr.predicted = (family_ == Family::SfgR && !predict_with_refined_) ? graph_.out_neighbours(tr.node)
-                                                                        : tr.updated;
-      for (std::size_t k : tr.updated) tr.q.push_back(g->observation_probability(k, tr.node_pmf));
+      if (refined) {
+        refined->out_neighbours(tr.node, tr.updated);
+        if (predict_with_refined_) tr.predicted = tr.updated;
+        else tr.predicted = graph_.out_neighbours(tr.node);
+        // All of q' in one pass over E'_t: the refined graph gives a few vertices very large
+        // in-degrees, which made the per-kernel sums cost more than the whole pᵀB.
+        refined->observation_probabilities(tr.node_pmf, rep.q_all);
+        for (std::size_t k : tr.updated) tr.q.push_back(rep.q_all[k]);
+      } else {
+        tr.updated = graph_.out_neighbours(tr.node);
+        tr.predicted = tr.updated;
+        for (std::size_t k : tr.updated) tr.q.push_back(graph_.observation_probability(k, tr.node_pmf));
+      }
     }
     for (double q : tr.q) tr.q_used.push_back(std::max(q, q_floor_));
   }
@@ -581,6 +629,7 @@ class GraphAided final : public Algorithm {
   std::size_t beta_rank_ = 10;
   RefinementOptions refinement_;
   DivergenceMatrix delta_;
+  DominatorOrder dominator_order_;
   std::unique_ptr<RfBackend> backend_;
   std::vector<Replicate> reps_;
   std::int64_t t_ = 0;

@@ -70,55 +70,188 @@ double beta_from_rank(const std::vector<double>& u, double xi, std::size_t rank,
   return (1.0 - xi) * rank_value(ub, rank) + xi / n - beta_eps;
 }
 
-std::vector<std::size_t> refinement_set_from_rank(const std::vector<double>& u, double xi,
-                                                  std::size_t rank, double beta_eps) {
-  const double beta = beta_from_rank(u, xi, rank, beta_eps);
-  const std::vector<double> ub = normalised(u);
-  const double n = static_cast<double>(ub.size());
-  double threshold = (beta - xi / n) / (1.0 - xi);
+void refinement_set_from_rank(const std::vector<double>& u, double xi, std::size_t rank, double beta_eps,
+                              std::vector<std::size_t>& out, std::vector<double>& scratch) {
+  check_xi_open(xi);
+  if (u.empty()) throw ConfigError("dictionary is empty: the refinement needs vertex weights");
+  check_rank(rank, u.size());
+  double total = 0.0;
+  for (double v : u) total += v;
+  if (!(total > 0.0)) throw std::invalid_argument("refinement: vertex weights must have a positive sum");
+  // ū = u/Σu entry by entry (the same rounding as normalised()), and ū_[rank] from a copy.
+  scratch.resize(u.size());
+  for (std::size_t i = 0; i < u.size(); ++i) scratch[i] = u[i] / total;
+  std::nth_element(scratch.begin(), scratch.begin() + static_cast<std::ptrdiff_t>(rank - 1), scratch.end(),
+                   std::greater<double>());
+  const double top = scratch[rank - 1];
+  const double n = static_cast<double>(u.size());
+  const double beta = (1.0 - xi) * top + xi / n - beta_eps;
   // With beta_eps = 0 rounding can push the threshold just above ū_[rank] and drop the top
   // vertices (§3 R18 is the reference's guard); never exclude them. A no-op when beta_eps > 0.
-  threshold = std::min(threshold, rank_value(ub, rank));
-  return members_at_least(ub, threshold);
+  const double threshold = std::min((beta - xi / n) / (1.0 - xi), top);
+  out.clear();
+  for (std::size_t i = 0; i < u.size(); ++i)
+    if (u[i] / total >= threshold) out.push_back(i);
 }
 
-RefinedGraph refine_graph(const FeedbackGraph& base, const DivergenceMatrix& delta,
-                          const std::vector<std::size_t>& refinement_set,
-                          const RefinementOptions& options) {
+std::vector<std::size_t> refinement_set_from_rank(const std::vector<double>& u, double xi,
+                                                  std::size_t rank, double beta_eps) {
+  std::vector<std::size_t> out;
+  std::vector<double> scratch;
+  refinement_set_from_rank(u, xi, rank, beta_eps, out, scratch);
+  return out;
+}
+
+DominatorOrder::DominatorOrder(const DivergenceMatrix& delta, RefinePick pick) : n_(delta.n), pick_(pick) {
+  if (delta.values.size() != n_ * n_) throw std::invalid_argument("DominatorOrder: the divergence matrix must be N x N");
+  order_.resize(n_ * n_);
+  for (std::size_t i = 0; i < n_; ++i) {
+    std::uint32_t* o = order_.data() + i * n_;
+    for (std::size_t j = 0; j < n_; ++j) o[j] = static_cast<std::uint32_t>(j);
+    // The scan of refine() keeps the first NaN, else the first strict extremum: NaN first, then
+    // better Δ, then smaller j. stable_sort on an ascending list keeps ties in j order.
+    std::stable_sort(o, o + n_, [&](std::uint32_t a, std::uint32_t b) {
+      const double va = delta(i, a), vb = delta(i, b);
+      const bool na = std::isnan(va), nb = std::isnan(vb);
+      if (na || nb) return na && !nb;
+      return pick == RefinePick::Argmax ? va > vb : va < vb;
+    });
+  }
+}
+
+void RefinedGraph::begin(const FeedbackGraph& base, std::size_t n_delta, const std::vector<std::size_t>& refinement_set) {
   const std::size_t n = base.size();
-  if (delta.n != n || delta.values.size() != n * n)
-    throw std::invalid_argument("refine_graph: the divergence matrix must be N x N for the graph's N");
+  if (n_delta != n) throw std::invalid_argument("refine_graph: the divergence matrix must be N x N for the graph's N");
   if (refinement_set.empty())
     throw ConfigError("the refinement set D'_t is empty (beta exceeds every vertex probability)");
-  std::vector<bool> in_set(n, false), dominated(n, false);
+  base_ = &base;
+  set_ = refinement_set;
+  in_set_.assign(n, 0);
+  dominated_.assign(n, 0);
+  dominator_.assign(n, npos);
+  added_from_.assign(n, npos);
   for (std::size_t a : refinement_set) {
     if (a >= n) throw std::out_of_range("refine_graph: refinement vertex out of range");
-    in_set[a] = true;
-    dominated[a] = true;
-    for (std::size_t k : base.out_neighbours(a)) dominated[k] = true;
+    in_set_[a] = 1;
+    dominated_[a] = 1;
+    for (std::size_t k : base.out_neighbours(a)) dominated_[k] = 1;
   }
-  RefinedGraph out{base, refinement_set, std::vector<std::size_t>(n, RefinedGraph::npos)};
+}
+
+void RefinedGraph::set_dominator(std::size_t i, std::size_t d) {
+  dominator_[i] = d;
+  if (!base_->has_edge(d, i)) added_from_[i] = d;
+}
+
+void RefinedGraph::index_added() {
+  const std::size_t n = added_from_.size();
+  added_start_.assign(n + 1, 0);
+  for (std::size_t i = 0; i < n; ++i)
+    if (added_from_[i] != npos) ++added_start_[added_from_[i] + 1];
+  for (std::size_t a = 0; a < n; ++a) added_start_[a + 1] += added_start_[a];
+  added_targets_.resize(added_start_[n]);
+  fill_.assign(added_start_.begin(), added_start_.end() - 1);
+  for (std::size_t i = 0; i < n; ++i)  // ascending i: each source's targets stay ascending
+    if (added_from_[i] != npos) added_targets_[fill_[added_from_[i]]++] = i;
+}
+
+void RefinedGraph::refine(const FeedbackGraph& base, const DivergenceMatrix& delta,
+                          const std::vector<std::size_t>& refinement_set, const RefinementOptions& options) {
+  if (delta.values.size() != delta.n * delta.n)
+    throw std::invalid_argument("refine_graph: the divergence matrix must be N x N for the graph's N");
+  begin(base, delta.n, refinement_set);
+  const std::size_t n = base.size();
   for (std::size_t i = 0; i < n; ++i) {
-    if (!options.refine_all_vertices && (in_set[i] || dominated[i])) continue;
+    if (!options.refine_all_vertices && (in_set_[i] || dominated_[i])) continue;
     // d_i: first extremum of Δ(i, j) over j ∈ D'_t in ascending order; NaN wins as in NumPy,
     // so the published all-NaN Δ gives d_i = min D'_t (§2.6.b).
-    std::size_t best = RefinedGraph::npos;
+    std::size_t best = npos;
     for (std::size_t j : refinement_set) {
       const double v = delta(i, j);
       if (std::isnan(v)) {
         best = j;
         break;
       }
-      if (best == RefinedGraph::npos) {
+      if (best == npos) {
         best = j;
         continue;
       }
       const double b = delta(i, best);
       if (options.pick == RefinePick::Argmax ? v > b : v < b) best = j;
     }
-    out.dominator[i] = best;
-    out.graph.add_edge(best, i);  // no-op if the edge is already in E
+    set_dominator(i, best);
   }
+  index_added();
+}
+
+void RefinedGraph::refine(const FeedbackGraph& base, const DominatorOrder& order,
+                          const std::vector<std::size_t>& refinement_set, const RefinementOptions& options) {
+  if (order.pick() != options.pick) throw std::invalid_argument("refine_graph: the dominator order was built for the other pick");
+  begin(base, order.size(), refinement_set);
+  const std::size_t n = base.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!options.refine_all_vertices && (in_set_[i] || dominated_[i])) continue;
+    const std::uint32_t* c = order.candidates(i);
+    std::size_t k = 0;
+    while (!in_set_[c[k]]) ++k;  // D'_t is non-empty, so this stops within n probes
+    set_dominator(i, c[k]);
+  }
+  index_added();
+}
+
+void RefinedGraph::out_neighbours(std::size_t node, std::vector<std::size_t>& out) const {
+  if (!base_) throw std::logic_error("RefinedGraph: not refined yet");
+  const auto& b = base_->out_neighbours(node);
+  out.assign(b.begin(), b.end());
+  out.insert(out.end(), added_targets_.begin() + static_cast<std::ptrdiff_t>(added_start_.at(node)),
+             added_targets_.begin() + static_cast<std::ptrdiff_t>(added_start_.at(node + 1)));
+}
+
+double RefinedGraph::observation_probability(std::size_t k, const std::vector<double>& p) const {
+  if (!base_) throw std::logic_error("RefinedGraph: not refined yet");
+  if (p.size() != base_->size()) throw std::invalid_argument("observation_probability: p must have one entry per node");
+  // N'_in(k) = N_in(k) ∪ {added_from(k)}, merged in ascending order.
+  const std::size_t extra = added_from_.at(k);
+  double q = 0.0;
+  bool pending = extra != npos;
+  for (std::size_t a : base_->in_neighbours(k)) {
+    if (pending && extra < a) {
+      q += p[extra];
+      pending = false;
+    }
+    q += p[a];
+  }
+  if (pending) q += p[extra];
+  return q;
+}
+
+void RefinedGraph::observation_probabilities(const std::vector<double>& p, std::vector<double>& q) const {
+  if (!base_) throw std::logic_error("RefinedGraph: not refined yet");
+  const std::size_t n = base_->size();
+  if (p.size() != n) throw std::invalid_argument("observation_probabilities: p must have one entry per node");
+  q.assign(n, 0.0);
+  // Row by row in ascending a, base edges then added ones: every q_k sums its in-neighbours in
+  // ascending order, as observation_probability() does.
+  for (std::size_t a = 0; a < n; ++a) {
+    const double pa = p[a];
+    for (std::size_t k : base_->out_neighbours(a)) q[k] += pa;
+    for (std::size_t e = added_start_[a]; e < added_start_[a + 1]; ++e) q[added_targets_[e]] += pa;
+  }
+}
+
+FeedbackGraph RefinedGraph::graph() const {
+  if (!base_) throw std::logic_error("RefinedGraph: not refined yet");
+  FeedbackGraph g = *base_;
+  for (std::size_t i = 0; i < added_from_.size(); ++i)
+    if (added_from_[i] != npos) g.add_edge(added_from_[i], i);
+  return g;
+}
+
+RefinedGraph refine_graph(const FeedbackGraph& base, const DivergenceMatrix& delta,
+                          const std::vector<std::size_t>& refinement_set,
+                          const RefinementOptions& options) {
+  RefinedGraph out;
+  out.refine(base, delta, refinement_set, options);
   return out;
 }
 

@@ -323,28 +323,46 @@ TEST(FeedbackGraphTest, RefinedGraphMakesRefinementSetDominatingWithQAtLeastBeta
     for (RefinePick pick : {RefinePick::Argmax, RefinePick::Argmin}) {
       for (bool all : {false, true}) {
         const RefinedGraph refined = refine_graph(base, delta, set, {pick, all});
-        ASSERT_TRUE(is_dominating(refined.graph, set)) << "seed " << seed;
-        EXPECT_EQ(refined.refinement_set, set);
+        const FeedbackGraph refined_graph = refined.graph();
+        // The presorted dominator lookup the algorithm uses gives the same refinement.
+        RefinedGraph by_order;
+        by_order.refine(base, DominatorOrder(delta, pick), set, {pick, all});
+        for (std::size_t i = 0; i < n; ++i) {
+          ASSERT_EQ(by_order.dominator(i), refined.dominator(i)) << "seed " << seed << " vertex " << i;
+          ASSERT_EQ(by_order.added_from(i), refined.added_from(i));
+        }
+        ASSERT_TRUE(is_dominating(refined_graph, set)) << "seed " << seed;
+        EXPECT_EQ(refined.refinement_set(), set);
         // Every vertex has an in-neighbour in D'_t (itself or an edge from it).
         for (std::size_t i = 0; i < n; ++i) {
           bool ok = std::find(set.begin(), set.end(), i) != set.end();
-          for (std::size_t a : set) ok = ok || refined.graph.has_edge(a, i);
+          for (std::size_t a : set) ok = ok || refined_graph.has_edge(a, i);
           EXPECT_TRUE(ok) << "vertex " << i;
         }
         // E ⊆ E'_t and the base out-lists are prefixes of the refined ones.
         for (std::size_t a = 0; a < n; ++a) {
           const Index& b = base.out_neighbours(a);
-          const Index& r = refined.graph.out_neighbours(a);
+          const Index& r = refined_graph.out_neighbours(a);
           ASSERT_GE(r.size(), b.size());
           EXPECT_TRUE(std::equal(b.begin(), b.end(), r.begin()));
+          // The overlay lists the same out-neighbours as the materialised graph.
+          Index overlay;
+          refined.out_neighbours(a, overlay);
+          EXPECT_EQ(overlay, r);
         }
         // q ≥ β_t for every kernel (§2.6.a step 6).
         const std::vector<double> p = vertex_probabilities(u, xi, set);
-        const std::vector<double> q = refined.graph.observation_probabilities(p);
-        for (std::size_t k = 0; k < n; ++k) EXPECT_GE(q[k], beta - 1e-15) << "seed " << seed << " k " << k;
+        const std::vector<double> q = refined_graph.observation_probabilities(p);
+        std::vector<double> q_dense;
+        refined.observation_probabilities(p, q_dense);
+        for (std::size_t k = 0; k < n; ++k) {
+          EXPECT_GE(q[k], beta - 1e-15) << "seed " << seed << " k " << k;
+          EXPECT_EQ(refined.observation_probability(k, p), q[k]);  // same summation order: bitwise
+          EXPECT_EQ(q_dense[k], q[k]);
+        }
         // The chosen dominators are extremal divergences within D'_t.
         for (std::size_t i = 0; i < n; ++i) {
-          const std::size_t d = refined.dominator[i];
+          const std::size_t d = refined.dominator(i);
           if (d == RefinedGraph::npos) continue;
           for (std::size_t j : set) {
             if (pick == RefinePick::Argmax) {
@@ -371,10 +389,10 @@ TEST(FeedbackGraphTest, PaperRefinementOnlyTouchesUndominatedVertices) {
   const DivergenceMatrix delta = divergence_matrix(random_dictionary(n, build), DivergenceForm::Exact, 1);
   const Index set = {0, 5};
   const RefinedGraph paper = refine_graph(g, delta, set, {RefinePick::Argmax, false});
-  for (std::size_t i : {0u, 1u, 5u, 6u}) EXPECT_EQ(paper.dominator[i], RefinedGraph::npos) << i;
-  for (std::size_t i : {2u, 3u, 4u, 7u, 8u}) EXPECT_NE(paper.dominator[i], RefinedGraph::npos) << i;
+  for (std::size_t i : {0u, 1u, 5u, 6u}) EXPECT_EQ(paper.dominator(i), RefinedGraph::npos) << i;
+  for (std::size_t i : {2u, 3u, 4u, 7u, 8u}) EXPECT_NE(paper.dominator(i), RefinedGraph::npos) << i;
   const RefinedGraph all = refine_graph(g, delta, set, {RefinePick::Argmax, true});
-  for (std::size_t i = 0; i < n; ++i) EXPECT_NE(all.dominator[i], RefinedGraph::npos) << i;
+  for (std::size_t i = 0; i < n; ++i) EXPECT_NE(all.dominator(i), RefinedGraph::npos) << i;
 }
 
 TEST(FeedbackGraphTest, ReferenceRefinementWithNanDivergenceMatchesSection26b) {
@@ -390,18 +408,22 @@ TEST(FeedbackGraphTest, ReferenceRefinementWithNanDivergenceMatchesSection26b) {
   const Index set = refinement_set_from_rank(u, xi);
   ASSERT_EQ(set.front(), 0u);
   const RefinedGraph refined = refine_graph(base, nan, set, {RefinePick::Argmax, true});
-  for (std::size_t i = 0; i < n; ++i) EXPECT_EQ(refined.dominator[i], 0u);
-  EXPECT_EQ(refined.graph.out_neighbours(0), range(0, n));
-  for (std::size_t a = 1; a < n; ++a) EXPECT_EQ(refined.graph.out_neighbours(a), base.out_neighbours(a));
+  for (std::size_t i = 0; i < n; ++i) EXPECT_EQ(refined.dominator(i), 0u);
+  RefinedGraph by_order;  // all-NaN Δ: every candidate list is 0, 1, 2, … (first NaN wins)
+  by_order.refine(base, DominatorOrder(nan, RefinePick::Argmax), set, {RefinePick::Argmax, true});
+  for (std::size_t i = 0; i < n; ++i) EXPECT_EQ(by_order.dominator(i), 0u);
+  const FeedbackGraph refined_graph = refined.graph();
+  EXPECT_EQ(refined_graph.out_neighbours(0), range(0, n));
+  for (std::size_t a = 1; a < n; ++a) EXPECT_EQ(refined_graph.out_neighbours(a), base.out_neighbours(a));
   // q_i = Σ_{a ∈ N_in(i)} p_a + p_0 · 1[A[0, i] = 0].
   const std::vector<double> p = vertex_probabilities(u, xi, set);
-  const std::vector<double> q = refined.graph.observation_probabilities(p);
+  const std::vector<double> q = refined_graph.observation_probabilities(p);
   const std::vector<double> q_base = base.observation_probabilities(p);
   for (std::size_t i = 0; i < n; ++i)
     EXPECT_NEAR(q[i], q_base[i] + (base.has_edge(0, i) ? 0.0 : p[0]), 1e-15);
   // Argmin behaves identically on NaN (NumPy's argmin also returns the first NaN).
   const RefinedGraph argmin = refine_graph(base, nan, set, {RefinePick::Argmin, true});
-  EXPECT_EQ(argmin.graph.out_neighbours(0), range(0, n));
+  EXPECT_EQ(argmin.graph().out_neighbours(0), range(0, n));
 }
 
 TEST(FeedbackGraphTest, RefinedObservationProbabilitiesEqualSimulatedFrequencies) {
@@ -414,7 +436,8 @@ TEST(FeedbackGraphTest, RefinedObservationProbabilitiesEqualSimulatedFrequencies
   const Index set = refinement_set_from_rank(u, 0.2, 4);
   const RefinedGraph refined = refine_graph(base, delta, set, {});
   const std::vector<double> p = vertex_probabilities(u, 0.2, set);
-  expect_q_matches_simulation(refined.graph, p, refined.graph.observation_probabilities(p), rng, 40000);
+  const FeedbackGraph refined_graph = refined.graph();
+  expect_q_matches_simulation(refined_graph, p, refined_graph.observation_probabilities(p), rng, 40000);
 }
 
 TEST(FeedbackGraphTest, RefinementParameterErrorsNameTheParameter) {
