@@ -358,7 +358,7 @@ class GraphAided final : public Algorithm {
     double u_ref = 0.0;
     bool u_valid = false;
     // Per-step scratch, kept so that a step allocates nothing once the sizes have settled.
-    std::vector<double> weights, rank_scratch, q_all;
+    std::vector<double> weights, rank_scratch;
     std::vector<std::size_t> candidate_set;
   };
 
@@ -433,6 +433,7 @@ class GraphAided final : public Algorithm {
     } catch (const ConfigError& e) {
       params.fail("divergence", std::string("cannot build the similarity graph: ") + e.what());
     }
+    observation_sums_ = ObservationSums(graph_);
     q_floor_ = params.get_double("sfg_q_floor", reference ? 0.1 : 0.0, "floor of q (§3 R7)");
     if (!(q_floor_ >= 0) || q_floor_ > 1) params.fail("sfg_q_floor", "must be in [0, 1]");
     p_floor_ = params.get_double("sfg_p_floor", reference ? 0.2 : 0.0, "floor of p_I in the vertex loss (§3 R8)");
@@ -569,6 +570,8 @@ class GraphAided final : public Algorithm {
         refined = &rep.refined_graph;
       }
       tr.node_pmf = vertex_probabilities(u, eta, tr.exploration_set);
+      double p_total = 0.0;
+      for (double v : tr.node_pmf) p_total += v;
       if (family_ == Family::SfgR && double_draw_ && before) (void)rep.rng->uniform();
       const AfterSwitch mode = before ? AfterSwitch::KeepSampling : after_switch_;
       if (mode == AfterSwitch::KeepSampling) tr.node = sample_index(tr.node_pmf, rep.rng->uniform(), rule);
@@ -580,12 +583,13 @@ class GraphAided final : public Algorithm {
         else tr.predicted = graph_.out_neighbours(tr.node);
         // All of q' in one pass over E'_t: the refined graph gives a few vertices very large
         // in-degrees, which made the per-kernel sums cost more than the whole pᵀB.
-        refined->observation_probabilities(tr.node_pmf, rep.q_all);
-        for (std::size_t k : tr.updated) tr.q.push_back(rep.q_all[k]);
+        // N'_in(k) = N_in(k) plus at most the refinement edge into k.
+        for (std::size_t k : tr.updated)
+          tr.q.push_back(observation_sums_.q(k, tr.node_pmf, p_total, refined->added_from(k)));
       } else {
         tr.updated = graph_.out_neighbours(tr.node);
         tr.predicted = tr.updated;
-        for (std::size_t k : tr.updated) tr.q.push_back(graph_.observation_probability(k, tr.node_pmf));
+        for (std::size_t k : tr.updated) tr.q.push_back(observation_sums_.q(k, tr.node_pmf, p_total));
       }
     }
     for (double q : tr.q) tr.q_used.push_back(std::max(q, q_floor_));
@@ -622,6 +626,7 @@ class GraphAided final : public Algorithm {
   double q_floor_ = 0.0, p_floor_ = 0.0;
   std::int64_t last_regen_ = 300;
   FeedbackGraph graph_;
+  ObservationSums observation_sums_;  // q_k of graph_ (and of G'_t with its one extra in-edge)
   std::vector<std::size_t> dominating_;
   AfterSwitch after_switch_ = AfterSwitch::ArgmaxU;
   bool freeze_refinement_ = false, double_draw_ = false, predict_with_refined_ = true;

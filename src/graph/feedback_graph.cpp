@@ -91,6 +91,34 @@ double FeedbackGraph::observation_probability(std::size_t k, const std::vector<d
   return q;
 }
 
+ObservationSums::ObservationSums(const FeedbackGraph& graph) {
+  const std::size_t n = graph.size();
+  in_.resize(n);
+  complement_.resize(n);
+  use_complement_.assign(n, 0);
+  for (std::size_t k = 0; k < n; ++k) {
+    in_[k] = graph.in_neighbours(k);
+    // +1: room for a refinement edge on the direct side.
+    if (2 * (in_[k].size() + 1) <= n) continue;
+    use_complement_[k] = 1;
+    for (std::size_t a = 0; a < n; ++a)
+      if (!graph.has_edge(a, k)) complement_[k].push_back(a);
+  }
+}
+
+double ObservationSums::q(std::size_t k, const std::vector<double>& p, double p_total, std::size_t extra) const {
+  if (use_complement_.at(k)) {
+    double s = 0.0;
+    for (std::size_t a : complement_[k])
+      if (a != extra) s += p[a];
+    const double q = p_total - s;
+    if (q >= 0.5 * p_total) return q;  // no cancellation worth a second pass
+  }
+  double s = 0.0;
+  for (std::size_t a : in_[k]) s += p[a];
+  return extra == npos ? s : s + p[extra];
+}
+
 void check_out_degree(std::size_t m, std::size_t n) {
   if (n == 0) throw ConfigError("dictionary is empty: a feedback graph needs at least one kernel");
   if (m < 1) throw ConfigError("M must be >= 1, got " + std::to_string(m));

@@ -53,6 +53,27 @@ class FeedbackGraph {
   std::vector<std::vector<std::size_t>> in_;  // ascending
 };
 
+/// q_k = Σ_{a ∈ N_in(k)} p_a for the few kernels of one step, summed over the shorter side of
+/// N_in(k): the journal's similarity graph gives a handful of kernels in-degree N (every vertex
+/// links the most dissimilar ones), and for those q_k = Σ_a p_a − Σ_{a ∉ N_in(k)} p_a costs a
+/// few terms instead of N. Algebraically equal to FeedbackGraph::observation_probability();
+/// the rounding differs in the last bits (a complement result below Σp/2, where cancellation
+/// would cost accuracy, is recomputed directly). Built once for a finished graph.
+class ObservationSums {
+ public:
+  static constexpr std::size_t npos = static_cast<std::size_t>(-1);
+  ObservationSums() = default;
+  explicit ObservationSums(const FeedbackGraph& graph);
+  /// q_k with p_total = Σ_a p_a; `extra` is one more in-neighbour of k that is not in the graph
+  /// (an SFG-R refinement edge), or npos.
+  double q(std::size_t k, const std::vector<double>& p, double p_total, std::size_t extra = npos) const;
+
+ private:
+  std::vector<std::vector<std::size_t>> in_;          // N_in(k), ascending
+  std::vector<std::vector<std::size_t>> complement_;  // V minus N_in(k), when that is shorter
+  std::vector<std::uint8_t> use_complement_;
+};
+
 /// ConfigError unless 1 ≤ m ≤ n (the out-degree / draw count M against the dictionary size N).
 void check_out_degree(std::size_t m, std::size_t n);
 

@@ -78,12 +78,19 @@ void refinement_set_from_rank(const std::vector<double>& u, double xi, std::size
   double total = 0.0;
   for (double v : u) total += v;
   if (!(total > 0.0)) throw std::invalid_argument("refinement: vertex weights must have a positive sum");
-  // ū = u/Σu entry by entry (the same rounding as normalised()), and ū_[rank] from a copy.
-  scratch.resize(u.size());
-  for (std::size_t i = 0; i < u.size(); ++i) scratch[i] = u[i] / total;
-  std::nth_element(scratch.begin(), scratch.begin() + static_cast<std::ptrdiff_t>(rank - 1), scratch.end(),
-                   std::greater<double>());
-  const double top = scratch[rank - 1];
+  // ū_[rank] with ū = u/Σu entry by entry (the same rounding as normalised()). Dividing by
+  // Σu > 0 is monotone under rounding too, so ū_[rank] = u_[rank]/Σu exactly, and the selection
+  // runs on u: `scratch` keeps the `rank` largest seen so far in descending order; after the
+  // first few entries almost every candidate fails the first comparison.
+  scratch.clear();
+  for (double x : u) {
+    if (scratch.size() == rank) {
+      if (!(x > scratch.back())) continue;
+      scratch.pop_back();
+    }
+    scratch.insert(std::upper_bound(scratch.begin(), scratch.end(), x, std::greater<double>()), x);
+  }
+  const double top = scratch[rank - 1] / total;
   const double n = static_cast<double>(u.size());
   const double beta = (1.0 - xi) * top + xi / n - beta_eps;
   // With beta_eps = 0 rounding can push the threshold just above ū_[rank] and drop the top
