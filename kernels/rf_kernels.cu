@@ -146,6 +146,63 @@ void launch_with(const TrajectoryArgs<Real>& args, cudaStream_t stream) {
   OMKL_CUDA_CHECK_LAUNCH();
 }
 
+template <typename Real, int J>
+__global__ void step_selected_kernel(SelectedArgs<Real> args) {
+  const std::size_t warp = (static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
+  const int lane = threadIdx.x & 31;
+  if (warp >= args.n_pairs) return;
+  const DevicePair pair = args.pairs[warp];
+  const std::size_t D = args.n_rff, d = args.n_features;
+  const Real* V = args.frequencies + (static_cast<std::size_t>(pair.replicate) * args.n_kernels +
+                                      args.slot_kernel[pair.slot]) * D * d;
+  Real* theta = args.theta + (static_cast<std::size_t>(pair.replicate) * args.n_slots + pair.slot) * 2 * D;
+  // Lane ℓ owns features ℓ, ℓ + 32, …: J of each block of θ, in registers between the
+  // reduction and the update.
+  Real zs[J], zc[J];
+  Real dot = 0, n2 = 0;
+#pragma unroll
+  for (int j = 0; j < J; ++j) {
+    const std::size_t c = lane + 32 * j;
+    zs[j] = zc[j] = Real(0);
+    if (c >= D) continue;
+    Real a = 0;
+    for (std::size_t k = 0; k < d; ++k) a += V[c * d + k] * args.x[k];
+    Real sv, cv;
+    sin_cos(a, &sv, &cv);
+    zs[j] = args.feature_scale * sv;
+    zc[j] = args.feature_scale * cv;
+    const Real ts = theta[c], tc = theta[D + c];
+    dot += ts * zs[j] + tc * zc[j];
+    n2 += ts * ts + tc * tc;
+  }
+  dot = warp_sum(dot);
+  n2 = warp_sum(n2);
+  if (lane == 0) {
+    args.f[warp] = dot;
+    if (args.norm2) args.norm2[warp] = n2;
+  }
+  if (pair.rate == 0.0 && pair.shrink == 1.0) return;
+  // Gain in double, as on the host, whatever Real is.
+  const Real gain = static_cast<Real>(
+      pair.rate * detail::loss_derivative(static_cast<LossKind>(args.loss), static_cast<double>(dot), args.y));
+  const Real shrink = static_cast<Real>(pair.shrink);
+#pragma unroll
+  for (int j = 0; j < J; ++j) {
+    const std::size_t c = lane + 32 * j;
+    if (c >= D) continue;
+    theta[c] = shrink * theta[c] - gain * zs[j];
+    theta[D + c] = shrink * theta[D + c] - gain * zc[j];
+  }
+}
+
+template <typename Real, int J>
+void launch_selected_with(const SelectedArgs<Real>& args, cudaStream_t stream) {
+  constexpr int kThreads = 128;
+  const unsigned blocks = static_cast<unsigned>((args.n_pairs * 32 + kThreads - 1) / kThreads);
+  step_selected_kernel<Real, J><<<blocks, kThreads, 0, stream>>>(args);
+  OMKL_CUDA_CHECK_LAUNCH();
+}
+
 template <typename Real>
 __global__ void combine_groups_kernel(const Real* f, const double* log_w, const DeviceSchedule* schedules,
                                       std::size_t n_steps, std::size_t R, std::size_t S,
@@ -211,6 +268,23 @@ void launch_advance_trajectories(const TrajectoryArgs<Real>& args, cudaStream_t 
   throw CudaError("CUDA backend: D = " + std::to_string(args.n_rff) + " exceeds the supported " +
                   std::to_string(kMaxRff));
 }
+
+template <typename Real>
+void launch_step_selected(const SelectedArgs<Real>& args, cudaStream_t stream) {
+  if (args.n_pairs == 0) return;
+  const std::size_t j = (args.n_rff + 31) / 32;
+  if (j <= 1) return launch_selected_with<Real, 1>(args, stream);
+  if (j <= 2) return launch_selected_with<Real, 2>(args, stream);
+  if (j <= 4) return launch_selected_with<Real, 4>(args, stream);
+  if (j <= 8) return launch_selected_with<Real, 8>(args, stream);
+  if (j <= 16) return launch_selected_with<Real, 16>(args, stream);
+  if (j <= 32) return launch_selected_with<Real, 32>(args, stream);
+  throw CudaError("CUDA backend: D = " + std::to_string(args.n_rff) + " exceeds the supported " +
+                  std::to_string(kMaxRff));
+}
+
+template void launch_step_selected<float>(const SelectedArgs<float>&, cudaStream_t);
+template void launch_step_selected<double>(const SelectedArgs<double>&, cudaStream_t);
 
 template void launch_advance_trajectories<float>(const TrajectoryArgs<float>&, cudaStream_t);
 template void launch_advance_trajectories<double>(const TrajectoryArgs<double>&, cudaStream_t);

@@ -57,6 +57,38 @@ void launch_combine_groups(const Real* f, const double* log_w, const DeviceSched
 template <typename Real>
 void launch_advance_trajectories(const TrajectoryArgs<Real>& args, cudaStream_t stream);
 
+/// PairStep (rf_backend.h) as the device reads it.
+struct DevicePair {
+  unsigned replicate;
+  unsigned slot;
+  double rate;    // θ ← shrink·θ − rate·C'(f, y)·z; rate 0 and shrink 1: predict only
+  double shrink;
+};
+
+/// Arguments of one selected step (per-step feedback algorithms, e.g. the graph-aided family):
+///  frequencies: R × P × D × d (V of each (replicate, kernel), row-major D × d)
+///  theta:       R × S × 2D
+///  x:           d, the step's input; pairs, f, norm2: n_pairs (norm2 may be null)
+template <typename Real>
+struct SelectedArgs {
+  const Real* frequencies;
+  const Real* x;
+  Real* theta;
+  const unsigned* slot_kernel;  // S
+  const DevicePair* pairs;
+  Real* f;
+  Real* norm2;
+  std::size_t n_pairs, n_slots, n_kernels, n_rff, n_features;
+  Real feature_scale;
+  int loss;
+  double y;
+};
+
+/// One warp per pair: projections, sin/cos, f = θᵀz and ‖θ‖² before the update, then the
+/// update. Pairs must name distinct (replicate, slot) trajectories.
+template <typename Real>
+void launch_step_selected(const SelectedArgs<Real>& args, cudaStream_t stream);
+
 /// Largest D a launch supports.
 constexpr std::size_t kMaxRff = 1024;
 

@@ -6,6 +6,7 @@
 /// advances every (replicate, slot) trajectory through the window (kernels/rf_kernels.cu); the
 /// per-step predictions come back in one pinned copy. Frequencies and θ stay on the device.
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -20,6 +21,8 @@ namespace omkl::detail::cuda {
 
 using omkl::cuda::CudaContext;
 using omkl::cuda::DeviceBuffer;
+using omkl::cuda::DevicePair;
+using omkl::cuda::SelectedArgs;
 using omkl::cuda::DeviceSchedule;
 using omkl::cuda::PinnedBuffer;
 using omkl::cuda::TrajectoryArgs;
@@ -53,6 +56,13 @@ class CudaRfBackend final : public RfBackend {
     for (auto* b : {&frequencies_, &theta_, &projections_, &x_, &y_, &f_, &norm2_}) b->set_stream(stream);
     for (auto* b : {&log_w_, &log_w_steps_, &group_f_}) b->set_stream(stream);
     schedules_.set_stream(stream);
+    for (auto* b : {&selected_x_, &selected_f_, &selected_norm2_}) b->set_stream(stream);
+    pairs_.set_stream(stream);
+    slot_kernel_.set_stream(stream);
+    // The native per-step path is opt-in until it has run against the CPU on a device (it was
+    // written without one); OMKL_CUDA_STEP_SELECTED=native selects it.
+    const char* mode = std::getenv("OMKL_CUDA_STEP_SELECTED");
+    native_selected_ = mode != nullptr && std::string(mode) == "native";
     host_frequencies_.assign(p.n_replicates * p.n_kernels * p.n_rff * p.n_features, 0.0);
     frequencies_.resize(host_frequencies_.size());
     frequencies_.zero();
@@ -115,6 +125,47 @@ class CudaRfBackend final : public RfBackend {
   std::size_t preferred_window() const override {
     const std::size_t per_step = problem_.n_replicates * problem_.n_slots() * 2 * sizeof(double);
     return std::max<std::size_t>(32, std::min<std::size_t>(kMaxWindow, (std::size_t{32} << 20) / per_step));
+  }
+
+  void step_selected(const double* x, double y, const PairStep* pairs, std::size_t n_pairs, double* f,
+                     double* norm2) override {
+    if (!native_selected_) return RfBackend::step_selected(x, y, pairs, n_pairs, f, norm2);
+    const auto& p = problem_;
+    if (n_pairs == 0) return;
+    upload_frequencies();
+    if (slot_kernel_.size() != p.n_slots()) {
+      const std::vector<unsigned> kernels(p.slot_kernel.begin(), p.slot_kernel.end());
+      slot_kernel_.resize(kernels.size());
+      slot_kernel_.copy_from_host(kernels.data(), kernels.size());
+    }
+    // Inputs through pinned staging: x, then the pairs (range-checked here, not on the device).
+    const std::size_t d = p.n_features;
+    staging_selected_in_.resize(d);
+    staging_pairs_.resize(n_pairs);
+    for (std::size_t k = 0; k < d; ++k) staging_selected_in_.data()[k] = static_cast<Real>(x[k]);
+    for (std::size_t i = 0; i < n_pairs; ++i) {
+      if (pairs[i].replicate >= p.n_replicates || pairs[i].slot >= p.n_slots())
+        throw Error("step_selected: pair out of range");
+      staging_pairs_.data()[i] = {pairs[i].replicate, pairs[i].slot, pairs[i].rate, pairs[i].shrink};
+    }
+    selected_x_.resize(d);
+    pairs_.resize(n_pairs);
+    selected_f_.resize(n_pairs);
+    if (norm2) selected_norm2_.resize(n_pairs);
+    selected_x_.copy_from_host(staging_selected_in_.data(), d);
+    pairs_.copy_from_host(staging_pairs_.data(), n_pairs);
+    SelectedArgs<Real> args{frequencies_.data(), selected_x_.data(), theta_.data(), slot_kernel_.data(),
+                            pairs_.data(), selected_f_.data(), norm2 ? selected_norm2_.data() : nullptr,
+                            n_pairs, p.n_slots(), p.n_kernels, p.n_rff, d,
+                            static_cast<Real>(p.feature_scale), static_cast<int>(p.loss), y};
+    omkl::cuda::launch_step_selected(args, context_.stream());
+    staging_selected_out_.resize(2 * n_pairs);
+    Real* out = staging_selected_out_.data();
+    selected_f_.copy_to_host(out, n_pairs);
+    if (norm2) selected_norm2_.copy_to_host(out + n_pairs, n_pairs);
+    context_.synchronize();  // the host decides the next step from f
+    std::copy(out, out + n_pairs, f);
+    if (norm2) std::copy(out + n_pairs, out + 2 * n_pairs, norm2);
   }
 
   void get_theta(std::size_t r, std::size_t slot, double* out) const override {
@@ -255,6 +306,13 @@ class CudaRfBackend final : public RfBackend {
   PinnedBuffer<Real> staging_in_;
   PinnedBuffer<double> staging_out_;   // group predictions (fused)
   PinnedBuffer<Real> staging_slots_;   // per-slot predictions and norms
+  // step_selected(): the step's x, pairs and outputs
+  DeviceBuffer<Real> selected_x_, selected_f_, selected_norm2_;
+  DeviceBuffer<DevicePair> pairs_;
+  DeviceBuffer<unsigned> slot_kernel_;
+  PinnedBuffer<Real> staging_selected_in_, staging_selected_out_;
+  PinnedBuffer<DevicePair> staging_pairs_;
+  bool native_selected_ = false;
   bool log_w_initialized_ = false;
   std::vector<double> host_frequencies_;  // exact double copy (checkpoints, float mode)
   std::vector<SlotSchedule> cached_schedules_;

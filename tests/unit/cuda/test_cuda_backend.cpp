@@ -3,6 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "common/test_helpers.h"
 #include "core/random_features.h"
@@ -124,6 +128,104 @@ TEST_F(CudaTest, AlgorithmsMatchTheCpuBackend) {
           // The reference AdaRaker classifier outputs signs: a flip would be a real difference.
           ASSERT_LE(relative_error(b[i], a[i]), 1e-9) << name << " " << to_string(profile) << " " << i;
         }
+      }
+    }
+  }
+}
+
+namespace {
+
+// Selects the CUDA backend's step_selected path for the scope (generic: through get/set_theta;
+// native: one launch per step). The variable is read when a backend is created.
+class SelectedPath {
+ public:
+  explicit SelectedPath(const char* mode) { setenv("OMKL_CUDA_STEP_SELECTED", mode, 1); }
+  ~SelectedPath() { unsetenv("OMKL_CUDA_STEP_SELECTED"); }
+};
+
+void check_step_selected_parity(bool single, std::uint64_t seed) {
+  RfProblem problem;
+  problem.n_replicates = 3;
+  problem.n_kernels = 4;
+  problem.n_rff = 33;  // not a multiple of 32
+  problem.n_features = 5;
+  for (std::uint32_t s = 0; s < 4; ++s) problem.slot_kernel.push_back(s);
+  problem.feature_scale = 1.0 / std::sqrt(33.0);
+  problem.loss = LossKind::Squared;
+  problem.need_norm2 = true;
+  auto cpu = make_rf_backend(BackendKind::Cpu, problem);
+  problem.single_precision = single;
+  auto gpu = make_rf_backend(BackendKind::Cuda, problem);
+  RandomStream rng(seed, 0, RngPurpose::Misc);
+  for (std::size_t r = 0; r < 3; ++r)
+    for (std::size_t k = 0; k < 4; ++k) {
+      const auto V = draw_frequencies(KernelSpec::gaussian(0.4 + 0.3 * k), 33, 5, RfKind::Rf, rng);
+      cpu->set_frequencies(r, k, V.data());
+      gpu->set_frequencies(r, k, V.data());
+    }
+  const double tol = single ? 1e-4 : 1e-9;
+  std::vector<PairStep> pairs;
+  for (int step = 0; step < 200; ++step) {
+    std::vector<double> x(5);
+    for (double& v : x) v = rng.normal();
+    const double y = rng.uniform();
+    pairs.clear();
+    for (std::uint32_t r = 0; r < 3; ++r)
+      for (std::uint32_t s = 0; s < 4; ++s) {
+        if (rng.uniform() < 0.4) continue;  // a random subset, as a graph step selects
+        PairStep pair;
+        pair.replicate = r;
+        pair.slot = s;
+        if (rng.uniform() < 0.8) {  // else predict only
+          pair.rate = 0.5 * rng.uniform();
+          pair.shrink = 1.0 - 0.01 * rng.uniform();
+        }
+        pairs.push_back(pair);
+      }
+    std::vector<double> f_cpu(pairs.size()), n2_cpu(pairs.size()), f_gpu(pairs.size(), NAN), n2_gpu(pairs.size(), NAN);
+    cpu->step_selected(x.data(), y, pairs.data(), pairs.size(), f_cpu.data(), n2_cpu.data());
+    gpu->step_selected(x.data(), y, pairs.data(), pairs.size(), f_gpu.data(), n2_gpu.data());
+    for (std::size_t i = 0; i < pairs.size(); ++i) {
+      ASSERT_LE(relative_error(f_gpu[i], f_cpu[i]), tol) << "step " << step << " pair " << i;
+      ASSERT_LE(relative_error(n2_gpu[i], n2_cpu[i]), tol) << "step " << step << " pair " << i;
+    }
+  }
+  std::vector<double> a(66), b(66);
+  for (std::size_t r = 0; r < 3; ++r)
+    for (std::size_t s = 0; s < 4; ++s) {
+      cpu->get_theta(r, s, a.data());
+      gpu->get_theta(r, s, b.data());
+      for (std::size_t i = 0; i < a.size(); ++i) ASSERT_LE(relative_error(b[i], a[i]), tol);
+    }
+}
+
+}  // namespace
+
+TEST_F(CudaTest, StepSelectedMatchesCpu) {
+  for (const char* mode : {"generic", "native"}) {
+    SelectedPath path(mode);
+    check_step_selected_parity(false, 21);
+    check_step_selected_parity(true, 22);
+  }
+}
+
+TEST_F(CudaTest, GraphAidedAlgorithmsMatchTheCpuBackend) {
+  const Dataset data = random_stream(300, 4, Task::Regression, 13);
+  for (const char* mode : {"generic", "native"}) {
+    SelectedPath path(mode);
+    for (Profile profile : {Profile::Paper, Profile::Reference}) {
+      for (const char* name : {"omkl-gf", "omkl-sfg", "omkl-sfg-r"}) {
+        auto cpu_ctx = context_for(data, profile, {0, 2});
+        auto gpu_ctx = cpu_ctx;
+        gpu_ctx.backend = BackendKind::Cuda;
+        const std::vector<std::pair<std::string, std::string>> params = {{"D", "37"}, {"switch_step", "100"}};
+        auto cpu = make(name, cpu_ctx, params);
+        auto gpu = make(name, gpu_ctx, params);
+        const auto a = run_steps(*cpu, data);
+        const auto b = run_steps(*gpu, data);
+        ASSERT_EQ(a.size(), b.size());
+        for (std::size_t i = 0; i < a.size(); ++i)
+          ASSERT_LE(relative_error(b[i], a[i]), 1e-9) << name << " " << mode << " " << to_string(profile) << " " << i;
       }
     }
   }
