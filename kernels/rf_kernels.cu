@@ -6,6 +6,8 @@
 /// stay in registers. Per step: coalesced read of the D projections of the slot's kernel,
 /// sincos, a warp-shuffle reduction for f = θᵀz and ‖θ‖², then the update; nothing else is
 /// touched, so thousands of trajectories run independently.
+#include <type_traits>
+
 #include "cuda/cuda_check.h"
 #include "core/loss.h"
 #include "kernels/rf_kernels.cuh"
@@ -203,6 +205,20 @@ void launch_selected_with(const SelectedArgs<Real>& args, cudaStream_t stream) {
   OMKL_CUDA_CHECK_LAUNCH();
 }
 
+// Calls launch(std::integral_constant<int, J>) with the smallest supported J ≥ ⌈D/32⌉: the
+// features each lane owns, a compile-time constant so that θ and z stay in registers.
+template <typename Launch>
+void with_features_per_lane(std::size_t n_rff, Launch&& launch) {
+  const std::size_t j = (n_rff + 31) / 32;
+  if (j <= 1) return launch(std::integral_constant<int, 1>{});
+  if (j <= 2) return launch(std::integral_constant<int, 2>{});
+  if (j <= 4) return launch(std::integral_constant<int, 4>{});
+  if (j <= 8) return launch(std::integral_constant<int, 8>{});
+  if (j <= 16) return launch(std::integral_constant<int, 16>{});
+  if (j <= 32) return launch(std::integral_constant<int, 32>{});
+  throw CudaError("CUDA backend: D = " + std::to_string(n_rff) + " exceeds the supported " + std::to_string(kMaxRff));
+}
+
 template <typename Real>
 __global__ void combine_groups_kernel(const Real* f, const double* log_w, const DeviceSchedule* schedules,
                                       std::size_t n_steps, std::size_t R, std::size_t S,
@@ -258,29 +274,13 @@ template void launch_combine_groups<double>(const double*, const double*, const 
 template <typename Real>
 void launch_advance_trajectories(const TrajectoryArgs<Real>& args, cudaStream_t stream) {
   if (args.n_steps == 0 || args.n_replicates * args.n_slots == 0) return;
-  const std::size_t j = (args.n_rff + 31) / 32;
-  if (j <= 1) return launch_with<Real, 1>(args, stream);
-  if (j <= 2) return launch_with<Real, 2>(args, stream);
-  if (j <= 4) return launch_with<Real, 4>(args, stream);
-  if (j <= 8) return launch_with<Real, 8>(args, stream);
-  if (j <= 16) return launch_with<Real, 16>(args, stream);
-  if (j <= 32) return launch_with<Real, 32>(args, stream);
-  throw CudaError("CUDA backend: D = " + std::to_string(args.n_rff) + " exceeds the supported " +
-                  std::to_string(kMaxRff));
+  with_features_per_lane(args.n_rff, [&](auto j) { launch_with<Real, decltype(j)::value>(args, stream); });
 }
 
 template <typename Real>
 void launch_step_selected(const SelectedArgs<Real>& args, cudaStream_t stream) {
   if (args.n_pairs == 0) return;
-  const std::size_t j = (args.n_rff + 31) / 32;
-  if (j <= 1) return launch_selected_with<Real, 1>(args, stream);
-  if (j <= 2) return launch_selected_with<Real, 2>(args, stream);
-  if (j <= 4) return launch_selected_with<Real, 4>(args, stream);
-  if (j <= 8) return launch_selected_with<Real, 8>(args, stream);
-  if (j <= 16) return launch_selected_with<Real, 16>(args, stream);
-  if (j <= 32) return launch_selected_with<Real, 32>(args, stream);
-  throw CudaError("CUDA backend: D = " + std::to_string(args.n_rff) + " exceeds the supported " +
-                  std::to_string(kMaxRff));
+  with_features_per_lane(args.n_rff, [&](auto j) { launch_selected_with<Real, decltype(j)::value>(args, stream); });
 }
 
 template void launch_step_selected<float>(const SelectedArgs<float>&, cudaStream_t);

@@ -11,6 +11,7 @@
 #include "core/algorithm_base.h"
 #include "core/rng.h"
 #include "omkl/dataset.h"
+#include "omkl/error.h"
 
 namespace omkl::test {
 
@@ -64,6 +65,18 @@ inline std::vector<double> run_steps(detail::Algorithm& algorithm, const Dataset
   std::vector<double> out((end - begin) * R);
   for (std::size_t t = begin; t < end; ++t) algorithm.step(data.row(t), data.y[t], out.data() + (t - begin) * R);
   return out;
+}
+
+/// The message of the ConfigError that creating `name` throws, "" when it throws none (other
+/// exceptions propagate and fail the test).
+inline std::string config_error_message(const std::string& name, const detail::AlgoContext& context,
+                                        std::vector<std::pair<std::string, std::string>> params) {
+  try {
+    make(name, context, std::move(params));
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "";
 }
 
 }  // namespace omkl::test

@@ -25,12 +25,7 @@ namespace {
 using Params = std::vector<std::pair<std::string, std::string>>;
 
 std::string config_message(const std::string& name, const AlgoContext& c, const Params& p) {
-  try {
-    make(name, c, p);
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  return "";
+  return omkl::test::config_error_message(name, c, p);
 }
 
 TEST(NumpyLegacyTest, MatchesNumpySeedZeroVectors) {
