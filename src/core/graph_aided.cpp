@@ -228,7 +228,7 @@ class GraphAided final : public Algorithm {
         const double err = (tr.prediction - y) * (tr.prediction - y);
         const double p_tilde = std::max(tr.node_pmf[tr.node], p_floor_);
         rep.log_u[tr.node] -= eta * err / p_tilde;
-        if (rep.u_valid) rep.u_lin[tr.node] = exp_or_zero(rep.log_u[tr.node] - rep.u_ref);
+        if (rep.u_valid) set_vertex_weight(rep, tr.node, exp_or_zero(rep.log_u[tr.node] - rep.u_ref));
       }
     }
     t_ = t;
@@ -357,8 +357,10 @@ class GraphAided final : public Algorithm {
     std::vector<double> u_lin;
     double u_ref = 0.0;
     bool u_valid = false;
+    // The vertices by u_lin descending and each vertex's place in that order (β_t's rank rule).
+    std::vector<std::uint32_t> by_weight, weight_rank;
     // Per-step scratch, kept so that a step allocates nothing once the sizes have settled.
-    std::vector<double> weights, rank_scratch;
+    std::vector<double> weights;
     std::vector<std::size_t> candidate_set;
   };
 
@@ -369,6 +371,8 @@ class GraphAided final : public Algorithm {
     to.u_lin = from.u_lin;
     to.u_ref = from.u_ref;
     to.u_valid = from.u_valid;
+    to.by_weight = from.by_weight;
+    to.weight_rank = from.weight_rank;
     if (from.bipartite) to.bipartite = std::make_unique<BipartiteFeedbackGraph>(*from.bipartite);
     to.has_graph = from.has_graph;
     to.regen_w = from.regen_w;
@@ -506,9 +510,36 @@ class GraphAided final : public Algorithm {
     return rep.u_lin;
   }
   static void refresh_vertex_weights(Replicate& rep) {
-    rep.u_lin.resize(rep.log_u.size());
-    for (std::size_t i = 0; i < rep.log_u.size(); ++i) rep.u_lin[i] = exp_or_zero(rep.log_u[i] - rep.u_ref);
+    const std::size_t n = rep.log_u.size();
+    rep.u_lin.resize(n);
+    for (std::size_t i = 0; i < n; ++i) rep.u_lin[i] = exp_or_zero(rep.log_u[i] - rep.u_ref);
     rep.u_valid = true;
+    rep.by_weight.resize(n);
+    for (std::size_t i = 0; i < n; ++i) rep.by_weight[i] = static_cast<std::uint32_t>(i);
+    std::stable_sort(rep.by_weight.begin(), rep.by_weight.end(),
+                     [&](std::uint32_t a, std::uint32_t b) { return rep.u_lin[a] > rep.u_lin[b]; });
+    rep.weight_rank.resize(n);
+    for (std::size_t k = 0; k < n; ++k) rep.weight_rank[rep.by_weight[k]] = static_cast<std::uint32_t>(k);
+  }
+
+  /// Sets u_lin[v] and moves v to its place in by_weight (a weight moves a little per step, so
+  /// this is a few swaps).
+  static void set_vertex_weight(Replicate& rep, std::size_t v, double value) {
+    rep.u_lin[v] = value;
+    std::vector<std::uint32_t>& order = rep.by_weight;
+    std::size_t k = rep.weight_rank[v];
+    while (k + 1 < order.size() && rep.u_lin[order[k + 1]] > value) {
+      order[k] = order[k + 1];
+      rep.weight_rank[order[k]] = static_cast<std::uint32_t>(k);
+      ++k;
+    }
+    while (k > 0 && rep.u_lin[order[k - 1]] < value) {
+      order[k] = order[k - 1];
+      rep.weight_rank[order[k]] = static_cast<std::uint32_t>(k);
+      --k;
+    }
+    order[k] = static_cast<std::uint32_t>(v);
+    rep.weight_rank[v] = static_cast<std::uint32_t>(k);
   }
 
   /// Selection of step t for one replicate: fills trace.{node, node_pmf, updated, predicted, q,
@@ -558,7 +589,7 @@ class GraphAided final : public Algorithm {
             set = refinement_set(u, eta, beta_fixed_);
             if (set.empty()) set.push_back(argmax_first(u));
           } else {
-            refinement_set_from_rank(u, eta, beta_rank_, beta_eps_, set, rep.rank_scratch);
+            refinement_set_from_sorted(u, rep.by_weight, eta, beta_rank_, beta_eps_, set);
           }
           if (!rep.refined || set != rep.refined_set) {
             rep.refined_set.swap(set);

@@ -101,6 +101,28 @@ void refinement_set_from_rank(const std::vector<double>& u, double xi, std::size
     if (u[i] / total >= threshold) out.push_back(i);
 }
 
+void refinement_set_from_sorted(const std::vector<double>& u, const std::vector<std::uint32_t>& by_weight,
+                                double xi, std::size_t rank, double beta_eps, std::vector<std::size_t>& out) {
+  check_xi_open(xi);
+  if (u.empty()) throw ConfigError("dictionary is empty: the refinement needs vertex weights");
+  check_rank(rank, u.size());
+  if (by_weight.size() != u.size()) throw std::invalid_argument("refinement: the weight order must list every vertex");
+  double total = 0.0;
+  for (double v : u) total += v;  // index order, as refinement_set_from_rank()
+  if (!(total > 0.0)) throw std::invalid_argument("refinement: vertex weights must have a positive sum");
+  const double top = u[by_weight[rank - 1]] / total;
+  const double n = static_cast<double>(u.size());
+  const double beta = (1.0 - xi) * top + xi / n - beta_eps;
+  const double threshold = std::min((beta - xi / n) / (1.0 - xi), top);
+  // Members form a prefix of the order (u/Σu is monotone in u); report them ascending.
+  out.clear();
+  for (std::uint32_t i : by_weight) {
+    if (!(u[i] / total >= threshold)) break;
+    out.push_back(i);
+  }
+  std::sort(out.begin(), out.end());
+}
+
 std::vector<std::size_t> refinement_set_from_rank(const std::vector<double>& u, double xi,
                                                   std::size_t rank, double beta_eps) {
   std::vector<std::size_t> out;

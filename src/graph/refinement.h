@@ -30,6 +30,12 @@ std::vector<std::size_t> refinement_set_from_rank(const std::vector<double>& u, 
 /// The same set written into `out`, with `scratch` reused: no allocation once both have grown.
 void refinement_set_from_rank(const std::vector<double>& u, double xi, std::size_t rank, double beta_eps,
                               std::vector<std::size_t>& out, std::vector<double>& scratch);
+/// The same set when the caller keeps `by_weight`, the vertices sorted by u descending (ties in
+/// any order): ū_[rank] is read instead of selected and only the members are visited. Result
+/// identical to refinement_set_from_rank(). OMKL-SFG-R keeps that order up to date cheaply,
+/// since one vertex weight changes per step.
+void refinement_set_from_sorted(const std::vector<double>& u, const std::vector<std::uint32_t>& by_weight,
+                                double xi, std::size_t rank, double beta_eps, std::vector<std::size_t>& out);
 
 /// §3 R19 `refine_pick`: [J] eq. 45 adds the most dissimilar dominator, [C] eq. 23 the most similar.
 enum class RefinePick { Argmax, Argmin };

@@ -440,6 +440,27 @@ TEST(FeedbackGraphTest, RefinedObservationProbabilitiesEqualSimulatedFrequencies
   expect_q_matches_simulation(refined_graph, p, refined_graph.observation_probabilities(p), rng, 40000);
 }
 
+TEST(FeedbackGraphTest, RefinementSetFromSortedEqualsRankSelection) {
+  for (std::uint64_t seed = 0; seed < 300; ++seed) {
+    RandomStream rng(seed, 0, RngPurpose::Misc, 31);
+    const std::size_t n = 10 + rng.below(80);
+    std::vector<double> u = random_weights(n, rng);
+    // Ties, including at the rank boundary, and a few zero weights.
+    for (std::size_t i = 0; i < n / 4; ++i) u[rng.below(n)] = u[rng.below(n)];
+    if (seed % 3 == 0) u[rng.below(n)] = 0.0;
+    std::vector<std::uint32_t> order(n);
+    for (std::size_t i = 0; i < n; ++i) order[i] = static_cast<std::uint32_t>(n - 1 - i);  // ties reversed
+    std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) { return u[a] > u[b]; });
+    const double xi = 0.3 * rng.uniform();
+    const std::size_t rank = 1 + rng.below(std::min<std::size_t>(n, 12));
+    for (double eps : {0.0, 1e-7, 1e-3}) {
+      Index got;
+      refinement_set_from_sorted(u, order, xi, rank, eps, got);
+      EXPECT_EQ(got, refinement_set_from_rank(u, xi, rank, eps)) << "seed " << seed << " eps " << eps;
+    }
+  }
+}
+
 TEST(FeedbackGraphTest, RefinementParameterErrorsNameTheParameter) {
   const std::vector<double> u(20, 1.0);
   for (double beta : {0.0, -0.1, 1.5, std::nan("")})
