@@ -265,7 +265,7 @@ class GraphAided final : public Algorithm {
   }
 
   void save_state(StateWriter& out) const override {
-    out.put_tag("graph-aided");
+    out.put_tag("graph-aided/2");  // 2: vertex-weight reference and the numpy stream state
     out.put_i64(t_);
     save_backend_state(*backend_, out);
     for (const Replicate& rep : reps_) {
@@ -289,7 +289,7 @@ class GraphAided final : public Algorithm {
   }
 
   void load_state(StateReader& in) override {
-    in.expect_tag("graph-aided");
+    in.expect_tag("graph-aided/2");
     t_ = in.get_i64();
     load_backend_state(*backend_, in);
     for (Replicate& rep : reps_) {
@@ -612,9 +612,8 @@ class GraphAided final : public Algorithm {
         refined->out_neighbours(tr.node, tr.updated);
         if (predict_with_refined_) tr.predicted = tr.updated;
         else tr.predicted = graph_.out_neighbours(tr.node);
-        // All of q' in one pass over E'_t: the refined graph gives a few vertices very large
-        // in-degrees, which made the per-kernel sums cost more than the whole pᵀB.
-        // N'_in(k) = N_in(k) plus at most the refinement edge into k.
+        // N'_in(k) = N_in(k) plus at most the refinement edge into k; the sums run over the
+        // shorter side of N_in(k), since a few kernels have in-degree N (feedback_graph.h).
         for (std::size_t k : tr.updated)
           tr.q.push_back(observation_sums_.q(k, tr.node_pmf, p_total, refined->added_from(k)));
       } else {
