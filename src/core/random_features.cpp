@@ -51,9 +51,11 @@ void draw_spectral_row(const KernelSpec& kernel, std::size_t d, RandomStream& rn
 // Q factor of a d×d standard Gaussian matrix; `haar` applies the sign fix that makes Q
 // Haar-distributed (the paper omits it; the MATLAB code does without).
 RowMatrix orthogonal_block(std::size_t d, bool haar, RandomStream& rng) {
+  std::vector<double> draws(d * d);
+  rng.normals(draws.data(), draws.size());  // row-major, as g(i, j) = normal() in i-then-j order
   Eigen::MatrixXd g(d, d);
   for (std::size_t i = 0; i < d; ++i)
-    for (std::size_t j = 0; j < d; ++j) g(i, j) = rng.normal();
+    for (std::size_t j = 0; j < d; ++j) g(i, j) = draws[i * d + j];
   Eigen::HouseholderQR<Eigen::MatrixXd> qr(g);
   Eigen::MatrixXd q = qr.householderQ() * Eigen::MatrixXd::Identity(d, d);
   if (haar) {
@@ -73,6 +75,15 @@ std::vector<double> draw_frequencies(const KernelSpec& kernel, std::size_t n_rff
   const std::size_t d = n_features;
   std::vector<double> v(n_rff * d);
   if (kind == RfKind::Rf || kernel.family != KernelFamily::Gaussian) {
+    // Rows one after the other: the whole matrix is one sequence of draws, taken in bulk where
+    // the law allows (the same values as row-by-row draw_spectral_row()).
+    const double inv_sigma = 1.0 / kernel.sigma;
+    if (kernel.family == KernelFamily::Gaussian || kernel.family == KernelFamily::Laplacian) {
+      if (kernel.family == KernelFamily::Gaussian) rng.normals(v.data(), v.size());
+      else rng.cauchys(v.data(), v.size());
+      for (double& e : v) e *= inv_sigma;
+      return v;
+    }
     for (std::size_t i = 0; i < n_rff; ++i) draw_spectral_row(kernel, d, rng, v.data() + i * d);
     return v;
   }

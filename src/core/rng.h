@@ -5,6 +5,7 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 
 namespace omkl::detail {
@@ -40,6 +41,11 @@ class RandomStream {
   double cauchy();
   /// Chi-square with k degrees of freedom, as a sum of k squared normals (k is small here).
   double chi_square(int k);
+  /// n standard normals, bitwise the values n calls of normal() give, in a tight loop over
+  /// whole Philox blocks (one block per normal) when the stream sits at a block boundary.
+  void normals(double* out, std::size_t n);
+  /// n standard Cauchy draws, bitwise those of n calls of cauchy() (two per block).
+  void cauchys(double* out, std::size_t n);
   /// Uniform integer in [0, n).
   std::uint64_t below(std::uint64_t n);
 
@@ -49,6 +55,9 @@ class RandomStream {
 
  private:
   void refill();
+  // Fills words[4·i .. 4·i+3] with the blocks of counters counter_ .. counter_ + n_blocks − 1
+  // and advances past them (the stream must be at a block boundary).
+  void blocks(std::uint32_t* words, std::size_t n_blocks);
   std::array<std::uint32_t, 2> key_{};
   std::uint64_t stream_hi_ = 0;  // purpose and index, upper counter words
   std::uint64_t counter_ = 0;    // block counter

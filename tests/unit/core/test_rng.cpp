@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <vector>
+
 #include <cmath>
 
 #include "core/rng.h"
@@ -78,4 +80,38 @@ TEST(RngTest, BelowIsUniformOverSmallRanges) {
   const int n = 70000;
   for (int i = 0; i < n; ++i) ++counts[rng.below(7)];
   for (int c : counts) EXPECT_NEAR(c, n / 7.0, 4 * std::sqrt(n / 7.0));
+}
+
+TEST(RngTest, BulkNormalsAndCauchysEqualTheScalarDraws) {
+  // From a block boundary and from mid-block (after 1 or 3 words), for lengths around the batch.
+  for (int skip : {0, 1, 2, 3}) {
+    for (std::size_t n : {0u, 1u, 2u, 3u, 63u, 64u, 65u, 130u, 1001u}) {
+      RandomStream a(7, 3, RngPurpose::Frequencies, 5), b(7, 3, RngPurpose::Frequencies, 5);
+      for (int i = 0; i < skip; ++i) {
+        a.next_u32();
+        b.next_u32();
+      }
+      std::vector<double> bulk(n), scalar(n);
+      a.normals(bulk.data(), n);
+      for (auto& v : scalar) v = b.normal();
+      ASSERT_EQ(bulk, scalar) << "normals skip " << skip << " n " << n;
+      a.cauchys(bulk.data(), n);
+      for (auto& v : scalar) v = b.cauchy();
+      ASSERT_EQ(bulk, scalar) << "cauchys skip " << skip << " n " << n;
+      ASSERT_EQ(a.position(), b.position());
+      EXPECT_EQ(a.uniform(), b.uniform());  // and the streams continue alike
+    }
+  }
+}
+
+TEST(RngTest, ChiSquareIsTheSumOfSquaredNormals) {
+  for (int k : {1, 17, 64, 65, 200}) {
+    RandomStream a(2, 0, RngPurpose::Misc), b(2, 0, RngPurpose::Misc);
+    double sum = 0.0;
+    for (int i = 0; i < k; ++i) {
+      const double g = b.normal();
+      sum += g * g;
+    }
+    EXPECT_EQ(a.chi_square(k), sum) << k;
+  }
 }
