@@ -113,25 +113,41 @@ StepConfig read_step_config(ParamReader& params, const AlgoContext& context) {
   return s;
 }
 
+void for_each_frequency_matrix(const Dictionary& dictionary, std::size_t n_rff, RfKind rf_kind, bool numpy_legacy,
+                               const AlgoContext& context, const FrequencySink& sink) {
+  const std::size_t R = context.n_replicates(), P = dictionary.size();
+  if (numpy_legacy) {
+    NotebookShape shape{dictionary, n_rff, context.n_features, context.horizon};
+    const auto starts = notebook_starts(numpy_seed(context), context.replicates, NotebookRun::FeaturesOnly, 0, shape);
+    for (std::size_t r = 0; r < R; ++r)
+      for (std::size_t k = 0; k < P; ++k) sink(r, k, starts[r].frequencies[k].data());
+    return;
+  }
+  // Draws are independent per (replicate, kernel): a chunk of replicates is drawn in parallel,
+  // then handed over in order, so that 1000 replicates never hold all their matrices twice.
+  const std::size_t chunk = std::max<std::size_t>(1, std::min<std::size_t>(R, 4096 / std::max<std::size_t>(P, 1)));
+  std::vector<std::vector<double>> drawn(chunk * P);
+  for (std::size_t first = 0; first < R; first += chunk) {
+    const std::size_t n = std::min(chunk, R - first) * P;
+    parallel_for(n, R > 1 ? 0 : 1, [&](std::size_t begin, std::size_t end) {
+      for (std::size_t i = begin; i < end; ++i) {
+        const std::size_t r = first + i / P, k = i % P;
+        RandomStream rng(context.seed, context.replicates[r], RngPurpose::Frequencies, k);
+        drawn[i] = draw_frequencies(dictionary[k], n_rff, context.n_features, rf_kind, rng);
+      }
+    });
+    for (std::size_t i = 0; i < n; ++i) sink(first + i / P, i % P, drawn[i].data());
+  }
+}
+
 std::vector<std::vector<double>> draw_ensemble_frequencies(const Dictionary& dictionary, std::size_t n_rff,
                                                            RfKind rf_kind, bool numpy_legacy,
                                                            const AlgoContext& context) {
-  const std::size_t R = context.n_replicates(), P = dictionary.size();
-  std::vector<std::vector<double>> drawn(R * P);
-  if (numpy_legacy) {
-    NotebookShape shape{dictionary, n_rff, context.n_features, context.horizon};
-    auto starts = notebook_starts(numpy_seed(context), context.replicates, NotebookRun::FeaturesOnly, 0, shape);
-    for (std::size_t r = 0; r < R; ++r)
-      for (std::size_t k = 0; k < P; ++k) drawn[r * P + k] = std::move(starts[r].frequencies[k]);
-    return drawn;
-  }
-  // Draws are independent per (replicate, kernel), so many replicates are drawn in parallel.
-  parallel_for(R * P, R > 1 ? 0 : 1, [&](std::size_t begin, std::size_t end) {
-    for (std::size_t i = begin; i < end; ++i) {
-      RandomStream rng(context.seed, context.replicates[i / P], RngPurpose::Frequencies, i % P);
-      drawn[i] = draw_frequencies(dictionary[i % P], n_rff, context.n_features, rf_kind, rng);
-    }
-  });
+  const std::size_t P = dictionary.size();
+  std::vector<std::vector<double>> drawn(context.n_replicates() * P);
+  const std::size_t size = n_rff * context.n_features;
+  for_each_frequency_matrix(dictionary, n_rff, rf_kind, numpy_legacy, context,
+                            [&](std::size_t r, std::size_t k, const double* V) { drawn[r * P + k].assign(V, V + size); });
   return drawn;
 }
 
@@ -158,10 +174,8 @@ std::unique_ptr<RfBackend> make_rf_ensemble_backend(const RfEnsembleConfig& conf
                         config.weights.rule == WeightRule::PowBeta) &&
                        config.weights.weight_loss == WeightLoss::RegularizedPre;
   auto backend = make_rf_backend(context.backend, problem);
-  const std::size_t R = context.n_replicates(), P = config.dictionary.size();
-  const auto drawn = draw_ensemble_frequencies(config.dictionary, config.n_rff, config.rf_kind,
-                                               config.numpy_legacy, context);
-  for (std::size_t i = 0; i < R * P; ++i) backend->set_frequencies(i / P, i % P, drawn[i].data());
+  for_each_frequency_matrix(config.dictionary, config.n_rff, config.rf_kind, config.numpy_legacy, context,
+                            [&](std::size_t r, std::size_t k, const double* V) { backend->set_frequencies(r, k, V); });
   return backend;
 }
 

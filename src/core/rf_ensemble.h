@@ -4,6 +4,7 @@
 /// paper / reference profile defaults of spec/raker.md Appendix D, and the backend set-up.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -82,6 +83,13 @@ StepConfig read_step_config(ParamReader& params, const AlgoContext& context);
 std::vector<std::vector<double>> draw_ensemble_frequencies(const Dictionary& dictionary, std::size_t n_rff,
                                                            RfKind rf_kind, bool numpy_legacy,
                                                            const AlgoContext& context);
+
+/// The same matrices handed to `sink(replicate index, kernel, V)` in (replicate, kernel) order,
+/// drawn a chunk of replicates at a time (in parallel), so memory stays bounded for many
+/// replicates.
+using FrequencySink = std::function<void(std::size_t, std::size_t, const double*)>;
+void for_each_frequency_matrix(const Dictionary& dictionary, std::size_t n_rff, RfKind rf_kind, bool numpy_legacy,
+                               const AlgoContext& context, const FrequencySink& sink);
 
 /// The base seed as np.random.seed takes it; ConfigError beyond 32 bits.
 std::uint32_t numpy_seed(const AlgoContext& context);

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "core/parallel.h"
@@ -186,9 +187,15 @@ class CudaRfBackend final : public RfBackend {
  private:
   void upload_frequencies() {
     if (!frequencies_dirty_) return;
-    std::vector<Real> converted(host_frequencies_.begin(), host_frequencies_.end());
-    frequencies_.copy_from_host(converted.data(), converted.size());
-    context_.synchronize();
+    if constexpr (std::is_same_v<Real, double>) {
+      // No converted copy: with 1000 replicates the matrices are hundreds of MB.
+      frequencies_.copy_from_host(host_frequencies_.data(), host_frequencies_.size());
+      context_.synchronize();
+    } else {
+      std::vector<Real> converted(host_frequencies_.begin(), host_frequencies_.end());
+      frequencies_.copy_from_host(converted.data(), converted.size());
+      context_.synchronize();
+    }
     frequencies_dirty_ = false;
   }
 
