@@ -35,6 +35,9 @@ struct AlgoContext {
   std::vector<std::uint64_t> replicates{0};  ///< replicate indices run in lockstep
   std::size_t horizon = 0;                   ///< stream length T if known, else 0
   BackendKind backend = BackendKind::Cpu;
+  /// Host threads an algorithm may use inside one step for its lockstep replicates (the study
+  /// sets it for GPU runs, where one algorithm holds every seed); 1 = the calling thread only.
+  std::size_t host_threads = 1;
 
   std::size_t n_replicates() const { return replicates.size(); }
 };

@@ -23,6 +23,7 @@
 #include "core/notebook_stream.h"
 #include "core/rng.h"
 #include "core/selection_stream.h"
+#include "core/step_pool.h"
 #include "graph/bipartite_graph.h"
 #include "graph/divergence.h"
 #include "graph/dominating_set.h"
@@ -155,6 +156,7 @@ class GraphAided final : public Algorithm {
         params.fail("rng", e.what());
       }
     }
+    pool_ = std::make_unique<StepPool>(std::min(context.host_threads, R));
     reps_.resize(R);
     for (std::size_t r = 0; r < R; ++r) {
       Replicate& rep = reps_[r];
@@ -179,21 +181,14 @@ class GraphAided final : public Algorithm {
     const std::int64_t t = t_ + 1;
     const double eta = eta_at(t);
     const std::size_t R = reps_.size();
+    // Each replicate's selection is independent of the others': on the step pool when the
+    // context grants host threads (lockstep GPU runs), inline otherwise.
+    pool_->run(R, [&](std::size_t r) { plan_pairs(r, t, eta); });
     pairs_.clear();
     offsets_.assign(R + 1, 0);
     for (std::size_t r = 0; r < R; ++r) {
-      plan(reps_[r], t, eta);
       offsets_[r] = pairs_.size();
-      for (std::size_t i = 0; i < reps_[r].trace.updated.size(); ++i) {
-        const double q = reps_[r].trace.q_used[i];
-        PairStep pair;
-        pair.replicate = static_cast<std::uint32_t>(r);
-        pair.slot = static_cast<std::uint32_t>(reps_[r].trace.updated[i]);
-        // θ ← θ − η [2(f − y) z + 2λθ]/q̃; the backend's C'(f, y) is 2(f − y).
-        pair.rate = eta / q;
-        pair.shrink = 1.0 - 2.0 * eta * config_.lambda / q;
-        pairs_.push_back(pair);
-      }
+      pairs_.insert(pairs_.end(), reps_[r].pairs.begin(), reps_[r].pairs.end());
     }
     offsets_[R] = pairs_.size();
     max_pairs_ = std::max(max_pairs_, pairs_.size());
@@ -201,37 +196,56 @@ class GraphAided final : public Algorithm {
     f_.assign(pairs_.size(), 0.0);
     norm2_.assign(pairs_.size(), 0.0);
     if (!pairs_.empty()) backend_->step_selected(x, y, pairs_.data(), pairs_.size(), f_.data(), norm2_.data());
-    const double z2 = config_.feature_scale * config_.feature_scale * static_cast<double>(config_.n_rff);
-    for (std::size_t r = 0; r < R; ++r) {
-      Replicate& rep = reps_[r];
-      GraphAidedTrace& tr = rep.trace;
-      const std::size_t base = offsets_[r];
-      tr.f.assign(f_.begin() + static_cast<std::ptrdiff_t>(base),
-                  f_.begin() + static_cast<std::ptrdiff_t>(offsets_[r + 1]));
-      tr.prediction = combine(rep, tr.updated, tr.f, tr.predicted);
-      predictions[r] = tr.prediction;
-      // Kernel weights (§1.5 steps 3–4).
-      for (std::size_t i = 0; i < tr.updated.size(); ++i) {
-        const PairStep& p = pairs_[base + i];
-        const double f = tr.f[i];
-        double n2 = norm2_[base + i];
-        if (updated_theta_loss_) {
-          const double g = p.rate * 2.0 * (f - y);
-          n2 = p.shrink * p.shrink * n2 - 2.0 * p.shrink * g * f + g * g * z2;
-          if (n2 < 0) n2 = 0;
-        }
-        const double loss = ((f - y) * (f - y) + config_.lambda * n2) / tr.q_used[i];
-        rep.log_w[tr.updated[i]] -= eta * loss;
-      }
-      // Vertex weight (§2.5 step 7).
-      if (family_ != Family::Gf) {
-        const double err = (tr.prediction - y) * (tr.prediction - y);
-        const double p_tilde = std::max(tr.node_pmf[tr.node], p_floor_);
-        rep.log_u[tr.node] -= eta * err / p_tilde;
-        if (rep.u_valid) set_vertex_weight(rep, tr.node, exp_or_zero(rep.log_u[tr.node] - rep.u_ref));
-      }
-    }
+    pool_->run(R, [&](std::size_t r) { learn(r, y, eta, predictions); });
     t_ = t;
+  }
+
+  /// plan() for replicate r, then its pairs for the backend (replicate index r).
+  void plan_pairs(std::size_t r, std::int64_t t, double eta) {
+    Replicate& rep = reps_[r];
+    plan(rep, t, eta);
+    const GraphAidedTrace& tr = rep.trace;
+    rep.pairs.resize(tr.updated.size());
+    for (std::size_t i = 0; i < tr.updated.size(); ++i) {
+      const double q = tr.q_used[i];
+      PairStep& pair = rep.pairs[i];
+      pair.replicate = static_cast<std::uint32_t>(r);
+      pair.slot = static_cast<std::uint32_t>(tr.updated[i]);
+      // θ ← θ − η [2(f − y) z + 2λθ]/q̃; the backend's C'(f, y) is 2(f − y).
+      pair.rate = eta / q;
+      pair.shrink = 1.0 - 2.0 * eta * config_.lambda / q;
+    }
+  }
+
+  /// Replicate r's prediction and weight updates from this step's backend outputs.
+  void learn(std::size_t r, double y, double eta, double* predictions) {
+    Replicate& rep = reps_[r];
+    GraphAidedTrace& tr = rep.trace;
+    const std::size_t base = offsets_[r];
+    tr.f.assign(f_.begin() + static_cast<std::ptrdiff_t>(base), f_.begin() + static_cast<std::ptrdiff_t>(offsets_[r + 1]));
+    tr.prediction = combine(rep, tr.updated, tr.f, tr.predicted);
+    predictions[r] = tr.prediction;
+    // Kernel weights (§1.5 steps 3–4).
+    const double z2 = config_.feature_scale * config_.feature_scale * static_cast<double>(config_.n_rff);
+    for (std::size_t i = 0; i < tr.updated.size(); ++i) {
+      const PairStep& p = pairs_[base + i];
+      const double f = tr.f[i];
+      double n2 = norm2_[base + i];
+      if (updated_theta_loss_) {
+        const double g = p.rate * 2.0 * (f - y);
+        n2 = p.shrink * p.shrink * n2 - 2.0 * p.shrink * g * f + g * g * z2;
+        if (n2 < 0) n2 = 0;
+      }
+      const double loss = ((f - y) * (f - y) + config_.lambda * n2) / tr.q_used[i];
+      rep.log_w[tr.updated[i]] -= eta * loss;
+    }
+    // Vertex weight (§2.5 step 7).
+    if (family_ != Family::Gf) {
+      const double err = (tr.prediction - y) * (tr.prediction - y);
+      const double p_tilde = std::max(tr.node_pmf[tr.node], p_floor_);
+      rep.log_u[tr.node] -= eta * err / p_tilde;
+      if (rep.u_valid) set_vertex_weight(rep, tr.node, exp_or_zero(rep.log_u[tr.node] - rep.u_ref));
+    }
   }
 
   void predict(const double* x, double* predictions) override {
@@ -362,6 +376,7 @@ class GraphAided final : public Algorithm {
     // Per-step scratch, kept so that a step allocates nothing once the sizes have settled.
     std::vector<double> weights;
     std::vector<std::size_t> candidate_set;
+    std::vector<PairStep> pairs;  // this step's backend pairs
   };
 
   void copy_replicate(const Replicate& from, Replicate& to) const {
@@ -666,6 +681,7 @@ class GraphAided final : public Algorithm {
   DivergenceMatrix delta_;
   DominatorOrder dominator_order_;
   std::unique_ptr<RfBackend> backend_;
+  std::unique_ptr<StepPool> pool_;  // per-replicate host work of a step
   std::vector<Replicate> reps_;
   std::int64_t t_ = 0;
   std::size_t max_pairs_ = 0;

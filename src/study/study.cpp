@@ -65,6 +65,10 @@ std::unique_ptr<detail::Algorithm> build(const AlgorithmSpec& spec, const Preset
   context.replicates = std::move(replicates);
   context.horizon = data.n_samples;
   context.backend = config.backend;
+  // A lockstep (GPU) run holds every seed in one algorithm on one study thread; the per-seed
+  // host work of a step can then use the other cores.
+  if (config.backend != BackendKind::Cpu && context.replicates.size() > 1)
+    context.host_threads = config.threads ? config.threads : std::max(1u, std::thread::hardware_concurrency());
   return detail::make_algorithm(spec.name, spec.params, preset ? preset->defaults : Params{}, context);
 }
 
