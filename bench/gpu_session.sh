@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# One GPU session's checks and measurements for the CUDA backend (issue 4), in one command, so
+# that a lent machine is used for what needs it and nothing else.
+#
+#   bench/gpu_session.sh BIN_DIR DATA_DIR OUT_DIR
+#
+# BIN_DIR holds a CUDA-enabled build's `omkl` and `omkl_tests` (and any shared libraries they
+# need, e.g. libfmt); DATA_DIR holds naval_journal.csv and airfoil.csv. Everything lands in
+# OUT_DIR as at most eight files (the device tool's limit):
+#   device.txt     nvidia-smi and the build's CUDA runtime
+#   tests.txt      the CUDA test suite with the generic and the native per-step path
+#   sanitizer.txt  compute-sanitizer memcheck over the CUDA tests (native path)
+#   bench_gpu.json / bench_cpu.json   `omkl bench` matrices (see below)
+#   bench.txt      the printed tables of every benchmark, in order
+# Benchmarks: Naval (T = 11 934), jmlr23-76 dictionary, D = 50, paper profile:
+#   GPU: Raker and AdaRaker at 1, 20, 100, 1000 seeds; OMKL-GF/SFG/SFG-R at 1, 20, 100 seeds
+#        with the generic and the native per-step path; Raker at 1000 seeds in float.
+#   CPU: the same algorithms at 100 seeds on all cores (the speed-up baseline of issue 4).
+set -uo pipefail
+
+if [ $# -ne 3 ]; then
+  echo "usage: $0 BIN_DIR DATA_DIR OUT_DIR" >&2
+  exit 2
+fi
+BIN=$(cd "$1" && pwd)
+DATA=$(cd "$2" && pwd)
+OUT=$3
+mkdir -p "$OUT"
+export LD_LIBRARY_PATH="$BIN:${LD_LIBRARY_PATH:-}"
+NAVAL="$DATA/naval_journal.csv"
+for f in "$BIN/omkl" "$BIN/omkl_tests" "$NAVAL"; do
+  [ -e "$f" ] || { echo "missing $f" >&2; exit 2; }
+done
+
+{
+  nvidia-smi
+  echo
+  "$BIN/omkl" bench --data "$DATA/airfoil.csv" --algo raker --seeds 1 --repeat 1 --backend cuda 2>&1 | head -3
+} > "$OUT/device.txt" 2>&1
+
+{
+  for path in generic native; do
+    echo "== OMKL_CUDA_STEP_SELECTED=$path"
+    OMKL_CUDA_STEP_SELECTED=$path "$BIN/omkl_tests" --gtest_filter='Cuda*' 2>&1 | tail -40
+  done
+} > "$OUT/tests.txt"
+
+if command -v compute-sanitizer > /dev/null; then
+  OMKL_CUDA_STEP_SELECTED=native compute-sanitizer --tool memcheck "$BIN/omkl_tests" --gtest_filter='Cuda*' \
+    > "$OUT/sanitizer.txt" 2>&1
+else
+  echo "compute-sanitizer not found" > "$OUT/sanitizer.txt"
+fi
+
+common=(--data "$NAVAL" --normalize minmax --repeat 3)
+{
+  echo "== GPU: Raker / AdaRaker"
+  "$BIN/omkl" bench "${common[@]}" --backend cuda --algo raker:dict=jmlr23-76 --seeds 1 20 100 1000 \
+    --json "$OUT/bench_gpu.json"
+  "$BIN/omkl" bench "${common[@]}" --backend cuda --algo adaraker:dict=jmlr23-76 --seeds 1 20 100 \
+    --json "$OUT/bench_gpu_adaraker.json"
+  "$BIN/omkl" bench "${common[@]}" --backend cuda --algo raker:dict=jmlr23-76,precision=float --seeds 20 1000
+  for path in generic native; do
+    echo "== GPU: graph-aided, OMKL_CUDA_STEP_SELECTED=$path"
+    OMKL_CUDA_STEP_SELECTED=$path "$BIN/omkl" bench --data "$NAVAL" --preset jmlr23-graph --repeat 3 \
+      --backend cuda --algo omkl-gf:M=10 --algo omkl-sfg:M=10 --algo omkl-sfg-r:M=10 --seeds 1 20 100 \
+      --json "$OUT/bench_gpu_graph_$path.json"
+  done
+  echo "== CPU, all cores"
+  "$BIN/omkl" bench "${common[@]}" --backend cpu --algo raker:dict=jmlr23-76 --algo adaraker:dict=jmlr23-76 \
+    --seeds 100 --json "$OUT/bench_cpu.json"
+  "$BIN/omkl" bench --data "$NAVAL" --preset jmlr23-graph --repeat 3 --backend cpu \
+    --algo omkl-gf:M=10 --algo omkl-sfg:M=10 --algo omkl-sfg-r:M=10 --seeds 100
+} > "$OUT/bench.txt" 2>&1
+# bench_gpu_adaraker.json and the graph JSON files would exceed eight files: fold them in.
+python3 - "$OUT" <<'EOF' 2>/dev/null || true
+import json, os, sys
+out = sys.argv[1]
+merged = {}
+for name in sorted(os.listdir(out)):
+    if name.startswith("bench_gpu") and name.endswith(".json"):
+        with open(os.path.join(out, name)) as f:
+            merged[name] = json.load(f)
+        os.remove(os.path.join(out, name))
+with open(os.path.join(out, "bench_gpu.json"), "w") as f:
+    json.dump(merged, f, indent=1)
+EOF
+ls -la "$OUT"
