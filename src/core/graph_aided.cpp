@@ -17,6 +17,7 @@
 #include <cmath>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "core/rf_ensemble.h"
@@ -160,14 +161,12 @@ class GraphAided final : public Algorithm {
     reps_.resize(R);
     for (std::size_t r = 0; r < R; ++r) {
       Replicate& rep = reps_[r];
-      rep.rng = config_.numpy_legacy
-                    ? std::make_unique<SelectionStream>(notebook[r].stream)
-                    : std::make_unique<SelectionStream>(RandomStream(context.seed, context.replicates[r],
-                                                                     RngPurpose::Selection, stream_index()));
+      if (config_.numpy_legacy) rep.rng.emplace(notebook[r].stream);
+      else rep.rng.emplace(RandomStream(context.seed, context.replicates[r], RngPurpose::Selection, stream_index()));
       rep.log_w.assign(N, 0.0);
       rep.log_u.assign(family == Family::Gf ? 0 : N, 0.0);
       if (family == Family::Gf) {
-        rep.bipartite = std::make_unique<BipartiteFeedbackGraph>(N, J_, M_);
+        rep.bipartite.emplace(N, J_, M_);
         rep.regen_uniforms.assign(J_ * M_, 0.0);
         rep.regen_w.assign(N, 1.0);
       }
@@ -258,7 +257,7 @@ class GraphAided final : public Algorithm {
     std::vector<PairStep> pairs;
     std::vector<std::size_t> offsets(R + 1, 0);
     for (std::size_t r = 0; r < R; ++r) {
-      copy_replicate(reps_[r], copies[r]);
+      copies[r] = reps_[r];
       plan(copies[r], t, eta);
       offsets[r] = pairs.size();
       for (std::size_t k : copies[r].trace.updated) {
@@ -353,10 +352,10 @@ class GraphAided final : public Algorithm {
 
  private:
   struct Replicate {
-    std::unique_ptr<SelectionStream> rng;
+    std::optional<SelectionStream> rng;  // set for every replicate by the constructor
     std::vector<double> log_w, log_u;
     // OMKL-GF: the graph in use and the inputs of its last regeneration (checkpoints rebuild it).
-    std::unique_ptr<BipartiteFeedbackGraph> bipartite;
+    std::optional<BipartiteFeedbackGraph> bipartite;
     bool has_graph = false;
     std::vector<double> regen_w, regen_uniforms;
     double regen_eta = 0.0;
@@ -379,25 +378,6 @@ class GraphAided final : public Algorithm {
     std::vector<PairStep> pairs;  // this step's backend pairs
   };
 
-  void copy_replicate(const Replicate& from, Replicate& to) const {
-    to.rng = std::make_unique<SelectionStream>(*from.rng);
-    to.log_w = from.log_w;
-    to.log_u = from.log_u;
-    to.u_lin = from.u_lin;
-    to.u_ref = from.u_ref;
-    to.u_valid = from.u_valid;
-    to.by_weight = from.by_weight;
-    to.weight_rank = from.weight_rank;
-    if (from.bipartite) to.bipartite = std::make_unique<BipartiteFeedbackGraph>(*from.bipartite);
-    to.has_graph = from.has_graph;
-    to.regen_w = from.regen_w;
-    to.regen_uniforms = from.regen_uniforms;
-    to.regen_eta = from.regen_eta;
-    to.refined = from.refined;
-    to.refined_set = from.refined_set;
-    to.refined_graph = from.refined_graph;
-  }
-
   std::uint64_t stream_index() const {
     // Distinct per family so that runs of different families never share draws.
     return 0x6a00u + static_cast<std::uint64_t>(family_) + (conference_ ? 16u : 0u);
@@ -414,12 +394,7 @@ class GraphAided final : public Algorithm {
     RfFeatures features = read_rf_features(params, conference ? "conf-41" : "jmlr23-76", "rf", "inv_sqrt_D",
                                            "frequency construction (§1.3: i.i.d. rows)",
                                            "factor on [sin; cos] (§1.4: 1/√D)");
-    c.dictionary = std::move(features.dictionary);
-    c.dictionary_text = std::move(features.dictionary_text);
-    c.n_rff = features.n_rff;
-    c.rf_kind = features.rf_kind;
-    c.feature_scale = features.feature_scale;
-    c.numpy_legacy = features.numpy_legacy;
+    adopt_features(c, std::move(features));
     c.loss = LossKind::Squared;
     c.lambda = params.get_double("lambda", 1e-3, "ridge weight λ");
     if (!(c.lambda >= 0)) params.fail("lambda", "must be ≥ 0");

@@ -63,6 +63,9 @@ RfFeatures read_rf_features(ParamReader& params, const std::string& default_dict
                             const std::string& default_rf, const std::string& default_scale,
                             const std::string& rf_meaning, const std::string& scale_meaning);
 
+/// Takes the feature part of `features` into `config`.
+void adopt_features(RfEnsembleConfig& config, RfFeatures features);
+
 /// Reads the shared parameters. `default_dictionary` is the family's preset, `default_lambda`
 /// the λ used when neither the user nor a preset gives one.
 RfEnsembleConfig read_rf_ensemble_config(ParamReader& params, const AlgoContext& context,
