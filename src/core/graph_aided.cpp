@@ -590,7 +590,7 @@ class GraphAided final : public Algorithm {
         tr.exploration_set = rep.refined_set;
         refined = &rep.refined_graph;
       }
-      tr.node_pmf = vertex_probabilities(u, eta, tr.exploration_set);
+      vertex_probabilities(u, eta, tr.exploration_set, tr.node_pmf);
       double p_total = 0.0;
       for (double v : tr.node_pmf) p_total += v;
       if (family_ == Family::SfgR && double_draw_ && before) (void)rep.rng->uniform();

@@ -214,8 +214,8 @@ FeedbackGraph similarity_graph(const Dictionary& dictionary, std::size_t m,
   return dissimilar_graph(delta, m, options.mask);
 }
 
-std::vector<double> vertex_probabilities(const std::vector<double>& u, double xi,
-                                         const std::vector<std::size_t>& exploration_set) {
+void vertex_probabilities(const std::vector<double>& u, double xi, const std::vector<std::size_t>& exploration_set,
+                          std::vector<double>& p) {
   if (!(xi >= 0.0 && xi <= 1.0))
     throw ConfigError("xi (exploration rate) must be in [0, 1], got " + std::to_string(xi));
   if (exploration_set.empty()) throw ConfigError("the exploration set (D or D'_t) is empty");
@@ -223,13 +223,19 @@ std::vector<double> vertex_probabilities(const std::vector<double>& u, double xi
   double total = 0.0;
   for (double v : u) total += v;
   if (!(total > 0.0)) throw std::invalid_argument("vertex_probabilities: weights must have a positive sum");
-  std::vector<double> p(n);
+  p.resize(n);
   for (std::size_t i = 0; i < n; ++i) p[i] = (1.0 - xi) * (u[i] / total);
   const double share = xi / static_cast<double>(exploration_set.size());
   for (std::size_t a : exploration_set) {
     if (a >= n) throw std::out_of_range("vertex_probabilities: exploration vertex out of range");
     p[a] += share;
   }
+}
+
+std::vector<double> vertex_probabilities(const std::vector<double>& u, double xi,
+                                         const std::vector<std::size_t>& exploration_set) {
+  std::vector<double> p;
+  vertex_probabilities(u, xi, exploration_set, p);
   return p;
 }
 

@@ -118,5 +118,8 @@ FeedbackGraph similarity_graph(const Dictionary& dictionary, std::size_t m,
 /// with E = D'_t (OMKL-SFG-R). ConfigError unless ξ ∈ [0, 1] and E is non-empty.
 std::vector<double> vertex_probabilities(const std::vector<double>& u, double xi,
                                          const std::vector<std::size_t>& exploration_set);
+/// The same into `p` (reused: no allocation once it has grown).
+void vertex_probabilities(const std::vector<double>& u, double xi, const std::vector<std::size_t>& exploration_set,
+                          std::vector<double>& p);
 
 }  // namespace omkl::detail

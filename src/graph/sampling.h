@@ -59,9 +59,26 @@ inline std::size_t sample_from_cdf(const std::vector<double>& cdf, double r, Sam
   return std::min(k, n - 1);
 }
 
-/// Samples an index of the PMF p with the uniform r ∈ [0, 1) (§1.8).
+/// Samples an index of the PMF p with the uniform r ∈ [0, 1) (§1.8). One pass that forms the
+/// prefix sums as it goes (no allocation); the same index as sample_from_cdf(cumulative_sums(p)).
 inline std::size_t sample_index(const std::vector<double>& p, double r, SamplerRule rule) {
-  return sample_from_cdf(cumulative_sums(p), r, rule);
+  const std::size_t n = p.size();
+  if (n == 0) throw std::invalid_argument("sample_index: empty distribution");
+  if (rule == SamplerRule::Shifted && r <= 0.0) return 0;
+  double c = 0.0, previous = 0.0;
+  std::size_t last_positive = 0;
+  for (std::size_t k = 0; k < n; ++k) {
+    c += p[k];
+    if (rule == SamplerRule::InverseCdf) {
+      if (r < c) return k;  // smallest k with r < c_k
+      if (k == 0 || c > previous) last_positive = k;
+    } else if (r <= c) {
+      return std::min(k + 1, n - 1);  // 1 + smallest j with r ≤ c_j, capped at n − 1
+    }
+    previous = c;
+  }
+  // Rounding left r at or above the total: as sample_from_cdf().
+  return rule == SamplerRule::InverseCdf ? last_positive : n - 1;
 }
 
 /// Draws one node from the PMF p, consuming exactly one uniform of `rng` (the per-step

@@ -113,3 +113,21 @@ TEST(SamplingTest, DrawNodeConsumesExactlyOneUniform) {
     EXPECT_EQ(a.position(), b.position());
   }
 }
+
+TEST(SamplingTest, OnePassSamplerEqualsTheCdfSearch) {
+  RandomStream rng(17, 0, RngPurpose::Misc);
+  for (int trial = 0; trial < 2000; ++trial) {
+    const std::size_t n = 1 + rng.below(12);
+    std::vector<double> p(n);
+    for (double& v : p) v = rng.uniform() < 0.25 ? 0.0 : rng.uniform();  // zero-mass entries too
+    double total = 0.0;
+    for (double v : p) total += v;
+    if (total == 0.0) p[0] = total = 1.0;
+    const auto cdf = cumulative_sums(p);
+    // Ordinary draws, both ends, and r at or past the (unnormalised) total.
+    for (double r : {rng.uniform() * total, 0.0, cdf.back(), cdf.back() * (1 + 1e-15), cdf[rng.below(n)]}) {
+      for (SamplerRule rule : {SamplerRule::InverseCdf, SamplerRule::Shifted})
+        ASSERT_EQ(sample_index(p, r, rule), sample_from_cdf(cdf, r, rule)) << "trial " << trial << " r " << r;
+    }
+  }
+}
