@@ -38,6 +38,11 @@ struct StudyConfig {
   std::size_t threads = 0;            ///< 0 = all hardware threads
   std::string out_dir;                ///< empty = write nothing
   std::size_t curve_points = 200;     ///< points per curve in curves.csv
+  /// Also the graph journal's cumulative regret (spec/graph-aided.md §4.5, [J] Fig. 6) against a
+  /// batch kernel-ridge comparator on the jmlr23-76 dictionary: regression streams of at most
+  /// 6000 samples and algorithms that define the regret's regulariser (the graph-aided
+  /// family); written to regret.csv.
+  bool regret = false;
   /// Called after each finished replicate with (done, total); may be empty.
   std::function<void(std::size_t, std::size_t)> progress;
 };
@@ -56,6 +61,8 @@ struct AlgorithmResult {
   std::size_t diverged = 0;           ///< replicates with a non-finite prediction (excluded)
   std::vector<std::size_t> curve_t;   ///< time indices (1-based) of the curve points
   std::vector<double> curve_mean, curve_std;
+  /// Cumulative regret at curve_t, mean and std over the seeds (empty without StudyConfig::regret).
+  std::vector<double> regret_mean, regret_std;
   bool reused = false;                ///< loaded from a previous run in out_dir
 };
 
@@ -63,6 +70,7 @@ struct StudyResult {
   std::string dataset;
   std::size_t n_samples = 0, n_features = 0;
   std::string backend, device, profile, preset;
+  std::string regret_benchmark;  ///< the comparator's kernel (empty without regret)
   std::vector<AlgorithmResult> results;
 };
 

@@ -66,6 +66,11 @@ class Algorithm {
   /// benchmark (kernel updates per second), not part of the learner state.
   virtual std::uint64_t kernel_updates() const { return 0; }
 
+  /// λ‖Σ_k w_k θ_k‖² of replicate r after the last step, with the unnormalised kernel weights:
+  /// the regulariser term of the graph journal's regret (spec/graph-aided.md §4.5). NaN for
+  /// algorithms that do not define it (only the graph-aided family does).
+  virtual double regret_regularizer(std::size_t replicate) const;
+
   /// False for algorithms without any randomness (exact-kernel baselines): every replicate is
   /// identical, so a study runs one and reuses it for all seeds.
   virtual bool randomized() const { return true; }

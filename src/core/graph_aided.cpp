@@ -330,6 +330,23 @@ class GraphAided final : public Algorithm {
     }
   }
 
+  double regret_regularizer(std::size_t r) const override {
+    // w_k = exp(log w_k) is the reference's unnormalised weight (it starts at 1 and is only ever
+    // multiplied by exp(−ηℓ)); θ_k of every kernel, also those never selected (θ = 0).
+    const Replicate& rep = reps_.at(r);
+    const std::size_t n = backend_->problem().theta_size();
+    std::vector<double> sum(n, 0.0), theta(n);
+    for (std::size_t k = 0; k < rep.log_w.size(); ++k) {
+      const double w = exp_or_zero(rep.log_w[k]);
+      if (w == 0.0) continue;
+      backend_->get_theta(r, k, theta.data());
+      for (std::size_t i = 0; i < n; ++i) sum[i] += w * theta[i];
+    }
+    double norm2 = 0.0;
+    for (double v : sum) norm2 += v * v;
+    return config_.lambda * norm2;
+  }
+
   // ---- inspection (graph_aided.h) ----------------------------------------------------------
   const GraphAidedTrace& trace(std::size_t r) const { return reps_.at(r).trace; }
   std::vector<double> theta(std::size_t r, std::size_t k) const {
@@ -342,6 +359,7 @@ class GraphAided final : public Algorithm {
     shifted_exp(reps_.at(r).log_w, w);
     return w;
   }
+  std::vector<double> log_kernel_weights(std::size_t r) const { return reps_.at(r).log_w; }
   std::vector<double> vertex_weights(std::size_t r) const {
     std::vector<double> u;
     shifted_exp(reps_.at(r).log_u, u);
@@ -689,6 +707,9 @@ std::vector<double> graph_aided_theta(const Algorithm& algorithm, std::size_t re
 }
 std::vector<double> graph_aided_kernel_weights(const Algorithm& algorithm, std::size_t replicate) {
   return as_graph_aided(algorithm).kernel_weights(replicate);
+}
+std::vector<double> graph_aided_log_kernel_weights(const Algorithm& algorithm, std::size_t replicate) {
+  return as_graph_aided(algorithm).log_kernel_weights(replicate);
 }
 std::vector<double> graph_aided_vertex_weights(const Algorithm& algorithm, std::size_t replicate) {
   return as_graph_aided(algorithm).vertex_weights(replicate);

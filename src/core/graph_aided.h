@@ -36,6 +36,8 @@ std::vector<double> graph_aided_theta(const Algorithm& algorithm, std::size_t re
 /// Kernel weights w_k (normalised to max 1) and vertex weights u_i (SFG/-R; normalised to max 1).
 std::vector<double> graph_aided_kernel_weights(const Algorithm& algorithm, std::size_t replicate);
 std::vector<double> graph_aided_vertex_weights(const Algorithm& algorithm, std::size_t replicate);
+/// log w_k, unnormalised (0 at the start; the reference's w is exp of it).
+std::vector<double> graph_aided_log_kernel_weights(const Algorithm& algorithm, std::size_t replicate);
 /// Largest number of (replicate, kernel) pairs passed to the backend in one step so far.
 std::size_t graph_aided_max_pairs_per_step(const Algorithm& algorithm);
 

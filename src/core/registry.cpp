@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <limits>
 #include <sstream>
 
 #include "core/algorithm_base.h"
@@ -6,6 +7,8 @@
 #include "omkl/error.h"
 
 namespace omkl::detail {
+
+double Algorithm::regret_regularizer(std::size_t) const { return std::numeric_limits<double>::quiet_NaN(); }
 
 void Algorithm::step_block(const double* x, const double* y, std::size_t n, std::size_t n_features,
                            double* predictions) {

@@ -18,6 +18,7 @@
 #include "core/state_io.h"
 #include "omkl/error.h"
 #include "omkl/study.h"
+#include "study/regret.h"
 
 namespace omkl {
 
@@ -33,6 +34,7 @@ struct ReplicateRun {
   double kernel_updates = 0.0;
   bool diverged = false;
   std::vector<double> curve;  // metric at the curve points
+  std::vector<double> regret;  // cumulative regret at the curve points (StudyConfig::regret)
 };
 
 std::vector<std::size_t> curve_points(std::size_t n_samples, std::size_t n_points) {
@@ -78,13 +80,24 @@ std::vector<ReplicateRun> run_replicates(const AlgorithmSpec& spec, const Preset
                                          const StudyConfig& config, const Dataset& data,
                                          const std::vector<std::uint64_t>& replicates,
                                          const std::vector<std::size_t>& points,
-                                         std::unique_ptr<detail::Algorithm> prepared) {
+                                         std::unique_ptr<detail::Algorithm> prepared,
+                                         const std::vector<double>* regret_residual2) {
   auto algorithm = prepared ? std::move(prepared) : build(spec, preset, config, data, replicates);
   const bool first_is_one = algorithm->metric_convention().first_error_is_one;
   const std::size_t R = replicates.size(), T = data.n_samples;
   std::vector<double> predictions(T * R);
+  // With regret, one step at a time: the regulariser term is read after every update.
+  std::vector<double> regularizer;
+  if (regret_residual2) regularizer.resize(T * R);
   const auto start = std::chrono::steady_clock::now();
-  algorithm->step_block(data.x.data(), data.y.data(), T, data.n_features, predictions.data());
+  if (!regret_residual2) {
+    algorithm->step_block(data.x.data(), data.y.data(), T, data.n_features, predictions.data());
+  } else {
+    for (std::size_t t = 0; t < T; ++t) {
+      algorithm->step(data.row(t), data.y[t], predictions.data() + t * R);
+      for (std::size_t r = 0; r < R; ++r) regularizer[t * R + r] = algorithm->regret_regularizer(r);
+    }
+  }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::vector<ReplicateRun> runs(R);
@@ -105,6 +118,19 @@ std::vector<ReplicateRun> run_replicates(const AlgorithmSpec& spec, const Preset
       }
     }
     run.final_metric = total / static_cast<double>(T);
+    if (regret_residual2) {
+      // r_t = (ŷ_t − y_t)² − m_t + λ‖Σ_k w_k θ_k‖² (§4.5), summed.
+      double regret = 0.0;
+      std::size_t point = 0;
+      for (std::size_t t = 0; t < T; ++t) {
+        const double e = predictions[t * R + r] - data.y[t];
+        regret += e * e - (*regret_residual2)[t] + regularizer[t * R + r];
+        if (point < points.size() && points[point] == t + 1) {
+          run.regret.push_back(regret);
+          ++point;
+        }
+      }
+    }
     if (!std::isfinite(run.final_metric)) run.diverged = true;
   }
   return runs;
@@ -123,7 +149,7 @@ json cell_key(const AlgorithmSpec& spec, const StudyConfig& config, const Datase
               {"spec", spec.to_string()},   {"profile", to_string(config.profile)},
               {"preset", config.preset},    {"seeds", config.n_seeds},
               {"base_seed", config.base_seed}, {"backend", to_string(config.backend)},
-              {"curve_points", config.curve_points}};
+              {"curve_points", config.curve_points}, {"regret", config.regret}};
 }
 
 json result_to_json(const AlgorithmResult& r) {
@@ -164,6 +190,10 @@ AlgorithmResult result_from_cell(const json& cell) {
   r.curve_t = cell.at("curve_t").get<std::vector<std::size_t>>();
   for (const auto& v : cell.at("curve_mean")) r.curve_mean.push_back(number(v));
   for (const auto& v : cell.at("curve_std")) r.curve_std.push_back(number(v));
+  if (cell.contains("regret_mean")) {
+    for (const auto& v : cell.at("regret_mean")) r.regret_mean.push_back(number(v));
+    for (const auto& v : cell.at("regret_std")) r.regret_std.push_back(number(v));
+  }
   r.reused = true;
   return r;
 }
@@ -174,8 +204,13 @@ json cell_to_json(const json& key, const AlgorithmResult& r) {
     for (double x : v) a.push_back(std::isfinite(x) ? json(x) : json(nullptr));
     return a;
   };
-  return json{{"key", key}, {"result", result_to_json(r)}, {"curve_t", r.curve_t},
-              {"curve_mean", numbers(r.curve_mean)}, {"curve_std", numbers(r.curve_std)}};
+  json cell{{"key", key}, {"result", result_to_json(r)}, {"curve_t", r.curve_t},
+            {"curve_mean", numbers(r.curve_mean)}, {"curve_std", numbers(r.curve_std)}};
+  if (!r.regret_mean.empty()) {
+    cell["regret_mean"] = numbers(r.regret_mean);
+    cell["regret_std"] = numbers(r.regret_std);
+  }
+  return cell;
 }
 
 void mean_std(const std::vector<double>& v, double& mean, double& std_dev) {
@@ -221,6 +256,13 @@ StudyResult run_study(const StudyConfig& config, const Dataset& data) {
   result.preset = cfg.preset;
 
   const auto points = curve_points(data.n_samples, cfg.curve_points);
+  // The regret's comparator (§4.5): the notebook's λ = 1e-3 on the 76-kernel journal dictionary.
+  std::vector<double> regret_residual2;
+  if (cfg.regret) {
+    detail::RegretBenchmark benchmark = detail::batch_kernel_ridge(data, parse_dictionary("jmlr23-76"), 1e-3);
+    result.regret_benchmark = benchmark.kernel;
+    regret_residual2 = std::move(benchmark.residual2);
+  }
   const std::uint64_t checksum = data_checksum(data);
   const fs::path cell_dir = cfg.out_dir.empty() ? fs::path() : fs::path(cfg.out_dir) / "cells";
   // Validate every algorithm up front (a typo must fail before hours of work), and find the
@@ -245,6 +287,10 @@ StudyResult run_study(const StudyConfig& config, const Dataset& data) {
     Cell cell{spec, cell_key(spec, cfg, data, checksum), {}, true, false, {}, nullptr};
     cell.prepared = build(spec, preset, cfg, data, first_replicates);
     cell.randomized = cell.prepared->randomized();
+    if (cfg.regret && std::isnan(cell.prepared->regret_regularizer(0)))
+      throw ConfigError("--regret: algorithm '" + spec.name +
+                        "' does not define the regret's regulariser term λ‖Σ w θ‖² (spec/graph-aided.md "
+                        "§4.5 defines it for omkl-gf, omkl-sfg, omkl-sfg-r and the sfg-mkl variants)");
     if (!cell_dir.empty()) {
       cell.file = cell_dir / (std::to_string(detail::fnv1a64(cell.key.dump())) + ".json");
       std::ifstream in(cell.file);
@@ -315,7 +361,7 @@ StudyResult run_study(const StudyConfig& config, const Dataset& data) {
             cells[task.cell].prepared->n_replicates() == task.count)
           prepared = std::move(cells[task.cell].prepared);
         auto out = run_replicates(cells[task.cell].spec, preset, cfg, data, replicates, points,
-                                  std::move(prepared));
+                                  std::move(prepared), cfg.regret ? &regret_residual2 : nullptr);
         for (std::size_t k = 0; k < task.count; ++k) runs[task.cell][task.first + k] = std::move(out[k]);
       } catch (...) {
         std::lock_guard<std::mutex> lock(error_mutex);
@@ -374,6 +420,13 @@ StudyResult run_study(const StudyConfig& config, const Dataset& data) {
       mean_std(v, m, s);
       r.curve_mean.push_back(m);
       r.curve_std.push_back(s);
+      if (!cfg.regret) continue;
+      std::vector<double> g;
+      for (const auto& run : all)
+        if (!run.diverged) g.push_back(run.regret[k]);
+      mean_std(g, m, s);
+      r.regret_mean.push_back(m);
+      r.regret_std.push_back(s);
     }
     if (!cell.file.empty())
       detail::write_file_atomic(cell.file.string(), cell_to_json(cell.key, r).dump());
@@ -387,10 +440,11 @@ void write_study_outputs(const StudyResult& result, const std::string& dir) {
   fs::create_directories(dir);
   json results = json::array();
   for (const auto& r : result.results) results.push_back(result_to_json(r));
-  const json summary{{"dataset", result.dataset}, {"n_samples", result.n_samples},
+  json summary{{"dataset", result.dataset}, {"n_samples", result.n_samples},
                      {"n_features", result.n_features}, {"backend", result.backend},
                      {"device", result.device},     {"profile", result.profile},
                      {"preset", result.preset},     {"results", results}};
+  if (!result.regret_benchmark.empty()) summary["regret_benchmark"] = result.regret_benchmark;
   detail::write_file_atomic((fs::path(dir) / "summary.json").string(), summary.dump(2) + "\n");
 
   std::ostringstream csv;
@@ -401,6 +455,15 @@ void write_study_outputs(const StudyResult& result, const std::string& dir) {
       csv << r.algo << ",\"" << r.spec << "\"," << r.metric << "," << r.curve_t[k] << ","
           << r.curve_mean[k] << "," << r.curve_std[k] << "\n";
   detail::write_file_atomic((fs::path(dir) / "curves.csv").string(), csv.str());
+  if (result.regret_benchmark.empty()) return;
+  std::ostringstream regret;
+  regret.precision(17);
+  regret << "algo,spec,benchmark,t,mean,std\n";
+  for (const auto& r : result.results)
+    for (std::size_t k = 0; k < r.regret_mean.size(); ++k)
+      regret << r.algo << ",\"" << r.spec << "\"," << result.regret_benchmark << "," << r.curve_t[k] << ","
+             << r.regret_mean[k] << "," << r.regret_std[k] << "\n";
+  detail::write_file_atomic((fs::path(dir) / "regret.csv").string(), regret.str());
 }
 
 }  // namespace omkl

@@ -1,0 +1,30 @@
+/// @file regret.h
+/// @brief The batch comparator of the graph journal's regret curves (spec/graph-aided.md §4.5,
+/// [J] Fig. 6): kernel ridge regression fitted once on the whole stream per dictionary kernel.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "omkl/dataset.h"
+#include "omkl/kernel_spec.h"
+
+namespace omkl::detail {
+
+/// Largest stream the O(T³) comparator accepts.
+constexpr std::size_t kRegretMaxSamples = 6000;
+
+struct RegretBenchmark {
+  std::string kernel;              ///< the kernel with the smallest in-sample squared error
+  std::vector<double> residual2;   ///< m_t: its per-sample squared residuals
+};
+
+/// For every kernel of `dictionary`, the in-sample fit of (K + λI)α = y on the whole stream,
+/// with scikit-learn's parameterisation as the notebook used it: rbf exp(−γ‖x − x'‖²) and
+/// laplacian exp(−γ‖x − x'‖₁), where γ is the dictionary's γ (σ² of a Gaussian entry, σ of a
+/// Laplacian one) read as an inverse scale. Keeps the kernel with the smallest Σ_t m_t.
+/// ConfigError for other kernel families, a classification stream or T > kRegretMaxSamples.
+RegretBenchmark batch_kernel_ridge(const Dataset& data, const Dictionary& dictionary, double lambda);
+
+}  // namespace omkl::detail
