@@ -47,7 +47,7 @@ done
 } > "$OUT/tests.txt"
 
 if command -v compute-sanitizer > /dev/null; then
-  OMKL_CUDA_STEP_SELECTED=native compute-sanitizer --tool memcheck "$BIN/omkl_tests" --gtest_filter='Cuda*' \
+  OMKL_CUDA_STEP_SELECTED=native timeout 300 compute-sanitizer --tool memcheck "$BIN/omkl_tests" --gtest_filter='Cuda*' \
     > "$OUT/sanitizer.txt" 2>&1
 else
   echo "compute-sanitizer not found" > "$OUT/sanitizer.txt"
