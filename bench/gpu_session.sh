@@ -17,7 +17,11 @@
 #        1000; OMKL-GF/SFG/SFG-R at 1 seed on the generic per-step path and at 1, 20, 100 seeds
 #        on the native one.
 #   CPU: the same algorithms at 100 seeds on all cores (the speed-up baseline of issue 4).
+# PARTS (default "tests sanitizer bench") picks what runs, so that a call that would pass the
+# device tool's 10 minutes can be split in two.
 set -uo pipefail
+PARTS=${PARTS:-tests sanitizer bench}
+want() { [[ " $PARTS " == *" $1 "* ]]; }
 
 if [ $# -ne 3 ]; then
   echo "usage: $0 BIN_DIR DATA_DIR OUT_DIR" >&2
@@ -39,14 +43,16 @@ done
   "$BIN/omkl" bench --data "$DATA/airfoil.csv" --algo raker --seeds 1 --repeat 1 --backend cuda 2>&1 | head -3
 } > "$OUT/device.txt" 2>&1
 
-{
+want tests && {
   for path in generic native; do
     echo "== OMKL_CUDA_STEP_SELECTED=$path"
     OMKL_CUDA_STEP_SELECTED=$path "$BIN/omkl_tests" --gtest_filter='Cuda*' 2>&1 | tail -40
   done
 } > "$OUT/tests.txt"
 
-if command -v compute-sanitizer > /dev/null; then
+if ! want sanitizer; then
+  :
+elif command -v compute-sanitizer > /dev/null; then
   OMKL_CUDA_STEP_SELECTED=native timeout 300 compute-sanitizer --tool memcheck "$BIN/omkl_tests" --gtest_filter='Cuda*' \
     > "$OUT/sanitizer.txt" 2>&1
 else
@@ -54,7 +60,7 @@ else
 fi
 
 common=(--data "$NAVAL" --normalize minmax --repeat 3)
-{
+want bench && {
   echo "== GPU: Raker / AdaRaker"
   "$BIN/omkl" bench "${common[@]}" --backend cuda --algo raker:dict=jmlr23-76 --seeds 1 20 100 1000 \
     --json "$OUT/bench_gpu.json"
