@@ -41,7 +41,8 @@ struct StudyConfig {
   /// Also the graph journal's cumulative regret (spec/graph-aided.md §4.5, [J] Fig. 6) against a
   /// batch kernel-ridge comparator on the jmlr23-76 dictionary: regression streams of at most
   /// 6000 samples and algorithms that define the regret's regulariser (the graph-aided
-  /// family); written to regret.csv.
+  /// family); written to regret.csv. Reading the regulariser copies every θ each step, which is
+  /// cheap on the CPU backend and slow on the GPU one.
   bool regret = false;
   /// Called after each finished replicate with (done, total); may be empty.
   std::function<void(std::size_t, std::size_t)> progress;
