@@ -562,16 +562,16 @@ Rfomkr::Rfomkr(RfomkrConfig config, const AlgoContext& context)
   if (N == 0) throw ConfigError("algorithm '" + config_.name + "': no kernels");
   const std::size_t twoD = 2 * config_.n_rff;
   reps_.resize(replicates_.size());
-  // Same draws as make_rf_ensemble_backend: common random numbers with Raker and the
-  // graph-aided methods of the same (seed, replicate).
-  auto drawn = draw_ensemble_frequencies(config_.kernels, config_.n_rff, config_.rf_kind, config_.numpy_legacy, context);
-  for (std::size_t r = 0; r < reps_.size(); ++r) {
-    Replicate& rep = reps_[r];
+  for (Replicate& rep : reps_) {
     rep.V.resize(N);
-    for (std::size_t k = 0; k < N; ++k) rep.V[k] = std::move(drawn[r * N + k]);
     rep.theta.assign(N * twoD, 0.0);
     rep.log_w.assign(N, -std::log(static_cast<double>(N)));
   }
+  // Same draws as make_rf_ensemble_backend: common random numbers with Raker and the
+  // graph-aided methods of the same (seed, replicate).
+  const std::size_t size = config_.n_rff * n_features_;
+  for_each_frequency_matrix(config_.kernels, config_.n_rff, config_.rf_kind, config_.numpy_legacy, context,
+                            [&](std::size_t r, std::size_t k, const double* V) { reps_[r].V[k].assign(V, V + size); });
   z_.assign(N * twoD, 0.0);
   f_.assign(N, 0.0);
 }

@@ -144,17 +144,6 @@ void for_each_frequency_matrix(const Dictionary& dictionary, std::size_t n_rff, 
   }
 }
 
-std::vector<std::vector<double>> draw_ensemble_frequencies(const Dictionary& dictionary, std::size_t n_rff,
-                                                           RfKind rf_kind, bool numpy_legacy,
-                                                           const AlgoContext& context) {
-  const std::size_t P = dictionary.size();
-  std::vector<std::vector<double>> drawn(context.n_replicates() * P);
-  const std::size_t size = n_rff * context.n_features;
-  for_each_frequency_matrix(dictionary, n_rff, rf_kind, numpy_legacy, context,
-                            [&](std::size_t r, std::size_t k, const double* V) { drawn[r * P + k].assign(V, V + size); });
-  return drawn;
-}
-
 std::uint32_t numpy_seed(const AlgoContext& context) {
   if (context.seed > 0xffffffffu)
     throw ConfigError("rng=numpy_legacy takes a seed in 0..4294967295 (np.random.seed), not " +

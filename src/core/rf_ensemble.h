@@ -79,17 +79,12 @@ struct StepConfig {
 };
 StepConfig read_step_config(ParamReader& params, const AlgoContext& context);
 
-/// The frequency matrices of every (replicate, kernel), at index r·P + k, each D × d row-major:
-/// from the counter-based stream (seed, replicate, Frequencies, k), so adding kernels or
-/// replicates never changes the others' draws; or, with numpy_legacy, exactly as the journal
-/// notebook draws repetition `replicate` from np.random.seed(seed) (notebook_stream.h).
-std::vector<std::vector<double>> draw_ensemble_frequencies(const Dictionary& dictionary, std::size_t n_rff,
-                                                           RfKind rf_kind, bool numpy_legacy,
-                                                           const AlgoContext& context);
-
-/// The same matrices handed to `sink(replicate index, kernel, V)` in (replicate, kernel) order,
-/// drawn a chunk of replicates at a time (in parallel), so memory stays bounded for many
-/// replicates.
+/// The frequency matrices of every (replicate, kernel), each D × d row-major, handed to
+/// `sink(replicate index, kernel, V)` in (replicate, kernel) order: from the counter-based stream
+/// (seed, replicate, Frequencies, k), so adding kernels or replicates never changes the others'
+/// draws; or, with numpy_legacy, exactly as the journal notebook draws repetition `replicate`
+/// from np.random.seed(seed) (notebook_stream.h). Drawn a chunk of replicates at a time (in
+/// parallel), so memory stays bounded for many replicates.
 using FrequencySink = std::function<void(std::size_t, std::size_t, const double*)>;
 void for_each_frequency_matrix(const Dictionary& dictionary, std::size_t n_rff, RfKind rf_kind, bool numpy_legacy,
                                const AlgoContext& context, const FrequencySink& sink);

@@ -70,37 +70,6 @@ double beta_from_rank(const std::vector<double>& u, double xi, std::size_t rank,
   return (1.0 - xi) * rank_value(ub, rank) + xi / n - beta_eps;
 }
 
-void refinement_set_from_rank(const std::vector<double>& u, double xi, std::size_t rank, double beta_eps,
-                              std::vector<std::size_t>& out, std::vector<double>& scratch) {
-  check_xi_open(xi);
-  if (u.empty()) throw ConfigError("dictionary is empty: the refinement needs vertex weights");
-  check_rank(rank, u.size());
-  double total = 0.0;
-  for (double v : u) total += v;
-  if (!(total > 0.0)) throw std::invalid_argument("refinement: vertex weights must have a positive sum");
-  // ū_[rank] with ū = u/Σu entry by entry (the same rounding as normalised()). Dividing by
-  // Σu > 0 is monotone under rounding too, so ū_[rank] = u_[rank]/Σu exactly, and the selection
-  // runs on u: `scratch` keeps the `rank` largest seen so far in descending order; after the
-  // first few entries almost every candidate fails the first comparison.
-  scratch.clear();
-  for (double x : u) {
-    if (scratch.size() == rank) {
-      if (!(x > scratch.back())) continue;
-      scratch.pop_back();
-    }
-    scratch.insert(std::upper_bound(scratch.begin(), scratch.end(), x, std::greater<double>()), x);
-  }
-  const double top = scratch[rank - 1] / total;
-  const double n = static_cast<double>(u.size());
-  const double beta = (1.0 - xi) * top + xi / n - beta_eps;
-  // With beta_eps = 0 rounding can push the threshold just above ū_[rank] and drop the top
-  // vertices (§3 R18 is the reference's guard); never exclude them. A no-op when beta_eps > 0.
-  const double threshold = std::min((beta - xi / n) / (1.0 - xi), top);
-  out.clear();
-  for (std::size_t i = 0; i < u.size(); ++i)
-    if (u[i] / total >= threshold) out.push_back(i);
-}
-
 void refinement_set_from_sorted(const std::vector<double>& u, const std::vector<std::uint32_t>& by_weight,
                                 double xi, std::size_t rank, double beta_eps, std::vector<std::size_t>& out) {
   check_xi_open(xi);
@@ -108,11 +77,14 @@ void refinement_set_from_sorted(const std::vector<double>& u, const std::vector<
   check_rank(rank, u.size());
   if (by_weight.size() != u.size()) throw std::invalid_argument("refinement: the weight order must list every vertex");
   double total = 0.0;
-  for (double v : u) total += v;  // index order, as refinement_set_from_rank()
+  for (double v : u) total += v;  // index order, as normalised()
   if (!(total > 0.0)) throw std::invalid_argument("refinement: vertex weights must have a positive sum");
+  // ū_[rank]: dividing by Σu > 0 is monotone under rounding, so it is u_[rank]/Σu exactly.
   const double top = u[by_weight[rank - 1]] / total;
   const double n = static_cast<double>(u.size());
   const double beta = (1.0 - xi) * top + xi / n - beta_eps;
+  // With beta_eps = 0 rounding can push the threshold just above ū_[rank] and drop the top
+  // vertices (§3 R18 is the reference's guard); never exclude them. A no-op when beta_eps > 0.
   const double threshold = std::min((beta - xi / n) / (1.0 - xi), top);
   // Members form a prefix of the order (u/Σu is monotone in u); report them ascending.
   out.clear();
@@ -125,9 +97,11 @@ void refinement_set_from_sorted(const std::vector<double>& u, const std::vector<
 
 std::vector<std::size_t> refinement_set_from_rank(const std::vector<double>& u, double xi,
                                                   std::size_t rank, double beta_eps) {
+  std::vector<std::uint32_t> by_weight(u.size());
+  for (std::size_t i = 0; i < u.size(); ++i) by_weight[i] = static_cast<std::uint32_t>(i);
+  std::stable_sort(by_weight.begin(), by_weight.end(), [&](std::uint32_t a, std::uint32_t b) { return u[a] > u[b]; });
   std::vector<std::size_t> out;
-  std::vector<double> scratch;
-  refinement_set_from_rank(u, xi, rank, beta_eps, out, scratch);
+  refinement_set_from_sorted(u, by_weight, xi, rank, beta_eps, out);
   return out;
 }
 
@@ -234,38 +208,6 @@ void RefinedGraph::out_neighbours(std::size_t node, std::vector<std::size_t>& ou
   out.assign(b.begin(), b.end());
   out.insert(out.end(), added_targets_.begin() + static_cast<std::ptrdiff_t>(added_start_.at(node)),
              added_targets_.begin() + static_cast<std::ptrdiff_t>(added_start_.at(node + 1)));
-}
-
-double RefinedGraph::observation_probability(std::size_t k, const std::vector<double>& p) const {
-  if (!base_) throw std::logic_error("RefinedGraph: not refined yet");
-  if (p.size() != base_->size()) throw std::invalid_argument("observation_probability: p must have one entry per node");
-  // N'_in(k) = N_in(k) ∪ {added_from(k)}, merged in ascending order.
-  const std::size_t extra = added_from_.at(k);
-  double q = 0.0;
-  bool pending = extra != npos;
-  for (std::size_t a : base_->in_neighbours(k)) {
-    if (pending && extra < a) {
-      q += p[extra];
-      pending = false;
-    }
-    q += p[a];
-  }
-  if (pending) q += p[extra];
-  return q;
-}
-
-void RefinedGraph::observation_probabilities(const std::vector<double>& p, std::vector<double>& q) const {
-  if (!base_) throw std::logic_error("RefinedGraph: not refined yet");
-  const std::size_t n = base_->size();
-  if (p.size() != n) throw std::invalid_argument("observation_probabilities: p must have one entry per node");
-  q.assign(n, 0.0);
-  // Row by row in ascending a, base edges then added ones: every q_k sums its in-neighbours in
-  // ascending order, as observation_probability() does.
-  for (std::size_t a = 0; a < n; ++a) {
-    const double pa = p[a];
-    for (std::size_t k : base_->out_neighbours(a)) q[k] += pa;
-    for (std::size_t e = added_start_[a]; e < added_start_[a + 1]; ++e) q[added_targets_[e]] += pa;
-  }
 }
 
 FeedbackGraph RefinedGraph::graph() const {

@@ -27,13 +27,10 @@ double beta_from_rank(const std::vector<double>& u, double xi, std::size_t rank 
 /// user parameter, so it is not range-checked.
 std::vector<std::size_t> refinement_set_from_rank(const std::vector<double>& u, double xi,
                                                   std::size_t rank = 10, double beta_eps = 1e-7);
-/// The same set written into `out`, with `scratch` reused: no allocation once both have grown.
-void refinement_set_from_rank(const std::vector<double>& u, double xi, std::size_t rank, double beta_eps,
-                              std::vector<std::size_t>& out, std::vector<double>& scratch);
 /// The same set when the caller keeps `by_weight`, the vertices sorted by u descending (ties in
-/// any order): ū_[rank] is read instead of selected and only the members are visited. Result
-/// identical to refinement_set_from_rank(). OMKL-SFG-R keeps that order up to date cheaply,
-/// since one vertex weight changes per step.
+/// any order): ū_[rank] is read instead of selected and only the members are visited.
+/// refinement_set_from_rank() sorts and calls it; OMKL-SFG-R keeps the order up to date
+/// cheaply, since one vertex weight changes per step.
 void refinement_set_from_sorted(const std::vector<double>& u, const std::vector<std::uint32_t>& by_weight,
                                 double xi, std::size_t rank, double beta_eps, std::vector<std::size_t>& out);
 
@@ -88,16 +85,13 @@ class RefinedGraph {
   const std::vector<std::size_t>& refinement_set() const { return set_; }  ///< D'_t (ascending)
   /// d_i for every vertex that was considered for a refinement edge; npos otherwise.
   std::size_t dominator(std::size_t i) const { return dominator_.at(i); }
-  /// The source of the edge added into i (d_i when (d_i, i) ∉ E), npos when none was added.
+  /// The source of the edge added into i (d_i when (d_i, i) ∉ E), npos when none was added:
+  /// N'_in(i) = N_in(i) plus it, which is how ObservationSums gives q' (feedback_graph.h).
   std::size_t added_from(std::size_t i) const { return added_from_.at(i); }
 
   /// N'_out(node): the base list, then the added targets in ascending order (the reference's
   /// N_out_ref, §2.6.b). Fills `out`.
   void out_neighbours(std::size_t node, std::vector<std::size_t>& out) const;
-  /// q'_k = Σ_{a ∈ N'_in(k)} p_a, summed in ascending a like the dense pᵀB.
-  double observation_probability(std::size_t k, const std::vector<double>& p) const;
-  /// q' for every kernel at once (pᵀB in O(|E'_t|)), bitwise equal to observation_probability().
-  void observation_probabilities(const std::vector<double>& p, std::vector<double>& q) const;
   /// E'_t as a standalone graph (tests, diagnostics).
   FeedbackGraph graph() const;
 
