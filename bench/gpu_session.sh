@@ -8,13 +8,14 @@
 # need, e.g. libfmt); DATA_DIR holds naval_journal.csv and airfoil.csv. Everything lands in
 # OUT_DIR as at most eight files (the device tool's limit):
 #   device.txt     nvidia-smi and the build's CUDA runtime
-#   tests.txt      the CUDA test suite with the generic and the native per-step path
+#   tests.txt      the CUDA test suite with the generic and the native per-step path (each
+#                  run covers both trajectory layouts: the tests switch OMKL_CUDA_TRAJECTORIES)
 #   sanitizer.txt  compute-sanitizer memcheck over the CUDA tests (native path)
 #   bench_gpu.json / bench_cpu.json   `omkl bench` matrices (see below)
 #   bench.txt      the printed tables of every benchmark, in order
 # Benchmarks: Naval (T = 11 934), jmlr23-76 dictionary, D = 50, paper profile:
 #   GPU: Raker at 1, 20, 100, 1000 seeds and AdaRaker at 1, 20, 100; Raker in float at 20 and
-#        1000; OMKL-GF/SFG/SFG-R at 1 seed on the generic per-step path and at 1, 20, 100 seeds
+#        1000; both again at 1, 20, 100 with OMKL_CUDA_TRAJECTORIES=per_kernel; OMKL-GF/SFG/SFG-R at 1 seed on the generic per-step path and at 1, 20, 100 seeds
 #        on the native one.
 #   CPU: the same algorithms at 100 seeds on all cores (the speed-up baseline of issue 4).
 # PARTS (default "tests sanitizer bench") picks what runs, so that a call that would pass the
@@ -67,6 +68,11 @@ want bench && {
   "$BIN/omkl" bench "${common[@]}" --backend cuda --algo adaraker:dict=jmlr23-76 --seeds 1 20 100 \
     --json "$OUT/bench_gpu_adaraker.json"
   "$BIN/omkl" bench "${common[@]}" --backend cuda --algo raker:dict=jmlr23-76,precision=float --seeds 20 1000
+  # The per-kernel trajectory layout (one warp per (seed, kernel), AdaRaker's levels sharing the
+  # features) against the default per-slot one above.
+  echo "== GPU: OMKL_CUDA_TRAJECTORIES=per_kernel"
+  OMKL_CUDA_TRAJECTORIES=per_kernel "$BIN/omkl" bench "${common[@]}" --backend cuda \
+    --algo adaraker:dict=jmlr23-76 --algo raker:dict=jmlr23-76 --seeds 1 20 100 --json "$OUT/bench_gpu_per_kernel.json"
   # The generic path copies θ to the host and back per pair and step (≈ 2 s per seed on Naval):
   # one seed is enough to compare; the native path gets the issue's seed counts. Each run is
   # bounded so that the whole command stays inside the device tool's 10 minutes.

@@ -6,6 +6,8 @@
 /// stay in registers. Per step: coalesced read of the D projections of the slot's kernel,
 /// sincos, a warp-shuffle reduction for f = θᵀz and ‖θ‖², then the update; nothing else is
 /// touched, so thousands of trajectories run independently.
+#include <algorithm>
+#include <string>
 #include <type_traits>
 
 #include "cuda/cuda_check.h"
@@ -148,6 +150,230 @@ void launch_with(const TrajectoryArgs<Real>& args, cudaStream_t stream) {
   OMKL_CUDA_CHECK_LAUNCH();
 }
 
+// ---- One warp per (replicate, kernel) group of slots -------------------------------------
+//
+// AdaRaker keeps one θ per (level, kernel); the per-slot kernel above gives each its own warp,
+// so at 20 replicates × 76 kernels × 14 levels the 21 280 warps run in several waves, each
+// wave walking all T dependent steps, and every level recomputes the same sin/cos. Here one
+// warp owns the group of a kernel: the features are computed once per step, θ of every slot
+// in the group sits in shared memory (each lane touches only its own entries, so no
+// synchronisation is needed for it), and B slots at a time share one interleaved reduction.
+// Per slot the arithmetic is that of advance_trajectories_kernel, in the same order.
+
+// Largest shared-memory share of one warp: the default 48 KB limit of a block, so no opt-in
+// attribute is needed.
+constexpr std::size_t kGroupSharedBytes = 48 * 1024;
+
+template <typename Real, int N>
+__device__ __forceinline__ void warp_sum_each(Real (&v)[N]) {
+#pragma unroll
+  for (int offset = 16; offset > 0; offset >>= 1) {
+#pragma unroll
+    for (int n = 0; n < N; ++n) v[n] += __shfl_xor_sync(0xffffffffu, v[n], offset);
+  }
+}
+
+// First multiple of `period` at or after t (t may be ≤ 0).
+__device__ __forceinline__ long long first_multiple_from(long long t, long long period) {
+  long long m = t % period;
+  if (m < 0) m += period;
+  return m == 0 ? t : t + (period - m);
+}
+
+// Slots advanced together per reduction: enough independent chains to hide the shuffle
+// latency, few enough that their θ (2·B·J values) stays in registers.
+template <int J>
+constexpr int group_batch() { return J <= 2 ? 2 : 1; }
+
+// At most 128 threads a block and 4 blocks an SM: ≤ 128 registers, so that with the shared
+// memory (≈ 15 warps an SM at D = 50 and 14 levels) one wave holds 20 replicates × 76 kernels.
+template <typename Real, int J>
+__global__ void __launch_bounds__(128, 4) advance_kernel_groups_kernel(TrajectoryArgs<Real> args, KernelGroups groups) {
+  constexpr int B = group_batch<J>();
+  extern __shared__ __align__(16) unsigned char group_shared[];
+  const int lane = threadIdx.x & 31;
+  const std::size_t warp_in_block = threadIdx.x / 32;
+  const std::size_t warp = static_cast<std::size_t>(blockIdx.x) * (blockDim.x / 32) + warp_in_block;
+  const std::size_t S = args.n_slots, R = args.n_replicates, P = args.n_kernels, D = args.n_rff;
+  if (warp >= R * P) return;  // whole warps only; no block-wide barrier follows
+  const std::size_t r = warp / P, k = warp % P;
+  const unsigned first = groups.offsets[k];
+  const int count = static_cast<int>(groups.offsets[k + 1] - first);
+  // θ of group member i: sines at sh[(2i)·J·32 + j·32 + lane], cosines at sh[(2i + 1)·J·32 + …].
+  Real* sh = reinterpret_cast<Real*>(group_shared) + warp_in_block * groups.max_group * 2 * J * 32;
+  auto theta_sh = [&](int i, int part, int j) -> Real& { return sh[((2 * i + part) * J + j) * 32 + lane]; };
+
+  // Lane i keeps member i's slot, log-weight and next reset time; the others read them by shuffle.
+  const unsigned my_slot = lane < count ? groups.slots[first + lane] : 0u;
+  const bool fused = args.log_w != nullptr;
+  double my_log_w = (fused && lane < count) ? args.log_w[r * S + my_slot] : 0.0;
+  long long my_period = 0, my_next_reset = 0;
+  if (lane < count) {
+    my_period = args.schedules[my_slot].reset_period;
+    if (my_period > 0) my_next_reset = first_multiple_from(args.t0, my_period);
+  }
+  for (int i = 0; i < count; ++i) {
+    const unsigned slot = __shfl_sync(0xffffffffu, my_slot, i);
+    const Real* theta = args.theta + (r * S + slot) * 2 * D;
+#pragma unroll
+    for (int j = 0; j < J; ++j) {
+      const std::size_t c = lane + 32 * j;
+      theta_sh(i, 0, j) = c < D ? theta[c] : Real(0);
+      theta_sh(i, 1, j) = c < D ? theta[D + c] : Real(0);
+    }
+  }
+
+  const std::size_t row = R * P * D;
+  const Real* a_base = args.projections + (r * P + k) * D;
+  Real zs[J], zc[J], next_a[J];
+  Real next_y = 0;
+  auto load_next = [&](std::size_t step) {
+    const Real* a = a_base + step * row;
+#pragma unroll
+    for (int j = 0; j < J; ++j) {
+      const std::size_t i = lane + 32 * j;
+      next_a[j] = i < D ? a[i] : Real(0);
+    }
+    next_y = args.y[step];  // off the dependent chain: read a step ahead with the projections
+  };
+  auto features_from_next = [&] {
+#pragma unroll
+    for (int j = 0; j < J; ++j) {
+      Real sv, cv;
+      sin_cos(next_a[j], &sv, &cv);
+      const bool valid = lane + 32 * j < D;
+      zs[j] = valid ? args.feature_scale * sv : Real(0);
+      zc[j] = valid ? args.feature_scale * cv : Real(0);
+    }
+  };
+  Real y_step = 0;
+  if (args.n_steps > 0) {
+    load_next(0);
+    features_from_next();
+    y_step = next_y;
+  }
+  const bool want_n2 = args.norm2 || (fused && args.fused_lambda != 0.0);
+  for (std::size_t step = 0; step < args.n_steps; ++step) {
+    const long long t = args.t0 + static_cast<long long>(step);
+    const std::size_t out_row = (step * R + r) * S;
+    const bool more = step + 1 < args.n_steps;
+    if (more) load_next(step + 1);
+    // Reset times are tracked per member (t % period on every step is a 64-bit division).
+    const bool my_reset = my_period > 0 && t == my_next_reset;
+    if (my_reset) my_next_reset += my_period;
+    for (int i0 = 0; i0 < count; i0 += B) {
+      Real ts[B][J], tc[B][J], v[2 * B];
+      bool live[B];
+      unsigned slot[B];
+      double log_w[B];
+#pragma unroll
+      for (int b = 0; b < B; ++b) {
+        const int i = i0 + b;
+        // Shuffles with every lane taking part, whatever i is (count is uniform in the warp).
+        slot[b] = __shfl_sync(0xffffffffu, my_slot, i & 31);
+        log_w[b] = __shfl_sync(0xffffffffu, my_log_w, i & 31);
+        const bool reset = __shfl_sync(0xffffffffu, static_cast<int>(my_reset), i & 31) != 0;
+        v[2 * b] = v[2 * b + 1] = Real(0);
+        live[b] = false;
+        if (i >= count) continue;
+        const std::size_t out = out_row + slot[b];
+        if (t < args.schedules[slot[b]].active_from) {
+          if (lane == 0) {
+            args.f[out] = Real(0);
+            if (args.norm2) args.norm2[out] = Real(0);
+            if (fused) args.log_w_out[out] = 0.0;
+          }
+          continue;
+        }
+        live[b] = true;
+#pragma unroll
+        for (int j = 0; j < J; ++j) {
+          if (reset) theta_sh(i, 0, j) = theta_sh(i, 1, j) = Real(0);  // kept even when predicting only
+          ts[b][j] = theta_sh(i, 0, j);
+          tc[b][j] = theta_sh(i, 1, j);
+        }
+        if (reset) log_w[b] = args.fused_initial;  // a fresh learner starts with fresh weights
+        Real dot = 0, n2 = 0;
+#pragma unroll
+        for (int j = 0; j < J; ++j) {
+          dot += ts[b][j] * zs[j] + tc[b][j] * zc[j];
+          n2 += ts[b][j] * ts[b][j] + tc[b][j] * tc[b][j];
+        }
+        v[2 * b] = dot;
+        v[2 * b + 1] = want_n2 ? n2 : Real(0);
+      }
+      warp_sum_each(v);
+#pragma unroll
+      for (int b = 0; b < B; ++b) {
+        if (!live[b]) continue;
+        const int i = i0 + b;
+        const Real dot = v[2 * b], n2 = v[2 * b + 1];
+        const std::size_t out = out_row + slot[b];
+        if (lane == 0) {
+          args.f[out] = dot;
+          if (args.norm2) args.norm2[out] = n2;
+          if (fused) args.log_w_out[out] = log_w[b];
+        }
+        if (fused) {
+          const double loss = detail::loss_value(static_cast<LossKind>(args.loss), static_cast<double>(dot),
+                                                 static_cast<double>(y_step)) +
+                              args.fused_lambda * static_cast<double>(n2);
+          log_w[b] -= args.fused_rate * loss / args.fused_loss_scale;
+        }
+        if (lane == i) my_log_w = log_w[b];
+        if (!args.update) continue;
+        const DeviceSchedule& sc = args.schedules[slot[b]];  // read here, not held across the batch
+        const double eta = sc.inv_sqrt_t ? sc.eta / sqrt(static_cast<double>(t)) : sc.eta;
+        const Real shrink = static_cast<Real>(1.0 - sc.shrink_scale * eta * sc.lambda);
+        const Real gain = static_cast<Real>(
+            sc.step_scale * eta *
+            detail::loss_derivative(static_cast<LossKind>(args.loss), static_cast<double>(dot),
+                                    static_cast<double>(y_step)));
+#pragma unroll
+        for (int j = 0; j < J; ++j) {
+          theta_sh(i, 0, j) = shrink * ts[b][j] - gain * zs[j];
+          theta_sh(i, 1, j) = shrink * tc[b][j] - gain * zc[j];
+        }
+      }
+    }
+    if (more) {
+      features_from_next();
+      y_step = next_y;
+    }
+  }
+  if (!args.update) return;
+  if (fused && lane < count) args.log_w[r * S + my_slot] = my_log_w;
+  for (int i = 0; i < count; ++i) {
+    const unsigned slot = __shfl_sync(0xffffffffu, my_slot, i);
+    Real* theta = args.theta + (r * S + slot) * 2 * D;
+#pragma unroll
+    for (int j = 0; j < J; ++j) {
+      const std::size_t c = lane + 32 * j;
+      if (c < D) {
+        theta[c] = theta_sh(i, 0, j);
+        theta[D + c] = theta_sh(i, 1, j);
+      }
+    }
+  }
+}
+
+template <typename Real, int J>
+std::size_t group_bytes_per_warp(std::size_t max_group) {
+  return max_group * 2 * J * 32 * sizeof(Real);
+}
+
+template <typename Real, int J>
+void launch_groups_with(const TrajectoryArgs<Real>& args, const KernelGroups& groups, cudaStream_t stream) {
+  const std::size_t per_warp = group_bytes_per_warp<Real, J>(groups.max_group);
+  // Up to 4 warps a block, as many as share the 48 KB.
+  const std::size_t warps_per_block = std::max<std::size_t>(1, std::min<std::size_t>(4, kGroupSharedBytes / per_warp));
+  const std::size_t warps = args.n_replicates * args.n_kernels;
+  const unsigned blocks = static_cast<unsigned>((warps + warps_per_block - 1) / warps_per_block);
+  advance_kernel_groups_kernel<Real, J><<<blocks, static_cast<unsigned>(32 * warps_per_block),
+                                          warps_per_block * per_warp, stream>>>(args, groups);
+  OMKL_CUDA_CHECK_LAUNCH();
+}
+
 template <typename Real, int J>
 __global__ void step_selected_kernel(SelectedArgs<Real> args) {
   const std::size_t warp = (static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
@@ -285,6 +511,26 @@ void launch_step_selected(const SelectedArgs<Real>& args, cudaStream_t stream) {
 
 template void launch_step_selected<float>(const SelectedArgs<float>&, cudaStream_t);
 template void launch_step_selected<double>(const SelectedArgs<double>&, cudaStream_t);
+
+bool kernel_groups_supported(std::size_t n_rff, std::size_t max_group, std::size_t real_size) {
+  if (max_group == 0 || max_group > 32 || n_rff == 0 || n_rff > kMaxRff) return false;
+  std::size_t j = 1;
+  while (32 * j < n_rff) j *= 2;  // the J that with_features_per_lane() picks
+  return max_group * 2 * j * 32 * real_size <= kGroupSharedBytes;
+}
+
+template <typename Real>
+void launch_advance_kernel_groups(const TrajectoryArgs<Real>& args, const KernelGroups& groups,
+                                  cudaStream_t stream) {
+  if (args.n_steps == 0 || args.n_replicates * args.n_kernels == 0) return;
+  if (!kernel_groups_supported(args.n_rff, groups.max_group, sizeof(Real)))
+    throw CudaError("CUDA backend: kernel groups of " + std::to_string(groups.max_group) + " slots with D = " +
+                    std::to_string(args.n_rff) + " do not fit a warp's shared memory");
+  with_features_per_lane(args.n_rff, [&](auto j) { launch_groups_with<Real, decltype(j)::value>(args, groups, stream); });
+}
+
+template void launch_advance_kernel_groups<float>(const TrajectoryArgs<float>&, const KernelGroups&, cudaStream_t);
+template void launch_advance_kernel_groups<double>(const TrajectoryArgs<double>&, const KernelGroups&, cudaStream_t);
 
 template void launch_advance_trajectories<float>(const TrajectoryArgs<float>&, cudaStream_t);
 template void launch_advance_trajectories<double>(const TrajectoryArgs<double>&, cudaStream_t);

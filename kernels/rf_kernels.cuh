@@ -57,6 +57,25 @@ void launch_combine_groups(const Real* f, const double* log_w, const DeviceSched
 template <typename Real>
 void launch_advance_trajectories(const TrajectoryArgs<Real>& args, cudaStream_t stream);
 
+/// The slots of each kernel, grouped (AdaRaker: one slot per level): slots[offsets[k] ..
+/// offsets[k + 1]) are the slots whose kernel is k. Device pointers.
+struct KernelGroups {
+  const unsigned* offsets;  // n_kernels + 1
+  const unsigned* slots;    // n_slots
+  unsigned max_group;       // largest group
+};
+
+/// Whether launch_advance_kernel_groups() takes this shape: at most 32 slots per kernel, and
+/// the θ of a group (max_group × 2D values) fits a warp's share of shared memory.
+bool kernel_groups_supported(std::size_t n_rff, std::size_t max_group, std::size_t real_size);
+
+/// One warp per (replicate, kernel) advancing every slot of that kernel on the same features:
+/// sin/cos once per step instead of once per slot, θ of the group in shared memory, the
+/// slots' reductions interleaved. Same arithmetic per slot as launch_advance_trajectories().
+template <typename Real>
+void launch_advance_kernel_groups(const TrajectoryArgs<Real>& args, const KernelGroups& groups,
+                                  cudaStream_t stream);
+
 /// PairStep (rf_backend.h) as the device reads it.
 struct DevicePair {
   unsigned replicate;

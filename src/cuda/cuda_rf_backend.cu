@@ -59,11 +59,15 @@ class CudaRfBackend final : public RfBackend {
     schedules_.set_stream(stream);
     for (auto* b : {&selected_x_, &selected_f_, &selected_norm2_}) b->set_stream(stream);
     pairs_.set_stream(stream);
-    slot_kernel_.set_stream(stream);
+    for (auto* b : {&slot_kernel_, &group_offsets_, &group_slots_}) b->set_stream(stream);
     // The native per-step path is opt-in until it has run against the CPU on a device (it was
     // written without one); OMKL_CUDA_STEP_SELECTED=native selects it.
     const char* mode = std::getenv("OMKL_CUDA_STEP_SELECTED");
     native_selected_ = mode != nullptr && std::string(mode) == "native";
+    // Likewise the per-kernel trajectory layout (all slots of a kernel in one warp, features
+    // computed once): OMKL_CUDA_TRAJECTORIES=per_kernel selects it where the shape fits.
+    const char* layout = std::getenv("OMKL_CUDA_TRAJECTORIES");
+    if (layout != nullptr && std::string(layout) == "per_kernel") build_kernel_groups();
     host_frequencies_.assign(p.n_replicates * p.n_kernels * p.n_rff * p.n_features, 0.0);
     frequencies_.resize(host_frequencies_.size());
     frequencies_.zero();
@@ -185,6 +189,25 @@ class CudaRfBackend final : public RfBackend {
   }
 
  private:
+  // Slots grouped by kernel (CSR), uploaded once; left empty when the layout does not fit.
+  void build_kernel_groups() {
+    const auto& p = problem_;
+    std::vector<unsigned> offsets(p.n_kernels + 1, 0), slots(p.n_slots());
+    for (std::uint32_t k : p.slot_kernel) ++offsets[k + 1];
+    for (std::size_t k = 0; k < p.n_kernels; ++k) offsets[k + 1] += offsets[k];
+    unsigned max_group = 0;
+    for (std::size_t k = 0; k < p.n_kernels; ++k) max_group = std::max(max_group, offsets[k + 1] - offsets[k]);
+    if (!omkl::cuda::kernel_groups_supported(p.n_rff, max_group, sizeof(Real))) return;
+    std::vector<unsigned> next(offsets.begin(), offsets.end() - 1);
+    for (std::size_t s = 0; s < p.n_slots(); ++s) slots[next[p.slot_kernel[s]]++] = static_cast<unsigned>(s);
+    group_offsets_.resize(offsets.size());
+    group_slots_.resize(slots.size());
+    group_offsets_.copy_from_host(offsets.data(), offsets.size());
+    group_slots_.copy_from_host(slots.data(), slots.size());
+    context_.synchronize();  // the host vectors die here
+    max_group_ = max_group;
+  }
+
   void upload_frequencies() {
     if (!frequencies_dirty_) return;
     if constexpr (std::is_same_v<Real, double>) {
@@ -281,7 +304,12 @@ class CudaRfBackend final : public RfBackend {
                                 fused ? log_w_.data() : nullptr, fused ? log_w_steps_.data() : nullptr,
                                 fused ? fused->initial : 0.0, fused ? fused->rate : 0.0,
                                 fused ? fused->lambda : 0.0, fused ? fused->loss_scale : 1.0};
-      omkl::cuda::launch_advance_trajectories(args, context_.stream());
+      if (group_offsets_.size() > 0) {
+        const omkl::cuda::KernelGroups groups{group_offsets_.data(), group_slots_.data(), max_group_};
+        omkl::cuda::launch_advance_kernel_groups(args, groups, context_.stream());
+      } else {
+        omkl::cuda::launch_advance_trajectories(args, context_.stream());
+      }
       if (fused) {
         omkl::cuda::launch_combine_groups(f_.data(), log_w_steps_.data(), schedules_.data(), m, R, S,
                                           fused->group_size, static_cast<long long>(t0 + start),
@@ -317,6 +345,8 @@ class CudaRfBackend final : public RfBackend {
   DeviceBuffer<Real> selected_x_, selected_f_, selected_norm2_;
   DeviceBuffer<DevicePair> pairs_;
   DeviceBuffer<unsigned> slot_kernel_;
+  DeviceBuffer<unsigned> group_offsets_, group_slots_;  // per-kernel layout (empty: per slot)
+  unsigned max_group_ = 0;
   PinnedBuffer<Real> staging_selected_in_, staging_selected_out_;
   PinnedBuffer<DevicePair> staging_pairs_;
   bool native_selected_ = false;

@@ -31,6 +31,22 @@ class CudaTest : public ::testing::Test {
 
 double relative_error(double a, double b) { return std::fabs(a - b) / std::max(1.0, std::fabs(b)); }
 
+// Sets an environment variable for the scope: the CUDA backend reads its path switches
+// (OMKL_CUDA_STEP_SELECTED, OMKL_CUDA_TRAJECTORIES) when it is created.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) { setenv(name, value, 1); }
+  ~ScopedEnv() { unsetenv(name_); }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* name_;
+};
+
+// Both trajectory layouts: one warp per slot (default) and one per (replicate, kernel) group.
+constexpr const char* kTrajectoryLayouts[] = {"per_slot", "per_kernel"};
+
 struct ParityCase {
   std::size_t R, P, D, d, slots_per_kernel;
   LossKind loss;
@@ -100,33 +116,49 @@ void check_backend_parity(const ParityCase& c, std::uint64_t seed) {
 }  // namespace
 
 TEST_F(CudaTest, BackendMatchesCpuInDouble) {
-  check_backend_parity({3, 2, 50, 7, 2, LossKind::Squared, false}, 1);
-  check_backend_parity({1, 1, 1, 1, 1, LossKind::Squared, false}, 2);     // N = 1, D = 1
-  check_backend_parity({2, 3, 33, 5, 3, LossKind::Logistic, false}, 3);   // D not a multiple of 32
-  check_backend_parity({1, 4, 100, 13, 1, LossKind::Hinge, false}, 4);
+  for (const char* layout : kTrajectoryLayouts) {
+    SCOPED_TRACE(layout);
+    ScopedEnv env("OMKL_CUDA_TRAJECTORIES", layout);
+    check_backend_parity({3, 2, 50, 7, 2, LossKind::Squared, false}, 1);
+    check_backend_parity({1, 1, 1, 1, 1, LossKind::Squared, false}, 2);     // N = 1, D = 1
+    check_backend_parity({2, 3, 33, 5, 3, LossKind::Logistic, false}, 3);   // D not a multiple of 32
+    check_backend_parity({1, 4, 100, 13, 1, LossKind::Hinge, false}, 4);
+    // Groups larger than one reduction batch, uneven across kernels' activity and resets.
+    check_backend_parity({2, 3, 50, 6, 7, LossKind::Squared, false}, 7);
+    check_backend_parity({1, 2, 20, 3, 32, LossKind::Logistic, false}, 8);  // 32 slots per kernel
+  }
 }
 
 TEST_F(CudaTest, BackendMatchesCpuInFloat) {
-  check_backend_parity({3, 2, 50, 7, 2, LossKind::Squared, true}, 5);
-  check_backend_parity({2, 3, 17, 4, 1, LossKind::Logistic, true}, 6);
+  for (const char* layout : kTrajectoryLayouts) {
+    SCOPED_TRACE(layout);
+    ScopedEnv env("OMKL_CUDA_TRAJECTORIES", layout);
+    check_backend_parity({3, 2, 50, 7, 2, LossKind::Squared, true}, 5);
+    check_backend_parity({2, 3, 17, 4, 1, LossKind::Logistic, true}, 6);
+    check_backend_parity({2, 3, 50, 6, 7, LossKind::Squared, true}, 9);
+  }
 }
 
 TEST_F(CudaTest, AlgorithmsMatchTheCpuBackend) {
-  for (Task task : {Task::Regression, Task::Classification}) {
-    for (Profile profile : {Profile::Paper, Profile::Reference}) {
-      for (const char* name : {"raker", "adaraker", "rf-ogd"}) {
-        const Dataset data = random_stream(500, 6, task, 11);
-        auto cpu_ctx = context_for(data, profile, {0, 1, 4});
-        auto gpu_ctx = cpu_ctx;
-        gpu_ctx.backend = BackendKind::Cuda;
-        auto cpu = make(name, cpu_ctx, {{"D", "37"}});
-        auto gpu = make(name, gpu_ctx, {{"D", "37"}});
-        std::vector<double> a(data.n_samples * 3), b(data.n_samples * 3, NAN);
-        cpu->step_block(data.x.data(), data.y.data(), data.n_samples, data.n_features, a.data());
-        gpu->step_block(data.x.data(), data.y.data(), data.n_samples, data.n_features, b.data());
-        for (std::size_t i = 0; i < a.size(); ++i) {
-          // The reference AdaRaker classifier outputs signs: a flip would be a real difference.
-          ASSERT_LE(relative_error(b[i], a[i]), 1e-9) << name << " " << to_string(profile) << " " << i;
+  for (const char* layout : kTrajectoryLayouts) {
+    ScopedEnv env("OMKL_CUDA_TRAJECTORIES", layout);
+    for (Task task : {Task::Regression, Task::Classification}) {
+      for (Profile profile : {Profile::Paper, Profile::Reference}) {
+        for (const char* name : {"raker", "adaraker", "rf-ogd"}) {
+          const Dataset data = random_stream(500, 6, task, 11);
+          auto cpu_ctx = context_for(data, profile, {0, 1, 4});
+          auto gpu_ctx = cpu_ctx;
+          gpu_ctx.backend = BackendKind::Cuda;
+          auto cpu = make(name, cpu_ctx, {{"D", "37"}});
+          auto gpu = make(name, gpu_ctx, {{"D", "37"}});
+          std::vector<double> a(data.n_samples * 3), b(data.n_samples * 3, NAN);
+          cpu->step_block(data.x.data(), data.y.data(), data.n_samples, data.n_features, a.data());
+          gpu->step_block(data.x.data(), data.y.data(), data.n_samples, data.n_features, b.data());
+          for (std::size_t i = 0; i < a.size(); ++i) {
+            // The reference AdaRaker classifier outputs signs: a flip would be a real difference.
+            ASSERT_LE(relative_error(b[i], a[i]), 1e-9)
+                << layout << " " << name << " " << to_string(profile) << " " << i;
+          }
         }
       }
     }
@@ -137,10 +169,9 @@ namespace {
 
 // Selects the CUDA backend's step_selected path for the scope (generic: through get/set_theta;
 // native: one launch per step). The variable is read when a backend is created.
-class SelectedPath {
+class SelectedPath : public ScopedEnv {
  public:
-  explicit SelectedPath(const char* mode) { setenv("OMKL_CUDA_STEP_SELECTED", mode, 1); }
-  ~SelectedPath() { unsetenv("OMKL_CUDA_STEP_SELECTED"); }
+  explicit SelectedPath(const char* mode) : ScopedEnv("OMKL_CUDA_STEP_SELECTED", mode) {}
 };
 
 void check_step_selected_parity(bool single, std::uint64_t seed) {
@@ -242,27 +273,32 @@ TEST(CudaAvailabilityTest, CudaBackendWithoutDeviceFailsClearly) {
 TEST_F(CudaTest, CheckpointsAndPredictWorkOnTheDevicePath) {
   // The paper profile keeps the kernel weights on the device (fused path): predict() and
   // save/restore must pull and push them exactly.
-  for (const char* name : {"raker", "adaraker"}) {
-    const Dataset data = random_stream(300, 4, Task::Regression, 5);
-    auto ctx = context_for(data, Profile::Paper, {0, 3});
-    ctx.backend = BackendKind::Cuda;
-    auto full = make(name, ctx, {{"D", "20"}});
-    std::vector<double> want(data.n_samples * 2), ahead(2);
-    for (std::size_t t = 0; t < data.n_samples; ++t) {
-      full->predict(data.row(t), ahead.data());
-      full->step(data.row(t), data.y[t], want.data() + 2 * t);
-      for (int r = 0; r < 2; ++r) ASSERT_LE(relative_error(ahead[r], want[2 * t + r]), 1e-12) << name << " " << t;
+  for (const char* layout : kTrajectoryLayouts) {
+    ScopedEnv env("OMKL_CUDA_TRAJECTORIES", layout);
+    for (const char* name : {"raker", "adaraker"}) {
+      const Dataset data = random_stream(300, 4, Task::Regression, 5);
+      auto ctx = context_for(data, Profile::Paper, {0, 3});
+      ctx.backend = BackendKind::Cuda;
+      auto full = make(name, ctx, {{"D", "20"}});
+      std::vector<double> want(data.n_samples * 2), ahead(2);
+      for (std::size_t t = 0; t < data.n_samples; ++t) {
+        full->predict(data.row(t), ahead.data());
+        full->step(data.row(t), data.y[t], want.data() + 2 * t);
+        for (int r = 0; r < 2; ++r)
+          ASSERT_LE(relative_error(ahead[r], want[2 * t + r]), 1e-12) << layout << " " << name << " " << t;
+      }
+      auto first = make(name, ctx, {{"D", "20"}});
+      std::vector<double> scratch(2 * 150);
+      first->step_block(data.x.data(), data.y.data(), 150, data.n_features, scratch.data());
+      StateWriter out;
+      first->save_state(out);
+      auto second = make(name, ctx, {{"D", "20"}});
+      StateReader in(out.bytes());
+      second->load_state(in);
+      std::vector<double> rest(2 * (data.n_samples - 150));
+      second->step_block(data.row(150), data.y.data() + 150, data.n_samples - 150, data.n_features, rest.data());
+      for (std::size_t i = 0; i < rest.size(); ++i)
+        ASSERT_LE(relative_error(rest[i], want[300 + i]), 1e-12) << layout << " " << name << " " << i;
     }
-    auto first = make(name, ctx, {{"D", "20"}});
-    std::vector<double> scratch(2 * 150);
-    first->step_block(data.x.data(), data.y.data(), 150, data.n_features, scratch.data());
-    StateWriter out;
-    first->save_state(out);
-    auto second = make(name, ctx, {{"D", "20"}});
-    StateReader in(out.bytes());
-    second->load_state(in);
-    std::vector<double> rest(2 * (data.n_samples - 150));
-    second->step_block(data.row(150), data.y.data() + 150, data.n_samples - 150, data.n_features, rest.data());
-    for (std::size_t i = 0; i < rest.size(); ++i) ASSERT_LE(relative_error(rest[i], want[300 + i]), 1e-12) << name << " " << i;
   }
 }
