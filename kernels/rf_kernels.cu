@@ -28,6 +28,31 @@ __device__ __forceinline__ Real warp_sum(Real v) {
 __device__ __forceinline__ void sin_cos(double a, double* s, double* c) { sincos(a, s, c); }
 __device__ __forceinline__ void sin_cos(float a, float* s, float* c) { sincosf(a, s, c); }
 
+// The projections lane ℓ owns at one step: entries ℓ, ℓ + 32, … of `a` below D (0 beyond).
+template <typename Real, int J>
+__device__ __forceinline__ void load_lane_projections(const Real* a, int lane, std::size_t D, Real (&out)[J]) {
+#pragma unroll
+  for (int j = 0; j < J; ++j) {
+    const std::size_t i = lane + 32 * j;
+    out[j] = i < D ? a[i] : Real(0);
+  }
+}
+
+// z = scale·[sin a, cos a] for the lane's entries. Entries past D must stay exactly 0 so that
+// their θ (and ‖θ‖²) stays 0.
+template <typename Real, int J>
+__device__ __forceinline__ void lane_features(const Real (&a)[J], int lane, std::size_t D, Real scale,
+                                              Real (&zs)[J], Real (&zc)[J]) {
+#pragma unroll
+  for (int j = 0; j < J; ++j) {
+    Real sv, cv;
+    sin_cos(a[j], &sv, &cv);
+    const bool valid = lane + 32 * j < D;
+    zs[j] = valid ? scale * sv : Real(0);
+    zc[j] = valid ? scale * cv : Real(0);
+  }
+}
+
 template <typename Real, int J>
 __global__ void advance_trajectories_kernel(TrajectoryArgs<Real> args) {
   const std::size_t warp = (static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
@@ -50,25 +75,8 @@ __global__ void advance_trajectories_kernel(TrajectoryArgs<Real> args) {
   // sincos are issued before step k's reduction and update, hiding the memory latency and the
   // special-function latency behind the dependent chain.
   Real zs[J], zc[J], next_a[J];
-  auto load_next = [&](std::size_t step) {
-    const Real* a = a_base + step * row;
-#pragma unroll
-    for (int j = 0; j < J; ++j) {
-      const std::size_t i = lane + 32 * j;
-      next_a[j] = i < D ? a[i] : Real(0);
-    }
-  };
-  auto features_from_next = [&] {
-#pragma unroll
-    for (int j = 0; j < J; ++j) {
-      Real sv, cv;
-      sin_cos(next_a[j], &sv, &cv);
-      // Entries past D must stay exactly 0 so that their θ (and ‖θ‖²) stays 0.
-      const bool valid = lane + 32 * j < D;
-      zs[j] = valid ? args.feature_scale * sv : Real(0);
-      zc[j] = valid ? args.feature_scale * cv : Real(0);
-    }
-  };
+  auto load_next = [&](std::size_t step) { load_lane_projections<Real, J>(a_base + step * row, lane, D, next_a); };
+  auto features_from_next = [&] { lane_features<Real, J>(next_a, lane, D, args.feature_scale, zs, zc); };
   if (args.n_steps > 0) {
     load_next(0);
     features_from_next();
@@ -183,7 +191,7 @@ __device__ __forceinline__ long long first_multiple_from(long long t, long long 
 // Slots advanced together per reduction: enough independent chains to hide the shuffle
 // latency, few enough that their θ (2·B·J values) stays in registers.
 template <int J>
-constexpr int group_batch() { return J <= 2 ? 2 : 1; }
+__host__ __device__ constexpr int group_batch() { return J <= 2 ? 2 : 1; }
 
 // At most 128 threads a block and 4 blocks an SM: ≤ 128 registers, so that with the shared
 // memory (≈ 15 warps an SM at D = 50 and 14 levels) one wave holds 20 replicates × 76 kernels.
@@ -228,24 +236,10 @@ __global__ void __launch_bounds__(128, 4) advance_kernel_groups_kernel(Trajector
   Real zs[J], zc[J], next_a[J];
   Real next_y = 0;
   auto load_next = [&](std::size_t step) {
-    const Real* a = a_base + step * row;
-#pragma unroll
-    for (int j = 0; j < J; ++j) {
-      const std::size_t i = lane + 32 * j;
-      next_a[j] = i < D ? a[i] : Real(0);
-    }
+    load_lane_projections<Real, J>(a_base + step * row, lane, D, next_a);
     next_y = args.y[step];  // off the dependent chain: read a step ahead with the projections
   };
-  auto features_from_next = [&] {
-#pragma unroll
-    for (int j = 0; j < J; ++j) {
-      Real sv, cv;
-      sin_cos(next_a[j], &sv, &cv);
-      const bool valid = lane + 32 * j < D;
-      zs[j] = valid ? args.feature_scale * sv : Real(0);
-      zc[j] = valid ? args.feature_scale * cv : Real(0);
-    }
-  };
+  auto features_from_next = [&] { lane_features<Real, J>(next_a, lane, D, args.feature_scale, zs, zc); };
   Real y_step = 0;
   if (args.n_steps > 0) {
     load_next(0);
