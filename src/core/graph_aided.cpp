@@ -142,7 +142,6 @@ class GraphAided final : public Algorithm {
     // ---- backend and state -----------------------------------------------------------------
     std::vector<std::uint32_t> slot_kernel(N);
     for (std::size_t k = 0; k < N; ++k) slot_kernel[k] = static_cast<std::uint32_t>(k);
-    backend_ = make_rf_ensemble_backend(config_, context, slot_kernel);
     const std::size_t R = context.n_replicates();
     std::vector<NotebookStart> notebook;
     if (config_.numpy_legacy) {
@@ -156,6 +155,16 @@ class GraphAided final : public Algorithm {
       } catch (const ConfigError& e) {
         params.fail("rng", e.what());
       }
+      // The replay that positioned the streams drew each repetition's features on the way:
+      // the backend takes those instead of replaying the stream a second time.
+      backend_ = make_rf_ensemble_backend(config_, context, slot_kernel, [&](const FrequencySink& sink) {
+        for (std::size_t r = 0; r < R; ++r) {
+          for (std::size_t k = 0; k < N; ++k) sink(r, k, notebook[r].frequencies[k].data());
+          notebook[r].frequencies = {};
+        }
+      });
+    } else {
+      backend_ = make_rf_ensemble_backend(config_, context, slot_kernel);
     }
     pool_ = std::make_unique<StepPool>(std::min(context.host_threads, R));
     reps_.resize(R);

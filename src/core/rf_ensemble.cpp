@@ -1,6 +1,7 @@
 #include "core/rf_ensemble.h"
 
 #include <cmath>
+#include <utility>
 
 #include "core/notebook_stream.h"
 #include "core/parallel.h"
@@ -154,6 +155,15 @@ std::uint32_t numpy_seed(const AlgoContext& context) {
 std::unique_ptr<RfBackend> make_rf_ensemble_backend(const RfEnsembleConfig& config,
                                                     const AlgoContext& context,
                                                     std::vector<std::uint32_t> slot_kernel) {
+  return make_rf_ensemble_backend(config, context, std::move(slot_kernel), [&](const FrequencySink& sink) {
+    for_each_frequency_matrix(config.dictionary, config.n_rff, config.rf_kind, config.numpy_legacy, context, sink);
+  });
+}
+
+std::unique_ptr<RfBackend> make_rf_ensemble_backend(const RfEnsembleConfig& config,
+                                                    const AlgoContext& context,
+                                                    std::vector<std::uint32_t> slot_kernel,
+                                                    const FrequencySource& source) {
   RfProblem problem;
   problem.n_replicates = context.n_replicates();
   problem.n_kernels = config.dictionary.size();
@@ -167,8 +177,7 @@ std::unique_ptr<RfBackend> make_rf_ensemble_backend(const RfEnsembleConfig& conf
                         config.weights.rule == WeightRule::PowBeta) &&
                        config.weights.weight_loss == WeightLoss::RegularizedPre;
   auto backend = make_rf_backend(context.backend, problem);
-  for_each_frequency_matrix(config.dictionary, config.n_rff, config.rf_kind, config.numpy_legacy, context,
-                            [&](std::size_t r, std::size_t k, const double* V) { backend->set_frequencies(r, k, V); });
+  source([&](std::size_t r, std::size_t k, const double* V) { backend->set_frequencies(r, k, V); });
   return backend;
 }
 

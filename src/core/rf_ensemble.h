@@ -93,10 +93,19 @@ void for_each_frequency_matrix(const Dictionary& dictionary, std::size_t n_rff, 
 std::uint32_t numpy_seed(const AlgoContext& context);
 
 /// Creates the backend for `slot_kernel` and uploads frequency matrices drawn from
-/// (seed, replicate, kernel) for every replicate.
+/// (seed, replicate, kernel) for every replicate (for_each_frequency_matrix).
 std::unique_ptr<RfBackend> make_rf_ensemble_backend(const RfEnsembleConfig& config,
                                                     const AlgoContext& context,
                                                     std::vector<std::uint32_t> slot_kernel);
+
+/// Hands every (replicate, kernel) matrix to the sink, as for_each_frequency_matrix does.
+using FrequencySource = std::function<void(const FrequencySink&)>;
+/// Same, with the matrices from `source`: for a caller that already holds them (the graph
+/// family under rng = numpy_legacy gets them with its notebook stream positions).
+std::unique_ptr<RfBackend> make_rf_ensemble_backend(const RfEnsembleConfig& config,
+                                                    const AlgoContext& context,
+                                                    std::vector<std::uint32_t> slot_kernel,
+                                                    const FrequencySource& source);
 
 /// The backend-side form of a log-domain weight rule for groups of `group_size` slots, or
 /// nothing when the rule couples kernels within a step (minmax, mistake) and must run on the host.
