@@ -68,6 +68,10 @@ want bench && {
   "$BIN/omkl" bench "${common[@]}" --backend cuda --algo adaraker:dict=jmlr23-76 --seeds 1 20 100 \
     --json "$OUT/bench_gpu_adaraker.json"
   "$BIN/omkl" bench "${common[@]}" --backend cuda --algo raker:dict=jmlr23-76,precision=float --seeds 20 1000
+  # Where construction time goes (device set-up / host frequency draws / upload), one line per run.
+  echo "== GPU: construction breakdown (OMKL_TIMING=1)"
+  OMKL_TIMING=1 "$BIN/omkl" bench --data "$NAVAL" --normalize minmax --repeat 1 --backend cuda \
+    --algo raker:dict=jmlr23-76 --seeds 20 1000
   # The per-kernel trajectory layout (one warp per (seed, kernel), AdaRaker's levels sharing the
   # features) against the default per-slot one above.
   echo "== GPU: OMKL_CUDA_TRAJECTORIES=per_kernel"

@@ -82,6 +82,10 @@ class RfBackend {
   /// Uploads V (n_rff × n_features, row-major, host) of one kernel of one replicate.
   virtual void set_frequencies(std::size_t replicate, std::size_t kernel, const double* V) = 0;
   virtual void get_frequencies(std::size_t replicate, std::size_t kernel, double* V) const = 0;
+  /// Moves what set_frequencies() gave to where the steps read it (the GPU backend uploads
+  /// the matrices); called once construction is complete, so that its cost is counted there.
+  /// Frequencies set later (a checkpoint) are moved lazily by the next step.
+  virtual void prepare() {}
 
   /// Advances every replicate and slot through n_steps samples starting at 1-based time t0.
   /// @param x n_steps × n_features row-major (host); @param y n_steps targets (host)

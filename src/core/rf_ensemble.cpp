@@ -1,6 +1,9 @@
 #include "core/rf_ensemble.h"
 
+#include <chrono>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <utility>
 
 #include "core/notebook_stream.h"
@@ -176,8 +179,21 @@ std::unique_ptr<RfBackend> make_rf_ensemble_backend(const RfEnsembleConfig& conf
   problem.need_norm2 = (config.weights.rule == WeightRule::ExpEta ||
                         config.weights.rule == WeightRule::PowBeta) &&
                        config.weights.weight_loss == WeightLoss::RegularizedPre;
+  // OMKL_TIMING=1 reports where construction time goes (on the GPU: device set-up against
+  // host frequency draws against the upload), one line on stderr per backend.
+  using Clock = std::chrono::steady_clock;
+  const auto t0 = Clock::now();
   auto backend = make_rf_backend(context.backend, problem);
+  const auto t1 = Clock::now();
   source([&](std::size_t r, std::size_t k, const double* V) { backend->set_frequencies(r, k, V); });
+  const auto t2 = Clock::now();
+  backend->prepare();
+  const auto t3 = Clock::now();
+  if (const char* timing = std::getenv("OMKL_TIMING"); timing != nullptr && std::string(timing) == "1") {
+    const auto ms = [](Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); };
+    std::fprintf(stderr, "omkl timing: %s backend set-up %.2f ms, frequency matrices (%zu replicates x %zu kernels) %.2f ms, prepare %.2f ms\n",
+                 to_string(context.backend).c_str(), ms(t1 - t0), problem.n_replicates, problem.n_kernels, ms(t2 - t1), ms(t3 - t2));
+  }
   return backend;
 }
 

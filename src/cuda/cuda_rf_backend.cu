@@ -87,6 +87,8 @@ class CudaRfBackend final : public RfBackend {
     std::memcpy(V, host_frequencies_.data() + (r * problem_.n_kernels + kernel) * block, block * sizeof(double));
   }
 
+  void prepare() override { upload_frequencies(); }
+
   void advance(const double* x, const double* y, std::size_t n_steps, std::int64_t t0,
                const std::vector<SlotSchedule>& schedules, double* f, double* norm2) override {
     run(x, y, n_steps, t0, schedules, f, norm2, true, nullptr);
