@@ -222,3 +222,17 @@ TEST_F(CliTest, ResumeOfAMissingOrDamagedCheckpointFails) {
 }
 
 }  // namespace
+
+TEST_F(CliTest, TimingSwitchReportsConstructionOnStderrOnly) {
+  ASSERT_EQ(omkl("gen --kind dataset2 --samples 50 --out f.csv").code, 0);
+  const Outcome plain = omkl("run --data f.csv --algo raker:D=8");
+  ASSERT_EQ(plain.code, 0) << plain.err;
+  EXPECT_EQ(plain.err.find("omkl timing"), std::string::npos) << "off unless asked for";
+  setenv("OMKL_TIMING", "1", 1);  // inherited by the CLI's process
+  const Outcome timed = omkl("run --data f.csv --algo raker:D=8");
+  unsetenv("OMKL_TIMING");
+  ASSERT_EQ(timed.code, 0) << timed.err;
+  EXPECT_NE(timed.err.find("omkl timing: cpu backend set-up"), std::string::npos) << timed.err;
+  EXPECT_NE(timed.err.find("frequency matrices (1 replicates x"), std::string::npos) << timed.err;
+  EXPECT_EQ(timed.out, plain.out) << "the report changes nothing else";
+}
