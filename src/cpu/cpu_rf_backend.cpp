@@ -132,6 +132,24 @@ struct PortableKernels {
   static void update(double* theta, const double* u, std::size_t n, double shrink, double gain) {
     for (std::size_t i = 0; i < n; ++i) theta[i] = shrink * theta[i] - gain * u[i];
   }
+
+  /// If `pending`, update(θ, u_prev, shrink, gain); then dot_norm(θ, u): one pass over θ, the
+  /// same bits as the two calls.
+  template <bool kNorm>
+  static void update_dot_norm(double* theta, const double* u_prev, bool pending, double shrink, double gain,
+                              const double* u, std::size_t n, double& dot, double& norm2) {
+    if (!pending) return dot_norm<kNorm>(theta, u, n, dot, norm2);
+    double sd[4] = {0.0, 0.0, 0.0, 0.0}, sn[4] = {0.0, 0.0, 0.0, 0.0};
+    for (std::size_t i = 0; i < n; i += 4)
+      for (std::size_t l = 0; l < 4; ++l) {
+        const double t = shrink * theta[i + l] - gain * u_prev[i + l];
+        theta[i + l] = t;
+        sd[l] += t * u[i + l];
+        if (kNorm) sn[l] += t * t;
+      }
+    dot = (sd[0] + sd[1]) + (sd[2] + sd[3]);
+    norm2 = kNorm ? (sn[0] + sn[1]) + (sn[2] + sn[3]) : 0.0;
+  }
 };
 
 #if OMKL_CPU_HAVE_AVX2_KERNELS
@@ -371,6 +389,39 @@ struct Avx2Kernels {
       _mm256_store_pd(theta + i, _mm256_fnmadd_pd(g, _mm256_load_pd(u + i), t));
     }
   }
+
+  // One vector of update_dot_norm: θ ← sh·θ − g·u_prev as update() computes it, then the sums
+  // as dot_norm() accumulates them.
+  template <bool kNorm>
+  OMKL_INLINE_AVX2 static void update_dot_vector(double* theta, const double* u_prev, const double* u,
+                                                 __m256d sh, __m256d g, __m256d& sd, __m256d& sn) {
+    const __m256d t = _mm256_fnmadd_pd(g, _mm256_load_pd(u_prev), _mm256_mul_pd(sh, _mm256_load_pd(theta)));
+    _mm256_store_pd(theta, t);
+    sd = _mm256_fmadd_pd(t, _mm256_load_pd(u), sd);
+    if (kNorm) sn = _mm256_fmadd_pd(t, t, sn);
+  }
+
+  /// If `pending`, update(θ, u_prev, shrink, gain); then dot_norm(θ, u): one pass over θ, the
+  /// same bits as the two calls.
+  template <bool kNorm>
+  OMKL_TARGET_AVX2 static void update_dot_norm(double* theta, const double* u_prev, bool pending,
+                                               double shrink, double gain, const double* u, std::size_t n,
+                                               double& dot, double& norm2) {
+    if (!pending) return dot_norm<kNorm>(theta, u, n, dot, norm2);
+    const __m256d sh = _mm256_set1_pd(shrink), g = _mm256_set1_pd(gain);
+    __m256d sd[4], sn[4];
+    for (int l = 0; l < 4; ++l) sd[l] = sn[l] = _mm256_setzero_pd();
+    std::size_t i = 0;
+    for (; i + 16 <= n; i += 16)
+      for (int l = 0; l < 4; ++l) {
+        const std::size_t j = i + 4 * l;
+        update_dot_vector<kNorm>(theta + j, u_prev + j, u + j, sh, g, sd[l], sn[l]);
+      }
+    for (int l = 0; i < n; i += 4, ++l) update_dot_vector<kNorm>(theta + i, u_prev + i, u + i, sh, g, sd[l], sn[l]);
+    dot = hsum(_mm256_add_pd(_mm256_add_pd(sd[0], sd[1]), _mm256_add_pd(sd[2], sd[3])));
+    norm2 = kNorm ? hsum(_mm256_add_pd(_mm256_add_pd(sn[0], sn[1]), _mm256_add_pd(sn[2], sn[3])))
+                  : 0.0;
+  }
 };
 #endif
 
@@ -399,6 +450,7 @@ class CpuRfBackend final : public RfBackend {
     one_slot_per_kernel_ = most <= 1;
     gain_.resize(most);
     shrink_.resize(most);
+    pending_.resize(most);
   }
 
   SimdLevel level() const { return level_; }
@@ -596,9 +648,11 @@ class CpuRfBackend final : public RfBackend {
     if (pending) K::update(theta, buffers[current ^ 1], n, shrink, gain);
   }
 
-  // Kernel by kernel, step by step. Per step: (a) θ·u and ‖θ‖² of every slot of the kernel,
-  // giving f and the step's scalars; (b) the features of the next step (independent work
-  // that hides the latency of (a)'s reductions); (c) the θ updates. u is double-buffered.
+  // Kernel by kernel, step by step. Per step: (a) for every slot of the kernel, the previous
+  // step's θ update (deferred until now so that θ is read once per step) and θ·u, ‖θ‖², giving
+  // f and the step's scalars; (b) the features of the next step into the other buffer (the
+  // previous step's u is no longer needed). The last updates are applied at the end, so the
+  // state between calls is the same as with immediate updates.
   template <class K, bool kNorm>
   void advance_impl(const double* x, const double* y, std::size_t n_steps, std::int64_t t0,
                     const std::vector<SlotSchedule>& schedules, double* f, double* norm2) {
@@ -624,37 +678,40 @@ class CpuRfBackend final : public RfBackend {
           return false;
         };
         int current = 0;
+        std::fill(pending_.begin(), pending_.end(), 0);
         if (any_active(t0)) compute_features<K>(r, kernel, x, buffers[0]);
         for (std::size_t step = 0; step < n_steps; ++step) {
           const std::int64_t t = t0 + static_cast<std::int64_t>(step);
           const double* u = buffers[current];
+          const double* u_prev = buffers[current ^ 1];
           const std::size_t row = (step * R + r) * S;
           for (std::size_t i = 0; i < slots.size(); ++i) {
             const std::size_t s = slots[i];
             const SlotSchedule& sc = schedules[s];
-            if (t < sc.active_from) {
+            if (t < sc.active_from) {  // (a slot stays active once it is: nothing is pending here)
               f[row + s] = 0.0;
               if (kNorm) norm2[row + s] = 0.0;
-              gain_[i] = 0.0;
-              shrink_[i] = 1.0;
               continue;
             }
             double* theta = theta_row(r, s);
-            if (schedule_resets(sc, t)) std::fill(theta, theta + n, 0.0);
+            if (schedule_resets(sc, t)) {
+              std::fill(theta, theta + n, 0.0);
+              pending_[i] = 0;
+            }
             double dot, nrm;
-            K::template dot_norm_fn<kNorm>(theta, u, n, dot, nrm);
+            K::template update_dot_norm<kNorm>(theta, u_prev, pending_[i] != 0, shrink_[i], gain_[i], u, n, dot, nrm);
             const double fs = scale * dot;
             f[row + s] = fs;
             if (kNorm) norm2[row + s] = nrm;
             step_scalars(sc, t, p.loss, fs, y[step], scale, shrink_[i], gain_[i]);
+            pending_[i] = 1;
           }
           if (step + 1 < n_steps && any_active(t + 1))
             compute_features<K>(r, kernel, x + (step + 1) * d, buffers[current ^ 1]);
-          for (std::size_t i = 0; i < slots.size(); ++i)
-            if (t >= schedules[slots[i]].active_from)
-              K::update(theta_row(r, slots[i]), u, n, shrink_[i], gain_[i]);
           current ^= 1;
         }
+        for (std::size_t i = 0; i < slots.size(); ++i)
+          if (pending_[i]) K::update(theta_row(r, slots[i]), buffers[current ^ 1], n, shrink_[i], gain_[i]);
       }
     }
   }
@@ -760,6 +817,7 @@ class CpuRfBackend final : public RfBackend {
   AlignedArray angle_;                           // scratch: V x of one kernel (Dp)
   AlignedArray u_;                               // scratch: 2 × [sin | cos] of one kernel (2Dp)
   std::vector<double> gain_, shrink_;            // scratch: the step's scalars per slot of a kernel
+  std::vector<char> pending_;                    // scratch: whether that update is still to apply
   std::vector<std::uint32_t> order_;             // scratch: step_selected's pairs by (replicate, kernel)
   bool one_slot_per_kernel_ = false;             // no kernel has two slots
 };
