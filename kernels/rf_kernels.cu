@@ -12,6 +12,7 @@
 
 #include "cuda/cuda_check.h"
 #include "core/loss.h"
+#include "core/sincos_fma.h"
 #include "kernels/rf_kernels.cuh"
 
 namespace omkl::cuda {
@@ -50,6 +51,40 @@ __device__ __forceinline__ void lane_features(const Real (&a)[J], int lane, std:
     const bool valid = lane + 32 * j < D;
     zs[j] = valid ? scale * sv : Real(0);
     zc[j] = valid ? scale * cv : Real(0);
+  }
+}
+
+// lane_features() in double with sincos_fma(): straight-line code that the compiler can
+// interleave across the lane's J angles (the library's sincos branches inside), and the CPU
+// AVX2 kernel's bits for the same angle. Angles beyond its fast range (rare: |a| > 2⁴⁵) take
+// the library's sincos in a second, warp-divergent pass. float keeps sincosf.
+template <typename Real, int J>
+__device__ __forceinline__ void lane_features_fma(const Real (&a)[J], int lane, std::size_t D, Real scale,
+                                                  Real (&zs)[J], Real (&zc)[J]) {
+  if constexpr (std::is_same_v<Real, double>) {
+    bool out_of_range = false;
+#pragma unroll
+    for (int j = 0; j < J; ++j) {
+      double sv, cv;
+      detail::sincos_fma(a[j], sv, cv);
+      out_of_range |= fabs(a[j]) > detail::kFmaFastLimit;
+      const bool valid = lane + 32 * j < D;
+      zs[j] = valid ? scale * sv : 0.0;
+      zc[j] = valid ? scale * cv : 0.0;
+    }
+    if (out_of_range) {
+#pragma unroll
+      for (int j = 0; j < J; ++j) {
+        if (!(fabs(a[j]) > detail::kFmaFastLimit)) continue;
+        double sv, cv;
+        sincos(a[j], &sv, &cv);
+        const bool valid = lane + 32 * j < D;
+        zs[j] = valid ? scale * sv : 0.0;
+        zc[j] = valid ? scale * cv : 0.0;
+      }
+    }
+  } else {
+    lane_features<Real, J>(a, lane, D, scale, zs, zc);
   }
 }
 
@@ -166,7 +201,8 @@ void launch_with(const TrajectoryArgs<Real>& args, cudaStream_t stream) {
 // warp owns the group of a kernel: the features are computed once per step, θ of every slot
 // in the group sits in shared memory (each lane touches only its own entries, so no
 // synchronisation is needed for it), and B slots at a time share one interleaved reduction.
-// Per slot the arithmetic is that of advance_trajectories_kernel, in the same order.
+// Per slot the arithmetic is that of advance_trajectories_kernel, in the same order; the
+// features in double come from sincos_fma() (lane_features_fma), the CPU AVX2 kernel's bits.
 
 // Largest shared-memory share of one warp: the default 48 KB limit of a block, so no opt-in
 // attribute is needed.
@@ -239,7 +275,7 @@ __global__ void __launch_bounds__(128, 4) advance_kernel_groups_kernel(Trajector
     load_lane_projections<Real, J>(a_base + step * row, lane, D, next_a);
     next_y = args.y[step];  // off the dependent chain: read a step ahead with the projections
   };
-  auto features_from_next = [&] { lane_features<Real, J>(next_a, lane, D, args.feature_scale, zs, zc); };
+  auto features_from_next = [&] { lane_features_fma<Real, J>(next_a, lane, D, args.feature_scale, zs, zc); };
   Real y_step = 0;
   if (args.n_steps > 0) {
     load_next(0);

@@ -44,6 +44,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "core/sincos_fma.h"
+
 // OMKL_CPU_NO_AVX2_KERNELS (a compile definition) leaves the AVX2 kernels out of the build.
 #if !defined(OMKL_CPU_NO_AVX2_KERNELS) && defined(__x86_64__) && \
     (defined(__GNUC__) || defined(__clang__))
@@ -75,33 +77,9 @@ void fast_sincos(SimdLevel level, const double* a, double* s, double* c, std::si
 /// Same, with default_simd_level().
 void fast_sincos(const double* a, double* s, double* c, std::size_t n);
 
-namespace sincos_detail {
-
-// 2/π and the rounding constant 1.5·2⁵² (rounds to nearest for |x| < 2⁵¹).
-constexpr double kTwoOverPi = 0x1.45f306dc9c883p-1;
-constexpr double kRoundMagic = 0x1.8p52;
-// π/2 = C1 + C2 (+ 2⁻¹⁰⁷-level remainder): for the FMA reduction.
-constexpr double kPio2Hi = 0x1.921fb54442d18p+0;
-constexpr double kPio2Lo = 0x1.1a62633145c07p-54;
-// π/2 = P1 + P2 + P3 with P1 (25 bits), P2 (24 bits) exact-product parts: for the portable one.
-constexpr double kPio2P1 = 0x1.921fb5p+0;
-constexpr double kPio2P2 = 0x1.110b46p-26;
-constexpr double kPio2P3 = 0x1.1a62633145c07p-54;
-// fdlibm __kernel_sin / __kernel_cos coefficients.
-constexpr double S1 = -1.66666666666666324348e-01;
-constexpr double S2 = 8.33333333332248946124e-03;
-constexpr double S3 = -1.98412698298579493134e-04;
-constexpr double S4 = 2.75573137070700676789e-06;
-constexpr double S5 = -2.50507602534068634195e-08;
-constexpr double S6 = 1.58969099521155010221e-10;
-constexpr double C1 = 4.16666666666666019037e-02;
-constexpr double C2 = -1.38888888888741095749e-03;
-constexpr double C3 = 2.48015872894767294178e-05;
-constexpr double C4 = -2.75573143513906633035e-07;
-constexpr double C5 = 2.08757232129817482790e-09;
-constexpr double C6 = -1.13596475577881948265e-11;
-
-}  // namespace sincos_detail
+// The constants are shared with sincos_fma() (core/sincos_fma.h), the scalar host/device
+// form of the AVX2 kernel below.
+namespace sincos_detail = omkl::detail::sincos_constants;
 
 /// Largest |a| served by the polynomial path of each kernel; beyond it std::sin/std::cos.
 constexpr double kPortableFastLimit = 0x1p27;  // |k| ≤ 2²⁷·2/π < 2²⁷ ⇒ exact k·P1, k·P2

@@ -197,3 +197,40 @@ TEST(FastSincosTest, DefaultLevelIsTheDispatchedOne) {
   }
   if (!cpu_has_avx2_fma()) EXPECT_EQ(default_simd_level(), SimdLevel::Portable);
 }
+
+// sincos_fma() is the scalar host/device form of the AVX2 kernel: where that kernel runs, the
+// two must agree to the bit (the CUDA backend relies on it for CPU-equal features), and on
+// its own it must meet the same accuracy bound.
+TEST(FastSincosTest, ScalarFmaFormIsAccurateAndEqualsTheAvx2Kernel) {
+  std::mt19937_64 rng(77);
+  std::uniform_real_distribution<double> unit(-1.0, 1.0);
+  std::vector<double> a = {0.0, -0.0, 1e-300, -1e-300, 0x1p-30, 1.0, -1.0, omkl::detail::kFmaFastLimit, -omkl::detail::kFmaFastLimit};
+  for (double magnitude = 1e-8; magnitude <= 3e13; magnitude *= 10.0)
+    for (int i = 0; i < 2000; ++i) a.push_back(unit(rng) * magnitude);
+  const double half_pi = 1.5707963267948966;
+  for (int k = -2000; k <= 2000; k += 7)
+    for (double offset : {0.0, 1e-12, -1e-12, 0.785398163397448})
+      a.push_back(k * half_pi + offset);
+  std::vector<double> s(a.size()), c(a.size());
+  double worst = 0.0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    omkl::detail::sincos_fma(a[i], s[i], c[i]);
+    const long double x = a[i];
+    worst = std::max({worst, static_cast<double>(std::fabs(s[i] - std::sin(x))),
+                      static_cast<double>(std::fabs(c[i] - std::cos(x)))});
+  }
+  EXPECT_LE(worst, kBound);
+  EXPECT_EQ(bits(s[1]), bits(-0.0)) << "sin(-0) = -0";
+  EXPECT_EQ(c[1], 1.0);
+  double nan_s, nan_c;
+  omkl::detail::sincos_fma(std::numeric_limits<double>::quiet_NaN(), nan_s, nan_c);
+  EXPECT_TRUE(std::isnan(nan_s) && std::isnan(nan_c));
+
+  if (!cpu_has_avx2_fma()) GTEST_SKIP() << "no AVX2+FMA here: accuracy checked, bitwise equality not";
+  std::vector<double> s_avx(a.size()), c_avx(a.size());
+  fast_sincos(SimdLevel::Avx2Fma, a.data(), s_avx.data(), c_avx.data(), a.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    ASSERT_EQ(bits(s[i]), bits(s_avx[i])) << "sin at a = " << a[i];
+    ASSERT_EQ(bits(c[i]), bits(c_avx[i])) << "cos at a = " << a[i];
+  }
+}
