@@ -53,6 +53,8 @@ class CudaRfBackend final : public RfBackend {
     if (p.n_rff > omkl::cuda::kMaxRff)
       throw CudaError("CUDA backend: D = " + std::to_string(p.n_rff) + " exceeds the supported " +
                       std::to_string(omkl::cuda::kMaxRff));
+    for (std::uint32_t k : p.slot_kernel)
+      if (k >= p.n_kernels) throw Error("CUDA backend: slot kernel index out of range");
     const cudaStream_t stream = context_.stream();
     for (auto* b : {&frequencies_, &theta_, &projections_, &x_, &y_, &f_, &norm2_}) b->set_stream(stream);
     for (auto* b : {&log_w_, &log_w_steps_, &group_f_}) b->set_stream(stream);
