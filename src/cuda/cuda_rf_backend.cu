@@ -59,7 +59,7 @@ class CudaRfBackend final : public RfBackend {
     for (auto* b : {&frequencies_, &theta_, &projections_, &x_, &y_, &f_, &norm2_}) b->set_stream(stream);
     for (auto* b : {&log_w_, &log_w_steps_, &group_f_}) b->set_stream(stream);
     schedules_.set_stream(stream);
-    for (auto* b : {&selected_x_, &selected_f_, &selected_norm2_}) b->set_stream(stream);
+    selected_out_.set_stream(stream);
     pairs_.set_stream(stream);
     for (auto* b : {&slot_kernel_, &group_offsets_, &group_slots_}) b->set_stream(stream);
     // The native per-step path is opt-in until it has run against the CPU on a device (it was
@@ -147,31 +147,34 @@ class CudaRfBackend final : public RfBackend {
       slot_kernel_.resize(kernels.size());
       slot_kernel_.copy_from_host(kernels.data(), kernels.size());
     }
-    // Inputs through pinned staging: x, then the pairs (range-checked here, not on the device).
+    // One upload and one download per step (each copy call costs microseconds of latency, and
+    // the host waits on this round trip every step): the pairs (range-checked here, not on the
+    // device) with x packed behind them in one pinned buffer; f and ‖θ‖² side by side back.
     const std::size_t d = p.n_features;
-    staging_selected_in_.resize(d);
-    staging_pairs_.resize(n_pairs);
-    for (std::size_t k = 0; k < d; ++k) staging_selected_in_.data()[k] = static_cast<Real>(x[k]);
+    const std::size_t x_entries = (d * sizeof(Real) + sizeof(DevicePair) - 1) / sizeof(DevicePair);
+    const std::size_t in_entries = n_pairs + x_entries;
+    staging_pairs_.resize(in_entries);
+    DevicePair* in = staging_pairs_.data();
     for (std::size_t i = 0; i < n_pairs; ++i) {
       if (pairs[i].replicate >= p.n_replicates || pairs[i].slot >= p.n_slots())
         throw Error("step_selected: pair out of range");
-      staging_pairs_.data()[i] = {pairs[i].replicate, pairs[i].slot, pairs[i].rate, pairs[i].shrink};
+      in[i] = {pairs[i].replicate, pairs[i].slot, pairs[i].rate, pairs[i].shrink};
     }
-    selected_x_.resize(d);
-    pairs_.resize(n_pairs);
-    selected_f_.resize(n_pairs);
-    if (norm2) selected_norm2_.resize(n_pairs);
-    selected_x_.copy_from_host(staging_selected_in_.data(), d);
-    pairs_.copy_from_host(staging_pairs_.data(), n_pairs);
-    SelectedArgs<Real> args{frequencies_.data(), selected_x_.data(), theta_.data(), slot_kernel_.data(),
-                            pairs_.data(), selected_f_.data(), norm2 ? selected_norm2_.data() : nullptr,
+    Real* x_in = reinterpret_cast<Real*>(in + n_pairs);
+    for (std::size_t k = 0; k < d; ++k) x_in[k] = static_cast<Real>(x[k]);
+    pairs_.resize(in_entries);
+    pairs_.copy_from_host(in, in_entries);
+    const std::size_t n_out = norm2 ? 2 * n_pairs : n_pairs;
+    selected_out_.resize(2 * n_pairs);
+    SelectedArgs<Real> args{frequencies_.data(), reinterpret_cast<const Real*>(pairs_.data() + n_pairs),
+                            theta_.data(), slot_kernel_.data(), pairs_.data(), selected_out_.data(),
+                            norm2 ? selected_out_.data() + n_pairs : nullptr,
                             n_pairs, p.n_slots(), p.n_kernels, p.n_rff, d,
                             static_cast<Real>(p.feature_scale), static_cast<int>(p.loss), y};
     omkl::cuda::launch_step_selected(args, context_.stream());
     staging_selected_out_.resize(2 * n_pairs);
     Real* out = staging_selected_out_.data();
-    selected_f_.copy_to_host(out, n_pairs);
-    if (norm2) selected_norm2_.copy_to_host(out + n_pairs, n_pairs);
+    selected_out_.copy_to_host(out, n_out);
     context_.synchronize();  // the host decides the next step from f
     std::copy(out, out + n_pairs, f);
     if (norm2) std::copy(out + n_pairs, out + 2 * n_pairs, norm2);
@@ -346,13 +349,13 @@ class CudaRfBackend final : public RfBackend {
   PinnedBuffer<double> staging_out_;   // group predictions (fused)
   PinnedBuffer<Real> staging_slots_;   // per-slot predictions and norms
   // step_selected(): the step's x, pairs and outputs
-  DeviceBuffer<Real> selected_x_, selected_f_, selected_norm2_;
-  DeviceBuffer<DevicePair> pairs_;
+  DeviceBuffer<Real> selected_out_;  // f then ‖θ‖² of the step's pairs
+  DeviceBuffer<DevicePair> pairs_;    // the step's pairs, then x
   DeviceBuffer<unsigned> slot_kernel_;
   DeviceBuffer<unsigned> group_offsets_, group_slots_;  // per-kernel layout (empty: per slot)
   unsigned max_group_ = 0;
-  PinnedBuffer<Real> staging_selected_in_, staging_selected_out_;
-  PinnedBuffer<DevicePair> staging_pairs_;
+  PinnedBuffer<Real> staging_selected_out_;
+  PinnedBuffer<DevicePair> staging_pairs_;  // pairs, then x
   bool native_selected_ = false;
   bool log_w_initialized_ = false;
   std::vector<double> host_frequencies_;  // exact double copy (checkpoints, float mode)
