@@ -70,3 +70,39 @@ TEST(StepPoolTest, GraphAidedLockstepDoesNotDependOnHostThreads) {
     }
   }
 }
+
+// step_block() overlaps a replicate's learning at t with its selection at t + 1 on the pool:
+// blocks of any length, with any thread count, must give the numbers of step() by step(), and a
+// learner restored between blocks must continue exactly.
+TEST(StepPoolTest, GraphAidedBlocksEqualSingleSteps) {
+  const Dataset data = random_stream(150, 3, Task::Regression, 8);
+  const std::size_t T = data.n_samples, d = data.n_features;
+  for (const char* name : {"omkl-gf", "omkl-sfg", "omkl-sfg-r"}) {
+    for (Profile profile : {Profile::Paper, Profile::Reference}) {
+      auto ctx = context_for(data, profile, {0, 1, 2, 3, 4});
+      const std::vector<std::pair<std::string, std::string>> params = {{"D", "6"}, {"M", "4"}, {"switch_step", "60"}};
+      auto single = make(name, ctx, params);
+      const std::vector<double> want = run_steps(*single, data);
+      const std::size_t R = single->n_replicates();
+      for (std::size_t threads : {1, 3}) {
+        auto blocked_ctx = ctx;
+        blocked_ctx.host_threads = threads;
+        auto blocked = make(name, blocked_ctx, params);
+        std::vector<double> got(T * R);
+        const std::size_t cuts[] = {0, 1, 2, 61, 62, 100, T};
+        for (std::size_t c = 0; c + 1 < std::size(cuts); ++c) {
+          const std::size_t from = cuts[c], to = cuts[c + 1];
+          blocked->step_block(data.row(from), data.y.data() + from, to - from, d, got.data() + from * R);
+          if (to == 100) {  // continue from a checkpoint
+            StateWriter out;
+            blocked->save_state(out);
+            blocked = make(name, blocked_ctx, params);
+            StateReader in(out.bytes());
+            blocked->load_state(in);
+          }
+        }
+        ASSERT_EQ(got, want) << name << " " << to_string(profile) << " threads " << threads;
+      }
+    }
+  }
+}
