@@ -47,19 +47,29 @@ OMKL_INLINE_AVX2 __m256d exp4_avx2(__m256d x) {
   return _mm256_mul_pd(_mm256_mul_pd(p, s1), s2);
 }
 
-OMKL_TARGET_AVX2 void exp_avx2(const double* in, double* out, std::size_t n) {
+// The argument of lane vector v: v itself, or −v / divisor.
+template <bool kNegDiv>
+OMKL_INLINE_AVX2 __m256d exp_argument(__m256d v, __m256d divisor) {
+  if (!kNegDiv) return v;
+  return _mm256_div_pd(_mm256_xor_pd(v, _mm256_set1_pd(-0.0)), divisor);
+}
+
+template <bool kNegDiv>
+OMKL_TARGET_AVX2 void exp_avx2(const double* in, double divisor, double* out, std::size_t n) {
+  const __m256d div = _mm256_set1_pd(divisor);
   std::size_t i = 0;
   for (; i + 8 <= n; i += 8) {
-    const __m256d a = exp4_avx2(_mm256_loadu_pd(in + i));
-    const __m256d b = exp4_avx2(_mm256_loadu_pd(in + i + 4));
+    const __m256d a = exp4_avx2(exp_argument<kNegDiv>(_mm256_loadu_pd(in + i), div));
+    const __m256d b = exp4_avx2(exp_argument<kNegDiv>(_mm256_loadu_pd(in + i + 4), div));
     _mm256_storeu_pd(out + i, a);
     _mm256_storeu_pd(out + i + 4, b);
   }
-  for (; i + 4 <= n; i += 4) _mm256_storeu_pd(out + i, exp4_avx2(_mm256_loadu_pd(in + i)));
+  for (; i + 4 <= n; i += 4)
+    _mm256_storeu_pd(out + i, exp4_avx2(exp_argument<kNegDiv>(_mm256_loadu_pd(in + i), div)));
   if (i < n) {  // the tail through a padded vector: every element takes the same path
     alignas(32) double pad[4] = {0.0, 0.0, 0.0, 0.0};
     for (std::size_t j = i; j < n; ++j) pad[j - i] = in[j];
-    _mm256_store_pd(pad, exp4_avx2(_mm256_load_pd(pad)));
+    _mm256_store_pd(pad, exp4_avx2(exp_argument<kNegDiv>(_mm256_load_pd(pad), div)));
     for (std::size_t j = i; j < n; ++j) out[j] = pad[j - i];
   }
 }
@@ -69,9 +79,16 @@ OMKL_TARGET_AVX2 void exp_avx2(const double* in, double* out, std::size_t n) {
 
 void fast_exp(const double* in, double* out, std::size_t n) {
 #if OMKL_CPU_HAVE_AVX2_KERNELS
-  if (default_simd_level() == SimdLevel::Avx2Fma) return exp_avx2(in, out, n);
+  if (default_simd_level() == SimdLevel::Avx2Fma) return exp_avx2<false>(in, 1.0, out, n);
 #endif
   for (std::size_t i = 0; i < n; ++i) out[i] = std::exp(in[i]);
+}
+
+void fast_exp_neg_div(const double* in, double divisor, double* out, std::size_t n) {
+#if OMKL_CPU_HAVE_AVX2_KERNELS
+  if (default_simd_level() == SimdLevel::Avx2Fma) return exp_avx2<true>(in, divisor, out, n);
+#endif
+  for (std::size_t i = 0; i < n; ++i) out[i] = std::exp(-in[i] / divisor);
 }
 
 }  // namespace omkl::detail::cpu

@@ -21,4 +21,8 @@ namespace omkl::detail::cpu {
 /// out[i] = exp(in[i]) for i < n; `in` and `out` may be the same array.
 void fast_exp(const double* in, double* out, std::size_t n);
 
+/// out[i] = exp(−in[i] / divisor), the argument rounded exactly as that expression rounds it
+/// (one pass instead of two: a kernel value exp(−d/(2σ²)) or exp(−d/σ) straight from d).
+void fast_exp_neg_div(const double* in, double divisor, double* out, std::size_t n);
+
 }  // namespace omkl::detail::cpu

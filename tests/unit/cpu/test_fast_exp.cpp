@@ -93,3 +93,19 @@ TEST(FastExpTest, AnElementsResultDoesNotDependOnItsPosition) {
   fast_exp(in_place.data(), in_place.data(), in_place.size());
   for (std::size_t i = 0; i < x.size(); ++i) ASSERT_EQ(bits(in_place[i]), bits(whole[i]));
 }
+
+TEST(FastExpTest, NegDivEqualsExpOfTheRoundedArgument) {
+  std::mt19937_64 rng(12);
+  std::uniform_real_distribution<double> unit(0.0, 50.0);
+  std::vector<double> d(29);
+  for (double& v : d) v = unit(rng);
+  d[0] = 0.0;
+  for (double divisor : {0.02, 0.5, 3.0, 200.0}) {
+    std::vector<double> arg(d.size()), want(d.size()), got(d.size());
+    for (std::size_t i = 0; i < d.size(); ++i) arg[i] = -d[i] / divisor;
+    omkl::detail::cpu::fast_exp(arg.data(), want.data(), arg.size());
+    omkl::detail::cpu::fast_exp_neg_div(d.data(), divisor, got.data(), d.size());
+    for (std::size_t i = 0; i < d.size(); ++i) ASSERT_EQ(bits(got[i]), bits(want[i])) << divisor << " " << d[i];
+    EXPECT_EQ(got[0], 1.0);
+  }
+}
