@@ -1,6 +1,8 @@
 #include "core/rf_backend.h"
 
+#include <algorithm>
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include "omkl/error.h"
@@ -28,6 +30,25 @@ std::string to_string(LossKind loss) {
 }
 
 namespace detail {
+
+SlotsByKernel slots_by_kernel(const RfProblem& problem) {
+  SlotsByKernel out;
+  out.offsets.assign(problem.n_kernels + 1, 0);
+  for (std::uint32_t k : problem.slot_kernel) {
+    if (k >= problem.n_kernels)
+      throw Error("slot kernel index " + std::to_string(k) + " out of range (" +
+                  std::to_string(problem.n_kernels) + " kernels)");
+    ++out.offsets[k + 1];
+  }
+  for (std::size_t k = 0; k < problem.n_kernels; ++k) {
+    out.largest = std::max<std::size_t>(out.largest, out.offsets[k + 1]);
+    out.offsets[k + 1] += out.offsets[k];
+  }
+  out.slots.resize(problem.n_slots());
+  std::vector<std::uint32_t> next(out.offsets.begin(), out.offsets.end() - 1);
+  for (std::size_t s = 0; s < problem.n_slots(); ++s) out.slots[next[problem.slot_kernel[s]]++] = static_cast<std::uint32_t>(s);
+  return out;
+}
 
 void RfBackend::step_selected(const double* x, double y, const PairStep* pairs, std::size_t n_pairs,
                               double* f, double* norm2) {

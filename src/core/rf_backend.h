@@ -35,6 +35,17 @@ struct RfProblem {
   std::size_t theta_size() const { return 2 * n_rff; }
 };
 
+/// The slots of each kernel, ascending, in compressed form: slots[offsets[k] .. offsets[k + 1])
+/// are those whose kernel is k. Backends walk a kernel's slots together (AdaRaker's levels
+/// share the kernel's features).
+struct SlotsByKernel {
+  std::vector<std::uint32_t> offsets;  ///< n_kernels + 1
+  std::vector<std::uint32_t> slots;    ///< n_slots
+  std::size_t largest = 0;             ///< most slots of one kernel
+};
+/// Throws Error when a slot names a kernel ≥ n_kernels.
+SlotsByKernel slots_by_kernel(const RfProblem& problem);
+
 /// The θ-update schedule of one slot, identical across replicates. At 1-based time t:
 ///  - the slot is active iff t ≥ active_from;
 ///  - if reset_period > 0 and t % reset_period == 0, θ is zeroed before predicting (a fresh

@@ -440,11 +440,10 @@ class CpuRfBackend final : public RfBackend {
     }
     angle_ = AlignedArray(padded_);
     u_ = AlignedArray(4 * padded_);  // two buffers: this step's and the next step's
+    const SlotsByKernel groups = slots_by_kernel(p);
     kernel_slots_.resize(p.n_kernels);
-    for (std::size_t s = 0; s < p.n_slots(); ++s) {
-      if (p.slot_kernel[s] >= p.n_kernels) throw Error("CPU backend: slot kernel index out of range");
-      kernel_slots_[p.slot_kernel[s]].push_back(s);
-    }
+    for (std::size_t k = 0; k < p.n_kernels; ++k)
+      kernel_slots_[k].assign(groups.slots.begin() + groups.offsets[k], groups.slots.begin() + groups.offsets[k + 1]);
     std::size_t most = 0;
     for (const auto& slots : kernel_slots_) most = std::max(most, slots.size());
     one_slot_per_kernel_ = most <= 1;

@@ -53,8 +53,7 @@ class CudaRfBackend final : public RfBackend {
     if (p.n_rff > omkl::cuda::kMaxRff)
       throw CudaError("CUDA backend: D = " + std::to_string(p.n_rff) + " exceeds the supported " +
                       std::to_string(omkl::cuda::kMaxRff));
-    for (std::uint32_t k : p.slot_kernel)
-      if (k >= p.n_kernels) throw Error("CUDA backend: slot kernel index out of range");
+    slots_by_kernel(p);  // throws on a slot kernel out of range
     const cudaStream_t stream = context_.stream();
     for (auto* b : {&frequencies_, &theta_, &projections_, &x_, &y_, &f_, &norm2_}) b->set_stream(stream);
     for (auto* b : {&log_w_, &log_w_steps_, &group_f_}) b->set_stream(stream);
@@ -198,21 +197,16 @@ class CudaRfBackend final : public RfBackend {
  private:
   // Slots grouped by kernel (CSR), uploaded once; left empty when the layout does not fit.
   void build_kernel_groups() {
-    const auto& p = problem_;
-    std::vector<unsigned> offsets(p.n_kernels + 1, 0), slots(p.n_slots());
-    for (std::uint32_t k : p.slot_kernel) ++offsets[k + 1];
-    for (std::size_t k = 0; k < p.n_kernels; ++k) offsets[k + 1] += offsets[k];
-    unsigned max_group = 0;
-    for (std::size_t k = 0; k < p.n_kernels; ++k) max_group = std::max(max_group, offsets[k + 1] - offsets[k]);
-    if (!omkl::cuda::kernel_groups_supported(p.n_rff, max_group, sizeof(Real))) return;
-    std::vector<unsigned> next(offsets.begin(), offsets.end() - 1);
-    for (std::size_t s = 0; s < p.n_slots(); ++s) slots[next[p.slot_kernel[s]]++] = static_cast<unsigned>(s);
+    const SlotsByKernel groups = slots_by_kernel(problem_);
+    if (!omkl::cuda::kernel_groups_supported(problem_.n_rff, groups.largest, sizeof(Real))) return;
+    const std::vector<unsigned> offsets(groups.offsets.begin(), groups.offsets.end());
+    const std::vector<unsigned> slots(groups.slots.begin(), groups.slots.end());
     group_offsets_.resize(offsets.size());
     group_slots_.resize(slots.size());
     group_offsets_.copy_from_host(offsets.data(), offsets.size());
     group_slots_.copy_from_host(slots.data(), slots.size());
     context_.synchronize();  // the host vectors die here
-    max_group_ = max_group;
+    max_group_ = static_cast<unsigned>(groups.largest);
   }
 
   void upload_frequencies() {

@@ -4,6 +4,7 @@
 
 #include "core/random_features.h"
 #include "core/rf_backend.h"
+#include "omkl/error.h"
 
 using namespace omkl;
 using namespace omkl::detail;
@@ -81,4 +82,23 @@ TEST(RfBackendTest, SelectedStepsTouchOnlyTheNamedSlots) {
   EXPECT_NEAR(f, 1.0, 1e-12) << "the updated model interpolates the sample";
   b->get_theta(0, 1, theta.data());
   EXPECT_EQ(theta, before) << "rate 0, shrink 1 only predicts";
+}
+
+TEST(RfBackendTest, SlotsAreGroupedByKernelInAscendingOrder) {
+  RfProblem problem;
+  problem.n_kernels = 4;
+  problem.slot_kernel = {0, 1, 0, 0, 2};  // kernel 3 has no slot
+  const SlotsByKernel g = slots_by_kernel(problem);
+  EXPECT_EQ(g.offsets, (std::vector<std::uint32_t>{0, 3, 4, 5, 5}));
+  EXPECT_EQ(g.slots, (std::vector<std::uint32_t>{0, 2, 3, 1, 4}));
+  EXPECT_EQ(g.largest, 3u);
+  // AdaRaker's layout: slot = level × P + kernel.
+  problem.n_kernels = 3;
+  problem.slot_kernel = {0, 1, 2, 0, 1, 2};
+  const SlotsByKernel levels = slots_by_kernel(problem);
+  EXPECT_EQ(levels.slots, (std::vector<std::uint32_t>{0, 3, 1, 4, 2, 5}));
+  EXPECT_EQ(levels.largest, 2u);
+  problem.slot_kernel = {0, 3};
+  EXPECT_THROW(slots_by_kernel(problem), Error);
+  EXPECT_THROW(make_rf_backend(BackendKind::Cpu, problem), Error) << "the CPU backend checks it too";
 }
