@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "cpu/fast_exp.h"
+#include "cpu/row_dots.h"
 #include "omkl/error.h"
 
 namespace omkl::detail {
@@ -208,7 +209,8 @@ void KernelBank::evaluate(const SupportSet& support, const Eigen::VectorXd& x, d
   }
   if (need_dot || need_dist) {
     if (dot_.size() < m) dot_.resize(out.rows());
-    dot_.head(m).noalias() = support.rows() * x;
+    // x_τᵀx for every stored row (the GEMV that dominates at large d), vectorised.
+    cpu::row_dots(support.rows().data(), n, support.n_features(), x.data(), dot_.data());
   }
   if (need_dist) {
     if (dist2_.size() < m) dist2_.resize(out.rows());
