@@ -292,10 +292,25 @@ double KogdEnsemble::predict_learners(const double* x) {
   x_norm2_ = x_.squaredNorm();
   const std::size_t L = n_learners();
   const auto n = static_cast<Eigen::Index>(support_.size());
+  const Eigen::MatrixXd* lent = lent_rows_;
+  lent_rows_ = nullptr;  // lent for this call only
   if (n == 0) {
     std::fill(f_.begin(), f_.end(), 0.0);
   } else {
-    bank_.evaluate(support_, x_, x_norm2_, k_);
+    if (lent) {
+      // The support's rows are the lent history's newest n; the same values evaluate() would
+      // write (every kernel there is evaluated row by row), into a k_ shaped as it shapes it.
+      const auto outputs = static_cast<Eigen::Index>(bank_.n_outputs());
+      if (lent->cols() != outputs || lent_available_ < static_cast<std::size_t>(n))
+        throw Error("KogdEnsemble: lent kernel rows do not cover the support set");
+      if (k_.rows() < n || k_.cols() != outputs)
+        k_.resize(static_cast<Eigen::Index>(round8(std::max<std::size_t>(static_cast<std::size_t>(n), 2 * static_cast<std::size_t>(k_.rows())))),
+                  outputs);
+      const auto first = static_cast<Eigen::Index>(lent_available_) - n;
+      for (Eigen::Index j = 0; j < outputs; ++j) k_.col(j).head(n) = lent->col(j).segment(first, n);
+    } else {
+      bank_.evaluate(support_, x_, x_norm2_, k_);
+    }
     for (std::size_t p = 0; p < L; ++p)
       f_[p] = scale_[p] * support_.column(p).dot(k_.col(static_cast<Eigen::Index>(p)).head(n));
   }

@@ -207,6 +207,16 @@ class KogdEnsemble final : public Algorithm {
   const std::vector<double>& learner_predictions() const { return f_; }
   std::uint64_t steps() const { return t_; }
 
+  /// Kernel rows lent for the next step() or predict() only: `rows` holds κ_j(x, x_τ) (one
+  /// column per kernel, as KernelBank::evaluate writes them) for the newest `available` samples
+  /// of a history whose newest support().size() samples are this learner's support; the learner
+  /// copies its rows from there instead of evaluating its kernels. AdaMKL's levels all store the
+  /// recent samples, so their kernel rows are evaluated once per step, not once per level.
+  void lend_kernel_rows(const Eigen::MatrixXd* rows, std::size_t available) {
+    lent_rows_ = rows;
+    lent_available_ = available;
+  }
+
  private:
   double predict_learners(const double* x);  // fills f_, returns the combined prediction
   void renormalize(std::size_t learner);
@@ -225,6 +235,8 @@ class KogdEnsemble final : public Algorithm {
   double x_norm2_ = 0.0;
   Eigen::MatrixXd k_;
   std::vector<double> f_, kdiag_;
+  const Eigen::MatrixXd* lent_rows_ = nullptr;  // see lend_kernel_rows()
+  std::size_t lent_available_ = 0;
 };
 
 /// How M-Forgetron's kernel weights see a learner's step.

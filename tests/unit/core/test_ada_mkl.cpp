@@ -55,3 +55,42 @@ TEST(AdaMklTest, TheStepBelongsToTheIntervals) {
   const Dataset data = random_stream(10, 2, Task::Regression);
   EXPECT_THROW(make("adamkl", context_for(data), {{"eta", "0.1"}}), ConfigError);
 }
+
+// The levels' kernel rows evaluated once per step and lent to every level give the numbers of
+// per-level evaluation, bit for bit: both profiles (fresh instances and persistent levels),
+// regression and classification, predict() between steps, and across a checkpoint (the shared
+// rows are rebuilt from the restored levels).
+TEST(AdaMklTest, SharedKernelRowsGiveTheNumbersOfPerLevelEvaluation) {
+  for (Task task : {Task::Regression, Task::Classification}) {
+    for (Profile profile : {Profile::Paper, Profile::Reference}) {
+      const Dataset data = random_stream(260, 4, task, 17);
+      const auto ctx = context_for(data, profile);
+      auto own = make("adamkl", ctx, {{"share_kernel_rows", "false"}});
+      std::vector<double> want(data.n_samples), ahead_want(data.n_samples);
+      for (std::size_t t = 0; t < data.n_samples; ++t) {
+        own->predict(data.row(t), &ahead_want[t]);
+        own->step(data.row(t), data.y[t], &want[t]);
+      }
+      auto shared = make("adamkl", ctx);
+      std::vector<double> got(data.n_samples);
+      for (std::size_t t = 0; t < data.n_samples; ++t) {
+        double ahead = 0.0;
+        shared->predict(data.row(t), &ahead);
+        ASSERT_EQ(ahead, ahead_want[t]) << to_string(profile) << " predict at " << t;
+        shared->step(data.row(t), data.y[t], &got[t]);
+        ASSERT_EQ(got[t], want[t]) << to_string(profile) << " step " << t;
+        if (t == 100) {
+          StateWriter out;
+          shared->save_state(out);
+          shared = make("adamkl", ctx);
+          StateReader in(out.bytes());
+          shared->load_state(in);
+        }
+      }
+    }
+  }
+  // A Laplacian dictionary keeps per-level evaluation (its row sums depend on the layout).
+  const Dataset data = random_stream(80, 3, Task::Regression, 2);
+  auto lap = make("adamkl", context_for(data), {{"dict", "lap:1+gauss:1"}});
+  EXPECT_EQ(run_steps(*lap, data).size(), data.n_samples);
+}
