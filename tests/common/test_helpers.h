@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <utility>
@@ -14,6 +16,14 @@
 #include "omkl/error.h"
 
 namespace omkl::test {
+
+/// The bit pattern of a double: for tests that compare results bit for bit.
+inline std::uint64_t bits(double v) {
+  std::uint64_t b;
+  std::memcpy(&b, &v, sizeof b);
+  return b;
+}
+
 
 /// A smooth random regression stream in [0,1] (or ±1 labels), made from a counter-based RNG.
 inline Dataset random_stream(std::size_t n, std::size_t d, Task task, std::uint64_t seed = 7) {

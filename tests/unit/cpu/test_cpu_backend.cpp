@@ -8,11 +8,13 @@
 #include <random>
 #include <vector>
 
+#include "common/test_helpers.h"
 #include "core/rf_backend.h"
 #include "cpu/cpu_rf_backend.h"
 #include "cpu/fast_sincos.h"
 #include "omkl/error.h"
 
+using omkl::test::bits;
 using namespace omkl;
 using namespace omkl::detail;
 using namespace omkl::detail::cpu;
@@ -103,12 +105,6 @@ Trace run(RfBackend& backend, const Problem& s, const std::vector<std::size_t>& 
     begin += len;
   }
   return out;
-}
-
-std::uint64_t bits(double v) {
-  std::uint64_t b;
-  std::memcpy(&b, &v, sizeof b);
-  return b;
 }
 
 // Straightforward reference of one replicate with std::sin/std::cos (as the CPU backend was

@@ -9,17 +9,13 @@
 #include <random>
 #include <vector>
 
+#include "common/test_helpers.h"
 #include "cpu/fast_exp.h"
 
+using omkl::test::bits;
 using omkl::detail::cpu::fast_exp;
 
 namespace {
-
-std::uint64_t bits(double v) {
-  std::uint64_t b;
-  std::memcpy(&b, &v, sizeof b);
-  return b;
-}
 
 // Distance in units in the last place between two finite doubles of the same sign.
 double ulps(double a, double b) {

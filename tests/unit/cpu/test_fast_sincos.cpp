@@ -10,8 +10,10 @@
 #include <string>
 #include <vector>
 
+#include "common/test_helpers.h"
 #include "cpu/fast_sincos.h"
 
+using omkl::test::bits;
 using namespace omkl::detail::cpu;
 
 namespace {
@@ -45,12 +47,6 @@ Errors max_errors(SimdLevel level, const std::vector<double>& a) {
     e.cos = std::max(e.cos, static_cast<double>(std::fabs(c[i] - std::cos(x))));
   }
   return e;
-}
-
-std::uint64_t bits(double v) {
-  std::uint64_t b;
-  std::memcpy(&b, &v, sizeof b);
-  return b;
 }
 
 }  // namespace

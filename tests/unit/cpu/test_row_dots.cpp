@@ -8,16 +8,13 @@
 #include <random>
 #include <vector>
 
+#include "common/test_helpers.h"
 #include "cpu/row_dots.h"
 
+using omkl::test::bits;
 using omkl::detail::cpu::row_dots;
 
 namespace {
-std::uint64_t bits(double v) {
-  std::uint64_t b;
-  std::memcpy(&b, &v, sizeof b);
-  return b;
-}
 }  // namespace
 
 TEST(RowDotsTest, MatchLongDoubleForEveryWidth) {
