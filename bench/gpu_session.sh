@@ -54,7 +54,7 @@ want tests && {
 if ! want sanitizer; then
   :
 elif command -v compute-sanitizer > /dev/null; then
-  # The tests run both trajectory layouts, so memcheck takes about twice as long as on 2026-11-22.
+  # The trajectory tests run once per layout since 2026-11-23: more time than the 300 s before.
   OMKL_CUDA_STEP_SELECTED=native timeout 540 compute-sanitizer --tool memcheck "$BIN/omkl_tests" --gtest_filter='Cuda*' \
     > "$OUT/sanitizer.txt" 2>&1
 else
