@@ -444,8 +444,7 @@ class CpuRfBackend final : public RfBackend {
     kernel_slots_.resize(p.n_kernels);
     for (std::size_t k = 0; k < p.n_kernels; ++k)
       kernel_slots_[k].assign(groups.slots.begin() + groups.offsets[k], groups.slots.begin() + groups.offsets[k + 1]);
-    std::size_t most = 0;
-    for (const auto& slots : kernel_slots_) most = std::max(most, slots.size());
+    const std::size_t most = groups.largest;
     one_slot_per_kernel_ = most <= 1;
     gain_.resize(most);
     shrink_.resize(most);

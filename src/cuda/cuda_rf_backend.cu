@@ -53,7 +53,7 @@ class CudaRfBackend final : public RfBackend {
     if (p.n_rff > omkl::cuda::kMaxRff)
       throw CudaError("CUDA backend: D = " + std::to_string(p.n_rff) + " exceeds the supported " +
                       std::to_string(omkl::cuda::kMaxRff));
-    slots_by_kernel(p);  // throws on a slot kernel out of range
+    const SlotsByKernel groups = slots_by_kernel(p);  // throws on a slot kernel out of range
     const cudaStream_t stream = context_.stream();
     for (auto* b : {&frequencies_, &theta_, &projections_, &x_, &y_, &f_, &norm2_}) b->set_stream(stream);
     for (auto* b : {&log_w_, &log_w_steps_, &group_f_}) b->set_stream(stream);
@@ -68,7 +68,7 @@ class CudaRfBackend final : public RfBackend {
     // Likewise the per-kernel trajectory layout (all slots of a kernel in one warp, features
     // computed once): OMKL_CUDA_TRAJECTORIES=per_kernel selects it where the shape fits.
     const char* layout = std::getenv("OMKL_CUDA_TRAJECTORIES");
-    if (layout != nullptr && std::string(layout) == "per_kernel") build_kernel_groups();
+    if (layout != nullptr && std::string(layout) == "per_kernel") build_kernel_groups(groups);
     host_frequencies_.assign(p.n_replicates * p.n_kernels * p.n_rff * p.n_features, 0.0);
     frequencies_.resize(host_frequencies_.size());
     frequencies_.zero();
@@ -196,8 +196,7 @@ class CudaRfBackend final : public RfBackend {
 
  private:
   // Slots grouped by kernel (CSR), uploaded once; left empty when the layout does not fit.
-  void build_kernel_groups() {
-    const SlotsByKernel groups = slots_by_kernel(problem_);
+  void build_kernel_groups(const SlotsByKernel& groups) {
     if (!omkl::cuda::kernel_groups_supported(problem_.n_rff, groups.largest, sizeof(Real))) return;
     const std::vector<unsigned> offsets(groups.offsets.begin(), groups.offsets.end());
     const std::vector<unsigned> slots(groups.slots.begin(), groups.slots.end());
