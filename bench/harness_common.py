@@ -3,8 +3,10 @@ algorithm availability, and replacing a marked block of bench/RESULTS.md atomica
 from __future__ import annotations
 
 import os
+import resource
 import subprocess
 import sys
+import time
 
 
 def log(msg: str) -> None:
@@ -29,6 +31,17 @@ def cpu_model() -> str:
     except OSError:
         pass
     return ""
+
+
+def run_timed(cmd: list[str]) -> tuple[subprocess.CompletedProcess, float, float]:
+    """Runs cmd capturing its output; returns (process, wall seconds, CPU seconds of the child)."""
+    ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.monotonic()
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    wall = time.monotonic() - t0
+    ru1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (ru1.ru_utime - ru0.ru_utime) + (ru1.ru_stime - ru0.ru_stime)
+    return proc, wall, cpu
 
 
 def algo_available(omkl: str, name: str) -> bool:

@@ -25,14 +25,12 @@ import json
 import math
 import os
 import platform
-import resource
 import shlex
 import shutil
-import subprocess
 import sys
 import time
 
-from harness_common import algo_available, cpu_model, log, sh, write_marked_block
+from harness_common import algo_available, cpu_model, log, run_timed, sh, write_marked_block
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -128,12 +126,7 @@ def run_study(omkl: str, data: str, algos: list[str], seeds: int, seed: int, pro
         cmd += ["--algo", a]
     log("$ " + " ".join(cmd))
     load0 = os.getloadavg()[0]
-    ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
-    t0 = time.monotonic()
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    wall = time.monotonic() - t0
-    ru1 = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (ru1.ru_utime - ru0.ru_utime) + (ru1.ru_stime - ru0.ru_stime)
+    proc, wall, cpu = run_timed(cmd)
     with open(os.path.join(out_dir, "stdout.txt"), "w", encoding="utf-8") as f:
         f.write(proc.stdout)
     with open(os.path.join(out_dir, "stderr.txt"), "w", encoding="utf-8") as f:

@@ -33,14 +33,12 @@ import json
 import math
 import os
 import platform
-import resource
 import shlex
 import shutil
-import subprocess
 import sys
 import time
 
-from harness_common import algo_available, cpu_model, log, sh, write_marked_block
+from harness_common import algo_available, cpu_model, log, run_timed, sh, write_marked_block
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -137,12 +135,7 @@ def run_study(omkl: str, data: str, specs: list[str], seeds: int, seed: int, pro
     for s in specs:
         cmd += ["--algo", s]
     log("$ " + shlex.join(cmd))
-    ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
-    t0 = time.monotonic()
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    wall = time.monotonic() - t0
-    ru1 = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (ru1.ru_utime - ru0.ru_utime) + (ru1.ru_stime - ru0.ru_stime)
+    proc, wall, cpu = run_timed(cmd)
     info = {"cmd": shlex.join(cmd), "rc": proc.returncode, "wall_s": wall, "cpu_s": cpu, "results": {}}
     if proc.returncode != 0:
         info["error"] = proc.stderr.strip()[-2000:]
