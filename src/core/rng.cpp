@@ -67,27 +67,33 @@ std::uint64_t RandomStream::next_u64() {
   return (hi << 32) | next_u32();
 }
 
-double RandomStream::uniform() {
-  // 53 random bits, shifted by half a unit so that 0 and 1 never occur.
-  return (static_cast<double>(next_u64() >> 11) + 0.5) * (1.0 / 9007199254740992.0);
-}
-
-double RandomStream::normal() {
-  const double u1 = uniform();
-  const double u2 = uniform();
-  return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2);
-}
-
-double RandomStream::cauchy() { return std::tan(M_PI * (uniform() - 0.5)); }
-
 namespace {
-// The 53-bit uniform of uniform() from the two words of next_u64().
+// The scalar draws and their bulk forms share these, so that both give the same bits.
+
+// 53 random bits of the 64-bit word hi·2³² + lo, shifted by half a unit so that 0 and 1 never
+// occur.
 inline double uniform_from(std::uint32_t hi, std::uint32_t lo) {
   const std::uint64_t v = (static_cast<std::uint64_t>(hi) << 32) | lo;
   return (static_cast<double>(v >> 11) + 0.5) * (1.0 / 9007199254740992.0);
 }
+// Box–Muller, cosine output.
+inline double normal_from(double u1, double u2) { return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2); }
+inline double cauchy_from(double u) { return std::tan(M_PI * (u - 0.5)); }
+
 constexpr std::size_t kBulkBlocks = 64;  // blocks generated per batch (1 KiB of words)
 }  // namespace
+
+double RandomStream::uniform() {
+  const std::uint32_t hi = next_u32();
+  return uniform_from(hi, next_u32());
+}
+
+double RandomStream::normal() {
+  const double u1 = uniform();
+  return normal_from(u1, uniform());
+}
+
+double RandomStream::cauchy() { return cauchy_from(uniform()); }
 
 void RandomStream::blocks(std::uint32_t* words, std::size_t n_blocks) {
   // Structure of arrays over the batch, so that the 32×32→64 multiplies of the ten rounds
@@ -139,9 +145,7 @@ void RandomStream::normals(double* out, std::size_t n) {
     blocks(words, m);
     for (std::size_t i = 0; i < m; ++i) {
       const std::uint32_t* w = words + 4 * i;
-      const double u1 = uniform_from(w[0], w[1]);
-      const double u2 = uniform_from(w[2], w[3]);
-      out[done + i] = std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2);
+      out[done + i] = normal_from(uniform_from(w[0], w[1]), uniform_from(w[2], w[3]));
     }
   }
 }
@@ -158,8 +162,8 @@ void RandomStream::cauchys(double* out, std::size_t n) {
     blocks(words, m);
     for (std::size_t i = 0; i < m; ++i) {
       const std::uint32_t* w = words + 4 * i;
-      out[2 * (done + i)] = std::tan(M_PI * (uniform_from(w[0], w[1]) - 0.5));
-      out[2 * (done + i) + 1] = std::tan(M_PI * (uniform_from(w[2], w[3]) - 0.5));
+      out[2 * (done + i)] = cauchy_from(uniform_from(w[0], w[1]));
+      out[2 * (done + i) + 1] = cauchy_from(uniform_from(w[2], w[3]));
     }
   }
   if (n % 2) out[n - 1] = cauchy();  // half a block, as the scalar draw leaves it
