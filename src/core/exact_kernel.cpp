@@ -578,7 +578,7 @@ constexpr const char* kRfomkrTag = "omkl.exact_kernel.rfomkr/1";
 
 Rfomkr::Rfomkr(RfomkrConfig config, const AlgoContext& context)
     : config_(std::move(config)), n_features_(context.n_features), replicates_(context.replicates) {
-  const std::size_t N = config_.kernels.size();
+  const std::size_t N = config_.dictionary.size();
   if (N == 0) throw ConfigError("algorithm '" + config_.name + "': no kernels");
   const std::size_t twoD = 2 * config_.n_rff;
   reps_.resize(replicates_.size());
@@ -590,7 +590,7 @@ Rfomkr::Rfomkr(RfomkrConfig config, const AlgoContext& context)
   // Same draws as make_rf_ensemble_backend: common random numbers with Raker and the
   // graph-aided methods of the same (seed, replicate).
   const std::size_t size = config_.n_rff * n_features_;
-  for_each_frequency_matrix(config_.kernels, config_.n_rff, config_.rf_kind, config_.numpy_legacy, context,
+  for_each_frequency_matrix(config_.dictionary, config_.n_rff, config_.rf_kind, config_.numpy_legacy, context,
                             [&](std::size_t r, std::size_t k, const double* V) { reps_[r].V[k].assign(V, V + size); });
   z_.assign(N * twoD, 0.0);
   f_.assign(N, 0.0);
@@ -604,7 +604,7 @@ const std::vector<double>& Rfomkr::frequencies(std::size_t r, std::size_t k) con
 
 double Rfomkr::evaluate(std::size_t r, const double* x) {
   const Replicate& rep = reps_[r];
-  const std::size_t N = config_.kernels.size(), twoD = 2 * config_.n_rff;
+  const std::size_t N = config_.dictionary.size(), twoD = 2 * config_.n_rff;
   double weighted = 0.0, total = 0.0;
   const double top = config_.normalize ? *std::max_element(rep.log_w.begin(), rep.log_w.end()) : 0.0;
   for (std::size_t k = 0; k < N; ++k) {
@@ -631,7 +631,7 @@ void Rfomkr::step(const double* x, double y, double* predictions) {
   ++t_;
   const double eta = config_.inv_sqrt_t ? config_.eta / std::sqrt(static_cast<double>(t_)) : config_.eta;
   const double log_beta = std::log(config_.beta);
-  const std::size_t N = config_.kernels.size(), twoD = 2 * config_.n_rff;
+  const std::size_t N = config_.dictionary.size(), twoD = 2 * config_.n_rff;
   for (std::size_t r = 0; r < reps_.size(); ++r) {
     predictions[r] = evaluate(r, x);
     Replicate& rep = reps_[r];
@@ -988,14 +988,9 @@ std::unique_ptr<Algorithm> make_rfomkr(ParamReader& params, const AlgoContext& c
   require_regression(params, context);
   RfomkrConfig c;
   c.name = params.algorithm();
-  RfFeatures features = read_rf_features(params, "jmlr23-76", "rf", "inv_sqrt_D",
-                                         "frequency construction (§1.3: i.i.d. rows)",
-                                         "factor on [sin; cos] (§1.4: 1/√D)");
-  c.kernels = std::move(features.dictionary);
-  c.n_rff = features.n_rff;
-  c.rf_kind = features.rf_kind;
-  c.numpy_legacy = features.numpy_legacy;
-  c.feature_scale = features.feature_scale;
+  static_cast<RfFeatures&>(c) = read_rf_features(params, "jmlr23-76", "rf", "inv_sqrt_D",
+                                                 "frequency construction (§1.3: i.i.d. rows)",
+                                                 "factor on [sin; cos] (§1.4: 1/√D)");
   c.inv_sqrt_t = params.get_choice("eta_schedule", "inv_sqrt_t", {"inv_sqrt_t", "const"},
                                    "θ step: eta/√t (§1.6), or eta constant") == "inv_sqrt_t";
   c.eta = params.get_double("eta", 0.1, "θ step size (§4.3: 0.1/√t)");

@@ -305,13 +305,8 @@ class MForgetron final : public Algorithm {
   std::vector<double> f_, f_weights_, zeros_;
 };
 
-struct RfomkrConfig {
+struct RfomkrConfig : RfFeatures {
   std::string name;
-  Dictionary kernels;
-  std::size_t n_rff = 50;         ///< D
-  RfKind rf_kind = RfKind::Rf;
-  bool numpy_legacy = false;      ///< frequencies as the journal notebook draws them (§1.9)
-  double feature_scale = 0.0;     ///< factor on [sin; cos] (1/√D)
   double eta = 0.1;
   bool inv_sqrt_t = true;         ///< η_t = eta/√t
   double beta = 0.5;              ///< Hedge discount

@@ -454,10 +454,9 @@ class GraphAided final : public Algorithm {
 
   void read_features(ParamReader& params, const AlgoContext& context, bool conference) {
     RfEnsembleConfig& c = config_;
-    RfFeatures features = read_rf_features(params, conference ? "conf-41" : "jmlr23-76", "rf", "inv_sqrt_D",
-                                           "frequency construction (§1.3: i.i.d. rows)",
-                                           "factor on [sin; cos] (§1.4: 1/√D)");
-    adopt_features(c, std::move(features));
+    static_cast<RfFeatures&>(c) = read_rf_features(params, conference ? "conf-41" : "jmlr23-76", "rf", "inv_sqrt_D",
+                                                   "frequency construction (§1.3: i.i.d. rows)",
+                                                   "factor on [sin; cos] (§1.4: 1/√D)");
     c.loss = LossKind::Squared;
     c.lambda = params.get_double("lambda", 1e-3, "ridge weight λ");
     if (!(c.lambda >= 0)) params.fail("lambda", "must be ≥ 0");

@@ -21,6 +21,19 @@ enum class RfKind {
 RfKind parse_rf_kind(const std::string& text);
 std::string to_string(RfKind kind);
 
+/// The feature part of every random-feature configuration (Raker, AdaRaker, the graph family,
+/// RFOMKR): dictionary, D, frequency construction, scale and random-number source.
+struct RfFeatures {
+  Dictionary dictionary;
+  std::string dictionary_text;
+  std::size_t n_rff = 50;
+  RfKind rf_kind = RfKind::Orf;
+  double feature_scale = 1.0;
+  /// Frequencies drawn as the graph-aided journal notebook draws them (rng = numpy_legacy,
+  /// spec/graph-aided.md §1.9).
+  bool numpy_legacy = false;
+};
+
 /// Draws the frequency matrix V (n_rff × n_features, row-major) of one kernel.
 /// ORF applies only to the radial Gaussian kernel; Laplacian and Cauchy kernels are not radial
 /// and always use plain RF (§1.4). Throws ConfigError for kernels without random features.

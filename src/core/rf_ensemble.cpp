@@ -51,25 +51,15 @@ RfFeatures read_rf_features(ParamReader& params, const std::string& default_dict
   return f;
 }
 
-void adopt_features(RfEnsembleConfig& config, RfFeatures features) {
-  config.dictionary = std::move(features.dictionary);
-  config.dictionary_text = std::move(features.dictionary_text);
-  config.n_rff = features.n_rff;
-  config.rf_kind = features.rf_kind;
-  config.feature_scale = features.feature_scale;
-  config.numpy_legacy = features.numpy_legacy;
-}
-
 RfEnsembleConfig read_rf_ensemble_config(ParamReader& params, const AlgoContext& context,
                                          const std::string& default_dictionary,
                                          double default_lambda) {
   const bool reference = context.profile == Profile::Reference;
   const bool classification = context.task == Task::Classification;
   RfEnsembleConfig c;
-  RfFeatures features = read_rf_features(params, default_dictionary, reference ? "orf_matlab" : "orf",
-                                         reference ? "one" : "inv_sqrt_D", "frequency construction",
-                                         "factor on [sin; cos]");
-  adopt_features(c, std::move(features));
+  static_cast<RfFeatures&>(c) =
+      read_rf_features(params, default_dictionary, reference ? "orf_matlab" : "orf",
+                       reference ? "one" : "inv_sqrt_D", "frequency construction", "factor on [sin; cos]");
   c.loss = parse_loss(params.get_choice("loss", classification ? "logistic" : "squared",
                                         {"squared", "logistic", "hinge", "squared_hinge", "absolute"},
                                         "data loss"));

@@ -17,14 +17,7 @@
 
 namespace omkl::detail {
 
-struct RfEnsembleConfig {
-  Dictionary dictionary;
-  std::string dictionary_text;
-  std::size_t n_rff = 50;
-  RfKind rf_kind = RfKind::Orf;
-  double feature_scale = 1.0;
-  /// Frequencies drawn as the graph-aided journal notebook draws them (rng = numpy_legacy).
-  bool numpy_legacy = false;
+struct RfEnsembleConfig : RfFeatures {
   LossKind loss = LossKind::Squared;
   double lambda = 0.01;
   double step_scale = 1.0;    // θ step multiplier (reference regression: 1/10)
@@ -48,23 +41,12 @@ void post_update_norms(const RfEnsembleConfig& config, const SlotSchedule* sched
 Dictionary read_dictionary_param(ParamReader& params, const std::string& default_dictionary,
                                  const std::string& meaning, std::string* text = nullptr);
 
-/// The feature part of every random-feature configuration: dict (shift-invariant kernels
-/// only), D, rf and feature_scale, with the caller's defaults.
-struct RfFeatures {
-  Dictionary dictionary;
-  std::string dictionary_text;
-  std::size_t n_rff = 50;
-  RfKind rf_kind = RfKind::Orf;
-  double feature_scale = 1.0;
-  bool numpy_legacy = false;  ///< rng = numpy_legacy (spec/graph-aided.md §1.9)
-};
-/// Also reads `rng` (counter | numpy_legacy); numpy_legacy needs rf = rf.
+/// Reads the feature part of a configuration: dict (shift-invariant kernels only), D, rf and
+/// feature_scale with the caller's defaults, and `rng` (counter | numpy_legacy; numpy_legacy
+/// needs rf = rf).
 RfFeatures read_rf_features(ParamReader& params, const std::string& default_dictionary,
                             const std::string& default_rf, const std::string& default_scale,
                             const std::string& rf_meaning, const std::string& scale_meaning);
-
-/// Takes the feature part of `features` into `config`.
-void adopt_features(RfEnsembleConfig& config, RfFeatures features);
 
 /// Reads the shared parameters. `default_dictionary` is the family's preset, `default_lambda`
 /// the λ used when neither the user nor a preset gives one.

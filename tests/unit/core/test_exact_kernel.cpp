@@ -821,7 +821,7 @@ TEST(ExactKernelTest, RfomkrFollowsSection43ByHand) {
   auto pap = make("rfomkr", {{"D", "2"}}, context_for(2, Task::Regression, Profile::Paper));
   EXPECT_FALSE(dynamic_cast<Rfomkr*>(ref.get())->config().normalize);
   EXPECT_TRUE(dynamic_cast<Rfomkr*>(pap.get())->config().normalize);
-  EXPECT_EQ(dynamic_cast<Rfomkr*>(ref.get())->config().kernels.size(), 76u);
+  EXPECT_EQ(dynamic_cast<Rfomkr*>(ref.get())->config().dictionary.size(), 76u);
 }
 
 TEST(ExactKernelTest, RfomkrStateRoundTrip) {
