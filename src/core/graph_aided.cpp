@@ -20,6 +20,7 @@
 #include <optional>
 #include <string>
 
+#include "core/kernel_weights.h"
 #include "core/rf_ensemble.h"
 #include "core/notebook_stream.h"
 #include "core/rng.h"
@@ -54,19 +55,12 @@ DivergenceForm parse_divergence(const std::string& s) {
   return DivergenceForm::Exact;
 }
 
-/// exp(d), with libm's slow underflow path skipped: below −745.2 the result is +0 anyway.
-double exp_or_zero(double d) { return d < -745.2 ? 0.0 : std::exp(d); }
-
 /// exp(a − max a), so the largest entry is 1 (weights are only used through ratios).
 void shifted_exp(const std::vector<double>& log_w, std::vector<double>& out) {
   double m = -std::numeric_limits<double>::infinity();
   for (double a : log_w) m = std::max(m, a);
   out.resize(log_w.size());
-  // Below −745.2 exp() is +0 anyway; returning it directly skips libm's slow underflow path.
-  for (std::size_t i = 0; i < log_w.size(); ++i) {
-    const double d = log_w[i] - m;
-    out[i] = d < -745.2 ? 0.0 : std::exp(d);
-  }
+  for (std::size_t i = 0; i < log_w.size(); ++i) out[i] = exp_or_zero(log_w[i] - m);
 }
 
 std::size_t argmax_first(const std::vector<double>& v) {

@@ -23,10 +23,6 @@ WeightLoss parse_weight_loss(const std::string& text) {
 
 namespace {
 bool log_domain(WeightRule rule) { return rule == WeightRule::ExpEta || rule == WeightRule::PowBeta; }
-
-// exp(d) for d = a_p − max a ≤ 0. Below −745.2 the result is +0 anyway; returning it directly
-// skips glibc's slow underflow path, which long streams hit for every losing kernel.
-double exp_shifted(double d) { return d < -745.2 ? 0.0 : std::exp(d); }
 }  // namespace
 
 void KernelWeights::reset(std::size_t n_kernels, const WeightConfig* config) {
@@ -41,7 +37,7 @@ void KernelWeights::normalized(double* out) const {
   double total = 0.0;
   if (log_domain(config_->rule)) {
     const double top = *std::max_element(values_.begin(), values_.end());
-    for (std::size_t p = 0; p < n; ++p) total += (out[p] = exp_shifted(values_[p] - top));
+    for (std::size_t p = 0; p < n; ++p) total += (out[p] = exp_or_zero(values_[p] - top));
   } else {
     for (std::size_t p = 0; p < n; ++p) total += (out[p] = values_[p]);
   }
@@ -54,7 +50,7 @@ double KernelWeights::combine(const double* f) const {
   if (log_domain(config_->rule)) {
     const double top = *std::max_element(values_.begin(), values_.end());
     for (std::size_t p = 0; p < n; ++p) {
-      const double w = exp_shifted(values_[p] - top);
+      const double w = exp_or_zero(values_[p] - top);
       total += w;
       weighted += w * f[p];
     }

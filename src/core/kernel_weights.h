@@ -10,6 +10,7 @@
 ///  - mistake (reference classification): u ← u/Σu; u_p ← u_p·0.5^{1{y f_p < 0}} + 1e−4.
 #pragma once
 
+#include <cmath>
 #include <cstddef>
 #include <string>
 #include <vector>
@@ -18,6 +19,11 @@
 #include "core/state_io.h"
 
 namespace omkl::detail {
+
+/// exp(d) for a log-domain weight d ≤ 0 relative to its reference. Below −745.2 the result is
+/// +0 anyway; returning it directly skips glibc's slow underflow path, which long streams hit
+/// for every losing kernel.
+inline double exp_or_zero(double d) { return d < -745.2 ? 0.0 : std::exp(d); }
 
 enum class WeightRule { ExpEta, PowBeta, MinMax, Mistake };
 /// Which loss drives exp_eta / pow_beta.
