@@ -195,26 +195,55 @@ void launch_with(const TrajectoryArgs<Real>& args, cudaStream_t stream) {
 
 // ---- One warp per (replicate, kernel) group of slots -------------------------------------
 //
-// AdaRaker keeps one θ per (level, kernel); the per-slot kernel above gives each its own warp,
-// so at 20 replicates × 76 kernels × 14 levels the 21 280 warps run in several waves, each
-// wave walking all T dependent steps, and every level recomputes the same sin/cos. Here one
-// warp owns the group of a kernel: the features are computed once per step, θ of every slot
-// in the group sits in shared memory (each lane touches only its own entries, so no
-// synchronisation is needed for it), and B slots at a time share one interleaved reduction.
-// Per slot the arithmetic is that of advance_trajectories_kernel, in the same order; the
-// features in double come from sincos_fma() (lane_features_fma), the CPU AVX2 kernel's bits.
+// AdaRaker keeps one θ per (level, kernel); the per-slot kernel above gives each its own warp
+// and every level recomputes the same sin/cos (14 times per step at 14 levels). Here one warp
+// owns the group of a kernel: the features are computed once per step, θ of every slot in the
+// group sits in shared memory (each lane touches only its own entries, so no synchronisation
+// is needed for it), and the per-slot work is spread over the lanes instead of walked slot by
+// slot: lane i keeps member i's schedule, log-weight and reset time; the members' dot products
+// and squared norms are reduced in one transposed butterfly (lane i receives member i's dot);
+// lane i then computes member i's loss, weight and step, and the warp applies every member's
+// update. Per slot the arithmetic is that of advance_trajectories_kernel (same pairing in the
+// reductions, same update), except that in double the features come from sincos_fma()
+// (lane_features_fma), the CPU AVX2 kernel's bits.
+//
+// Measured on an H100 (2026-11-23, Naval, jmlr23-76, D = 50, 20 seeds): the first version of
+// this layout, which walked the members two at a time with a warp reduction each, took 184 ms
+// against the per-slot kernel's 154 ms; see bench/RESULTS.md for this one.
 
 // Largest shared-memory share of one warp: the default 48 KB limit of a block, so no opt-in
 // attribute is needed.
 constexpr std::size_t kGroupSharedBytes = 48 * 1024;
 
-template <typename Real, int N>
-__device__ __forceinline__ void warp_sum_each(Real (&v)[N]) {
+// Most members (slots of one kernel) a warp advances: their dot products and squared norms
+// are the 32 values of one transposed reduction.
+constexpr int kGroupMembers = 16;
+
+// Sums each of the 32 values v[0..31] over the warp; lane ℓ returns the total of v[ℓ]. Each
+// level halves the values a lane carries (it keeps one half and adds its partner's copy of
+// that half), so 16 + 8 + 4 + 2 + 1 = 31 shuffles do the work of 32 butterflies (160). Lanes
+// pair as in warp_sum() (offsets 16, 8, 4, 2, 1), so each total is summed in warp_sum()'s order.
+// One level as a template, so that every index is a compile-time constant and v stays in
+// registers (a loop nest with a dependent trip count left v on the stack).
+template <int Offset, typename Real>
+__device__ __forceinline__ void transposed_level(Real (&v)[32], int lane) {
+  const bool upper = (lane & Offset) != 0;
 #pragma unroll
-  for (int offset = 16; offset > 0; offset >>= 1) {
-#pragma unroll
-    for (int n = 0; n < N; ++n) v[n] += __shfl_xor_sync(0xffffffffu, v[n], offset);
+  for (int k = 0; k < Offset; ++k) {
+    const Real send = upper ? v[k] : v[k + Offset];
+    const Real keep = upper ? v[k + Offset] : v[k];
+    v[k] = keep + __shfl_xor_sync(0xffffffffu, send, Offset);
   }
+}
+
+template <typename Real>
+__device__ __forceinline__ Real warp_sum_transposed(Real (&v)[32], int lane) {
+  transposed_level<16>(v, lane);
+  transposed_level<8>(v, lane);
+  transposed_level<4>(v, lane);
+  transposed_level<2>(v, lane);
+  transposed_level<1>(v, lane);
+  return v[0];
 }
 
 // First multiple of `period` at or after t (t may be ≤ 0).
@@ -224,16 +253,18 @@ __device__ __forceinline__ long long first_multiple_from(long long t, long long 
   return m == 0 ? t : t + (period - m);
 }
 
-// Slots advanced together per reduction: enough independent chains to hide the shuffle
-// latency, few enough that their θ (2·B·J values) stays in registers.
-template <int J>
-__host__ __device__ constexpr int group_batch() { return J <= 2 ? 2 : 1; }
-
-// At most 128 threads a block and 4 blocks an SM: ≤ 128 registers, so that with the shared
-// memory (≈ 15 warps an SM at D = 50 and 14 levels) one wave holds 20 replicates × 76 kernels.
+// A warp's shared memory, in Reals: θ of max_group members, then each member's (shrink, gain)
+// of the step in double.
 template <typename Real, int J>
-__global__ void __launch_bounds__(128, 4) advance_kernel_groups_kernel(TrajectoryArgs<Real> args, KernelGroups groups) {
-  constexpr int B = group_batch<J>();
+__host__ __device__ constexpr std::size_t group_shared_reals(std::size_t max_group) {
+  return max_group * 2 * J * 32 + 2 * kGroupMembers * sizeof(double) / sizeof(Real);
+}
+
+// At most 128 threads a block and 3 blocks an SM: ≤ 168 registers a thread, so that the 32
+// reduction values stay in registers while 12 warps an SM (1 584 on an H100) are resident.
+template <typename Real, int J>
+__global__ void __launch_bounds__(128, 3) advance_kernel_groups_kernel(TrajectoryArgs<Real> args, KernelGroups groups) {
+  constexpr unsigned kAll = 0xffffffffu;
   extern __shared__ __align__(16) unsigned char group_shared[];
   const int lane = threadIdx.x & 31;
   const std::size_t warp_in_block = threadIdx.x / 32;
@@ -243,21 +274,21 @@ __global__ void __launch_bounds__(128, 4) advance_kernel_groups_kernel(Trajector
   const std::size_t r = warp / P, k = warp % P;
   const unsigned first = groups.offsets[k];
   const int count = static_cast<int>(groups.offsets[k + 1] - first);
-  // θ of group member i: sines at sh[(2i)·J·32 + j·32 + lane], cosines at sh[(2i + 1)·J·32 + …].
-  Real* sh = reinterpret_cast<Real*>(group_shared) + warp_in_block * groups.max_group * 2 * J * 32;
+  // θ of member i: sines at sh[(2i)·J·32 + j·32 + lane], cosines at sh[(2i + 1)·J·32 + …].
+  Real* sh = reinterpret_cast<Real*>(group_shared) + warp_in_block * group_shared_reals<Real, J>(groups.max_group);
   auto theta_sh = [&](int i, int part, int j) -> Real& { return sh[((2 * i + part) * J + j) * 32 + lane]; };
+  double* step_coef = reinterpret_cast<double*>(sh + groups.max_group * 2 * J * 32);  // shrink_i, gain_i
 
-  // Lane i keeps member i's slot, log-weight and next reset time; the others read them by shuffle.
-  const unsigned my_slot = lane < count ? groups.slots[first + lane] : 0u;
+  // Lane i is member i: its slot, schedule, log-weight and next reset time.
+  const bool member = lane < count;
+  const unsigned my_slot = member ? groups.slots[first + lane] : 0u;
+  DeviceSchedule my_sc{};
+  if (member) my_sc = args.schedules[my_slot];
   const bool fused = args.log_w != nullptr;
-  double my_log_w = (fused && lane < count) ? args.log_w[r * S + my_slot] : 0.0;
-  long long my_period = 0, my_next_reset = 0;
-  if (lane < count) {
-    my_period = args.schedules[my_slot].reset_period;
-    if (my_period > 0) my_next_reset = first_multiple_from(args.t0, my_period);
-  }
+  double my_log_w = (fused && member) ? args.log_w[r * S + my_slot] : 0.0;
+  long long my_next_reset = (member && my_sc.reset_period > 0) ? first_multiple_from(args.t0, my_sc.reset_period) : 0;
   for (int i = 0; i < count; ++i) {
-    const unsigned slot = __shfl_sync(0xffffffffu, my_slot, i);
+    const unsigned slot = __shfl_sync(kAll, my_slot, i);
     const Real* theta = args.theta + (r * S + slot) * 2 * D;
 #pragma unroll
     for (int j = 0; j < J; ++j) {
@@ -285,86 +316,74 @@ __global__ void __launch_bounds__(128, 4) advance_kernel_groups_kernel(Trajector
   const bool want_n2 = args.norm2 || (fused && args.fused_lambda != 0.0);
   for (std::size_t step = 0; step < args.n_steps; ++step) {
     const long long t = args.t0 + static_cast<long long>(step);
-    const std::size_t out_row = (step * R + r) * S;
     const bool more = step + 1 < args.n_steps;
     if (more) load_next(step + 1);
     // Reset times are tracked per member (t % period on every step is a 64-bit division).
-    const bool my_reset = my_period > 0 && t == my_next_reset;
-    if (my_reset) my_next_reset += my_period;
-    for (int i0 = 0; i0 < count; i0 += B) {
-      Real ts[B][J], tc[B][J], v[2 * B];
-      bool live[B];
-      unsigned slot[B];
-      double log_w[B];
+    const bool active = member && t >= my_sc.active_from;
+    const bool at_reset = my_sc.reset_period > 0 && t == my_next_reset;
+    if (at_reset) my_next_reset += my_sc.reset_period;
+    const bool reset = active && at_reset;
+    if (reset) my_log_w = args.fused_initial;  // a fresh learner starts with fresh weights
+    const unsigned active_mask = __ballot_sync(kAll, active);
+    const unsigned reset_mask = __ballot_sync(kAll, reset);
+    const std::size_t out = (step * R + r) * S + my_slot;
+    if (member && !active) {
+      args.f[out] = Real(0);
+      if (args.norm2) args.norm2[out] = Real(0);
+      if (fused) args.log_w_out[out] = 0.0;
+    }
+    // Every member's partial dot product and squared norm over this lane's entries.
+    Real v[2 * kGroupMembers];
 #pragma unroll
-      for (int b = 0; b < B; ++b) {
-        const int i = i0 + b;
-        // Shuffles with every lane taking part, whatever i is (count is uniform in the warp).
-        slot[b] = __shfl_sync(0xffffffffu, my_slot, i & 31);
-        log_w[b] = __shfl_sync(0xffffffffu, my_log_w, i & 31);
-        const bool reset = __shfl_sync(0xffffffffu, static_cast<int>(my_reset), i & 31) != 0;
-        v[2 * b] = v[2 * b + 1] = Real(0);
-        live[b] = false;
-        if (i >= count) continue;
-        const std::size_t out = out_row + slot[b];
-        if (t < args.schedules[slot[b]].active_from) {
-          if (lane == 0) {
-            args.f[out] = Real(0);
-            if (args.norm2) args.norm2[out] = Real(0);
-            if (fused) args.log_w_out[out] = 0.0;
-          }
-          continue;
-        }
-        live[b] = true;
+    for (int i = 0; i < kGroupMembers; ++i) {
+      Real dot = 0, n2 = 0;
+      if ((active_mask >> i) & 1u) {
 #pragma unroll
         for (int j = 0; j < J; ++j) {
-          if (reset) theta_sh(i, 0, j) = theta_sh(i, 1, j) = Real(0);  // kept even when predicting only
-          ts[b][j] = theta_sh(i, 0, j);
-          tc[b][j] = theta_sh(i, 1, j);
+          if ((reset_mask >> i) & 1u) theta_sh(i, 0, j) = theta_sh(i, 1, j) = Real(0);  // also when predicting only
+          const Real ts = theta_sh(i, 0, j), tc = theta_sh(i, 1, j);
+          dot += ts * zs[j] + tc * zc[j];
+          if (want_n2) n2 += ts * ts + tc * tc;
         }
-        if (reset) log_w[b] = args.fused_initial;  // a fresh learner starts with fresh weights
-        Real dot = 0, n2 = 0;
-#pragma unroll
-        for (int j = 0; j < J; ++j) {
-          dot += ts[b][j] * zs[j] + tc[b][j] * zc[j];
-          n2 += ts[b][j] * ts[b][j] + tc[b][j] * tc[b][j];
-        }
-        v[2 * b] = dot;
-        v[2 * b + 1] = want_n2 ? n2 : Real(0);
       }
-      warp_sum_each(v);
-#pragma unroll
-      for (int b = 0; b < B; ++b) {
-        if (!live[b]) continue;
-        const int i = i0 + b;
-        const Real dot = v[2 * b], n2 = v[2 * b + 1];
-        const std::size_t out = out_row + slot[b];
-        if (lane == 0) {
-          args.f[out] = dot;
-          if (args.norm2) args.norm2[out] = n2;
-          if (fused) args.log_w_out[out] = log_w[b];
-        }
-        if (fused) {
-          const double loss = detail::loss_value(static_cast<LossKind>(args.loss), static_cast<double>(dot),
-                                                 static_cast<double>(y_step)) +
-                              args.fused_lambda * static_cast<double>(n2);
-          log_w[b] -= args.fused_rate * loss / args.fused_loss_scale;
-        }
-        if (lane == i) my_log_w = log_w[b];
-        if (!args.update) continue;
-        const DeviceSchedule& sc = args.schedules[slot[b]];  // read here, not held across the batch
-        const double eta = sc.inv_sqrt_t ? sc.eta / sqrt(static_cast<double>(t)) : sc.eta;
-        const Real shrink = static_cast<Real>(1.0 - sc.shrink_scale * eta * sc.lambda);
-        const Real gain = static_cast<Real>(
-            sc.step_scale * eta *
+      v[i] = dot;
+      v[kGroupMembers + i] = n2;
+    }
+    const Real total = warp_sum_transposed(v, lane);
+    const Real n2 = __shfl_sync(kAll, total, (lane + kGroupMembers) & 31);  // member `lane`'s norm
+    if (active) {
+      const Real dot = total;
+      args.f[out] = dot;
+      if (args.norm2) args.norm2[out] = n2;
+      if (fused) {
+        args.log_w_out[out] = my_log_w;
+        const double loss = detail::loss_value(static_cast<LossKind>(args.loss), static_cast<double>(dot),
+                                               static_cast<double>(y_step)) +
+                            args.fused_lambda * static_cast<double>(n2);
+        my_log_w -= args.fused_rate * loss / args.fused_loss_scale;
+      }
+      if (args.update) {
+        const double eta = my_sc.inv_sqrt_t ? my_sc.eta / sqrt(static_cast<double>(t)) : my_sc.eta;
+        step_coef[2 * lane] = static_cast<Real>(1.0 - my_sc.shrink_scale * eta * my_sc.lambda);
+        step_coef[2 * lane + 1] = static_cast<Real>(
+            my_sc.step_scale * eta *
             detail::loss_derivative(static_cast<LossKind>(args.loss), static_cast<double>(dot),
                                     static_cast<double>(y_step)));
+      }
+    }
+    if (args.update) {
+      __syncwarp();  // every member's (shrink, gain) is in shared memory
+#pragma unroll
+      for (int i = 0; i < kGroupMembers; ++i) {
+        if (!((active_mask >> i) & 1u)) continue;
+        const Real shrink = static_cast<Real>(step_coef[2 * i]), gain = static_cast<Real>(step_coef[2 * i + 1]);
 #pragma unroll
         for (int j = 0; j < J; ++j) {
-          theta_sh(i, 0, j) = shrink * ts[b][j] - gain * zs[j];
-          theta_sh(i, 1, j) = shrink * tc[b][j] - gain * zc[j];
+          theta_sh(i, 0, j) = shrink * theta_sh(i, 0, j) - gain * zs[j];
+          theta_sh(i, 1, j) = shrink * theta_sh(i, 1, j) - gain * zc[j];
         }
       }
+      __syncwarp();  // step_coef is rewritten next step
     }
     if (more) {
       features_from_next();
@@ -372,9 +391,9 @@ __global__ void __launch_bounds__(128, 4) advance_kernel_groups_kernel(Trajector
     }
   }
   if (!args.update) return;
-  if (fused && lane < count) args.log_w[r * S + my_slot] = my_log_w;
+  if (fused && member) args.log_w[r * S + my_slot] = my_log_w;
   for (int i = 0; i < count; ++i) {
-    const unsigned slot = __shfl_sync(0xffffffffu, my_slot, i);
+    const unsigned slot = __shfl_sync(kAll, my_slot, i);
     Real* theta = args.theta + (r * S + slot) * 2 * D;
 #pragma unroll
     for (int j = 0; j < J; ++j) {
@@ -388,13 +407,8 @@ __global__ void __launch_bounds__(128, 4) advance_kernel_groups_kernel(Trajector
 }
 
 template <typename Real, int J>
-std::size_t group_bytes_per_warp(std::size_t max_group) {
-  return max_group * 2 * J * 32 * sizeof(Real);
-}
-
-template <typename Real, int J>
 void launch_groups_with(const TrajectoryArgs<Real>& args, const KernelGroups& groups, cudaStream_t stream) {
-  const std::size_t per_warp = group_bytes_per_warp<Real, J>(groups.max_group);
+  const std::size_t per_warp = group_shared_reals<Real, J>(groups.max_group) * sizeof(Real);
   // Up to 4 warps a block, as many as share the 48 KB.
   const std::size_t warps_per_block = std::max<std::size_t>(1, std::min<std::size_t>(4, kGroupSharedBytes / per_warp));
   const std::size_t warps = args.n_replicates * args.n_kernels;
@@ -543,10 +557,11 @@ template void launch_step_selected<float>(const SelectedArgs<float>&, cudaStream
 template void launch_step_selected<double>(const SelectedArgs<double>&, cudaStream_t);
 
 bool kernel_groups_supported(std::size_t n_rff, std::size_t max_group, std::size_t real_size) {
-  if (max_group == 0 || max_group > 32 || n_rff == 0 || n_rff > kMaxRff) return false;
+  if (max_group == 0 || max_group > static_cast<std::size_t>(kGroupMembers) || n_rff == 0 || n_rff > kMaxRff)
+    return false;
   std::size_t j = 1;
   while (32 * j < n_rff) j *= 2;  // the J that with_features_per_lane() picks
-  return max_group * 2 * j * 32 * real_size <= kGroupSharedBytes;
+  return max_group * 2 * j * 32 * real_size + 2 * kGroupMembers * sizeof(double) <= kGroupSharedBytes;
 }
 
 template <typename Real>

@@ -65,7 +65,7 @@ struct KernelGroups {
   unsigned max_group;       // largest group
 };
 
-/// Whether launch_advance_kernel_groups() takes this shape: at most 32 slots per kernel, and
+/// Whether launch_advance_kernel_groups() takes this shape: at most 16 slots per kernel, and
 /// the θ of a group (max_group × 2D values) fits a warp's share of shared memory.
 bool kernel_groups_supported(std::size_t n_rff, std::size_t max_group, std::size_t real_size);
 

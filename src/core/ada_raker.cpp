@@ -9,11 +9,16 @@
 /// (hedge / matlab). The θ trajectories do not depend on any weight, so blocks are advanced by
 /// the backend in one call and the weights are computed in a host pass afterwards.
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <cstdio>
+#include <memory>
 
 #include "core/interval_weights.h"
 #include "core/parallel.h"
 #include "core/rf_ensemble.h"
+#include "core/step_pool.h"
+#include "core/timing.h"
 #include "omkl/error.h"
 
 namespace omkl::detail {
@@ -63,7 +68,16 @@ class AdaRaker final : public Algorithm {
     // (CUDA), the backend returns the instance predictions f̂_I directly (one group per level).
     fused_ = backend_->supports_fused_weights() && !instance_eta_w &&
              fused_weights_for(config_, P, fused_weights_);
-    if (fused_) push_fused_weights();
+    if (fused_) {
+      push_fused_weights();
+      pool_ = std::make_unique<StepPool>(std::min(context.host_threads, R));
+    }
+  }
+
+  ~AdaRaker() override {
+    if (fused_ && timing_enabled())
+      std::fprintf(stderr, "omkl timing: adaraker fused loop: backend %.2f ms, host instance weights %.2f ms\n",
+                   fused_backend_ms_, fused_host_ms_);
   }
 
   // The weight objects point into this object's configuration.
@@ -160,20 +174,24 @@ class AdaRaker final : public Algorithm {
     for (std::size_t start = 0; start < n; start += window) {
       const std::size_t m = std::min(window, n - start);
       f_.resize(m * R * L);
+      const auto backend_start = std::chrono::steady_clock::now();
       backend_->advance_fused(x + start * d, y + start, m, t_ + 1, schedules_, fused_weights_, f_.data());
-      parallel_for(R, 0, [&](std::size_t r0, std::size_t r1) {
-        for (std::size_t r = r0; r < r1; ++r) {
-          IntervalWeights& h = instance_weights_[r];
-          for (std::size_t i = 0; i < m; ++i) {
-            const std::int64_t t = t_ + 1 + static_cast<std::int64_t>(i);
-            const double* instance_f = f_.data() + (i * R + r) * L;
-            h.begin_step(t);
-            const double prediction = h.combine(t, instance_f);
-            h.update(t, instance_f, prediction, y[start + i]);
-            predictions[(start + i) * R + r] = prediction;
-          }
+      const auto host_start = std::chrono::steady_clock::now();
+      fused_backend_ms_ += elapsed_ms(backend_start, host_start);
+      // Per replicate on the persistent pool: parallel_for would start threads every window
+      // (measured on an H100 host: 478 ms of 1.68 s for 100 replicates on Naval).
+      pool_->run(R, [&](std::size_t r) {
+        IntervalWeights& h = instance_weights_[r];
+        for (std::size_t i = 0; i < m; ++i) {
+          const std::int64_t t = t_ + 1 + static_cast<std::int64_t>(i);
+          const double* instance_f = f_.data() + (i * R + r) * L;
+          h.begin_step(t);
+          const double prediction = h.combine(t, instance_f);
+          h.update(t, instance_f, prediction, y[start + i]);
+          predictions[(start + i) * R + r] = prediction;
         }
       });
+      fused_host_ms_ += elapsed_ms(host_start, std::chrono::steady_clock::now());
       t_ += static_cast<std::int64_t>(m);
     }
   }
@@ -244,6 +262,8 @@ class AdaRaker final : public Algorithm {
   mutable std::vector<KernelWeights> kernel_weights_;  // per replicate × level (device cache when fused)
   bool fused_ = false;
   FusedWeights fused_weights_;
+  double fused_backend_ms_ = 0.0, fused_host_ms_ = 0.0;  // OMKL_TIMING
+  std::unique_ptr<StepPool> pool_;  // instance weights of the replicates (fused path)
   std::vector<IntervalWeights> instance_weights_;  // per replicate
   std::int64_t t_ = 0;
   std::uint64_t updates_ = 0;  // θ updates, all replicates

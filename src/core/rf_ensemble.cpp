@@ -8,6 +8,7 @@
 
 #include "core/notebook_stream.h"
 #include "core/parallel.h"
+#include "core/timing.h"
 #include "omkl/error.h"
 
 namespace omkl::detail {
@@ -179,11 +180,10 @@ std::unique_ptr<RfBackend> make_rf_ensemble_backend(const RfEnsembleConfig& conf
   const auto t2 = Clock::now();
   backend->prepare();
   const auto t3 = Clock::now();
-  if (const char* timing = std::getenv("OMKL_TIMING"); timing != nullptr && std::string(timing) == "1") {
-    const auto ms = [](Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); };
+  if (timing_enabled())
     std::fprintf(stderr, "omkl timing: %s backend set-up %.2f ms, frequency matrices (%zu replicates x %zu kernels) %.2f ms, prepare %.2f ms\n",
-                 to_string(context.backend).c_str(), ms(t1 - t0), problem.n_replicates, problem.n_kernels, ms(t2 - t1), ms(t3 - t2));
-  }
+                 to_string(context.backend).c_str(), elapsed_ms(t0, t1), problem.n_replicates,
+                 problem.n_kernels, elapsed_ms(t1, t2), elapsed_ms(t2, t3));
   return backend;
 }
 

@@ -7,13 +7,17 @@
 /// per-step predictions come back in one pinned copy. Frequencies and θ stay on the device.
 #include <algorithm>
 #include <cstdlib>
+#include <chrono>
+#include <cstdio>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <type_traits>
 #include <vector>
 
 #include "core/parallel.h"
 #include "core/rf_backend.h"
+#include "core/timing.h"
 #include "cuda/cuda_check.h"
 #include "cuda/device_buffer.h"
 #include "kernels/rf_kernels.cuh"
@@ -21,6 +25,7 @@
 namespace omkl::detail::cuda {
 
 using omkl::cuda::CudaContext;
+using omkl::cuda::DeviceEvent;
 using omkl::cuda::DeviceBuffer;
 using omkl::cuda::DevicePair;
 using omkl::cuda::SelectedArgs;
@@ -45,6 +50,35 @@ cublasStatus_t gemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb
   return cublasSgemm(h, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
+// Where the online loop's time goes (OMKL_TIMING=1), printed when the backend dies: host
+// staging, the wait for the stream, the copy-out, and inside the wait each launch's device time.
+struct LoopProfile {
+  DeviceEvent begin, uploaded, projected, advanced, combined, downloaded;
+  std::size_t windows = 0, selected_steps = 0;
+  double stage_ms = 0, wait_ms = 0, copy_out_ms = 0, selected_ms = 0;
+  double upload_ms = 0, gemm_ms = 0, trajectories_ms = 0, combine_ms = 0, download_ms = 0;
+
+  void add_window_device_times(bool fused) {
+    upload_ms += uploaded.ms_since(begin);
+    gemm_ms += projected.ms_since(uploaded);
+    trajectories_ms += advanced.ms_since(projected);
+    if (fused) combine_ms += combined.ms_since(advanced);
+    download_ms += downloaded.ms_since(fused ? combined : advanced);
+  }
+  void print() const {
+    if (windows > 0)
+      std::fprintf(stderr,
+                   "omkl timing: cuda loop %zu windows: host staging %.2f ms, stream wait %.2f ms "
+                   "(device: upload %.2f, projections %.2f, trajectories %.2f, combine %.2f, "
+                   "download %.2f ms), host copy-out %.2f ms\n",
+                   windows, stage_ms, wait_ms, upload_ms, gemm_ms, trajectories_ms, combine_ms,
+                   download_ms, copy_out_ms);
+    if (selected_steps > 0)
+      std::fprintf(stderr, "omkl timing: cuda step_selected %zu steps, %.2f ms (%.2f us/step)\n",
+                   selected_steps, selected_ms, 1e3 * selected_ms / static_cast<double>(selected_steps));
+  }
+};
+
 template <typename Real>
 class CudaRfBackend final : public RfBackend {
  public:
@@ -61,20 +95,31 @@ class CudaRfBackend final : public RfBackend {
     selected_out_.set_stream(stream);
     pairs_.set_stream(stream);
     for (auto* b : {&slot_kernel_, &group_offsets_, &group_slots_}) b->set_stream(stream);
-    // The native per-step path is opt-in until it has run against the CPU on a device (it was
-    // written without one); OMKL_CUDA_STEP_SELECTED=native selects it.
+    // The native per-step path (one launch, one upload and one download per step) is the
+    // default since it passed the parity tests on an H100 (2026-11-23; 24 us a step against
+    // the generic path's 180-260 on Naval). OMKL_CUDA_STEP_SELECTED=generic keeps the base
+    // class's θ-through-the-host path, for comparison.
     const char* mode = std::getenv("OMKL_CUDA_STEP_SELECTED");
-    native_selected_ = mode != nullptr && std::string(mode) == "native";
-    // Likewise the per-kernel trajectory layout (all slots of a kernel in one warp, features
-    // computed once): OMKL_CUDA_TRAJECTORIES=per_kernel selects it where the shape fits.
+    native_selected_ = mode == nullptr || std::string(mode) != "generic";
+    // Trajectory layout: one warp per (replicate, kernel) group of slots where a kernel has
+    // several slots (AdaRaker's levels: features once per step, measured 2.2x faster than a
+    // warp per slot at 20 and 100 seeds on an H100), one warp per slot otherwise (Raker: the
+    // group kernel's bookkeeping made it 5 % slower there). OMKL_CUDA_TRAJECTORIES=per_slot or
+    // per_kernel forces one (the tests run both); per_kernel falls back where a shape does not fit.
     const char* layout = std::getenv("OMKL_CUDA_TRAJECTORIES");
-    if (layout != nullptr && std::string(layout) == "per_kernel") build_kernel_groups(groups);
+    const std::string forced = layout != nullptr ? layout : "";
+    if (forced == "per_kernel" || (forced != "per_slot" && groups.largest >= 2)) build_kernel_groups(groups);
     host_frequencies_.assign(p.n_replicates * p.n_kernels * p.n_rff * p.n_features, 0.0);
     frequencies_.resize(host_frequencies_.size());
     frequencies_.zero();
     theta_.resize(p.n_replicates * p.n_slots() * p.theta_size());
     theta_.zero();
     frequencies_dirty_ = true;
+    if (timing_enabled()) profile_ = std::make_unique<LoopProfile>();
+  }
+
+  ~CudaRfBackend() override {
+    if (profile_) profile_->print();
   }
 
   void set_frequencies(std::size_t r, std::size_t kernel, const double* V) override {
@@ -137,6 +182,31 @@ class CudaRfBackend final : public RfBackend {
 
   void step_selected(const double* x, double y, const PairStep* pairs, std::size_t n_pairs, double* f,
                      double* norm2) override {
+    if (!profile_) return step_selected_untimed(x, y, pairs, n_pairs, f, norm2);
+    const auto start = std::chrono::steady_clock::now();
+    step_selected_untimed(x, y, pairs, n_pairs, f, norm2);
+    profile_->selected_ms += elapsed_ms(start, std::chrono::steady_clock::now());
+    ++profile_->selected_steps;
+  }
+
+  void get_theta(std::size_t r, std::size_t slot, double* out) const override {
+    const std::size_t n = problem_.theta_size();
+    std::vector<Real> host(n);
+    theta_.copy_to_host(host.data(), n, (r * problem_.n_slots() + slot) * n);
+    context_.synchronize();
+    std::copy(host.begin(), host.end(), out);
+  }
+
+  void set_theta(std::size_t r, std::size_t slot, const double* in) override {
+    const std::size_t n = problem_.theta_size();
+    std::vector<Real> host(in, in + n);
+    theta_.copy_from_host(host.data(), n, (r * problem_.n_slots() + slot) * n);
+    context_.synchronize();  // `host` dies here
+  }
+
+ private:
+  void step_selected_untimed(const double* x, double y, const PairStep* pairs, std::size_t n_pairs,
+                             double* f, double* norm2) {
     if (!native_selected_) return RfBackend::step_selected(x, y, pairs, n_pairs, f, norm2);
     const auto& p = problem_;
     if (n_pairs == 0) return;
@@ -179,22 +249,6 @@ class CudaRfBackend final : public RfBackend {
     if (norm2) std::copy(out + n_pairs, out + 2 * n_pairs, norm2);
   }
 
-  void get_theta(std::size_t r, std::size_t slot, double* out) const override {
-    const std::size_t n = problem_.theta_size();
-    std::vector<Real> host(n);
-    theta_.copy_to_host(host.data(), n, (r * problem_.n_slots() + slot) * n);
-    context_.synchronize();
-    std::copy(host.begin(), host.end(), out);
-  }
-
-  void set_theta(std::size_t r, std::size_t slot, const double* in) override {
-    const std::size_t n = problem_.theta_size();
-    std::vector<Real> host(in, in + n);
-    theta_.copy_from_host(host.data(), n, (r * problem_.n_slots() + slot) * n);
-    context_.synchronize();  // `host` dies here
-  }
-
- private:
   // Slots grouped by kernel (CSR), uploaded once; left empty when the layout does not fit.
   void build_kernel_groups(const SlotsByKernel& groups) {
     if (!omkl::cuda::kernel_groups_supported(problem_.n_rff, groups.largest, sizeof(Real))) return;
@@ -285,18 +339,29 @@ class CudaRfBackend final : public RfBackend {
     if (fused) staging_out_.resize(window * R * G);
     else staging_slots_.resize(window * R * S * (want_norm2 ? 2 : 1));
     const Real one = 1, zero = 0;
+    using Clock = std::chrono::steady_clock;
+    LoopProfile* prof = profile_.get();
+    const cudaStream_t stream = context_.stream();
     for (std::size_t start = 0; start < n_steps; start += window) {
       const std::size_t m = std::min(window, n_steps - start);
+      const auto host_start = Clock::now();
       Real* in = staging_in_.data();
       for (std::size_t i = 0; i < m * d; ++i) in[i] = static_cast<Real>(x[start * d + i]);
       for (std::size_t i = 0; i < m; ++i) in[m * d + i] = static_cast<Real>(y[start + i]);
+      if (prof) {
+        prof->stage_ms += elapsed_ms(host_start, Clock::now());
+        ++prof->windows;
+        prof->begin.record(stream);
+      }
       x_.copy_from_host(in, m * d);
       y_.copy_from_host(in + m * d, m);
+      if (prof) prof->uploaded.record(stream);
       // projections (M × m, column-major) = Vᵀ-stack (d × M)ᵀ · X (d × m)
       OMKL_CUBLAS_CHECK(gemm(context_.cublas(), CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(M),
                              static_cast<int>(m), static_cast<int>(d), &one, frequencies_.data(),
                              static_cast<int>(d), x_.data(), static_cast<int>(d), &zero,
                              projections_.data(), static_cast<int>(M)));
+      if (prof) prof->projected.record(stream);
       TrajectoryArgs<Real> args{projections_.data(), y_.data(), theta_.data(), schedules_.data(),
                                 f_.data(), want_norm2 ? norm2_.data() : nullptr, m, R, S,
                                 p.n_kernels, p.n_rff, static_cast<long long>(t0 + start),
@@ -310,26 +375,41 @@ class CudaRfBackend final : public RfBackend {
       } else {
         omkl::cuda::launch_advance_trajectories(args, context_.stream());
       }
+      if (prof) prof->advanced.record(stream);
+      // Waits for the window and, with OMKL_TIMING, books the wait and the device times.
+      const auto wait = [&] {
+        const auto wait_start = Clock::now();
+        if (prof) prof->downloaded.record(stream);
+        context_.synchronize();
+        if (!prof) return;
+        prof->wait_ms += elapsed_ms(wait_start, Clock::now());
+        prof->add_window_device_times(fused != nullptr);
+      };
       if (fused) {
         omkl::cuda::launch_combine_groups(f_.data(), log_w_steps_.data(), schedules_.data(), m, R, S,
                                           fused->group_size, static_cast<long long>(t0 + start),
                                           group_f_.data(), context_.stream());
+        if (prof) prof->combined.record(stream);
         double* out = staging_out_.data();
         group_f_.copy_to_host(out, m * R * G);
-        context_.synchronize();
+        wait();
+        const auto copy_start = Clock::now();
         std::copy(out, out + m * R * G, f + start * R * G);
+        if (prof) prof->copy_out_ms += elapsed_ms(copy_start, Clock::now());
         continue;
       }
       Real* out = staging_slots_.data();
       f_.copy_to_host(out, m * R * S);
       if (want_norm2) norm2_.copy_to_host(out + m * R * S, m * R * S);
-      context_.synchronize();
+      wait();
+      const auto copy_start = Clock::now();
       // Widen to double on several threads: with many replicates this is hundreds of MB.
       const std::size_t n_out = m * R * S;
       parallel_for(n_out, n_out > (std::size_t{1} << 20) ? 0 : 1, [&](std::size_t b, std::size_t e) {
         std::copy(out + b, out + e, f + start * R * S + b);
         if (want_norm2) std::copy(out + n_out + b, out + n_out + e, norm2 + start * R * S + b);
       });
+      if (prof) prof->copy_out_ms += elapsed_ms(copy_start, Clock::now());
     }
   }
 
@@ -354,6 +434,7 @@ class CudaRfBackend final : public RfBackend {
   std::vector<double> host_frequencies_;  // exact double copy (checkpoints, float mode)
   std::vector<SlotSchedule> cached_schedules_;
   bool frequencies_dirty_ = true;
+  std::unique_ptr<LoopProfile> profile_;  // OMKL_TIMING=1 only
 };
 
 }  // namespace

@@ -98,6 +98,27 @@ class PinnedBuffer {
   std::size_t capacity_ = 0;
 };
 
+/// An owning CUDA event, for timing stream work (OMKL_TIMING).
+class DeviceEvent {
+ public:
+  DeviceEvent() { OMKL_CUDA_CHECK(cudaEventCreate(&event_)); }
+  ~DeviceEvent() {
+    if (event_) OMKL_CUDA_CHECK_NOTHROW(cudaEventDestroy(event_));
+  }
+  DeviceEvent(const DeviceEvent&) = delete;
+  DeviceEvent& operator=(const DeviceEvent&) = delete;
+  void record(cudaStream_t stream) { OMKL_CUDA_CHECK(cudaEventRecord(event_, stream)); }
+  /// Milliseconds from `start` to this event; both must have completed.
+  float ms_since(const DeviceEvent& start) const {
+    float ms = 0.0f;
+    OMKL_CUDA_CHECK(cudaEventElapsedTime(&ms, start.event_, event_));
+    return ms;
+  }
+
+ private:
+  cudaEvent_t event_ = nullptr;
+};
+
 /// An owning non-blocking stream and the cuBLAS handle bound to it.
 class CudaContext {
  public:
