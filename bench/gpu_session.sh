@@ -8,15 +8,16 @@
 # need, e.g. libfmt); DATA_DIR holds naval_journal.csv and airfoil.csv. Everything lands in
 # OUT_DIR as at most eight files (the device tool's limit):
 #   device.txt     nvidia-smi and the build's CUDA runtime
-#   tests.txt      the CUDA test suite with the generic and the native per-step path (each
-#                  run covers both trajectory layouts: the tests switch OMKL_CUDA_TRAJECTORIES)
-#   sanitizer.txt  compute-sanitizer memcheck over the CUDA tests (native path)
+#   tests.txt      the CUDA test suite with the native (default) and the generic per-step path
+#                  (each run covers both trajectory layouts: the tests switch OMKL_CUDA_TRAJECTORIES)
+#   sanitizer.txt  compute-sanitizer memcheck over the CUDA tests
 #   bench_gpu.json / bench_cpu.json   `omkl bench` matrices (see below)
 #   bench.txt      the printed tables of every benchmark, in order
 # Benchmarks: Naval (T = 11 934), jmlr23-76 dictionary, D = 50, paper profile:
-#   GPU: Raker at 1, 20, 100, 1000 seeds and AdaRaker at 1, 20, 100; Raker in float at 20 and
-#        1000; both again at 1, 20, 100 with OMKL_CUDA_TRAJECTORIES=per_kernel; OMKL-GF/SFG/SFG-R at 1 seed on the generic per-step path and at 1, 20, 100 seeds
-#        on the native one.
+#   GPU: Raker at 1, 20, 100, 1000 seeds and AdaRaker at 1, 20, 100 (default layouts); Raker in
+#        float at 20 and 1000; the OMKL_TIMING breakdown of Raker at 20 and 1000 and AdaRaker at
+#        20 and 100; AdaRaker again with OMKL_CUDA_TRAJECTORIES=per_slot; OMKL-GF/SFG/SFG-R at
+#        1 seed on the generic per-step path and at 1, 20, 100 seeds on the native one.
 #   CPU: the same algorithms at 100 seeds on all cores (the speed-up baseline of issue 4).
 # PARTS (default "tests sanitizer bench") picks what runs, so that a call that would pass the
 # device tool's 10 minutes can be split in two.
@@ -45,7 +46,7 @@ done
 } > "$OUT/device.txt" 2>&1
 
 want tests && {
-  for path in generic native; do
+  for path in native generic; do
     echo "== OMKL_CUDA_STEP_SELECTED=$path"
     OMKL_CUDA_STEP_SELECTED=$path "$BIN/omkl_tests" --gtest_filter='Cuda*' 2>&1 | tail -40
   done
@@ -55,7 +56,7 @@ if ! want sanitizer; then
   :
 elif command -v compute-sanitizer > /dev/null; then
   # The trajectory tests run once per layout since 2026-11-23: more time than the 300 s before.
-  OMKL_CUDA_STEP_SELECTED=native timeout 540 compute-sanitizer --tool memcheck "$BIN/omkl_tests" --gtest_filter='Cuda*' \
+  timeout 540 compute-sanitizer --tool memcheck "$BIN/omkl_tests" --gtest_filter='Cuda*' \
     > "$OUT/sanitizer.txt" 2>&1
 else
   echo "compute-sanitizer not found" > "$OUT/sanitizer.txt"
@@ -69,15 +70,17 @@ want bench && {
   "$BIN/omkl" bench "${common[@]}" --backend cuda --algo adaraker:dict=jmlr23-76 --seeds 1 20 100 \
     --json "$OUT/bench_gpu_adaraker.json"
   "$BIN/omkl" bench "${common[@]}" --backend cuda --algo raker:dict=jmlr23-76,precision=float --seeds 20 1000
-  # Where construction time goes (device set-up / host frequency draws / upload), one line per run.
-  echo "== GPU: construction breakdown (OMKL_TIMING=1)"
+  # Where construction and loop time go (device set-up / host frequency draws / upload; host
+  # staging / stream wait / each launch's device time), a few lines per run.
+  echo "== GPU: OMKL_TIMING=1 breakdown"
   OMKL_TIMING=1 "$BIN/omkl" bench --data "$NAVAL" --normalize minmax --repeat 1 --backend cuda \
     --algo raker:dict=jmlr23-76 --seeds 20 1000
-  # The per-kernel trajectory layout (one warp per (seed, kernel), AdaRaker's levels sharing the
-  # features) against the default per-slot one above.
-  echo "== GPU: OMKL_CUDA_TRAJECTORIES=per_kernel"
-  OMKL_CUDA_TRAJECTORIES=per_kernel "$BIN/omkl" bench "${common[@]}" --backend cuda \
-    --algo adaraker:dict=jmlr23-76 --algo raker:dict=jmlr23-76 --seeds 1 20 100 --json "$OUT/bench_gpu_per_kernel.json"
+  OMKL_TIMING=1 "$BIN/omkl" bench --data "$NAVAL" --normalize minmax --repeat 1 --backend cuda \
+    --algo adaraker:dict=jmlr23-76 --seeds 20 100
+  # AdaRaker with one warp per slot, against the per-kernel groups its default takes from 20 seeds.
+  echo "== GPU: OMKL_CUDA_TRAJECTORIES=per_slot"
+  OMKL_CUDA_TRAJECTORIES=per_slot "$BIN/omkl" bench "${common[@]}" --backend cuda \
+    --algo adaraker:dict=jmlr23-76 --seeds 1 20 100 --json "$OUT/bench_gpu_per_slot.json"
   # The generic path copies θ to the host and back per pair and step (≈ 2 s per seed on Naval):
   # one seed is enough to compare; the native path gets the issue's seed counts. Each run is
   # bounded so that the whole command stays inside the device tool's 10 minutes.
@@ -85,8 +88,8 @@ want bench && {
   OMKL_CUDA_STEP_SELECTED=generic timeout 120 "$BIN/omkl" bench --data "$NAVAL" --preset jmlr23-graph --repeat 1 \
     --backend cuda --algo omkl-gf:M=10 --algo omkl-sfg:M=10 --algo omkl-sfg-r:M=10 --seeds 1 \
     --json "$OUT/bench_gpu_graph_generic.json"
-  echo "== GPU: graph-aided, OMKL_CUDA_STEP_SELECTED=native"
-  OMKL_CUDA_STEP_SELECTED=native timeout 240 "$BIN/omkl" bench --data "$NAVAL" --preset jmlr23-graph --repeat 3 \
+  echo "== GPU: graph-aided, native per-step path (default)"
+  timeout 240 "$BIN/omkl" bench --data "$NAVAL" --preset jmlr23-graph --repeat 3 \
     --backend cuda --algo omkl-gf:M=10 --algo omkl-sfg:M=10 --algo omkl-sfg-r:M=10 --seeds 1 20 100 \
     --json "$OUT/bench_gpu_graph_native.json"
   echo "== CPU, all cores"

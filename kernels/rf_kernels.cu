@@ -418,18 +418,44 @@ void launch_groups_with(const TrajectoryArgs<Real>& args, const KernelGroups& gr
   OMKL_CUDA_CHECK_LAUNCH();
 }
 
+// Shared memory for a block's copy of x in step_selected_kernel (0: read x where it is).
+template <typename Real>
+__host__ __device__ constexpr std::size_t x_shared_bytes(std::size_t n_features) {
+  return n_features * sizeof(Real) <= 16 * 1024 ? n_features * sizeof(Real) : 0;
+}
+
 template <typename Real, int J>
 __global__ void step_selected_kernel(SelectedArgs<Real> args) {
+  // This kernel is one step's whole device time, on the host's critical path: its dependent
+  // memory accesses are ordered so that their latencies overlap. The pair and x may live in
+  // host memory (mapped), so the pair's read is issued first, then the block reads x once, in
+  // one coalesced pass, into shared memory when it fits there (x_shared_bytes()).
+  extern __shared__ __align__(16) unsigned char selected_shared[];
+  Real* x_shared = reinterpret_cast<Real*>(selected_shared);
   const std::size_t warp = (static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
   const int lane = threadIdx.x & 31;
-  if (warp >= args.n_pairs) return;
-  const DevicePair pair = args.pairs[warp];
+  const bool has_pair = warp < args.n_pairs;
+  DevicePair pair{};
+  if (has_pair) pair = args.pairs[warp];
+  const bool staged = x_shared_bytes<Real>(args.n_features) > 0;
+  if (staged) {
+    for (std::size_t c = threadIdx.x; c < args.n_features; c += blockDim.x) x_shared[c] = args.x[c];
+    __syncthreads();
+  }
+  if (!has_pair) return;
+  const Real* x = staged ? x_shared : args.x;
   const std::size_t D = args.n_rff, d = args.n_features;
-  const Real* V = args.frequencies + (static_cast<std::size_t>(pair.replicate) * args.n_kernels +
-                                      args.slot_kernel[pair.slot]) * D * d;
+  const Real* V = args.frequencies + (static_cast<std::size_t>(pair.replicate) * args.n_kernels + pair.kernel) * D * d;
   Real* theta = args.theta + (static_cast<std::size_t>(pair.replicate) * args.n_slots + pair.slot) * 2 * D;
-  // Lane ℓ owns features ℓ, ℓ + 32, …: J of each block of θ, in registers between the
-  // reduction and the update.
+  // Lane ℓ owns features ℓ, ℓ + 32, …: J of each block of θ, in registers from the first
+  // read (issued before the projections) to the update.
+  Real ts[J], tc[J];
+#pragma unroll
+  for (int j = 0; j < J; ++j) {
+    const std::size_t c = lane + 32 * j;
+    ts[j] = c < D ? theta[c] : Real(0);
+    tc[j] = c < D ? theta[D + c] : Real(0);
+  }
   Real zs[J], zc[J];
   Real dot = 0, n2 = 0;
 #pragma unroll
@@ -437,15 +463,24 @@ __global__ void step_selected_kernel(SelectedArgs<Real> args) {
     const std::size_t c = lane + 32 * j;
     zs[j] = zc[j] = Real(0);
     if (c >= D) continue;
+    // Loads of V issued eight at a time ahead of their (in-order) sums: a load per sum left
+    // each step of the chain waiting on the memory latency.
     Real a = 0;
-    for (std::size_t k = 0; k < d; ++k) a += V[c * d + k] * args.x[k];
+    std::size_t k = 0;
+    for (; k + 8 <= d; k += 8) {
+      Real v[8];
+#pragma unroll
+      for (int u = 0; u < 8; ++u) v[u] = V[c * d + k + u];
+#pragma unroll
+      for (int u = 0; u < 8; ++u) a += v[u] * x[k + u];
+    }
+    for (; k < d; ++k) a += V[c * d + k] * x[k];
     Real sv, cv;
     sin_cos(a, &sv, &cv);
     zs[j] = args.feature_scale * sv;
     zc[j] = args.feature_scale * cv;
-    const Real ts = theta[c], tc = theta[D + c];
-    dot += ts * zs[j] + tc * zc[j];
-    n2 += ts * ts + tc * tc;
+    dot += ts[j] * zs[j] + tc[j] * zc[j];
+    n2 += ts[j] * ts[j] + tc[j] * tc[j];
   }
   dot = warp_sum(dot);
   n2 = warp_sum(n2);
@@ -462,8 +497,8 @@ __global__ void step_selected_kernel(SelectedArgs<Real> args) {
   for (int j = 0; j < J; ++j) {
     const std::size_t c = lane + 32 * j;
     if (c >= D) continue;
-    theta[c] = shrink * theta[c] - gain * zs[j];
-    theta[D + c] = shrink * theta[D + c] - gain * zc[j];
+    theta[c] = shrink * ts[j] - gain * zs[j];
+    theta[D + c] = shrink * tc[j] - gain * zc[j];
   }
 }
 
@@ -471,7 +506,7 @@ template <typename Real, int J>
 void launch_selected_with(const SelectedArgs<Real>& args, cudaStream_t stream) {
   constexpr int kThreads = 128;
   const unsigned blocks = static_cast<unsigned>((args.n_pairs * 32 + kThreads - 1) / kThreads);
-  step_selected_kernel<Real, J><<<blocks, kThreads, 0, stream>>>(args);
+  step_selected_kernel<Real, J><<<blocks, kThreads, x_shared_bytes<Real>(args.n_features), stream>>>(args);
   OMKL_CUDA_CHECK_LAUNCH();
 }
 

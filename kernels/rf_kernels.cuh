@@ -80,6 +80,7 @@ void launch_advance_kernel_groups(const TrajectoryArgs<Real>& args, const Kernel
 struct DevicePair {
   unsigned replicate;
   unsigned slot;
+  unsigned kernel;  // the slot's kernel (looked up on the host: one dependent load less)
   double rate;    // θ ← shrink·θ − rate·C'(f, y)·z; rate 0 and shrink 1: predict only
   double shrink;
 };
@@ -88,12 +89,12 @@ struct DevicePair {
 ///  frequencies: R × P × D × d (V of each (replicate, kernel), row-major D × d)
 ///  theta:       R × S × 2D
 ///  x:           d, the step's input; pairs, f, norm2: n_pairs (norm2 may be null)
+/// x, pairs, f and norm2 may point into mapped host memory (PinnedBuffer::device_data()).
 template <typename Real>
 struct SelectedArgs {
   const Real* frequencies;
   const Real* x;
   Real* theta;
-  const unsigned* slot_kernel;  // S
   const DevicePair* pairs;
   Real* f;
   Real* norm2;

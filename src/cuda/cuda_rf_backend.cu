@@ -54,8 +54,9 @@ cublasStatus_t gemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb
 // staging, the wait for the stream, the copy-out, and inside the wait each launch's device time.
 struct LoopProfile {
   DeviceEvent begin, uploaded, projected, advanced, combined, downloaded;
+  DeviceEvent selected_begin, selected_end;
   std::size_t windows = 0, selected_steps = 0;
-  double stage_ms = 0, wait_ms = 0, copy_out_ms = 0, selected_ms = 0;
+  double stage_ms = 0, wait_ms = 0, copy_out_ms = 0, selected_ms = 0, selected_kernel_ms = 0;
   double upload_ms = 0, gemm_ms = 0, trajectories_ms = 0, combine_ms = 0, download_ms = 0;
 
   void add_window_device_times(bool fused) {
@@ -74,8 +75,10 @@ struct LoopProfile {
                    windows, stage_ms, wait_ms, upload_ms, gemm_ms, trajectories_ms, combine_ms,
                    download_ms, copy_out_ms);
     if (selected_steps > 0)
-      std::fprintf(stderr, "omkl timing: cuda step_selected %zu steps, %.2f ms (%.2f us/step)\n",
-                   selected_steps, selected_ms, 1e3 * selected_ms / static_cast<double>(selected_steps));
+      std::fprintf(stderr, "omkl timing: cuda step_selected %zu steps, %.2f ms (%.2f us/step, of which "
+                   "%.2f us/step between the events around the launch)\n", selected_steps, selected_ms,
+                   1e3 * selected_ms / static_cast<double>(selected_steps),
+                   1e3 * selected_kernel_ms / static_cast<double>(selected_steps));
   }
 };
 
@@ -92,9 +95,7 @@ class CudaRfBackend final : public RfBackend {
     for (auto* b : {&frequencies_, &theta_, &projections_, &x_, &y_, &f_, &norm2_}) b->set_stream(stream);
     for (auto* b : {&log_w_, &log_w_steps_, &group_f_}) b->set_stream(stream);
     schedules_.set_stream(stream);
-    selected_out_.set_stream(stream);
-    pairs_.set_stream(stream);
-    for (auto* b : {&slot_kernel_, &group_offsets_, &group_slots_}) b->set_stream(stream);
+    for (auto* b : {&group_offsets_, &group_slots_}) b->set_stream(stream);
     // The native per-step path (one launch, one upload and one download per step) is the
     // default since it passed the parity tests on an H100 (2026-11-23; 24 us a step against
     // the generic path's 180-260 on Naval). OMKL_CUDA_STEP_SELECTED=generic keeps the base
@@ -102,13 +103,19 @@ class CudaRfBackend final : public RfBackend {
     const char* mode = std::getenv("OMKL_CUDA_STEP_SELECTED");
     native_selected_ = mode == nullptr || std::string(mode) != "generic";
     // Trajectory layout: one warp per (replicate, kernel) group of slots where a kernel has
-    // several slots (AdaRaker's levels: features once per step, measured 2.2x faster than a
-    // warp per slot at 20 and 100 seeds on an H100), one warp per slot otherwise (Raker: the
-    // group kernel's bookkeeping made it 5 % slower there). OMKL_CUDA_TRAJECTORIES=per_slot or
-    // per_kernel forces one (the tests run both); per_kernel falls back where a shape does not fit.
+    // several slots and the groups alone fill the GPU (AdaRaker's levels at 20 and 100 seeds:
+    // features once per step, measured 2.2x faster than a warp per slot on an H100); one warp
+    // per slot otherwise (Raker, whose groups are single slots: the group kernel's bookkeeping
+    // made it 5 % slower; AdaRaker at 1 seed: 76 group warps walk the steps slower than 1 064
+    // slot warps, 47 against 35 ms). The "fill" rule, two warps per multiprocessor, sits
+    // between the measured 76 and 1 520 warps; where exactly the layouts cross is not measured.
+    // OMKL_CUDA_TRAJECTORIES=per_slot or per_kernel forces one (the tests run both);
+    // per_kernel falls back where a shape does not fit.
     const char* layout = std::getenv("OMKL_CUDA_TRAJECTORIES");
     const std::string forced = layout != nullptr ? layout : "";
-    if (forced == "per_kernel" || (forced != "per_slot" && groups.largest >= 2)) build_kernel_groups(groups);
+    const bool groups_fill = p.n_replicates * p.n_kernels >= 2 * context_.multiprocessors();
+    if (forced == "per_kernel" || (forced != "per_slot" && groups.largest >= 2 && groups_fill))
+      build_kernel_groups(groups);
     host_frequencies_.assign(p.n_replicates * p.n_kernels * p.n_rff * p.n_features, 0.0);
     frequencies_.resize(host_frequencies_.size());
     frequencies_.zero();
@@ -211,14 +218,10 @@ class CudaRfBackend final : public RfBackend {
     const auto& p = problem_;
     if (n_pairs == 0) return;
     upload_frequencies();
-    if (slot_kernel_.size() != p.n_slots()) {
-      const std::vector<unsigned> kernels(p.slot_kernel.begin(), p.slot_kernel.end());
-      slot_kernel_.resize(kernels.size());
-      slot_kernel_.copy_from_host(kernels.data(), kernels.size());
-    }
-    // One upload and one download per step (each copy call costs microseconds of latency, and
-    // the host waits on this round trip every step): the pairs (range-checked here, not on the
-    // device) with x packed behind them in one pinned buffer; f and ‖θ‖² side by side back.
+    // No copy calls: the kernel reads the pairs (range-checked here, not on the device) and x,
+    // packed in one mapped pinned buffer, straight from host memory, and writes f and ‖θ‖²
+    // into another; the host waits on this round trip every step. (The version with one
+    // upload and one download per step measured 24 us a step on an H100.)
     const std::size_t d = p.n_features;
     const std::size_t x_entries = (d * sizeof(Real) + sizeof(DevicePair) - 1) / sizeof(DevicePair);
     const std::size_t in_entries = n_pairs + x_entries;
@@ -227,24 +230,24 @@ class CudaRfBackend final : public RfBackend {
     for (std::size_t i = 0; i < n_pairs; ++i) {
       if (pairs[i].replicate >= p.n_replicates || pairs[i].slot >= p.n_slots())
         throw Error("step_selected: pair out of range");
-      in[i] = {pairs[i].replicate, pairs[i].slot, pairs[i].rate, pairs[i].shrink};
+      in[i] = {pairs[i].replicate, pairs[i].slot, p.slot_kernel[pairs[i].slot], pairs[i].rate, pairs[i].shrink};
     }
     Real* x_in = reinterpret_cast<Real*>(in + n_pairs);
     for (std::size_t k = 0; k < d; ++k) x_in[k] = static_cast<Real>(x[k]);
-    pairs_.resize(in_entries);
-    pairs_.copy_from_host(in, in_entries);
-    const std::size_t n_out = norm2 ? 2 * n_pairs : n_pairs;
-    selected_out_.resize(2 * n_pairs);
-    SelectedArgs<Real> args{frequencies_.data(), reinterpret_cast<const Real*>(pairs_.data() + n_pairs),
-                            theta_.data(), slot_kernel_.data(), pairs_.data(), selected_out_.data(),
-                            norm2 ? selected_out_.data() + n_pairs : nullptr,
+    staging_selected_out_.resize(2 * n_pairs);
+    const DevicePair* device_in = staging_pairs_.device_data();
+    Real* device_out = staging_selected_out_.device_data();
+    SelectedArgs<Real> args{frequencies_.data(), reinterpret_cast<const Real*>(device_in + n_pairs),
+                            theta_.data(), device_in, device_out,
+                            norm2 ? device_out + n_pairs : nullptr,
                             n_pairs, p.n_slots(), p.n_kernels, p.n_rff, d,
                             static_cast<Real>(p.feature_scale), static_cast<int>(p.loss), y};
+    if (profile_) profile_->selected_begin.record(context_.stream());
     omkl::cuda::launch_step_selected(args, context_.stream());
-    staging_selected_out_.resize(2 * n_pairs);
-    Real* out = staging_selected_out_.data();
-    selected_out_.copy_to_host(out, n_out);
+    if (profile_) profile_->selected_end.record(context_.stream());
+    const Real* out = staging_selected_out_.data();
     context_.synchronize();  // the host decides the next step from f
+    if (profile_) profile_->selected_kernel_ms += profile_->selected_end.ms_since(profile_->selected_begin);
     std::copy(out, out + n_pairs, f);
     if (norm2) std::copy(out + n_pairs, out + 2 * n_pairs, norm2);
   }
@@ -421,14 +424,11 @@ class CudaRfBackend final : public RfBackend {
   PinnedBuffer<Real> staging_in_;
   PinnedBuffer<double> staging_out_;   // group predictions (fused)
   PinnedBuffer<Real> staging_slots_;   // per-slot predictions and norms
-  // step_selected(): the step's x, pairs and outputs
-  DeviceBuffer<Real> selected_out_;  // f then ‖θ‖² of the step's pairs
-  DeviceBuffer<DevicePair> pairs_;    // the step's pairs, then x
-  DeviceBuffer<unsigned> slot_kernel_;
   DeviceBuffer<unsigned> group_offsets_, group_slots_;  // per-kernel layout (empty: per slot)
   unsigned max_group_ = 0;
-  PinnedBuffer<Real> staging_selected_out_;
-  PinnedBuffer<DevicePair> staging_pairs_;  // pairs, then x
+  // step_selected(): the step's pairs, x and outputs, in mapped host memory
+  PinnedBuffer<Real> staging_selected_out_{true};   // f then ‖θ‖² of the step's pairs
+  PinnedBuffer<DevicePair> staging_pairs_{true};    // the step's pairs, then x
   bool native_selected_ = false;
   bool log_w_initialized_ = false;
   std::vector<double> host_frequencies_;  // exact double copy (checkpoints, float mode)
