@@ -88,6 +88,13 @@ __device__ __forceinline__ void lane_features_fma(const Real (&a)[J], int lane, 
   }
 }
 
+// First multiple of `period` at or after t (t may be ≤ 0).
+__device__ __forceinline__ long long first_multiple_from(long long t, long long period) {
+  long long m = t % period;
+  if (m < 0) m += period;
+  return m == 0 ? t : t + (period - m);
+}
+
 template <typename Real, int J>
 __global__ void advance_trajectories_kernel(TrajectoryArgs<Real> args) {
   const std::size_t warp = (static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
@@ -110,19 +117,29 @@ __global__ void advance_trajectories_kernel(TrajectoryArgs<Real> args) {
   // sincos are issued before step k's reduction and update, hiding the memory latency and the
   // special-function latency behind the dependent chain.
   Real zs[J], zc[J], next_a[J];
-  auto load_next = [&](std::size_t step) { load_lane_projections<Real, J>(a_base + step * row, lane, D, next_a); };
+  Real next_y = 0, y_step = 0;
+  auto load_next = [&](std::size_t step) {
+    load_lane_projections<Real, J>(a_base + step * row, lane, D, next_a);
+    next_y = args.y[step];  // off the dependent chain: read a step ahead with the projections
+  };
+  // The library's sincos here: sincos_fma() measured no faster in this kernel (H100, Raker on
+  // Naval at 1-1000 seeds, 2026-11-23), and this kernel's numbers were taken with it.
   auto features_from_next = [&] { lane_features<Real, J>(next_a, lane, D, args.feature_scale, zs, zc); };
   if (args.n_steps > 0) {
     load_next(0);
     features_from_next();
+    y_step = next_y;
   }
   const bool fused = args.log_w != nullptr;
   double log_weight = fused ? args.log_w[warp] : 0.0;  // uniform across the warp
+  long long next_reset = sc.reset_period > 0 ? first_multiple_from(args.t0, sc.reset_period) : 0;
   for (std::size_t step = 0; step < args.n_steps; ++step) {
     const long long t = args.t0 + static_cast<long long>(step);
     const std::size_t out = (step * R + r) * S + s;
     const bool more = step + 1 < args.n_steps;
     if (more) load_next(step + 1);
+    // Reset times are tracked (t % period on every step is a 64-bit division).
+    if (sc.reset_period > 0 && t > next_reset) next_reset += sc.reset_period;
     if (t < sc.active_from) {
       if (lane == 0) {
         args.f[out] = Real(0);
@@ -130,7 +147,7 @@ __global__ void advance_trajectories_kernel(TrajectoryArgs<Real> args) {
         if (fused) args.log_w_out[out] = 0.0;
       }
     } else {
-      if (sc.reset_period > 0 && t % sc.reset_period == 0) {
+      if (sc.reset_period > 0 && t == next_reset) {
 #pragma unroll
         for (int j = 0; j < J; ++j) ts[j] = tc[j] = Real(0);
         log_weight = args.fused_initial;  // a fresh learner starts with fresh weights
@@ -150,7 +167,7 @@ __global__ void advance_trajectories_kernel(TrajectoryArgs<Real> args) {
         if (fused) args.log_w_out[out] = log_weight;
       }
       if (fused) {
-        const double y = static_cast<double>(args.y[step]);
+        const double y = static_cast<double>(y_step);
         const double loss = detail::loss_value(static_cast<LossKind>(args.loss), static_cast<double>(dot), y) +
                             args.fused_lambda * static_cast<double>(n2);
         log_weight -= args.fused_rate * loss / args.fused_loss_scale;
@@ -162,7 +179,7 @@ __global__ void advance_trajectories_kernel(TrajectoryArgs<Real> args) {
         const Real gain = static_cast<Real>(
             sc.step_scale * eta *
             detail::loss_derivative(static_cast<LossKind>(args.loss), static_cast<double>(dot),
-                                    static_cast<double>(args.y[step])));
+                                    static_cast<double>(y_step)));
 #pragma unroll
         for (int j = 0; j < J; ++j) {
           ts[j] = shrink * ts[j] - gain * zs[j];
@@ -170,7 +187,10 @@ __global__ void advance_trajectories_kernel(TrajectoryArgs<Real> args) {
         }
       }
     }
-    if (more) features_from_next();
+    if (more) {
+      features_from_next();
+      y_step = next_y;
+    }
   }
   if (!args.update) return;
   if (fused && lane == 0) args.log_w[warp] = log_weight;
@@ -244,13 +264,6 @@ __device__ __forceinline__ Real warp_sum_transposed(Real (&v)[32], int lane) {
   transposed_level<2>(v, lane);
   transposed_level<1>(v, lane);
   return v[0];
-}
-
-// First multiple of `period` at or after t (t may be ≤ 0).
-__device__ __forceinline__ long long first_multiple_from(long long t, long long period) {
-  long long m = t % period;
-  if (m < 0) m += period;
-  return m == 0 ? t : t + (period - m);
 }
 
 // A warp's shared memory, in Reals: θ of max_group members, then each member's (shrink, gain)
