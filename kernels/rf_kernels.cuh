@@ -70,8 +70,10 @@ struct KernelGroups {
 bool kernel_groups_supported(std::size_t n_rff, std::size_t max_group, std::size_t real_size);
 
 /// One warp per (replicate, kernel) advancing every slot of that kernel on the same features:
-/// sin/cos once per step instead of once per slot, θ of the group in shared memory, the
-/// slots' reductions interleaved. Same arithmetic per slot as launch_advance_trajectories().
+/// sin/cos once per step instead of once per slot, θ of the group in shared memory, all slots'
+/// dot products and norms in one transposed warp reduction, lane i doing slot i's scalar work.
+/// Same arithmetic per slot as launch_advance_trajectories() (features in double from
+/// sincos_fma()).
 template <typename Real>
 void launch_advance_kernel_groups(const TrajectoryArgs<Real>& args, const KernelGroups& groups,
                                   cudaStream_t stream);

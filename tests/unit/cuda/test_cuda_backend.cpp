@@ -166,6 +166,22 @@ TEST_F(CudaTest, AlgorithmsMatchTheCpuBackend) {
   }
 }
 
+// AdaRaker on the device advances windows of preferred_window() steps (4096 here) and runs its
+// host instance-weight pass for window w while the device advances w + 1, alternating two
+// buffers: a stream of three windows, one a partial, must still match the CPU step for step.
+TEST_F(CudaTest, AdaRakerOverlappedWindowsMatchTheCpu) {
+  const Dataset data = random_stream(9000, 3, Task::Regression, 12);
+  auto cpu_ctx = context_for(data, Profile::Paper, {0, 1, 4});
+  auto gpu_ctx = cpu_ctx;
+  gpu_ctx.backend = BackendKind::Cuda;
+  auto cpu = make("adaraker", cpu_ctx, {{"D", "17"}});
+  auto gpu = make("adaraker", gpu_ctx, {{"D", "17"}});
+  std::vector<double> a(data.n_samples * 3), b(data.n_samples * 3, NAN);
+  cpu->step_block(data.x.data(), data.y.data(), data.n_samples, data.n_features, a.data());
+  gpu->step_block(data.x.data(), data.y.data(), data.n_samples, data.n_features, b.data());
+  for (std::size_t i = 0; i < a.size(); ++i) ASSERT_LE(relative_error(b[i], a[i]), 1e-9) << i;
+}
+
 namespace {
 
 // Selects the CUDA backend's step_selected path for the scope (generic: through get/set_theta;
