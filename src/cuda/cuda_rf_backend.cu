@@ -101,7 +101,10 @@ class CudaRfBackend final : public RfBackend {
     // the generic path's 180-260 on Naval). OMKL_CUDA_STEP_SELECTED=generic keeps the base
     // class's θ-through-the-host path, for comparison.
     const char* mode = std::getenv("OMKL_CUDA_STEP_SELECTED");
-    native_selected_ = mode == nullptr || std::string(mode) != "generic";
+    const std::string path = mode != nullptr ? mode : "native";
+    if (path != "native" && path != "generic")
+      throw ConfigError("OMKL_CUDA_STEP_SELECTED must be native or generic, not '" + path + "'");
+    native_selected_ = path == "native";
     // Trajectory layout: one warp per (replicate, kernel) group of slots where a kernel has
     // several slots and the groups alone fill the GPU (AdaRaker's levels at 20 and 100 seeds:
     // features once per step, measured 2.2x faster than a warp per slot on an H100); one warp
@@ -113,6 +116,8 @@ class CudaRfBackend final : public RfBackend {
     // per_kernel falls back where a shape does not fit.
     const char* layout = std::getenv("OMKL_CUDA_TRAJECTORIES");
     const std::string forced = layout != nullptr ? layout : "";
+    if (!forced.empty() && forced != "per_slot" && forced != "per_kernel")
+      throw ConfigError("OMKL_CUDA_TRAJECTORIES must be per_slot or per_kernel, not '" + forced + "'");
     const bool groups_fill = p.n_replicates * p.n_kernels >= 2 * context_.multiprocessors();
     if (forced == "per_kernel" || (forced != "per_slot" && groups.largest >= 2 && groups_fill))
       build_kernel_groups(groups);

@@ -212,8 +212,18 @@ void check_step_selected_parity(bool single, std::uint64_t seed) {
       gpu->set_frequencies(r, k, V.data());
     }
   const double tol = single ? 1e-4 : 1e-9;
+  auto check_theta = [&] {
+    std::vector<double> a(66), b(66);
+    for (std::size_t r = 0; r < 3; ++r)
+      for (std::size_t s = 0; s < 4; ++s) {
+        cpu->get_theta(r, s, a.data());
+        gpu->get_theta(r, s, b.data());
+        for (std::size_t i = 0; i < a.size(); ++i) ASSERT_LE(relative_error(b[i], a[i]), tol);
+      }
+  };
   std::vector<PairStep> pairs;
   for (int step = 0; step < 200; ++step) {
+    if (step == 100) check_theta();  // other work on the backend between steps
     std::vector<double> x(5);
     for (double& v : x) v = rng.normal();
     const double y = rng.uniform();
@@ -238,19 +248,14 @@ void check_step_selected_parity(bool single, std::uint64_t seed) {
       ASSERT_LE(relative_error(n2_gpu[i], n2_cpu[i]), tol) << "step " << step << " pair " << i;
     }
   }
-  std::vector<double> a(66), b(66);
-  for (std::size_t r = 0; r < 3; ++r)
-    for (std::size_t s = 0; s < 4; ++s) {
-      cpu->get_theta(r, s, a.data());
-      gpu->get_theta(r, s, b.data());
-      for (std::size_t i = 0; i < a.size(); ++i) ASSERT_LE(relative_error(b[i], a[i]), tol);
-    }
+  check_theta();
 }
 
 }  // namespace
 
 TEST_F(CudaTest, StepSelectedMatchesCpu) {
   for (const char* mode : {"generic", "native"}) {
+    SCOPED_TRACE(mode);
     SelectedPath path(mode);
     check_step_selected_parity(false, 21);
     check_step_selected_parity(true, 22);
@@ -277,6 +282,24 @@ TEST_F(CudaTest, GraphAidedAlgorithmsMatchTheCpuBackend) {
       }
     }
   }
+}
+
+TEST_F(CudaTest, UnknownPathSwitchIsAConfigError) {
+  RfProblem problem;
+  problem.n_replicates = 1;
+  problem.n_kernels = 1;
+  problem.n_rff = 4;
+  problem.n_features = 2;
+  problem.slot_kernel = {0};
+  {
+    SelectedPath path("bogus");
+    EXPECT_THROW(make_rf_backend(BackendKind::Cuda, problem), ConfigError);
+  }
+  {
+    ScopedEnv layout("OMKL_CUDA_TRAJECTORIES", "per_warp");
+    EXPECT_THROW(make_rf_backend(BackendKind::Cuda, problem), ConfigError);
+  }
+  EXPECT_NO_THROW(make_rf_backend(BackendKind::Cuda, problem));
 }
 
 TEST(CudaAvailabilityTest, CudaBackendWithoutDeviceFailsClearly) {
