@@ -39,6 +39,18 @@ __device__ __forceinline__ void load_lane_projections(const Real* a, int lane, s
   }
 }
 
+// θ entries lane ℓ owns: sines ℓ, ℓ + 32, … and the matching cosines (0 beyond D).
+template <typename Real, int J>
+__device__ __forceinline__ void load_lane_theta(const Real* theta, int lane, std::size_t D, Real (&ts)[J],
+                                                Real (&tc)[J]) {
+#pragma unroll
+  for (int j = 0; j < J; ++j) {
+    const std::size_t i = lane + 32 * j;
+    ts[j] = i < D ? theta[i] : Real(0);
+    tc[j] = i < D ? theta[D + i] : Real(0);
+  }
+}
+
 // z = scale·[sin a, cos a] for the lane's entries. Entries past D must stay exactly 0 so that
 // their θ (and ‖θ‖²) stays 0.
 template <typename Real, int J>
@@ -105,12 +117,7 @@ __global__ void advance_trajectories_kernel(TrajectoryArgs<Real> args) {
   const DeviceSchedule sc = args.schedules[s];
   Real* theta = args.theta + warp * 2 * D;
   Real ts[J], tc[J];
-#pragma unroll
-  for (int j = 0; j < J; ++j) {
-    const std::size_t i = lane + 32 * j;
-    ts[j] = i < D ? theta[i] : Real(0);
-    tc[j] = i < D ? theta[D + i] : Real(0);
-  }
+  load_lane_theta<Real, J>(theta, lane, D, ts, tc);
   const std::size_t row = R * args.n_kernels * D;
   const Real* a_base = args.projections + (r * args.n_kernels + sc.kernel) * D;
   // Software pipeline: the features of step k + 1 do not depend on θ, so their load and
@@ -463,12 +470,7 @@ __global__ void step_selected_kernel(SelectedArgs<Real> args) {
   // Lane ℓ owns features ℓ, ℓ + 32, …: J of each block of θ, in registers from the first
   // read (issued before the projections) to the update.
   Real ts[J], tc[J];
-#pragma unroll
-  for (int j = 0; j < J; ++j) {
-    const std::size_t c = lane + 32 * j;
-    ts[j] = c < D ? theta[c] : Real(0);
-    tc[j] = c < D ? theta[D + c] : Real(0);
-  }
+  load_lane_theta<Real, J>(theta, lane, D, ts, tc);
   Real zs[J], zc[J];
   Real dot = 0, n2 = 0;
 #pragma unroll
