@@ -107,31 +107,70 @@ __device__ __forceinline__ long long first_multiple_from(long long t, long long 
   return m == 0 ? t : t + (period - m);
 }
 
+// A warp's shared memory when it computes its projections (OnTheFly): the lane's rows of V,
+// entry (j, k) of lane ℓ at (j·d + k)·32 + ℓ (conflict-free), then x of the next step.
 template <typename Real, int J>
+__host__ __device__ constexpr std::size_t on_the_fly_reals(std::size_t n_features) {
+  return J * 32 * n_features + 32;
+}
+
+constexpr int kTrajectoryThreads = 128;  // 4 warps per block: small blocks spread trajectories over SMs
+
+// OnTheFly: the projections V x_t are computed here from x and V (rows in shared memory)
+// instead of read from the GEMM's output, which at 1000 seeds is 363 GB written and re-read.
+template <typename Real, int J, bool OnTheFly>
 __global__ void advance_trajectories_kernel(TrajectoryArgs<Real> args) {
+  extern __shared__ __align__(16) unsigned char trajectory_shared[];
   const std::size_t warp = (static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
   const int lane = threadIdx.x & 31;
-  const std::size_t S = args.n_slots, R = args.n_replicates, D = args.n_rff;
-  if (warp >= R * S) return;
+  const std::size_t S = args.n_slots, R = args.n_replicates, D = args.n_rff, d = args.n_features;
+  if (warp >= R * S) return;  // whole warps only; no block-wide barrier follows
   const std::size_t r = warp / S, s = warp % S;
   const DeviceSchedule sc = args.schedules[s];
   Real* theta = args.theta + warp * 2 * D;
   Real ts[J], tc[J];
   load_lane_theta<Real, J>(theta, lane, D, ts, tc);
   const std::size_t row = R * args.n_kernels * D;
-  const Real* a_base = args.projections + (r * args.n_kernels + sc.kernel) * D;
+  const Real* a_base = OnTheFly ? nullptr : args.projections + (r * args.n_kernels + sc.kernel) * D;
+  Real* v_sh = reinterpret_cast<Real*>(trajectory_shared) + (threadIdx.x / 32) * on_the_fly_reals<Real, J>(d);
+  Real* x_sh = v_sh + J * 32 * d;
+  if constexpr (OnTheFly) {
+    const Real* V = args.frequencies + (r * args.n_kernels + sc.kernel) * D * d;
+#pragma unroll
+    for (int j = 0; j < J; ++j) {
+      const std::size_t c = lane + 32 * j;
+      for (std::size_t k = 0; k < d; ++k) v_sh[(j * d + k) * 32 + lane] = c < D ? V[c * d + k] : Real(0);
+    }
+  }
   // Software pipeline: the features of step k + 1 do not depend on θ, so their load and
   // sincos are issued before step k's reduction and update, hiding the memory latency and the
   // special-function latency behind the dependent chain.
   Real zs[J], zc[J], next_a[J];
-  Real next_y = 0, y_step = 0;
+  Real next_y = 0, y_step = 0, next_x = 0;  // next_x: lane k's entry of the next step's x
   auto load_next = [&](std::size_t step) {
-    load_lane_projections<Real, J>(a_base + step * row, lane, D, next_a);
+    if constexpr (OnTheFly) {
+      next_x = lane < static_cast<int>(d) ? args.x[step * d + lane] : Real(0);
+    } else {
+      load_lane_projections<Real, J>(a_base + step * row, lane, D, next_a);
+    }
     next_y = args.y[step];  // off the dependent chain: read a step ahead with the projections
   };
   // The library's sincos here: sincos_fma() measured no faster in this kernel (H100, Raker on
   // Naval at 1-1000 seeds, 2026-11-23), and this kernel's numbers were taken with it.
-  auto features_from_next = [&] { lane_features<Real, J>(next_a, lane, D, args.feature_scale, zs, zc); };
+  auto features_from_next = [&] {
+    if constexpr (OnTheFly) {
+      __syncwarp();  // the previous step's reads of x_sh are done
+      if (lane < static_cast<int>(d)) x_sh[lane] = next_x;
+      __syncwarp();
+#pragma unroll
+      for (int j = 0; j < J; ++j) {
+        Real a = 0;
+        for (std::size_t k = 0; k < d; ++k) a += v_sh[(j * d + k) * 32 + lane] * x_sh[k];
+        next_a[j] = a;
+      }
+    }
+    lane_features<Real, J>(next_a, lane, D, args.feature_scale, zs, zc);
+  };
   if (args.n_steps > 0) {
     load_next(0);
     features_from_next();
@@ -213,10 +252,14 @@ __global__ void advance_trajectories_kernel(TrajectoryArgs<Real> args) {
 
 template <typename Real, int J>
 void launch_with(const TrajectoryArgs<Real>& args, cudaStream_t stream) {
-  constexpr int kThreads = 128;  // 4 warps per block: small blocks spread trajectories over SMs
   const std::size_t warps = args.n_replicates * args.n_slots;
-  const unsigned blocks = static_cast<unsigned>((warps * 32 + kThreads - 1) / kThreads);
-  advance_trajectories_kernel<Real, J><<<blocks, kThreads, 0, stream>>>(args);
+  const unsigned blocks = static_cast<unsigned>((warps * 32 + kTrajectoryThreads - 1) / kTrajectoryThreads);
+  if (args.projections != nullptr) {
+    advance_trajectories_kernel<Real, J, false><<<blocks, kTrajectoryThreads, 0, stream>>>(args);
+  } else {
+    const std::size_t shared = (kTrajectoryThreads / 32) * on_the_fly_reals<Real, J>(args.n_features) * sizeof(Real);
+    advance_trajectories_kernel<Real, J, true><<<blocks, kTrajectoryThreads, shared, stream>>>(args);
+  }
   OMKL_CUDA_CHECK_LAUNCH();
 }
 
@@ -594,6 +637,9 @@ template void launch_combine_groups<double>(const double*, const double*, const 
 template <typename Real>
 void launch_advance_trajectories(const TrajectoryArgs<Real>& args, cudaStream_t stream) {
   if (args.n_steps == 0 || args.n_replicates * args.n_slots == 0) return;
+  if (args.projections == nullptr && !projections_on_the_fly_supported(args.n_rff, args.n_features, sizeof(Real)))
+    throw CudaError("CUDA backend: projections on the fly need d <= 32 and V's rows in 12 KB a warp (D = " +
+                    std::to_string(args.n_rff) + ", d = " + std::to_string(args.n_features) + ")");
   with_features_per_lane(args.n_rff, [&](auto j) { launch_with<Real, decltype(j)::value>(args, stream); });
 }
 
@@ -605,6 +651,13 @@ void launch_step_selected(const SelectedArgs<Real>& args, cudaStream_t stream) {
 
 template void launch_step_selected<float>(const SelectedArgs<float>&, cudaStream_t);
 template void launch_step_selected<double>(const SelectedArgs<double>&, cudaStream_t);
+
+bool projections_on_the_fly_supported(std::size_t n_rff, std::size_t n_features, std::size_t real_size) {
+  if (n_features == 0 || n_features > 32 || n_rff == 0 || n_rff > kMaxRff) return false;
+  std::size_t j = 1;
+  while (32 * j < n_rff) j *= 2;  // the J that with_features_per_lane() picks
+  return (kTrajectoryThreads / 32) * (j * 32 * n_features + 32) * real_size <= 48 * 1024;
+}
 
 bool kernel_groups_supported(std::size_t n_rff, std::size_t max_group, std::size_t real_size) {
   if (max_group == 0 || max_group > static_cast<std::size_t>(kGroupMembers) || n_rff == 0 || n_rff > kMaxRff)

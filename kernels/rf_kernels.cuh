@@ -22,9 +22,12 @@ struct DeviceSchedule {
 };
 
 /// Arguments of one trajectory launch. Layouts (all device pointers):
-///  projections: n_steps × (R·P·D), row t holds V x_t for every replicate and kernel
+///  projections: n_steps × (R·P·D), row t holds V x_t for every replicate and kernel; or null,
+///               and the per-slot kernel computes V x_t itself from x and frequencies
+///               (projections_on_the_fly_supported())
 ///  theta:       R × S × 2D (sines then cosines)
 ///  f, norm2:    n_steps × R × S
+///  x:           n_steps × d; frequencies: R × P × D × d (only read when projections is null)
 template <typename Real>
 struct TrajectoryArgs {
   const Real* projections;
@@ -42,7 +45,14 @@ struct TrajectoryArgs {
   double* log_w;         // R × S, device, carried across launches
   double* log_w_out;     // n_steps × R × S: the log-weight each step's prediction uses
   double fused_initial, fused_rate, fused_lambda, fused_loss_scale;
+  const Real* x;
+  const Real* frequencies;
+  std::size_t n_features;
 };
+
+/// Whether launch_advance_trajectories() can compute the projections itself (projections null):
+/// d ≤ 32 and the lane's rows of V (J·32·d values a warp) fit four warps in 48 KB of shared memory.
+bool projections_on_the_fly_supported(std::size_t n_rff, std::size_t n_features, std::size_t real_size);
 
 /// Group predictions from per-slot predictions and fused log-weights: one warp per
 /// (step, replicate, group) computes Σ_{active p} softmax(a)_p f_p over the group's slots.

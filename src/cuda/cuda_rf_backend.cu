@@ -121,6 +121,20 @@ class CudaRfBackend final : public RfBackend {
     const bool groups_fill = p.n_replicates * p.n_kernels >= 2 * context_.multiprocessors();
     if (forced == "per_kernel" || (forced != "per_slot" && groups.largest >= 2 && groups_fill))
       build_kernel_groups(groups);
+    // Projections for the per-slot kernel: by one cuBLAS GEMM per window, or computed inside
+    // the kernel from V's rows in shared memory. Measured on an H100 (Raker, Naval, d = 17):
+    // in-kernel 1.82-1.88 s against the GEMM's 2.02-2.09 at 1000 seeds (the GEMM writes and the
+    // kernel re-reads 363 GB), equal at 100, and slower where the walk is latency-bound (1 seed
+    // 32-35 against 28-29 ms; 20 seeds 47-50 against 46): the in-kernel projections lengthen
+    // each step's chain. So by default in-kernel only where the trajectories outnumber what
+    // stays resident (32 warps per multiprocessor); OMKL_CUDA_PROJECTIONS=fused or gemm forces one.
+    const char* projections = std::getenv("OMKL_CUDA_PROJECTIONS");
+    const std::string projection_path = projections != nullptr ? projections : "auto";
+    if (projection_path != "auto" && projection_path != "fused" && projection_path != "gemm")
+      throw ConfigError("OMKL_CUDA_PROJECTIONS must be auto, fused or gemm, not '" + projection_path + "'");
+    const bool throughput_bound = p.n_replicates * p.n_slots() >= 32 * context_.multiprocessors();
+    projections_on_the_fly_ = (projection_path == "fused" || (projection_path == "auto" && throughput_bound)) &&
+                              omkl::cuda::projections_on_the_fly_supported(p.n_rff, p.n_features, sizeof(Real));
     host_frequencies_.assign(p.n_replicates * p.n_kernels * p.n_rff * p.n_features, 0.0);
     frequencies_.resize(host_frequencies_.size());
     frequencies_.zero();
@@ -330,11 +344,14 @@ class CudaRfBackend final : public RfBackend {
     upload_schedules(schedules);
     const std::size_t M = p.n_replicates * p.n_kernels * p.n_rff;  // projections per sample
     const std::size_t S = p.n_slots(), R = p.n_replicates, d = p.n_features;
+    // The per-slot kernel computes V x_t itself where the shape allows (no GEMM, no projection
+    // buffer); the per-kernel groups read the GEMM's projections.
+    const bool on_the_fly = group_offsets_.size() == 0 && projections_on_the_fly_;
     const std::size_t window = std::max<std::size_t>(
-        1, std::min({kMaxWindow, n_steps, kProjectionBudgetBytes / (M * sizeof(Real))}));
+        1, std::min({kMaxWindow, n_steps, on_the_fly ? kMaxWindow : kProjectionBudgetBytes / (M * sizeof(Real))}));
     const bool want_norm2 = norm2 != nullptr;
     const std::size_t G = fused ? S / fused->group_size : 0;
-    projections_.resize(window * M);
+    if (!on_the_fly) projections_.resize(window * M);
     x_.resize(window * d);
     y_.resize(window);
     f_.resize(window * R * S);
@@ -365,18 +382,20 @@ class CudaRfBackend final : public RfBackend {
       y_.copy_from_host(in + m * d, m);
       if (prof) prof->uploaded.record(stream);
       // projections (M × m, column-major) = Vᵀ-stack (d × M)ᵀ · X (d × m)
-      OMKL_CUBLAS_CHECK(gemm(context_.cublas(), CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(M),
-                             static_cast<int>(m), static_cast<int>(d), &one, frequencies_.data(),
-                             static_cast<int>(d), x_.data(), static_cast<int>(d), &zero,
-                             projections_.data(), static_cast<int>(M)));
+      if (!on_the_fly)
+        OMKL_CUBLAS_CHECK(gemm(context_.cublas(), CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(M),
+                               static_cast<int>(m), static_cast<int>(d), &one, frequencies_.data(),
+                               static_cast<int>(d), x_.data(), static_cast<int>(d), &zero,
+                               projections_.data(), static_cast<int>(M)));
       if (prof) prof->projected.record(stream);
-      TrajectoryArgs<Real> args{projections_.data(), y_.data(), theta_.data(), schedules_.data(),
+      TrajectoryArgs<Real> args{on_the_fly ? nullptr : projections_.data(), y_.data(), theta_.data(), schedules_.data(),
                                 f_.data(), want_norm2 ? norm2_.data() : nullptr, m, R, S,
                                 p.n_kernels, p.n_rff, static_cast<long long>(t0 + start),
                                 static_cast<Real>(p.feature_scale), static_cast<int>(p.loss), update,
                                 fused ? log_w_.data() : nullptr, fused ? log_w_steps_.data() : nullptr,
                                 fused ? fused->initial : 0.0, fused ? fused->rate : 0.0,
-                                fused ? fused->lambda : 0.0, fused ? fused->loss_scale : 1.0};
+                                fused ? fused->lambda : 0.0, fused ? fused->loss_scale : 1.0,
+                                x_.data(), frequencies_.data(), d};
       if (group_offsets_.size() > 0) {
         const omkl::cuda::KernelGroups groups{group_offsets_.data(), group_slots_.data(), max_group_};
         omkl::cuda::launch_advance_kernel_groups(args, groups, context_.stream());
@@ -431,6 +450,7 @@ class CudaRfBackend final : public RfBackend {
   PinnedBuffer<Real> staging_slots_;   // per-slot predictions and norms
   DeviceBuffer<unsigned> group_offsets_, group_slots_;  // per-kernel layout (empty: per slot)
   unsigned max_group_ = 0;
+  bool projections_on_the_fly_ = false;  // per-slot kernel computes V x_t itself
   // step_selected(): the step's pairs, x and outputs, in mapped host memory
   PinnedBuffer<Real> staging_selected_out_{true};   // f then ‖θ‖² of the step's pairs
   PinnedBuffer<DevicePair> staging_pairs_{true};    // the step's pairs, then x
