@@ -15,9 +15,10 @@
 #   bench.txt      the printed tables of every benchmark, in order
 # Benchmarks: Naval (T = 11 934), jmlr23-76 dictionary, D = 50, paper profile:
 #   GPU: Raker at 1, 20, 100, 1000 seeds and AdaRaker at 1, 20, 100 (default layouts); Raker in
-#        float at 20 and 1000; the OMKL_TIMING breakdown of Raker at 20 and 1000 and AdaRaker at
-#        20 and 100; AdaRaker again with OMKL_CUDA_TRAJECTORIES=per_slot; OMKL-GF/SFG/SFG-R at
-#        1 seed on the generic per-step path and at 1, 20, 100 seeds on the native one.
+#        float at 20 and 1000, and with OMKL_CUDA_PROJECTIONS=gemm at 100 and 1000; the
+#        OMKL_TIMING breakdown of Raker at 20 and 1000 and AdaRaker at 20 and 100; AdaRaker again
+#        with OMKL_CUDA_TRAJECTORIES=per_slot; OMKL-GF/SFG/SFG-R at 1 seed on the generic
+#        per-step path and at 1, 20, 100 seeds on the native one.
 #   CPU: the same algorithms at 100 seeds on all cores (the speed-up baseline of issue 4).
 # PARTS (default "tests sanitizer bench") picks what runs, so that a call that would pass the
 # device tool's 10 minutes can be split in two.
@@ -78,6 +79,10 @@ want bench && {
   OMKL_TIMING=1 "$BIN/omkl" bench --data "$NAVAL" --normalize minmax --repeat 1 --backend cuda \
     --algo adaraker:dict=jmlr23-76 --seeds 20 100
   # AdaRaker with one warp per slot, against the per-kernel groups its default takes from 20 seeds.
+  # Raker's projections from a GEMM, against the in-kernel ones its default takes at 100+ seeds.
+  echo "== GPU: OMKL_CUDA_PROJECTIONS=gemm"
+  OMKL_CUDA_PROJECTIONS=gemm "$BIN/omkl" bench "${common[@]}" --backend cuda \
+    --algo raker:dict=jmlr23-76 --seeds 100 1000
   echo "== GPU: OMKL_CUDA_TRAJECTORIES=per_slot"
   OMKL_CUDA_TRAJECTORIES=per_slot "$BIN/omkl" bench "${common[@]}" --backend cuda \
     --algo adaraker:dict=jmlr23-76 --seeds 1 20 100 --json "$OUT/bench_gpu_per_slot.json"
