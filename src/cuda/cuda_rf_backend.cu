@@ -2,13 +2,16 @@
 /// @brief The CUDA implementation of RfBackend.
 ///
 /// advance(): the projections V x_t of a window of samples for every replicate and kernel are
-/// one cuBLAS GEMM (look-ahead: they do not depend on learned state); one fused launch then
-/// advances every (replicate, slot) trajectory through the window (kernels/rf_kernels.cu); the
-/// per-step predictions come back in one pinned copy. Frequencies and θ stay on the device.
+/// one cuBLAS GEMM (look-ahead: they do not depend on learned state), or, with many seeds,
+/// computed inside the trajectory kernel; one fused launch advances every (replicate, slot)
+/// trajectory, or every (replicate, kernel) group of slots, through the window
+/// (kernels/rf_kernels.cu); the per-step predictions come back in one pinned copy.
+/// step_selected(): one launch per step over the step's pairs, through mapped host memory.
+/// Frequencies and θ stay on the device.
 #include <algorithm>
-#include <cstdlib>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -37,6 +40,8 @@ namespace {
 
 // Projection scratch is bounded so that 1000 replicates × 76 kernels still fit comfortably.
 constexpr std::size_t kProjectionBudgetBytes = std::size_t{512} << 20;
+// Likewise the window's per-slot outputs on the device (f, the log-weights used, ‖θ‖²).
+constexpr std::size_t kOutputBudgetBytes = std::size_t{512} << 20;
 constexpr std::size_t kMaxWindow = 4096;
 
 cublasStatus_t gemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
@@ -96,10 +101,10 @@ class CudaRfBackend final : public RfBackend {
     for (auto* b : {&log_w_, &log_w_steps_, &group_f_}) b->set_stream(stream);
     schedules_.set_stream(stream);
     for (auto* b : {&group_offsets_, &group_slots_}) b->set_stream(stream);
-    // The native per-step path (one launch, one upload and one download per step) is the
-    // default since it passed the parity tests on an H100 (2026-11-23; 24 us a step against
-    // the generic path's 180-260 on Naval). OMKL_CUDA_STEP_SELECTED=generic keeps the base
-    // class's θ-through-the-host path, for comparison.
+    // The native per-step path (one launch per step, inputs and outputs in mapped host
+    // memory) is the default since it passed the parity tests on an H100 (2026-11-23; 20-24 us
+    // a step against the generic path's 160-260 on Naval). OMKL_CUDA_STEP_SELECTED=generic
+    // keeps the base class's θ-through-the-host path, for comparison.
     const char* mode = std::getenv("OMKL_CUDA_STEP_SELECTED");
     const std::string path = mode != nullptr ? mode : "native";
     if (path != "native" && path != "generic")
@@ -347,8 +352,9 @@ class CudaRfBackend final : public RfBackend {
     // The per-slot kernel computes V x_t itself where the shape allows (no GEMM, no projection
     // buffer); the per-kernel groups read the GEMM's projections.
     const bool on_the_fly = group_offsets_.size() == 0 && projections_on_the_fly_;
-    const std::size_t window = std::max<std::size_t>(
-        1, std::min({kMaxWindow, n_steps, on_the_fly ? kMaxWindow : kProjectionBudgetBytes / (M * sizeof(Real))}));
+    const std::size_t output_bound = kOutputBudgetBytes / (R * S * (2 * sizeof(Real) + sizeof(double)));
+    const std::size_t projection_bound = on_the_fly ? kMaxWindow : kProjectionBudgetBytes / (M * sizeof(Real));
+    const std::size_t window = std::max<std::size_t>(1, std::min({kMaxWindow, n_steps, output_bound, projection_bound}));
     const bool want_norm2 = norm2 != nullptr;
     const std::size_t G = fused ? S / fused->group_size : 0;
     if (!on_the_fly) projections_.resize(window * M);
