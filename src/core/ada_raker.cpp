@@ -175,7 +175,7 @@ class AdaRaker final : public Algorithm {
                         double* predictions) {
     using Clock = std::chrono::steady_clock;
     const std::size_t R = n_replicates(), L = intervals_.n_levels;
-    const std::size_t window = backend_->preferred_window();
+    const std::size_t window = backend_->preferred_fused_window();
     std::future<void> host_pass;  // the previous window's
     auto finish_host_pass = [&] {
       if (!host_pass.valid()) return;

@@ -136,6 +136,9 @@ class RfBackend {
   /// Steps per advance() call that amortise this backend's per-call cost (transfers, launches)
   /// while bounding the host scratch (steps × R × S predictions).
   virtual std::size_t preferred_window() const { return 256; }
+  /// Steps per advance_fused() call: only group predictions come back, so a backend may take
+  /// longer windows there.
+  virtual std::size_t preferred_fused_window() const { return preferred_window(); }
 
   /// θ of one slot (2·n_rff values, host), for checkpoints and tests.
   virtual void get_theta(std::size_t replicate, std::size_t slot, double* theta) const = 0;

@@ -175,9 +175,9 @@ TEST_F(CudaTest, AlgorithmsMatchTheCpuBackend) {
   }
 }
 
-// AdaRaker on the device advances windows of preferred_window() steps (4096 here) and runs its
-// host instance-weight pass for window w while the device advances w + 1, alternating two
-// buffers: a stream of three windows, one a partial, must still match the CPU step for step.
+// AdaRaker on the device advances windows of preferred_fused_window() steps (256 here) and runs
+// its host instance-weight pass for window w while the device advances w + 1, alternating two
+// buffers: a stream of 36 windows, the last a partial, must still match the CPU step for step.
 TEST_F(CudaTest, AdaRakerOverlappedWindowsMatchTheCpu) {
   const Dataset data = random_stream(9000, 3, Task::Regression, 12);
   auto cpu_ctx = context_for(data, Profile::Paper, {0, 1, 4});
