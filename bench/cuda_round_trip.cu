@@ -93,8 +93,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
-    cudaStream_t stream = nullptr;
-    OMKL_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    const omkl::cuda::CudaContext context;  // owns the stream
+    const cudaStream_t stream = context.stream();
     PinnedBuffer<double> host_in, host_out, mapped_in(true), mapped_out(true);
     for (auto* b : {&host_in, &host_out, &mapped_in, &mapped_out}) b->resize(kWords);
     DeviceBuffer<double> dev_in(kWords, stream), dev_out(kWords, stream);
@@ -157,10 +157,6 @@ int main(int argc, char** argv) {
     const std::pair<const char*, Stats> rows[] = {
         {"launch", launch}, {"copies", copies}, {"mapped", mapped}, {"mailbox", mailbox}};
     for (const auto& [name, s] : rows) std::printf("%-12s %10.2f %8.2f\n", name, s.median_us, s.p90_us);
-    dev_in = DeviceBuffer<double>();
-    dev_out = DeviceBuffer<double>();
-    OMKL_CUDA_CHECK(cudaStreamSynchronize(stream));
-    OMKL_CUDA_CHECK(cudaStreamDestroy(stream));
   } catch (const std::exception& e) {
     std::fprintf(stderr, "omkl_cuda_round_trip: %s\n", e.what());
     return 1;

@@ -124,7 +124,8 @@ class CudaRfBackend final : public RfBackend {
     const std::string forced = layout != nullptr ? layout : "";
     if (!forced.empty() && forced != "per_slot" && forced != "per_kernel")
       throw ConfigError("OMKL_CUDA_TRAJECTORIES must be per_slot or per_kernel, not '" + forced + "'");
-    const bool groups_fill = p.n_replicates * p.n_kernels >= 2 * context_.multiprocessors();
+    const std::size_t multiprocessors = context_.multiprocessors();
+    const bool groups_fill = p.n_replicates * p.n_kernels >= 2 * multiprocessors;
     if (forced == "per_kernel" || (forced != "per_slot" && groups.largest >= 2 && groups_fill))
       build_kernel_groups(groups);
     // Projections for the per-slot kernel: by one cuBLAS GEMM per window, or computed inside
@@ -138,7 +139,7 @@ class CudaRfBackend final : public RfBackend {
     const std::string projection_path = projections != nullptr ? projections : "auto";
     if (projection_path != "auto" && projection_path != "fused" && projection_path != "gemm")
       throw ConfigError("OMKL_CUDA_PROJECTIONS must be auto, fused or gemm, not '" + projection_path + "'");
-    const bool throughput_bound = p.n_replicates * p.n_slots() >= 32 * context_.multiprocessors();
+    const bool throughput_bound = p.n_replicates * p.n_slots() >= 32 * multiprocessors;
     projections_on_the_fly_ = (projection_path == "fused" || (projection_path == "auto" && throughput_bound)) &&
                               omkl::cuda::projections_on_the_fly_supported(p.n_rff, p.n_features, sizeof(Real));
     host_frequencies_.assign(p.n_replicates * p.n_kernels * p.n_rff * p.n_features, 0.0);

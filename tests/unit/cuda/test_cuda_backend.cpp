@@ -115,38 +115,39 @@ void check_backend_parity(const ParityCase& c, std::uint64_t seed) {
 
 }  // namespace
 
-// Both ways the per-slot kernel gets its projections: computed in the kernel (default where
-// d <= 32) and from a cuBLAS GEMM per window.
-constexpr const char* kProjectionPaths[] = {"fused", "gemm"};
+// Runs `check` under every trajectory layout and both ways the per-slot kernel gets its
+// projections: computed in the kernel (default where d <= 32) and from a cuBLAS GEMM per window.
+template <typename Check>
+void for_each_trajectory_path(Check&& check) {
+  for (const char* projections : {"fused", "gemm"})
+    for (const char* layout : kTrajectoryLayouts) {
+      SCOPED_TRACE(std::string(layout) + " " + projections);
+      ScopedEnv env("OMKL_CUDA_TRAJECTORIES", layout);
+      ScopedEnv path("OMKL_CUDA_PROJECTIONS", projections);
+      check();
+    }
+}
 
 TEST_F(CudaTest, BackendMatchesCpuInDouble) {
-  for (const char* projections : kProjectionPaths)
-  for (const char* layout : kTrajectoryLayouts) {
-    SCOPED_TRACE(std::string(layout) + " " + projections);
-    ScopedEnv env("OMKL_CUDA_TRAJECTORIES", layout);
-    ScopedEnv path("OMKL_CUDA_PROJECTIONS", projections);
+  for_each_trajectory_path([] {
     check_backend_parity({3, 2, 50, 7, 2, LossKind::Squared, false}, 1);
     check_backend_parity({1, 1, 1, 1, 1, LossKind::Squared, false}, 2);     // N = 1, D = 1
     check_backend_parity({2, 3, 33, 5, 3, LossKind::Logistic, false}, 3);   // D not a multiple of 32
     check_backend_parity({1, 4, 100, 13, 1, LossKind::Hinge, false}, 4);  // V's rows too big: GEMM
     check_backend_parity({2, 2, 40, 35, 1, LossKind::Squared, false}, 11);  // d > 32: GEMM
-    // Groups larger than one reduction batch, uneven across kernels' activity and resets.
+    // Groups of several slots, uneven across kernels' activity and resets.
     check_backend_parity({2, 3, 50, 6, 7, LossKind::Squared, false}, 7);
     check_backend_parity({1, 2, 20, 3, 16, LossKind::Logistic, false}, 8);  // the most one warp takes
     check_backend_parity({1, 2, 20, 3, 17, LossKind::Logistic, false}, 10);  // more: per slot
-  }
+  });
 }
 
 TEST_F(CudaTest, BackendMatchesCpuInFloat) {
-  for (const char* projections : kProjectionPaths)
-  for (const char* layout : kTrajectoryLayouts) {
-    SCOPED_TRACE(std::string(layout) + " " + projections);
-    ScopedEnv env("OMKL_CUDA_TRAJECTORIES", layout);
-    ScopedEnv path("OMKL_CUDA_PROJECTIONS", projections);
+  for_each_trajectory_path([] {
     check_backend_parity({3, 2, 50, 7, 2, LossKind::Squared, true}, 5);
     check_backend_parity({2, 3, 17, 4, 1, LossKind::Logistic, true}, 6);
     check_backend_parity({2, 3, 50, 6, 7, LossKind::Squared, true}, 9);
-  }
+  });
 }
 
 TEST_F(CudaTest, AlgorithmsMatchTheCpuBackend) {
