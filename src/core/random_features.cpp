@@ -1,8 +1,10 @@
 #include "core/random_features.h"
 
-#include <Eigen/Dense>
+#include <algorithm>
 #include <cmath>
 
+#include "core/draw_transforms.h"
+#include "core/householder.h"
 #include "omkl/error.h"
 
 namespace omkl::detail {
@@ -25,8 +27,6 @@ std::string to_string(RfKind kind) {
 
 namespace {
 
-using RowMatrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-
 // One row of the spectral law of a shift-invariant kernel (spec/raker.md §1.4 table).
 void draw_spectral_row(const KernelSpec& kernel, std::size_t d, RandomStream& rng, double* row) {
   const double inv_sigma = 1.0 / kernel.sigma;
@@ -38,32 +38,21 @@ void draw_spectral_row(const KernelSpec& kernel, std::size_t d, RandomStream& rn
       for (std::size_t k = 0; k < d; ++k) row[k] = rng.cauchy() * inv_sigma;
       return;
     case KernelFamily::Cauchy:
-      for (std::size_t k = 0; k < d; ++k) {
-        const double u = rng.uniform() - 0.5;
-        row[k] = -(u < 0 ? -1.0 : 1.0) * std::log(1.0 - 2.0 * std::fabs(u)) * inv_sigma;
-      }
+      for (std::size_t k = 0; k < d; ++k) row[k] = draw::laplace_from(rng.uniform()) * inv_sigma;
       return;
     default:
       throw ConfigError("kernel " + kernel.name() + " has no random Fourier features");
   }
 }
 
-// Q factor of a d×d standard Gaussian matrix; `haar` applies the sign fix that makes Q
-// Haar-distributed (the paper omits it; the MATLAB code does without).
-RowMatrix orthogonal_block(std::size_t d, bool haar, RandomStream& rng) {
-  std::vector<double> draws(d * d);
-  rng.normals(draws.data(), draws.size());  // row-major, as g(i, j) = normal() in i-then-j order
-  Eigen::MatrixXd g(d, d);
-  for (std::size_t i = 0; i < d; ++i)
-    for (std::size_t j = 0; j < d; ++j) g(i, j) = draws[i * d + j];
-  Eigen::HouseholderQR<Eigen::MatrixXd> qr(g);
-  Eigen::MatrixXd q = qr.householderQ() * Eigen::MatrixXd::Identity(d, d);
-  if (haar) {
-    const Eigen::MatrixXd r = qr.matrixQR().triangularView<Eigen::Upper>();
-    for (std::size_t k = 0; k < d; ++k)
-      if (r(k, k) < 0) q.col(k) = -q.col(k);
-  }
-  return q;
+// Rows 0 … n_rows − 1 of the Q factor of a d×d standard Gaussian matrix, into q (row-major,
+// d wide); `haar` applies the sign fix that makes Q Haar-distributed (the paper omits it; the
+// MATLAB code does without). householder.h, which the CUDA device runs too.
+void orthogonal_block(std::size_t d, std::size_t n_rows, bool haar, RandomStream& rng, double* q) {
+  std::vector<double> g(d * d), tau(d);
+  rng.normals(g.data(), g.size());  // row-major, as g(i, j) = normal() in i-then-j order
+  householder_factor(g.data(), d, 1, tau.data());
+  for (std::size_t i = 0; i < n_rows; ++i) householder_q_row(g.data(), tau.data(), d, 1, i, haar, q + i * d);
 }
 
 }  // namespace
@@ -89,21 +78,35 @@ std::vector<double> draw_frequencies(const KernelSpec& kernel, std::size_t n_rff
   }
   // ORF: ⌈D/d⌉ orthogonal blocks stacked, keep the first D rows (§1.3 steps 1–3).
   const std::size_t n_blocks = (n_rff + d - 1) / d;
-  std::size_t row = 0;
-  for (std::size_t b = 0; b < n_blocks; ++b) {
-    const RowMatrix q = orthogonal_block(d, kind == RfKind::Orf, rng);
-    for (std::size_t i = 0; i < d && row < n_rff; ++i, ++row)
-      for (std::size_t k = 0; k < d; ++k) v[row * d + k] = q(i, k);
-  }
+  for (std::size_t b = 0; b < n_blocks; ++b)
+    orthogonal_block(d, std::min(d, n_rff - b * d), kind == RfKind::Orf, rng, v.data() + b * d * d);
   // Row lengths: χ_d (the law of a Gaussian vector's norm) for ORF; the MATLAB code scales each
   // row by √χ²₁ instead, which changes the kernel (Appendix A) but reproduces the tables.
   const int dof = kind == RfKind::Orf ? static_cast<int>(d) : 1;
   const double inv_sigma = 1.0 / kernel.sigma;
   for (std::size_t i = 0; i < n_rff; ++i) {
-    const double length = std::sqrt(rng.chi_square(dof)) * inv_sigma;
+    const double length = std::sqrt(rng.chi_square(dof)) * inv_sigma;  // as frequency_recipe.h
     for (std::size_t k = 0; k < d; ++k) v[i * d + k] *= length;
   }
   return v;
+}
+
+MatrixRecipe matrix_recipe(const KernelSpec& kernel, std::size_t n_features, RfKind kind,
+                           const RandomStream& rng) {
+  if (!kernel.shift_invariant())
+    throw ConfigError("kernel " + kernel.name() + " has no random Fourier features");
+  MatrixRecipe m;
+  m.key0 = rng.key()[0];
+  m.key1 = rng.key()[1];
+  m.stream_hi = rng.stream_hi();
+  m.law = kernel.family == KernelFamily::Gaussian    ? SpectralLaw::Normal
+          : kernel.family == KernelFamily::Laplacian ? SpectralLaw::Cauchy
+                                                     : SpectralLaw::Laplace;
+  m.orf = kind != RfKind::Rf && m.law == SpectralLaw::Normal;
+  m.haar = kind == RfKind::Orf;
+  m.dof = m.orf ? (kind == RfKind::Orf ? static_cast<std::uint32_t>(n_features) : 1u) : 0u;
+  m.inv_sigma = 1.0 / kernel.sigma;
+  return m;
 }
 
 void feature_map(const double* V, std::size_t n_rff, std::size_t n_features, const double* x,

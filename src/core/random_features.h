@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "omkl/kernel_spec.h"
+#include "core/frequency_recipe.h"
 #include "core/rng.h"
 
 namespace omkl::detail {
@@ -39,6 +40,11 @@ struct RfFeatures {
 /// and always use plain RF (§1.4). Throws ConfigError for kernels without random features.
 std::vector<double> draw_frequencies(const KernelSpec& kernel, std::size_t n_rff,
                                      std::size_t n_features, RfKind kind, RandomStream& rng);
+
+/// The closed-form recipe (frequency_recipe.h) of the matrix draw_frequencies() draws from a
+/// fresh `rng` (position 0): the CUDA backend draws the same matrix from it on the device.
+MatrixRecipe matrix_recipe(const KernelSpec& kernel, std::size_t n_features, RfKind kind,
+                           const RandomStream& rng);
 
 /// z = scale · [sin(Vx), cos(Vx)] (all sines first). V is n_rff × n_features row-major;
 /// z has 2·n_rff entries.

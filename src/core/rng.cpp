@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/draw_transforms.h"
+
 namespace omkl::detail {
 
 namespace {
@@ -68,17 +70,11 @@ std::uint64_t RandomStream::next_u64() {
 }
 
 namespace {
-// The scalar draws and their bulk forms share these, so that both give the same bits.
-
-// 53 random bits of the 64-bit word hi·2³² + lo, shifted by half a unit so that 0 and 1 never
-// occur.
-inline double uniform_from(std::uint32_t hi, std::uint32_t lo) {
-  const std::uint64_t v = (static_cast<std::uint64_t>(hi) << 32) | lo;
-  return (static_cast<double>(v >> 11) + 0.5) * (1.0 / 9007199254740992.0);
-}
-// Box–Muller, cosine output.
-inline double normal_from(double u1, double u2) { return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2); }
-inline double cauchy_from(double u) { return std::tan(M_PI * (u - 0.5)); }
+// The scalar draws and their bulk forms share these, so that both give the same bits; the
+// transforms are draw_transforms.h's, which the CUDA device evaluates identically.
+using draw::uniform_from;
+using draw::normal_from;
+using draw::cauchy_from;
 
 constexpr std::size_t kBulkBlocks = 64;  // blocks generated per batch (1 KiB of words)
 }  // namespace

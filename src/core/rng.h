@@ -35,7 +35,8 @@ class RandomStream {
   /// Uniform in the open interval (0, 1), 53-bit resolution.
   double uniform();
   /// Standard normal (Box–Muller on two uniforms; only the cosine output is used so that the
-  /// stream's whole state is its position).
+  /// stream's whole state is its position). The transforms are draw_transforms.h's own log and
+  /// cos, not the C library's, so that the CUDA device reproduces every draw bit for bit.
   double normal();
   /// Standard Cauchy: tan(π(u − 1/2)).
   double cauchy();
@@ -48,6 +49,11 @@ class RandomStream {
   void cauchys(double* out, std::size_t n);
   /// Uniform integer in [0, n).
   std::uint64_t below(std::uint64_t n);
+
+  /// The Philox key and the upper 64 bits of the counter: with a block number they address
+  /// any block of the stream (frequency_recipe.h draws matrix rows that way).
+  std::array<std::uint32_t, 2> key() const { return key_; }
+  std::uint64_t stream_hi() const { return stream_hi_; }
 
   /// Number of 32-bit words consumed so far.
   std::uint64_t position() const { return counter_ * 4 + (lane_ == 4 ? 0 : lane_); }
