@@ -20,10 +20,13 @@
 #        with OMKL_CUDA_TRAJECTORIES=per_slot; OMKL-GF/SFG/SFG-R at 1 seed on the generic
 #        per-step path and at 1, 20, 100 seeds on the native one.
 #   CPU: the same algorithms at 100 seeds on all cores (the speed-up baseline of issue 4).
-# PARTS (default "tests sanitizer bench") picks what runs, so that a call that would pass the
+#   draws.txt      OMKL_CUDA_DRAWS=device (frequency matrices drawn on the GPU) against the default
+#                  host draws: Raker at 1, 20, 100, 1000 seeds and AdaRaker at 20, 100, alternated,
+#                  and the OMKL_TIMING construction breakdown of both at 20 and 1000 seeds
+# PARTS (default "tests sanitizer draws bench") picks what runs, so that a call that would pass the
 # device tool's 10 minutes can be split in two.
 set -uo pipefail
-PARTS=${PARTS:-tests sanitizer bench}
+PARTS=${PARTS:-tests sanitizer draws bench}
 want() { [[ " $PARTS " == *" $1 "* ]]; }
 
 if [ $# -ne 3 ]; then
@@ -64,6 +67,22 @@ else
 fi
 
 common=(--data "$NAVAL" --normalize minmax --repeat 3)
+want draws && {
+  for round in 1 2; do
+    for draws in host device; do
+      echo "== GPU: OMKL_CUDA_DRAWS=$draws (round $round)"
+      OMKL_CUDA_DRAWS=$draws "$BIN/omkl" bench "${common[@]}" --backend cuda --algo raker:dict=jmlr23-76 \
+        --seeds 1 20 100 1000
+      OMKL_CUDA_DRAWS=$draws "$BIN/omkl" bench "${common[@]}" --backend cuda --algo adaraker:dict=jmlr23-76 \
+        --seeds 20 100
+    done
+  done
+  for draws in host device; do
+    echo "== GPU: OMKL_CUDA_DRAWS=$draws, OMKL_TIMING=1 construction"
+    OMKL_CUDA_DRAWS=$draws OMKL_TIMING=1 "$BIN/omkl" bench --data "$NAVAL" --normalize minmax --repeat 1 \
+      --backend cuda --algo raker:dict=jmlr23-76 --seeds 20 1000 2>&1 | grep -v "cuda loop\|step_selected"
+  done
+} > "$OUT/draws.txt" 2>&1
 want bench && {
   echo "== GPU: Raker / AdaRaker"
   "$BIN/omkl" bench "${common[@]}" --backend cuda --algo raker:dict=jmlr23-76 --seeds 1 20 100 1000 \

@@ -5,7 +5,8 @@
 /// S "slots" (one slot = one learner of one kernel: Raker has S = P, AdaRaker S = levels × P).
 /// It does the bulk arithmetic: features z = scale·[sin(Vx), cos(Vx)], per-slot predictions
 /// f = θᵀz, and the θ updates θ ← c·θ − ρ·C'(f, y)·z. It never sees kernel weights, instance
-/// weights or any random draw: those stay on the host (ARCHITECTURE.md, "The split of work").
+/// weights or the per-step random draws: those stay on the host (ARCHITECTURE.md, "The split
+/// of work"); only the frequency matrices may be drawn by the backend (draw_frequencies()).
 #pragma once
 
 #include <cstddef>
@@ -15,6 +16,7 @@
 
 #include "omkl/config.h"
 #include "omkl/types.h"
+#include "core/frequency_recipe.h"
 #include "core/loss.h"
 
 namespace omkl::detail {
@@ -93,6 +95,14 @@ class RfBackend {
   /// Uploads V (n_rff × n_features, row-major, host) of one kernel of one replicate.
   virtual void set_frequencies(std::size_t replicate, std::size_t kernel, const double* V) = 0;
   virtual void get_frequencies(std::size_t replicate, std::size_t kernel, double* V) const = 0;
+  /// Draws the frequency matrices itself, from their closed-form recipes (R × P, replicate
+  /// by replicate; frequency_recipe.h), instead of receiving them through set_frequencies():
+  /// the same matrices, bit for bit. Returns false where the backend does not (the CPU
+  /// backend; the CUDA backend unless OMKL_CUDA_DRAWS=device), and the host draws them.
+  virtual bool draw_frequencies(const std::vector<MatrixRecipe>& recipes) {
+    (void)recipes;
+    return false;
+  }
   /// Moves what set_frequencies() gave to where the steps read it (the GPU backend uploads
   /// the matrices); called once construction is complete, so that its cost is counted there.
   /// Frequencies set later (a checkpoint) are moved lazily by the next step.

@@ -139,6 +139,16 @@ void for_each_frequency_matrix(const Dictionary& dictionary, std::size_t n_rff, 
   }
 }
 
+std::vector<MatrixRecipe> frequency_recipes(const Dictionary& dictionary, RfKind rf_kind, const AlgoContext& context) {
+  std::vector<MatrixRecipe> recipes;
+  recipes.reserve(context.n_replicates() * dictionary.size());
+  for (std::size_t r = 0; r < context.n_replicates(); ++r)
+    for (std::size_t k = 0; k < dictionary.size(); ++k)
+      recipes.push_back(matrix_recipe(dictionary[k], context.n_features, rf_kind,
+                                      RandomStream(context.seed, context.replicates[r], RngPurpose::Frequencies, k)));
+  return recipes;
+}
+
 std::uint32_t numpy_seed(const AlgoContext& context) {
   if (context.seed > 0xffffffffu)
     throw ConfigError("rng=numpy_legacy takes a seed in 0..4294967295 (np.random.seed), not " +
@@ -146,18 +156,12 @@ std::uint32_t numpy_seed(const AlgoContext& context) {
   return static_cast<std::uint32_t>(context.seed);
 }
 
-std::unique_ptr<RfBackend> make_rf_ensemble_backend(const RfEnsembleConfig& config,
-                                                    const AlgoContext& context,
-                                                    std::vector<std::uint32_t> slot_kernel) {
-  return make_rf_ensemble_backend(config, context, std::move(slot_kernel), [&](const FrequencySink& sink) {
-    for_each_frequency_matrix(config.dictionary, config.n_rff, config.rf_kind, config.numpy_legacy, context, sink);
-  });
-}
-
-std::unique_ptr<RfBackend> make_rf_ensemble_backend(const RfEnsembleConfig& config,
-                                                    const AlgoContext& context,
-                                                    std::vector<std::uint32_t> slot_kernel,
-                                                    const FrequencySource& source) {
+namespace {
+// The backend with its frequency matrices: drawn by the backend from `recipes` where it can
+// (recipes may be null), otherwise handed over by `source`.
+std::unique_ptr<RfBackend> build_backend(const RfEnsembleConfig& config, const AlgoContext& context,
+                                         std::vector<std::uint32_t> slot_kernel, const FrequencySource& source,
+                                         const std::vector<MatrixRecipe>* recipes) {
   RfProblem problem;
   problem.n_replicates = context.n_replicates();
   problem.n_kernels = config.dictionary.size();
@@ -176,15 +180,37 @@ std::unique_ptr<RfBackend> make_rf_ensemble_backend(const RfEnsembleConfig& conf
   const auto t0 = Clock::now();
   auto backend = make_rf_backend(context.backend, problem);
   const auto t1 = Clock::now();
-  source([&](std::size_t r, std::size_t k, const double* V) { backend->set_frequencies(r, k, V); });
+  const bool drawn_by_backend = recipes != nullptr && backend->draw_frequencies(*recipes);
+  if (!drawn_by_backend)
+    source([&](std::size_t r, std::size_t k, const double* V) { backend->set_frequencies(r, k, V); });
   const auto t2 = Clock::now();
   backend->prepare();
   const auto t3 = Clock::now();
   if (timing_enabled())
-    std::fprintf(stderr, "omkl timing: %s backend set-up %.2f ms, frequency matrices (%zu replicates x %zu kernels) %.2f ms, prepare %.2f ms\n",
+    std::fprintf(stderr, "omkl timing: %s backend set-up %.2f ms, frequency matrices (%zu replicates x %zu kernels, drawn %s) %.2f ms, prepare %.2f ms\n",
                  to_string(context.backend).c_str(), elapsed_ms(t0, t1), problem.n_replicates,
-                 problem.n_kernels, elapsed_ms(t1, t2), elapsed_ms(t2, t3));
+                 problem.n_kernels, drawn_by_backend ? "by the backend" : "on the host", elapsed_ms(t1, t2),
+                 elapsed_ms(t2, t3));
   return backend;
+}
+}  // namespace
+
+std::unique_ptr<RfBackend> make_rf_ensemble_backend(const RfEnsembleConfig& config,
+                                                    const AlgoContext& context,
+                                                    std::vector<std::uint32_t> slot_kernel) {
+  const auto source = [&](const FrequencySink& sink) {
+    for_each_frequency_matrix(config.dictionary, config.n_rff, config.rf_kind, config.numpy_legacy, context, sink);
+  };
+  if (config.numpy_legacy) return build_backend(config, context, std::move(slot_kernel), source, nullptr);
+  const std::vector<MatrixRecipe> recipes = frequency_recipes(config.dictionary, config.rf_kind, context);
+  return build_backend(config, context, std::move(slot_kernel), source, &recipes);
+}
+
+std::unique_ptr<RfBackend> make_rf_ensemble_backend(const RfEnsembleConfig& config,
+                                                    const AlgoContext& context,
+                                                    std::vector<std::uint32_t> slot_kernel,
+                                                    const FrequencySource& source) {
+  return build_backend(config, context, std::move(slot_kernel), source, nullptr);
 }
 
 void post_update_norms(const RfEnsembleConfig& config, const SlotSchedule* schedules,

@@ -71,11 +71,16 @@ using FrequencySink = std::function<void(std::size_t, std::size_t, const double*
 void for_each_frequency_matrix(const Dictionary& dictionary, std::size_t n_rff, RfKind rf_kind, bool numpy_legacy,
                                const AlgoContext& context, const FrequencySink& sink);
 
+/// The recipes (frequency_recipe.h) of the matrices for_each_frequency_matrix() draws in
+/// counter mode, R × P in the same order: what a backend needs to draw them itself.
+std::vector<MatrixRecipe> frequency_recipes(const Dictionary& dictionary, RfKind rf_kind, const AlgoContext& context);
+
 /// The base seed as np.random.seed takes it; ConfigError beyond 32 bits.
 std::uint32_t numpy_seed(const AlgoContext& context);
 
-/// Creates the backend for `slot_kernel` and uploads frequency matrices drawn from
-/// (seed, replicate, kernel) for every replicate (for_each_frequency_matrix).
+/// Creates the backend for `slot_kernel` with the frequency matrices of (seed, replicate,
+/// kernel) for every replicate: drawn by the backend where it can (draw_frequencies(); counter
+/// mode only), otherwise drawn on the host and uploaded (for_each_frequency_matrix).
 std::unique_ptr<RfBackend> make_rf_ensemble_backend(const RfEnsembleConfig& config,
                                                     const AlgoContext& context,
                                                     std::vector<std::uint32_t> slot_kernel);

@@ -23,6 +23,7 @@
 #include "core/timing.h"
 #include "cuda/cuda_check.h"
 #include "cuda/device_buffer.h"
+#include "kernels/frequency_draws.cuh"
 #include "kernels/rf_kernels.cuh"
 
 namespace omkl::detail::cuda {
@@ -42,6 +43,8 @@ namespace {
 constexpr std::size_t kProjectionBudgetBytes = std::size_t{512} << 20;
 // Likewise the window's per-slot outputs on the device (f, the log-weights used, ‖θ‖²).
 constexpr std::size_t kOutputBudgetBytes = std::size_t{512} << 20;
+// Scratch of the device-side frequency draws (ORF blocks): 26 000 threads at d = 17.
+constexpr std::size_t kDrawScratchBytes = std::size_t{64} << 20;
 constexpr std::size_t kMaxWindow = 4096;
 constexpr std::size_t kFusedWindow = 256;
 
@@ -99,7 +102,7 @@ class CudaRfBackend final : public RfBackend {
     const SlotsByKernel groups = slots_by_kernel(p);  // throws on a slot kernel out of range
     const cudaStream_t stream = context_.stream();
     for (auto* b : {&frequencies_, &theta_, &projections_, &x_, &y_, &f_, &norm2_}) b->set_stream(stream);
-    for (auto* b : {&log_w_, &log_w_steps_, &group_f_}) b->set_stream(stream);
+    for (auto* b : {&log_w_, &log_w_steps_, &group_f_, &exact_frequencies_}) b->set_stream(stream);
     schedules_.set_stream(stream);
     for (auto* b : {&group_offsets_, &group_slots_}) b->set_stream(stream);
     // The native per-step path (one launch per step, inputs and outputs in mapped host
@@ -142,12 +145,23 @@ class CudaRfBackend final : public RfBackend {
     const bool throughput_bound = p.n_replicates * p.n_slots() >= 32 * multiprocessors;
     projections_on_the_fly_ = (projection_path == "fused" || (projection_path == "auto" && throughput_bound)) &&
                               omkl::cuda::projections_on_the_fly_supported(p.n_rff, p.n_features, sizeof(Real));
-    host_frequencies_.assign(p.n_replicates * p.n_kernels * p.n_rff * p.n_features, 0.0);
-    frequencies_.resize(host_frequencies_.size());
+    // Frequency matrices drawn on the device (draw_frequencies(): cuRAND's Philox and the
+    // host's own transforms and QR, core/frequency_recipe.h) or on the host and uploaded.
+    // Host by default: the device path compiles and its recipe equals the host draws on the
+    // CPU (unit tests), but it has not yet run on a GPU; CudaTest.DeviceDrawsEqualTheHostDraws
+    // checks it there.
+    const char* draws = std::getenv("OMKL_CUDA_DRAWS");
+    const std::string draw_path = draws != nullptr ? draws : "host";
+    if (draw_path != "host" && draw_path != "device")
+      throw ConfigError("OMKL_CUDA_DRAWS must be host or device, not '" + draw_path + "'");
+    device_draws_ = draw_path == "device";
+    // The exact double host copy is made when first needed (set_frequencies, or a download
+    // for get_frequencies): with device draws and 1000 replicates it is 517 MB never touched.
+    frequencies_.resize(p.n_replicates * p.n_kernels * p.n_rff * p.n_features);
     frequencies_.zero();
     theta_.resize(p.n_replicates * p.n_slots() * p.theta_size());
     theta_.zero();
-    frequencies_dirty_ = true;
+    frequencies_dirty_ = false;  // zeros on both sides until set or drawn
     if (timing_enabled()) profile_ = std::make_unique<LoopProfile>();
   }
 
@@ -157,13 +171,45 @@ class CudaRfBackend final : public RfBackend {
 
   void set_frequencies(std::size_t r, std::size_t kernel, const double* V) override {
     const std::size_t block = problem_.n_rff * problem_.n_features;
+    ensure_host_frequencies();  // the other matrices keep their values
     std::memcpy(host_frequencies_.data() + (r * problem_.n_kernels + kernel) * block, V, block * sizeof(double));
     frequencies_dirty_ = true;
   }
 
   void get_frequencies(std::size_t r, std::size_t kernel, double* V) const override {
     const std::size_t block = problem_.n_rff * problem_.n_features;
+    ensure_host_frequencies();
     std::memcpy(V, host_frequencies_.data() + (r * problem_.n_kernels + kernel) * block, block * sizeof(double));
+  }
+
+  bool draw_frequencies(const std::vector<MatrixRecipe>& recipes) override {
+    if (!device_draws_) return false;
+    const auto& p = problem_;
+    const std::size_t n_matrices = p.n_replicates * p.n_kernels, n = frequencies_.size();
+    if (recipes.size() != n_matrices)
+      throw Error("CUDA backend: " + std::to_string(recipes.size()) + " frequency recipes for " +
+                  std::to_string(n_matrices) + " matrices");
+    const cudaStream_t stream = context_.stream();
+    DeviceBuffer<MatrixRecipe> device_recipes(n_matrices, stream);
+    device_recipes.copy_from_host(recipes.data(), n_matrices);
+    const std::size_t threads = omkl::cuda::frequency_draw_threads(n_matrices, p.n_rff, p.n_features, kDrawScratchBytes);
+    DeviceBuffer<double> scratch(omkl::cuda::frequency_draw_scratch(p.n_features, threads), stream);
+    // Drawn in double (the host's values); the float backend keeps that exact copy on the
+    // device for get_frequencies() and steps with a narrowed one.
+    double* target = nullptr;
+    if constexpr (std::is_same_v<Real, double>) {
+      target = frequencies_.data();
+    } else {
+      exact_frequencies_.resize(n);
+      target = exact_frequencies_.data();
+    }
+    omkl::cuda::launch_draw_frequencies(device_recipes.data(), n_matrices, p.n_rff, p.n_features, target,
+                                        scratch.data(), threads, stream);
+    if constexpr (!std::is_same_v<Real, double>) omkl::cuda::launch_narrow_to_float(target, frequencies_.data(), n, stream);
+    context_.synchronize();  // launch errors surface here, at construction
+    frequencies_dirty_ = false;
+    host_frequencies_stale_ = true;
+    return true;
   }
 
   void prepare() override { upload_frequencies(); }
@@ -317,8 +363,24 @@ class CudaRfBackend final : public RfBackend {
     max_group_ = static_cast<unsigned>(groups.largest);
   }
 
+  // The host copy of the matrices, made on first use: downloaded where the device drew them,
+  // zeros where nothing was set yet (as the device buffer).
+  void ensure_host_frequencies() const {
+    const std::size_t n = frequencies_.size();
+    if (host_frequencies_stale_) {
+      host_frequencies_.resize(n);
+      if constexpr (std::is_same_v<Real, double>) frequencies_.copy_to_host(host_frequencies_.data(), n);
+      else exact_frequencies_.copy_to_host(host_frequencies_.data(), n);
+      context_.synchronize();
+      host_frequencies_stale_ = false;
+    } else if (host_frequencies_.size() != n) {
+      host_frequencies_.assign(n, 0.0);
+    }
+  }
+
   void upload_frequencies() {
     if (!frequencies_dirty_) return;
+    ensure_host_frequencies();
     if constexpr (std::is_same_v<Real, double>) {
       // No converted copy: with 1000 replicates the matrices are hundreds of MB.
       frequencies_.copy_from_host(host_frequencies_.data(), host_frequencies_.size());
@@ -486,7 +548,12 @@ class CudaRfBackend final : public RfBackend {
   PinnedBuffer<DevicePair> staging_pairs_{true};    // the step's pairs, then x
   bool native_selected_ = false;
   bool log_w_initialized_ = false;
-  std::vector<double> host_frequencies_;  // exact double copy (checkpoints, float mode)
+  // Exact double copy of the matrices (checkpoints, float mode), made on first use; stale
+  // after device draws until downloaded.
+  mutable std::vector<double> host_frequencies_;
+  mutable bool host_frequencies_stale_ = false;
+  DeviceBuffer<double> exact_frequencies_;  // float backend with device draws: the double matrices
+  bool device_draws_ = false;
   std::vector<SlotSchedule> cached_schedules_;
   bool frequencies_dirty_ = true;
   std::unique_ptr<LoopProfile> profile_;  // OMKL_TIMING=1 only

@@ -10,6 +10,7 @@
 
 #include "common/test_helpers.h"
 #include "core/random_features.h"
+#include "core/rf_ensemble.h"
 #include "core/rf_backend.h"
 #include "omkl/error.h"
 
@@ -313,6 +314,10 @@ TEST_F(CudaTest, UnknownPathSwitchIsAConfigError) {
     ScopedEnv projections("OMKL_CUDA_PROJECTIONS", "cublas");
     EXPECT_THROW(make_rf_backend(BackendKind::Cuda, problem), ConfigError);
   }
+  {
+    ScopedEnv draws("OMKL_CUDA_DRAWS", "curand");
+    EXPECT_THROW(make_rf_backend(BackendKind::Cuda, problem), ConfigError);
+  }
   EXPECT_NO_THROW(make_rf_backend(BackendKind::Cuda, problem));
 }
 
@@ -354,5 +359,62 @@ TEST_F(CudaTest, CheckpointsAndPredictWorkOnTheDevicePath) {
       for (std::size_t i = 0; i < rest.size(); ++i)
         ASSERT_LE(relative_error(rest[i], want[300 + i]), 1e-12) << layout << " " << name << " " << i;
     }
+  }
+}
+
+// OMKL_CUDA_DRAWS=device: the backend draws the counter-mode matrices on the device (cuRAND's
+// Philox, core/frequency_recipe.h): they must be the host's draws bit for bit, for every law
+// and construction, odd sizes, several replicates, in double and float backends.
+TEST_F(CudaTest, DeviceDrawsEqualTheHostDraws) {
+  ScopedEnv draws("OMKL_CUDA_DRAWS", "device");
+  const Dictionary dictionary = {KernelSpec::gaussian(0.7), KernelSpec::laplacian(2.0), KernelSpec::cauchy(1.5),
+                                 KernelSpec::gaussian(3.0)};
+  for (RfKind kind : {RfKind::Rf, RfKind::Orf, RfKind::OrfMatlab}) {
+    for (auto [D, d] : std::vector<std::pair<std::size_t, std::size_t>>{{1, 1}, {7, 3}, {2, 5}, {50, 17}, {33, 40}}) {
+      for (bool single : {false, true}) {
+        AlgoContext ctx;
+        ctx.seed = 21;
+        ctx.replicates = {0, 5, 2};
+        ctx.n_features = d;
+        RfProblem problem;
+        problem.n_replicates = ctx.replicates.size();
+        problem.n_kernels = dictionary.size();
+        problem.n_rff = D;
+        problem.n_features = d;
+        problem.slot_kernel = {0, 1, 2, 3};
+        problem.single_precision = single;
+        auto gpu = make_rf_backend(BackendKind::Cuda, problem);
+        ASSERT_TRUE(gpu->draw_frequencies(frequency_recipes(dictionary, kind, ctx)));
+        std::vector<double> got(D * d);
+        for (std::size_t r = 0; r < problem.n_replicates; ++r) {
+          for (std::size_t k = 0; k < dictionary.size(); ++k) {
+            RandomStream rng(ctx.seed, ctx.replicates[r], RngPurpose::Frequencies, k);
+            const std::vector<double> want = draw_frequencies(dictionary[k], D, d, kind, rng);
+            gpu->get_frequencies(r, k, got.data());
+            ASSERT_EQ(got, want) << to_string(kind) << " D=" << D << " d=" << d << " replicate " << r
+                                 << " kernel " << k << (single ? " float" : " double");
+          }
+        }
+      }
+    }
+  }
+}
+
+// End to end: the algorithms built on device-drawn matrices predict as on the CPU.
+TEST_F(CudaTest, AlgorithmsOnDeviceDrawnFrequenciesMatchTheCpu) {
+  ScopedEnv draws("OMKL_CUDA_DRAWS", "device");
+  const Dataset data = random_stream(400, 5, Task::Regression, 13);
+  for (const char* name : {"raker", "adaraker", "omkl-sfg"}) {
+    auto cpu_ctx = context_for(data, Profile::Paper, {0, 1, 4});
+    auto gpu_ctx = cpu_ctx;
+    gpu_ctx.backend = BackendKind::Cuda;
+    std::vector<std::pair<std::string, std::string>> params = {{"D", "23"}};
+    if (std::string(name) == "omkl-sfg") params.emplace_back("switch_step", "100");
+    auto cpu = make(name, cpu_ctx, params);
+    auto gpu = make(name, gpu_ctx, params);
+    const auto a = run_steps(*cpu, data);
+    const auto b = run_steps(*gpu, data);
+    ASSERT_EQ(a.size(), b.size());
+    for (std::size_t i = 0; i < a.size(); ++i) ASSERT_LE(relative_error(b[i], a[i]), 1e-9) << name << " " << i;
   }
 }

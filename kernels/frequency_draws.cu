@@ -1,0 +1,106 @@
+/// @file frequency_draws.cu
+/// @brief Device-side frequency draws (see frequency_draws.cuh).
+///
+/// One thread per work unit (a row of an i.i.d. matrix, or an ORF block with its rows and
+/// their lengths), grid-stride over every unit of every matrix. Units are self-contained: each
+/// seeks its own stream position (frequency_recipe.h gives it in closed form), so the result
+/// does not depend on the launch shape. An ORF thread keeps its d×d block, τ and one Q row in
+/// global scratch, interleaved across threads (element e of thread t at e·n_threads + t) so
+/// that a warp's accesses coalesce.
+// cuRAND's Philox alone: curand_kernel.h would add ~1 MB of other generators' device tables.
+#include <curand_philox4x32_x.h>
+
+#include <algorithm>
+
+#include "cuda/cuda_check.h"
+#include "kernels/frequency_draws.cuh"
+
+namespace omkl::cuda {
+
+namespace {
+
+using detail::MatrixRecipe;
+using detail::PhiloxWords;
+
+// A frequency stream as frequency_recipe.h addresses it, on cuRAND's Philox-4x32-10 block
+// function: counter (block lo, block hi, stream_hi lo, stream_hi hi) under the key (key0,
+// key1) — the host RandomStream's block, and also what curand_init(seed = key, subsequence =
+// stream_hi, offset = 4·block) would start from. The Random123 known-answer vectors check the
+// host's Philox (test_rng.cpp); the CUDA parity test checks that this gives the host's matrices.
+struct CurandBlocks {
+  uint2 key;
+  std::uint64_t stream_hi;
+  uint4 counter;
+
+  __device__ void seek(std::uint64_t block) {
+    counter = make_uint4(static_cast<unsigned>(block), static_cast<unsigned>(block >> 32),
+                         static_cast<unsigned>(stream_hi), static_cast<unsigned>(stream_hi >> 32));
+  }
+  __device__ PhiloxWords next() {
+    const uint4 w = curand_Philox4x32_10(counter, key);
+    if (++counter.x == 0) ++counter.y;
+    return {w.x, w.y, w.z, w.w};
+  }
+};
+
+__global__ void draw_frequencies_kernel(const MatrixRecipe* recipes, std::size_t n_matrices, std::size_t n_rff,
+                                        std::size_t d, double* V, double* scratch, std::size_t n_threads) {
+  const std::size_t thread = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (thread >= n_threads) return;
+  double* g = scratch + thread;
+  double* tau = g + d * d * n_threads;
+  double* row = tau + d * n_threads;
+  // n_rff units per matrix: its rows, or (ORF) its first ⌈D/d⌉ ≤ D units are its blocks.
+  const std::size_t total = n_matrices * n_rff;
+  for (std::size_t u = thread; u < total; u += n_threads) {
+    const std::size_t i = u / n_rff, unit = u % n_rff;
+    const MatrixRecipe m = recipes[i];
+    if (unit >= detail::recipe_units(m, n_rff, d)) continue;
+    CurandBlocks blocks{make_uint2(m.key0, m.key1), m.stream_hi, {}};
+    double* matrix = V + i * n_rff * d;
+    if (m.orf)
+      detail::draw_recipe_orf_block(m, blocks, unit, n_rff, d, matrix, g, tau, row, n_threads);
+    else
+      detail::draw_recipe_row(m, blocks, unit, d, matrix + unit * d, 1);
+  }
+}
+
+__global__ void narrow_kernel(const double* in, float* out, std::size_t n) {
+  for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += static_cast<std::size_t>(gridDim.x) * blockDim.x)
+    out[i] = static_cast<float>(in[i]);
+}
+
+constexpr unsigned kThreadsPerBlock = 128;
+
+}  // namespace
+
+std::size_t frequency_draw_scratch(std::size_t n_features, std::size_t n_threads) {
+  return (n_features * n_features + 2 * n_features) * n_threads;
+}
+
+std::size_t frequency_draw_threads(std::size_t n_matrices, std::size_t n_rff, std::size_t n_features,
+                                   std::size_t budget_bytes) {
+  const std::size_t units = std::max<std::size_t>(1, n_matrices * n_rff);
+  const std::size_t affordable = budget_bytes / (frequency_draw_scratch(n_features, 1) * sizeof(double));
+  return std::max<std::size_t>(32, std::min(units, affordable));
+}
+
+void launch_draw_frequencies(const MatrixRecipe* recipes, std::size_t n_matrices, std::size_t n_rff,
+                             std::size_t n_features, double* V, double* scratch, std::size_t n_threads,
+                             cudaStream_t stream) {
+  if (n_matrices == 0 || n_rff == 0 || n_features == 0) return;
+  const unsigned blocks = static_cast<unsigned>((n_threads + kThreadsPerBlock - 1) / kThreadsPerBlock);
+  draw_frequencies_kernel<<<blocks, kThreadsPerBlock, 0, stream>>>(recipes, n_matrices, n_rff, n_features, V,
+                                                                   scratch, n_threads);
+  OMKL_CUDA_CHECK_LAUNCH();
+}
+
+void launch_narrow_to_float(const double* in, float* out, std::size_t n, cudaStream_t stream) {
+  if (n == 0) return;
+  const unsigned blocks = static_cast<unsigned>(std::min<std::size_t>((n + 255) / 256, 4096));
+  narrow_kernel<<<blocks, 256, 0, stream>>>(in, out, n);
+  OMKL_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace omkl::cuda
