@@ -6,7 +6,10 @@
 ///  - SinCos/*: the 3800 sin/cos pairs alone: std::sin + std::cos, the portable fast kernel, the
 ///    AVX2+FMA kernel (skipped where the CPU lacks it);
 ///  - BackendAdvance/*: one CPU backend step of Raker's shape (S = P slots, ‖θ‖² requested),
-///    advancing blocks of 256 samples, per instruction-set level.
+///    advancing blocks of 256 samples, per instruction-set level;
+///  - FrequencyDraws/*: the 76 frequency matrices of one replicate (D = 50) on Naval's d = 17
+///    features, i.i.d. (rf: 51 normal and 25 Cauchy matrices) and orthogonal (orf: the Gaussian
+///    kernels' QR blocks), on one thread: construction's host cost per replicate.
 /// Arguments are drawn like the projections of airfoil: mostly |a| < 1e4, a tail to 1e8.
 #include <benchmark/benchmark.h>
 
@@ -14,6 +17,7 @@
 #include <random>
 #include <vector>
 
+#include "core/random_features.h"
 #include "core/rf_backend.h"
 #include "cpu/cpu_rf_backend.h"
 #include "cpu/fast_sincos.h"
@@ -111,5 +115,24 @@ void BackendAdvance(benchmark::State& state, SimdLevel level) {
 }
 BENCHMARK_CAPTURE(BackendAdvance, portable, SimdLevel::Portable)->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(BackendAdvance, avx2_fma, SimdLevel::Avx2Fma)->Unit(benchmark::kMicrosecond);
+
+void FrequencyDraws(benchmark::State& state, omkl::detail::RfKind kind) {
+  using namespace omkl::detail;
+  const omkl::Dictionary dictionary = omkl::parse_dictionary("jmlr23-76");
+  constexpr std::size_t kNavalFeatures = 17;
+  std::uint64_t replicate = 0;
+  for (auto _ : state) {
+    for (std::size_t k = 0; k < dictionary.size(); ++k) {
+      RandomStream rng(1, replicate, RngPurpose::Frequencies, k);
+      auto V = draw_frequencies(dictionary[k], kRff, kNavalFeatures, kind, rng);
+      benchmark::DoNotOptimize(V.data());
+    }
+    ++replicate;
+  }
+  // One item = one matrix.
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * dictionary.size()));
+}
+BENCHMARK_CAPTURE(FrequencyDraws, rf, omkl::detail::RfKind::Rf)->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(FrequencyDraws, orf, omkl::detail::RfKind::Orf)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
