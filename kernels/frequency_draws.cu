@@ -32,6 +32,9 @@ struct CurandBlocks {
   std::uint64_t stream_hi;
   uint4 counter;
 
+  __device__ explicit CurandBlocks(const MatrixRecipe& m)
+      : key(make_uint2(m.key0, m.key1)), stream_hi(m.stream_hi), counter() {}
+
   __device__ void seek(std::uint64_t block) {
     counter = make_uint4(static_cast<unsigned>(block), static_cast<unsigned>(block >> 32),
                          static_cast<unsigned>(stream_hi), static_cast<unsigned>(stream_hi >> 32));
@@ -47,22 +50,9 @@ __global__ void draw_frequencies_kernel(const MatrixRecipe* recipes, std::size_t
                                         std::size_t d, double* V, double* scratch, std::size_t n_threads) {
   const std::size_t thread = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (thread >= n_threads) return;
-  double* g = scratch + thread;
-  double* tau = g + d * d * n_threads;
-  double* row = tau + d * n_threads;
-  // n_rff units per matrix: its rows, or (ORF) its first ⌈D/d⌉ ≤ D units are its blocks.
   const std::size_t total = n_matrices * n_rff;
-  for (std::size_t u = thread; u < total; u += n_threads) {
-    const std::size_t i = u / n_rff, unit = u % n_rff;
-    const MatrixRecipe m = recipes[i];
-    if (unit >= detail::recipe_units(m, n_rff, d)) continue;
-    CurandBlocks blocks{make_uint2(m.key0, m.key1), m.stream_hi, {}};
-    double* matrix = V + i * n_rff * d;
-    if (m.orf)
-      detail::draw_recipe_orf_block(m, blocks, unit, n_rff, d, matrix, g, tau, row, n_threads);
-    else
-      detail::draw_recipe_row(m, blocks, unit, d, matrix + unit * d, 1);
-  }
+  for (std::size_t u = thread; u < total; u += n_threads)
+    detail::draw_recipe_unit<CurandBlocks>(recipes, u, n_rff, d, V, scratch + thread, n_threads);
 }
 
 __global__ void narrow_kernel(const double* in, float* out, std::size_t n) {
@@ -76,7 +66,7 @@ constexpr unsigned kThreadsPerBlock = 128;
 }  // namespace
 
 std::size_t frequency_draw_scratch(std::size_t n_features, std::size_t n_threads) {
-  return (n_features * n_features + 2 * n_features) * n_threads;
+  return detail::recipe_scratch_per_thread(n_features) * n_threads;
 }
 
 std::size_t frequency_draw_threads(std::size_t n_matrices, std::size_t n_rff, std::size_t n_features,

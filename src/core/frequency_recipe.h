@@ -104,4 +104,30 @@ OMKL_HD void draw_recipe_orf_block(const MatrixRecipe& m, Blocks& blocks, std::s
   }
 }
 
+/// Doubles of scratch one thread of draw_recipe_unit() needs (an ORF block, τ, a Q row).
+OMKL_HD std::size_t recipe_scratch_per_thread(std::size_t d) { return d * d + 2 * d; }
+
+/// Unit u of a batch of matrices: matrix u / D of `recipes`, its unit u mod D — a row, or for
+/// ORF one of the first ⌈D/d⌉ units (a block; the other units of an ORF matrix do nothing).
+/// Matrix i lands at V + i·D·d. `scratch` is this thread's scratch, its elements `stride` apart
+/// (recipe_scratch_per_thread(d) of them); `Blocks(recipe)` opens the matrix's stream. The
+/// CUDA kernel runs this over a grid; the unit tests over a simulated one.
+template <typename Blocks>
+OMKL_HD void draw_recipe_unit(const MatrixRecipe* recipes, std::size_t u, std::size_t n_rff, std::size_t d,
+                              double* V, double* scratch, std::size_t stride) {
+  const std::size_t i = u / n_rff, unit = u % n_rff;
+  const MatrixRecipe m = recipes[i];
+  if (unit >= recipe_units(m, n_rff, d)) return;
+  Blocks blocks(m);
+  double* matrix = V + i * n_rff * d;
+  if (m.orf) {
+    double* g = scratch;
+    double* tau = g + d * d * stride;
+    double* row = tau + d * stride;
+    draw_recipe_orf_block(m, blocks, unit, n_rff, d, matrix, g, tau, row, stride);
+  } else {
+    draw_recipe_row(m, blocks, unit, d, matrix + unit * d, 1);
+  }
+}
+
 }  // namespace omkl::detail

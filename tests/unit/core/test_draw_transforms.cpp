@@ -29,8 +29,9 @@ double ulps(double got, long double ref) {
 }
 
 // The host's view of a stream as frequency_recipe.h addresses it (the device uses cuRAND's
-// Philox with the same key and counter).
+// Philox block function with the same key and counter).
 struct HostBlocks {
+  explicit HostBlocks(const MatrixRecipe& recipe) : m(recipe) {}
   MatrixRecipe m;
   std::uint64_t counter = 0;
   void seek(std::uint64_t c) { counter = c; }
@@ -43,25 +44,19 @@ struct HostBlocks {
   }
 };
 
-// The whole matrix by the recipe, unit by unit, last unit first (each is self-contained), with interleaved scratch of stride 3 as the device lays it out.
-std::vector<double> draw_by_recipe(const MatrixRecipe& m, std::size_t n_rff, std::size_t d) {
-  std::vector<double> V(n_rff * d, std::nan(""));
-  const std::size_t stride = 3;
-  std::vector<double> g(d * d * stride), tau(d * stride), row(d * stride);
-  HostBlocks blocks{m};
-  const std::size_t units = recipe_units(m, n_rff, d);
-  for (std::size_t k = 0; k < units; ++k) {
-    const std::size_t u = units - 1 - k;  // last unit first
-    if (m.orf) {
-      draw_recipe_orf_block(m, blocks, u, n_rff, d, V.data(), g.data() + 1, tau.data() + 1, row.data() + 1, stride);
-    } else {
-      draw_recipe_row(m, blocks, u, d, row.data() + 2, stride);
-      for (std::size_t j = 0; j < d; ++j) V[u * d + j] = row[2 + j * stride];
-    }
-  }
+// Every matrix of `recipes` as the CUDA kernel draws them: draw_recipe_unit() over a simulated
+// grid of `n_threads` threads striding over the units, their scratch interleaved, the threads
+// taken last first (units are self-contained, so the order must not matter).
+std::vector<double> draw_by_recipe(const std::vector<MatrixRecipe>& recipes, std::size_t n_rff, std::size_t d,
+                                   std::size_t n_threads) {
+  std::vector<double> V(recipes.size() * n_rff * d, std::nan(""));
+  std::vector<double> scratch(recipe_scratch_per_thread(d) * n_threads, std::nan(""));
+  const std::size_t total = recipes.size() * n_rff;
+  for (std::size_t t = n_threads; t-- > 0;)
+    for (std::size_t u = t; u < total; u += n_threads)
+      draw_recipe_unit<HostBlocks>(recipes.data(), u, n_rff, d, V.data(), scratch.data() + t, n_threads);
   return V;
 }
-
 }  // namespace
 
 TEST(DrawTransformsTest, NothingIsFusedInThisBuild) {
@@ -171,19 +166,26 @@ TEST(HouseholderTest, ColumnsWithoutATailTakeNoReflector) {
 }
 
 TEST(FrequencyRecipeTest, RecipeGivesTheHostDrawsBitForBit) {
-  // Every law and construction, sizes with odd D·d, D < d, D not a multiple of d, d = 1.
+  // Every law and construction in one batch (as a dictionary), sizes with odd D·d, D < d, D not
+  // a multiple of d, d = 1; grids of 1, 3 and 64 threads.
   const std::vector<KernelSpec> kernels = {KernelSpec::gaussian(0.7), KernelSpec::laplacian(2.0),
-                                           KernelSpec::cauchy(1.5)};
-  for (const auto& kernel : kernels) {
-    for (RfKind kind : {RfKind::Rf, RfKind::Orf, RfKind::OrfMatlab}) {
-      for (auto [n_rff, d] : std::vector<std::pair<std::size_t, std::size_t>>{{1, 1}, {5, 3}, {7, 3}, {2, 5}, {50, 17}, {9, 1}}) {
-        RandomStream rng(11, 4, RngPurpose::Frequencies, 6);
-        const MatrixRecipe m = matrix_recipe(kernel, d, kind, rng);
-        const std::vector<double> host = draw_frequencies(kernel, n_rff, d, kind, rng);
-        EXPECT_EQ(draw_by_recipe(m, n_rff, d), host)
-            << kernel.name() << " " << to_string(kind) << " D=" << n_rff << " d=" << d;
-        EXPECT_EQ(m.orf != 0, kind != RfKind::Rf && kernel.family == KernelFamily::Gaussian);
+                                           KernelSpec::cauchy(1.5), KernelSpec::gaussian(4.0)};
+  for (RfKind kind : {RfKind::Rf, RfKind::Orf, RfKind::OrfMatlab}) {
+    for (auto [n_rff, d] : std::vector<std::pair<std::size_t, std::size_t>>{{1, 1}, {5, 3}, {7, 3}, {2, 5}, {50, 17}, {9, 1}}) {
+      std::vector<MatrixRecipe> recipes;
+      std::vector<double> host;
+      for (std::uint64_t replicate : {4u, 0u}) {
+        for (std::size_t k = 0; k < kernels.size(); ++k) {
+          RandomStream rng(11, replicate, RngPurpose::Frequencies, k);
+          recipes.push_back(matrix_recipe(kernels[k], d, kind, rng));
+          const std::vector<double> V = draw_frequencies(kernels[k], n_rff, d, kind, rng);
+          host.insert(host.end(), V.begin(), V.end());
+          EXPECT_EQ(recipes.back().orf != 0, kind != RfKind::Rf && kernels[k].family == KernelFamily::Gaussian);
+        }
       }
+      for (std::size_t n_threads : {1u, 3u, 64u})
+        EXPECT_EQ(draw_by_recipe(recipes, n_rff, d, n_threads), host)
+            << to_string(kind) << " D=" << n_rff << " d=" << d << " threads " << n_threads;
     }
   }
 }
