@@ -67,15 +67,26 @@ OMKL_HD double sqrt(double a) {
 #endif
 }
 
+// ---- exact conversions --------------------------------------------------------------------
+/// n as a double, exactly, for n < 2⁵²: by the 2⁵² bit pattern rather than an int64 → double
+/// conversion, which x86 vector units lack (so the bulk loops vectorise).
+OMKL_HD double small_uint_to_double(std::uint64_t n) {
+  return sub(sincos_fma_detail::double_of(0x4330000000000000ull | n), 0x1p52);
+}
+
 // ---- uniforms -----------------------------------------------------------------------------
 /// 53 random bits of the 64-bit word hi·2³² + lo, shifted by half a unit so that 0 and 1 never
-/// occur (every step exact or one IEEE rounding).
+/// occur: ((hi·2³² + lo) >> 11) = hi·2²¹ + (lo >> 11) exactly (both parts and the sum are exact
+/// doubles), then one rounding for + ½ and an exact scaling.
 OMKL_HD double uniform_from(std::uint32_t hi, std::uint32_t lo) {
-  const std::uint64_t v = (static_cast<std::uint64_t>(hi) << 32) | lo;
-  return mul(add(static_cast<double>(v >> 11), 0.5), 1.0 / 9007199254740992.0);
+  const double v = add(mul(small_uint_to_double(hi), 0x1p21), small_uint_to_double(lo >> 11));
+  return mul(add(v, 0.5), 1.0 / 9007199254740992.0);
 }
 
 // ---- elementary functions -----------------------------------------------------------------
+// Branch-free (selects, not jumps): the same code vectorises on the host and does not diverge
+// on the device.
+
 /// Natural logarithm of a positive normal finite x.
 OMKL_HD double log(double x) {
   using sincos_fma_detail::bits_of;
@@ -84,12 +95,13 @@ OMKL_HD double log(double x) {
   constexpr double kLn2Lo = 0x1.a39ef35793c76p-33;
   constexpr double kSqrt2 = 0x1.6a09e667f3bcdp+0;
   const std::uint64_t b = bits_of(x);
-  int e = static_cast<int>((b >> 52) & 0x7ff) - 1023;
-  double m = double_of((b & 0x000fffffffffffffull) | 0x3ff0000000000000ull);  // [1, 2)
-  if (m > kSqrt2) {
-    m = mul(m, 0.5);  // exact
-    ++e;
-  }
+  const double m1 = double_of((b & 0x000fffffffffffffull) | 0x3ff0000000000000ull);  // [1, 2)
+  const double e1 = sub(small_uint_to_double((b >> 52) & 0x7ff), 1023.0);           // exact
+  // Both sides computed, then selected (the compiler may not speculate a trapping operation).
+  const double m1_half = mul(m1, 0.5), e1_next = add(e1, 1.0);
+  const bool high = m1 > kSqrt2;
+  const double m = high ? m1_half : m1;  // exact; m ∈ (√½, √2]
+  const double de = high ? e1_next : e1;
   const double f = sub(m, 1.0);  // exact (Sterbenz)
   const double s = div(f, add(2.0, f));
   const double z = mul(s, s);
@@ -106,7 +118,6 @@ OMKL_HD double log(double x) {
   r = add(mul(r, z), 2.0 / 3.0);
   r = mul(r, z);
   const double hfsq = mul(mul(f, f), 0.5);
-  const double de = static_cast<double>(e);
   const double tail = sub(hfsq, add(mul(s, add(hfsq, r)), mul(de, kLn2Lo)));
   return add(mul(de, kLn2Hi), sub(f, tail));
 }
@@ -131,26 +142,24 @@ OMKL_HD void sincos_reduced(double theta, double& s, double& c) {
 /// sin and cos of (π/2)·g for g ∈ [0, 1] (folded to an angle ≤ π/4 exactly).
 OMKL_HD void sincos_half_pi(double g, double& s, double& c) {
   constexpr double kHalfPi = 0x1.921fb54442d18p+0;
-  if (g <= 0.5) {
-    sincos_reduced(mul(g, kHalfPi), s, c);
-  } else {
-    sincos_reduced(mul(sub(1.0, g), kHalfPi), c, s);  // cos(π/2·g) = sin(π/2·(1 − g))
-  }
+  const bool low = g <= 0.5;
+  const double complement = sub(1.0, g);  // exact for g ≥ ½
+  double s0, c0;
+  sincos_reduced(mul(low ? g : complement, kHalfPi), s0, c0);  // cos(π/2·g) = sin(π/2·(1 − g))
+  s = low ? s0 : c0;
+  c = low ? c0 : s0;
 }
 
-/// cos 2πu for u ∈ [0, 1).
+/// cos 2πu for u ∈ [0, 1].
 OMKL_HD double cos_two_pi(double u) {
-  const double a = mul(u, 4.0);              // exact; a ∈ [0, 4)
-  const int q = static_cast<int>(a);         // quadrant
-  const double f = sub(a, static_cast<double>(q));  // exact
+  const double a = mul(u, 4.0);  // exact; a ∈ [0, 4]
+  // Quadrant q = ⌊a⌋, except a = 4 (u rounds up to 1 with probability 2⁻⁵³): q = 3, f = 1.
+  const double q = (a >= 1.0 ? 1.0 : 0.0) + (a >= 2.0 ? 1.0 : 0.0) + (a >= 3.0 ? 1.0 : 0.0);
+  const double f = sub(a, q);  // exact
   double s, c;
-  sincos_half_pi(f, s, c);                   // of (π/2)·f
-  switch (q & 3) {  // u rounds up to 1 with probability 2⁻⁵³: a = 4 is quadrant 0
-    case 0: return c;
-    case 1: return -s;
-    case 2: return -c;
-    default: return s;
-  }
+  sincos_half_pi(f, s, c);  // of (π/2)·f; cos 2πu is c, −s, −c, s in quadrants 0–3
+  const double v = ((q == 1.0) | (q == 3.0)) ? s : c;
+  return ((q == 1.0) | (q == 2.0)) ? -v : v;
 }
 
 /// tan πw for w ∈ (−½, ½).
