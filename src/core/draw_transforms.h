@@ -13,7 +13,9 @@
 ///    a build for an FMA-capable target (-march=native) does not fuse them either; a unit test
 ///    checks that the test binary did not.
 ///
-/// Method and accuracy (tests: ≤ 2 ulp against long double on 10⁶ arguments):
+/// Method and accuracy, against long double on 3·10⁵ arguments (the unit test's bounds): log
+/// ≤ 0.81 ulp, cos 2πu ≤ 2.34 ulp where |cos| > 10⁻³ (≤ 1.9·10⁻¹⁶ absolute), tan πw ≤ 3.9
+/// ulp, the Laplace transform ≤ 0.83 ulp:
 ///  - log x: x = 2^e·m with m ∈ (√½, √2], f = m − 1 (exact), s = f/(2 + f);
 ///    log(1+f) = f − (f²/2 − s·(f²/2 + R(s²))) with R the atanh series 2z/3 + 2z²/5 + … to
 ///    z¹⁰ (|s| ≤ 0.172, truncation < 10⁻¹⁸), plus e·ln 2 in two parts (e·ln2_hi exact).
@@ -21,6 +23,8 @@
 ///    sincos_fma.h), Horner without FMA.
 ///  - cos 2πu and tan πw: exact reductions to θ = (π/2)·g, g ∈ [0, ½] (4u, its integer and
 ///    fractional parts and 1 − f are exact), so there is no argument rounding beyond g·π/2.
+/// Everything is branch-free (selects), so that the host's bulk loops vectorise (rng.cpp) and
+/// device threads do not diverge; a vector lane does exactly the scalar operations.
 #pragma once
 
 #include <cstdint>
