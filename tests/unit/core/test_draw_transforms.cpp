@@ -171,7 +171,8 @@ TEST(FrequencyRecipeTest, RecipeGivesTheHostDrawsBitForBit) {
   const std::vector<KernelSpec> kernels = {KernelSpec::gaussian(0.7), KernelSpec::laplacian(2.0),
                                            KernelSpec::cauchy(1.5), KernelSpec::gaussian(4.0)};
   for (RfKind kind : {RfKind::Rf, RfKind::Orf, RfKind::OrfMatlab}) {
-    for (auto [n_rff, d] : std::vector<std::pair<std::size_t, std::size_t>>{{1, 1}, {5, 3}, {7, 3}, {2, 5}, {50, 17}, {9, 1}}) {
+    for (auto [n_rff, d] : std::vector<std::pair<std::size_t, std::size_t>>{
+             {1, 1}, {5, 3}, {7, 3}, {2, 5}, {50, 17}, {9, 1}, {33, 40}}) {
       std::vector<MatrixRecipe> recipes;
       std::vector<double> host;
       for (std::uint64_t replicate : {4u, 0u}) {
