@@ -8,8 +8,8 @@
 # CUDA_BUILD_DIR: a build configured with -DOMKL_ENABLE_CUDA=ON (sm_90 code); DATA_DIR: the
 # shared data folder; BUNDLE_DIR: a path inside the checkout that git ignores (e.g. `.gpu`,
 # listed in .git/info/exclude). Afterwards, on the device:
-#   PARTS="tests draws bench" bash bench/gpu_session.sh BUNDLE_DIR/bin BUNDLE_DIR/data $OUT
-# (and PARTS=sanitizer in a second call: each call has 10 minutes).
+#   PARTS="tests draws" bash bench/gpu_session.sh BUNDLE_DIR/bin BUNDLE_DIR/data $OUT
+# then PARTS=bench and PARTS=sanitizer in further calls (each call has 10 minutes).
 set -euo pipefail
 if [ $# -ne 3 ]; then
   echo "usage: $0 CUDA_BUILD_DIR DATA_DIR BUNDLE_DIR" >&2
