@@ -43,8 +43,10 @@ namespace {
 constexpr std::size_t kProjectionBudgetBytes = std::size_t{512} << 20;
 // Likewise the window's per-slot outputs on the device (f, the log-weights used, ‖θ‖²).
 constexpr std::size_t kOutputBudgetBytes = std::size_t{512} << 20;
-// Scratch of the device-side frequency draws (ORF blocks): 26 000 threads at d = 17.
-constexpr std::size_t kDrawScratchBytes = std::size_t{64} << 20;
+// Scratch of the device-side frequency draws (an ORF block per thread): 100 000 threads at
+// d = 17, 3 500 at d = 96 (the widest shared dataset). One thread factors a whole block, so
+// for much larger d a block-parallel QR would be the better device design.
+constexpr std::size_t kDrawScratchBytes = std::size_t{256} << 20;
 constexpr std::size_t kMaxWindow = 4096;
 constexpr std::size_t kFusedWindow = 256;
 
