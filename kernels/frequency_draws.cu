@@ -22,29 +22,19 @@ namespace {
 using detail::MatrixRecipe;
 using detail::PhiloxWords;
 
-// A frequency stream as frequency_recipe.h addresses it, on cuRAND's Philox-4x32-10 block
-// function: counter (block lo, block hi, stream_hi lo, stream_hi hi) under the key (key0,
-// key1) — the host RandomStream's block, and also what curand_init(seed = key, subsequence =
-// stream_hi, offset = 4·block) would start from. The Random123 known-answer vectors check the
-// host's Philox (test_rng.cpp); the CUDA parity test checks that this gives the host's matrices.
-struct CurandBlocks {
-  uint2 key;
-  std::uint64_t stream_hi;
-  uint4 counter;
-
-  __device__ explicit CurandBlocks(const MatrixRecipe& m)
-      : key(make_uint2(m.key0, m.key1)), stream_hi(m.stream_hi), counter() {}
-
-  __device__ void seek(std::uint64_t block) {
-    counter = make_uint4(static_cast<unsigned>(block), static_cast<unsigned>(block >> 32),
-                         static_cast<unsigned>(stream_hi), static_cast<unsigned>(stream_hi >> 32));
-  }
-  __device__ PhiloxWords next() {
-    const uint4 w = curand_Philox4x32_10(counter, key);
-    if (++counter.x == 0) ++counter.y;
+// cuRAND's Philox-4x32-10 block function, for frequency_recipe.h's PhiloxBlocks: the counter
+// (block lo, block hi, stream_hi lo, stream_hi hi) under the key (key0, key1) is the host
+// RandomStream's block (and what curand_init(seed = key, subsequence = stream_hi, offset =
+// 4·block) would start from). The Random123 known-answer vectors check the host's Philox
+// (test_rng.cpp); CudaTest.DeviceDrawsEqualTheHostDraws checks that this gives its matrices.
+struct CurandPhilox {
+  __device__ PhiloxWords operator()(std::uint32_t c0, std::uint32_t c1, std::uint32_t c2, std::uint32_t c3,
+                                    std::uint32_t k0, std::uint32_t k1) const {
+    const uint4 w = curand_Philox4x32_10(make_uint4(c0, c1, c2, c3), make_uint2(k0, k1));
     return {w.x, w.y, w.z, w.w};
   }
 };
+using CurandBlocks = detail::PhiloxBlocks<CurandPhilox>;
 
 __global__ void draw_frequencies_kernel(const MatrixRecipe* recipes, std::size_t n_matrices, std::size_t n_rff,
                                         std::size_t d, double* V, double* scratch, std::size_t n_threads) {

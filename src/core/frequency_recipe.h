@@ -43,13 +43,33 @@ struct MatrixRecipe {
   double inv_sigma = 1.0;            ///< 1/σ, applied last as draw_frequencies() does
 };
 
+/// A matrix's stream as the recipe reads it: block b is `Philox`'s output for the counter
+/// (b lo, b hi, stream_hi lo, stream_hi hi) under the key (key0, key1) — the host
+/// RandomStream's block b. `Philox` is the block function: the host's philox4x32 (tests) or
+/// cuRAND's on the device (kernels/frequency_draws.cu); the addressing is this one code.
+template <typename Philox>
+struct PhiloxBlocks {
+  OMKL_HD explicit PhiloxBlocks(const MatrixRecipe& m) : key0(m.key0), key1(m.key1), stream_hi(m.stream_hi) {}
+  OMKL_HD void seek(std::uint64_t block) { counter = block; }
+  OMKL_HD PhiloxWords next() {
+    const PhiloxWords w = Philox()(static_cast<std::uint32_t>(counter), static_cast<std::uint32_t>(counter >> 32),
+                                   static_cast<std::uint32_t>(stream_hi), static_cast<std::uint32_t>(stream_hi >> 32),
+                                   key0, key1);
+    ++counter;
+    return w;
+  }
+  std::uint32_t key0, key1;
+  std::uint64_t stream_hi;
+  std::uint64_t counter = 0;
+};
+
 /// Work units of one matrix: its ORF blocks, or its rows.
 OMKL_HD std::size_t recipe_units(const MatrixRecipe& m, std::size_t n_rff, std::size_t d) {
   return m.orf ? (n_rff + d - 1) / d : n_rff;
 }
 
 /// Row `row` (d entries, into out[j·stride]) of an i.i.d. matrix. `Blocks` has
-/// seek(block counter) and next() → PhiloxWords (the host's counter stream or cuRAND's Philox).
+/// seek(block counter) and next() → PhiloxWords (PhiloxBlocks).
 template <typename Blocks>
 OMKL_HD void draw_recipe_row(const MatrixRecipe& m, Blocks& blocks, std::size_t row, std::size_t d,
                              double* out, std::size_t stride) {
@@ -110,8 +130,8 @@ OMKL_HD std::size_t recipe_scratch_per_thread(std::size_t d) { return d * d + 2 
 /// Unit u of a batch of matrices: matrix u / D of `recipes`, its unit u mod D — a row, or for
 /// ORF one of the first ⌈D/d⌉ units (a block; the other units of an ORF matrix do nothing).
 /// Matrix i lands at V + i·D·d. `scratch` is this thread's scratch, its elements `stride` apart
-/// (recipe_scratch_per_thread(d) of them); `Blocks(recipe)` opens the matrix's stream. The
-/// CUDA kernel runs this over a grid; the unit tests over a simulated one.
+/// (recipe_scratch_per_thread(d) of them); `Blocks(recipe)` opens the matrix's stream
+/// (PhiloxBlocks). The CUDA kernel runs this over a grid; the unit tests over a simulated one.
 template <typename Blocks>
 OMKL_HD void draw_recipe_unit(const MatrixRecipe* recipes, std::size_t u, std::size_t n_rff, std::size_t d,
                               double* V, double* scratch, std::size_t stride) {

@@ -28,21 +28,15 @@ double ulps(double got, long double ref) {
   return static_cast<double>(fabsl(static_cast<long double>(got) - ref) / ulp);
 }
 
-// The host's view of a stream as frequency_recipe.h addresses it (the device uses cuRAND's
-// Philox block function with the same key and counter).
-struct HostBlocks {
-  explicit HostBlocks(const MatrixRecipe& recipe) : m(recipe) {}
-  MatrixRecipe m;
-  std::uint64_t counter = 0;
-  void seek(std::uint64_t c) { counter = c; }
-  PhiloxWords next() {
-    const auto w = philox4x32({static_cast<std::uint32_t>(counter), static_cast<std::uint32_t>(counter >> 32),
-                               static_cast<std::uint32_t>(m.stream_hi), static_cast<std::uint32_t>(m.stream_hi >> 32)},
-                              {m.key0, m.key1});
-    ++counter;
+// The host's Philox block function, for PhiloxBlocks (the device plugs in cuRAND's).
+struct HostPhilox {
+  PhiloxWords operator()(std::uint32_t c0, std::uint32_t c1, std::uint32_t c2, std::uint32_t c3, std::uint32_t k0,
+                         std::uint32_t k1) const {
+    const auto w = philox4x32({c0, c1, c2, c3}, {k0, k1});
     return {w[0], w[1], w[2], w[3]};
   }
 };
+using HostBlocks = PhiloxBlocks<HostPhilox>;
 
 // Every matrix of `recipes` as the CUDA kernel draws them: draw_recipe_unit() over a simulated
 // grid of `n_threads` threads striding over the units, their scratch interleaved, the threads
