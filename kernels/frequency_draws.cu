@@ -2,7 +2,8 @@
 /// @brief Device-side frequency draws (see frequency_draws.cuh).
 ///
 /// One thread per work unit (a row of an i.i.d. matrix, or an ORF block with its rows and
-/// their lengths), grid-stride over every unit of every matrix. Units are self-contained: each
+/// their lengths), grid-stride over every unit of every matrix, numbered matrix after matrix
+/// (so an ORF matrix's few heavy units sit together and no thread idles on a non-unit). Units are self-contained: each
 /// seeks its own stream position (frequency_recipe.h gives it in closed form), so the result
 /// does not depend on the launch shape. An ORF thread keeps its d×d block, τ and one Q row in
 /// global scratch, interleaved across threads (element e of thread t at e·n_threads + t) so
@@ -36,13 +37,14 @@ struct CurandPhilox {
 };
 using CurandBlocks = detail::PhiloxBlocks<CurandPhilox>;
 
-__global__ void draw_frequencies_kernel(const MatrixRecipe* recipes, std::size_t n_matrices, std::size_t n_rff,
-                                        std::size_t d, double* V, double* scratch, std::size_t n_threads) {
+__global__ void draw_frequencies_kernel(const MatrixRecipe* recipes, const std::size_t* unit_offsets,
+                                        std::size_t n_matrices, std::size_t n_units, std::size_t n_rff, std::size_t d,
+                                        double* V, double* scratch, std::size_t n_threads) {
   const std::size_t thread = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (thread >= n_threads) return;
-  const std::size_t total = n_matrices * n_rff;
-  for (std::size_t u = thread; u < total; u += n_threads)
-    detail::draw_recipe_unit<CurandBlocks>(recipes, u, n_rff, d, V, scratch + thread, n_threads);
+  for (std::size_t u = thread; u < n_units; u += n_threads)
+    detail::draw_recipe_unit<CurandBlocks>(recipes, unit_offsets, n_matrices, u, n_rff, d, V, scratch + thread,
+                                           n_threads);
 }
 
 __global__ void narrow_kernel(const double* in, float* out, std::size_t n) {
@@ -59,20 +61,18 @@ std::size_t frequency_draw_scratch(std::size_t n_features, std::size_t n_threads
   return detail::recipe_scratch_per_thread(n_features) * n_threads;
 }
 
-std::size_t frequency_draw_threads(std::size_t n_matrices, std::size_t n_rff, std::size_t n_features,
-                                   std::size_t budget_bytes) {
-  const std::size_t units = std::max<std::size_t>(1, n_matrices * n_rff);
+std::size_t frequency_draw_threads(std::size_t n_units, std::size_t n_features, std::size_t budget_bytes) {
   const std::size_t affordable = budget_bytes / (frequency_draw_scratch(n_features, 1) * sizeof(double));
-  return std::max<std::size_t>(32, std::min(units, affordable));
+  return std::max<std::size_t>(32, std::min(std::max<std::size_t>(1, n_units), affordable));
 }
 
-void launch_draw_frequencies(const MatrixRecipe* recipes, std::size_t n_matrices, std::size_t n_rff,
-                             std::size_t n_features, double* V, double* scratch, std::size_t n_threads,
-                             cudaStream_t stream) {
-  if (n_matrices == 0 || n_rff == 0 || n_features == 0) return;
+void launch_draw_frequencies(const MatrixRecipe* recipes, const std::size_t* unit_offsets, std::size_t n_matrices,
+                             std::size_t n_units, std::size_t n_rff, std::size_t n_features, double* V,
+                             double* scratch, std::size_t n_threads, cudaStream_t stream) {
+  if (n_units == 0 || n_rff == 0 || n_features == 0) return;
   const unsigned blocks = static_cast<unsigned>((n_threads + kThreadsPerBlock - 1) / kThreadsPerBlock);
-  draw_frequencies_kernel<<<blocks, kThreadsPerBlock, 0, stream>>>(recipes, n_matrices, n_rff, n_features, V,
-                                                                   scratch, n_threads);
+  draw_frequencies_kernel<<<blocks, kThreadsPerBlock, 0, stream>>>(recipes, unit_offsets, n_matrices, n_units, n_rff,
+                                                                   n_features, V, scratch, n_threads);
   OMKL_CUDA_CHECK_LAUNCH();
 }
 

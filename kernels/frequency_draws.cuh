@@ -13,18 +13,18 @@
 
 namespace omkl::cuda {
 
-/// Threads of one launch_draw_frequencies() whose ORF scratch fits in `budget_bytes` (at
-/// least 32, at most one per unit of work).
-std::size_t frequency_draw_threads(std::size_t n_matrices, std::size_t n_rff, std::size_t n_features,
-                                   std::size_t budget_bytes);
+/// Threads of one launch_draw_frequencies() over `n_units` units whose ORF scratch fits in
+/// `budget_bytes` (at least 32, at most one per unit).
+std::size_t frequency_draw_threads(std::size_t n_units, std::size_t n_features, std::size_t budget_bytes);
 /// Doubles of scratch launch_draw_frequencies() needs for `n_threads` threads.
 std::size_t frequency_draw_scratch(std::size_t n_features, std::size_t n_threads);
 
 /// Draws matrix i of `recipes` (device array of n_matrices) into V + i·n_rff·d (device,
-/// row-major n_rff × d each). `scratch` holds frequency_draw_scratch(d, n_threads) doubles.
-void launch_draw_frequencies(const detail::MatrixRecipe* recipes, std::size_t n_matrices, std::size_t n_rff,
-                             std::size_t n_features, double* V, double* scratch, std::size_t n_threads,
-                             cudaStream_t stream);
+/// row-major n_rff × d each). `unit_offsets` (device, n_matrices + 1: recipe_unit_offsets())
+/// numbers the units; `scratch` holds frequency_draw_scratch(d, n_threads) doubles.
+void launch_draw_frequencies(const detail::MatrixRecipe* recipes, const std::size_t* unit_offsets,
+                             std::size_t n_matrices, std::size_t n_units, std::size_t n_rff, std::size_t n_features,
+                             double* V, double* scratch, std::size_t n_threads, cudaStream_t stream);
 
 /// out[i] = (float) in[i]: the float backend's copy of matrices drawn in double.
 void launch_narrow_to_float(const double* in, float* out, std::size_t n, cudaStream_t stream);

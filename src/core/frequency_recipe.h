@@ -127,17 +127,25 @@ OMKL_HD void draw_recipe_orf_block(const MatrixRecipe& m, Blocks& blocks, std::s
 /// Doubles of scratch one thread of draw_recipe_unit() needs (an ORF block, τ, a Q row).
 OMKL_HD std::size_t recipe_scratch_per_thread(std::size_t d) { return d * d + 2 * d; }
 
-/// Unit u of a batch of matrices: matrix u / D of `recipes`, its unit u mod D — a row, or for
-/// ORF one of the first ⌈D/d⌉ units (a block; the other units of an ORF matrix do nothing).
-/// Matrix i lands at V + i·D·d. `scratch` is this thread's scratch, its elements `stride` apart
+/// Unit u of a batch of n_matrices matrices whose units are numbered matrix after matrix:
+/// matrix i owns units unit_offsets[i] … unit_offsets[i + 1] − 1 (prefix sums of
+/// recipe_units(), so every unit is work: an ORF matrix has ⌈D/d⌉, not D). Matrix i lands at
+/// V + i·D·d. `scratch` is this thread's scratch, its elements `stride` apart
 /// (recipe_scratch_per_thread(d) of them); `Blocks(recipe)` opens the matrix's stream
 /// (PhiloxBlocks). The CUDA kernel runs this over a grid; the unit tests over a simulated one.
 template <typename Blocks>
-OMKL_HD void draw_recipe_unit(const MatrixRecipe* recipes, std::size_t u, std::size_t n_rff, std::size_t d,
-                              double* V, double* scratch, std::size_t stride) {
-  const std::size_t i = u / n_rff, unit = u % n_rff;
+OMKL_HD void draw_recipe_unit(const MatrixRecipe* recipes, const std::size_t* unit_offsets, std::size_t n_matrices,
+                              std::size_t u, std::size_t n_rff, std::size_t d, double* V, double* scratch,
+                              std::size_t stride) {
+  // The matrix: the last i with unit_offsets[i] ≤ u (binary search).
+  std::size_t lo = 0, hi = n_matrices;
+  while (hi - lo > 1) {
+    const std::size_t mid = lo + (hi - lo) / 2;
+    if (unit_offsets[mid] <= u) lo = mid;
+    else hi = mid;
+  }
+  const std::size_t i = lo, unit = u - unit_offsets[i];
   const MatrixRecipe m = recipes[i];
-  if (unit >= recipe_units(m, n_rff, d)) return;
   Blocks blocks(m);
   double* matrix = V + i * n_rff * d;
   if (m.orf) {

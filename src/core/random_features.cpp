@@ -109,6 +109,14 @@ MatrixRecipe matrix_recipe(const KernelSpec& kernel, std::size_t n_features, RfK
   return m;
 }
 
+std::vector<std::size_t> recipe_unit_offsets(const std::vector<MatrixRecipe>& recipes, std::size_t n_rff,
+                                             std::size_t n_features) {
+  std::vector<std::size_t> offsets(recipes.size() + 1, 0);
+  for (std::size_t i = 0; i < recipes.size(); ++i)
+    offsets[i + 1] = offsets[i] + recipe_units(recipes[i], n_rff, n_features);
+  return offsets;
+}
+
 void feature_map(const double* V, std::size_t n_rff, std::size_t n_features, const double* x,
                  double scale, double* z) {
   for (std::size_t i = 0; i < n_rff; ++i) {

@@ -46,6 +46,11 @@ std::vector<double> draw_frequencies(const KernelSpec& kernel, std::size_t n_rff
 MatrixRecipe matrix_recipe(const KernelSpec& kernel, std::size_t n_features, RfKind kind,
                            const RandomStream& rng);
 
+/// Prefix sums of recipe_units() over `recipes` (size + 1 entries): the unit numbering of
+/// draw_recipe_unit().
+std::vector<std::size_t> recipe_unit_offsets(const std::vector<MatrixRecipe>& recipes, std::size_t n_rff,
+                                             std::size_t n_features);
+
 /// z = scale · [sin(Vx), cos(Vx)] (all sines first). V is n_rff × n_features row-major;
 /// z has 2·n_rff entries.
 void feature_map(const double* V, std::size_t n_rff, std::size_t n_features, const double* x,

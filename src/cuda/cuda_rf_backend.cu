@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "core/parallel.h"
+#include "core/random_features.h"
 #include "core/rf_backend.h"
 #include "core/timing.h"
 #include "cuda/cuda_check.h"
@@ -192,9 +193,13 @@ class CudaRfBackend final : public RfBackend {
       throw Error("CUDA backend: " + std::to_string(recipes.size()) + " frequency recipes for " +
                   std::to_string(n_matrices) + " matrices");
     const cudaStream_t stream = context_.stream();
+    const std::vector<std::size_t> offsets = recipe_unit_offsets(recipes, p.n_rff, p.n_features);
     DeviceBuffer<MatrixRecipe> device_recipes(n_matrices, stream);
     device_recipes.copy_from_host(recipes.data(), n_matrices);
-    const std::size_t threads = omkl::cuda::frequency_draw_threads(n_matrices, p.n_rff, p.n_features, kDrawScratchBytes);
+    DeviceBuffer<std::size_t> device_offsets(offsets.size(), stream);
+    device_offsets.copy_from_host(offsets.data(), offsets.size());
+    const std::size_t n_units = offsets.back();
+    const std::size_t threads = omkl::cuda::frequency_draw_threads(n_units, p.n_features, kDrawScratchBytes);
     DeviceBuffer<double> scratch(omkl::cuda::frequency_draw_scratch(p.n_features, threads), stream);
     // Drawn in double (the host's values); the float backend keeps that exact copy on the
     // device for get_frequencies() and steps with a narrowed one.
@@ -205,8 +210,8 @@ class CudaRfBackend final : public RfBackend {
       exact_frequencies_.resize(n);
       target = exact_frequencies_.data();
     }
-    omkl::cuda::launch_draw_frequencies(device_recipes.data(), n_matrices, p.n_rff, p.n_features, target,
-                                        scratch.data(), threads, stream);
+    omkl::cuda::launch_draw_frequencies(device_recipes.data(), device_offsets.data(), n_matrices, n_units, p.n_rff,
+                                        p.n_features, target, scratch.data(), threads, stream);
     if constexpr (!std::is_same_v<Real, double>) omkl::cuda::launch_narrow_to_float(target, frequencies_.data(), n, stream);
     context_.synchronize();  // launch errors surface here, at construction
     frequencies_dirty_ = false;

@@ -45,10 +45,12 @@ std::vector<double> draw_by_recipe(const std::vector<MatrixRecipe>& recipes, std
                                    std::size_t n_threads) {
   std::vector<double> V(recipes.size() * n_rff * d, std::nan(""));
   std::vector<double> scratch(recipe_scratch_per_thread(d) * n_threads, std::nan(""));
-  const std::size_t total = recipes.size() * n_rff;
+  const std::vector<std::size_t> offsets = recipe_unit_offsets(recipes, n_rff, d);
+  const std::size_t total = offsets.back();
   for (std::size_t t = n_threads; t-- > 0;)
     for (std::size_t u = t; u < total; u += n_threads)
-      draw_recipe_unit<HostBlocks>(recipes.data(), u, n_rff, d, V.data(), scratch.data() + t, n_threads);
+      draw_recipe_unit<HostBlocks>(recipes.data(), offsets.data(), recipes.size(), u, n_rff, d, V.data(),
+                                   scratch.data() + t, n_threads);
   return V;
 }
 }  // namespace
@@ -183,6 +185,19 @@ TEST(FrequencyRecipeTest, RecipeGivesTheHostDrawsBitForBit) {
             << to_string(kind) << " D=" << n_rff << " d=" << d << " threads " << n_threads;
     }
   }
+}
+
+TEST(FrequencyRecipeTest, UnitsAreBlocksForOrfAndRowsOtherwise) {
+  RandomStream rng(1, 0, RngPurpose::Frequencies, 0);
+  const std::vector<MatrixRecipe> recipes = {matrix_recipe(KernelSpec::gaussian(1.0), 17, RfKind::Orf, rng),
+                                             matrix_recipe(KernelSpec::laplacian(1.0), 17, RfKind::Orf, rng),
+                                             matrix_recipe(KernelSpec::gaussian(1.0), 17, RfKind::Rf, rng),
+                                             matrix_recipe(KernelSpec::gaussian(1.0), 17, RfKind::OrfMatlab, rng)};
+  // D = 50, d = 17: ⌈50/17⌉ = 3 ORF blocks; 50 rows otherwise (ORF applies to Gaussians only).
+  EXPECT_EQ(recipe_unit_offsets(recipes, 50, 17), (std::vector<std::size_t>{0, 3, 53, 103, 106}));
+  EXPECT_EQ(recipes[0].dof, 17u);
+  EXPECT_EQ(recipes[3].dof, 1u);
+  EXPECT_EQ(recipes[3].haar, 0u);
 }
 
 TEST(FrequencyRecipeTest, RecipeOfAKernelWithoutFeaturesIsAnError) {
