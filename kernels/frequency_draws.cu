@@ -3,9 +3,9 @@
 ///
 /// One thread per work unit (a row of an i.i.d. matrix, or an ORF block with its rows and
 /// their lengths), grid-stride over every unit of every matrix, numbered matrix after matrix
-/// (so an ORF matrix's few heavy units sit together and no thread idles on a non-unit). Units are self-contained: each
-/// seeks its own stream position (frequency_recipe.h gives it in closed form), so the result
-/// does not depend on the launch shape. An ORF thread keeps its d×d block, τ and one Q row in
+/// (so an ORF matrix's few heavy units sit together and no thread idles on a non-unit).
+/// Units are self-contained: each seeks its own stream position (frequency_recipe.h gives it
+/// in closed form), so the result does not depend on the launch shape. An ORF thread keeps its d×d block, τ and one Q row in
 /// global scratch, interleaved across threads (element e of thread t at e·n_threads + t) so
 /// that a warp's accesses coalesce.
 // cuRAND's Philox alone: curand_kernel.h would add ~1 MB of other generators' device tables.
