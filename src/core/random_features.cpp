@@ -27,24 +27,6 @@ std::string to_string(RfKind kind) {
 
 namespace {
 
-// One row of the spectral law of a shift-invariant kernel (spec/raker.md §1.4 table).
-void draw_spectral_row(const KernelSpec& kernel, std::size_t d, RandomStream& rng, double* row) {
-  const double inv_sigma = 1.0 / kernel.sigma;
-  switch (kernel.family) {
-    case KernelFamily::Gaussian:
-      for (std::size_t k = 0; k < d; ++k) row[k] = rng.normal() * inv_sigma;
-      return;
-    case KernelFamily::Laplacian:
-      for (std::size_t k = 0; k < d; ++k) row[k] = rng.cauchy() * inv_sigma;
-      return;
-    case KernelFamily::Cauchy:
-      for (std::size_t k = 0; k < d; ++k) row[k] = draw::laplace_from(rng.uniform()) * inv_sigma;
-      return;
-    default:
-      throw ConfigError("kernel " + kernel.name() + " has no random Fourier features");
-  }
-}
-
 // Rows 0 … n_rows − 1 of the Q factor of a d×d standard Gaussian matrix, into q (row-major,
 // d wide); `haar` applies the sign fix that makes Q Haar-distributed (the paper omits it; the
 // MATLAB code does without). householder.h, which the CUDA device runs too.
@@ -64,16 +46,17 @@ std::vector<double> draw_frequencies(const KernelSpec& kernel, std::size_t n_rff
   const std::size_t d = n_features;
   std::vector<double> v(n_rff * d);
   if (kind == RfKind::Rf || kernel.family != KernelFamily::Gaussian) {
-    // Rows one after the other: the whole matrix is one sequence of draws, taken in bulk where
-    // the law allows (the same values as row-by-row draw_spectral_row()).
-    const double inv_sigma = 1.0 / kernel.sigma;
-    if (kernel.family == KernelFamily::Gaussian || kernel.family == KernelFamily::Laplacian) {
-      if (kernel.family == KernelFamily::Gaussian) rng.normals(v.data(), v.size());
-      else rng.cauchys(v.data(), v.size());
-      for (double& e : v) e *= inv_sigma;
-      return v;
+    // Rows one after the other: the whole matrix is one sequence of draws from the kernel's
+    // spectral law (spec/raker.md §1.4 table; entry by entry as frequency_recipe.h lays it out).
+    switch (kernel.family) {
+      case KernelFamily::Gaussian: rng.normals(v.data(), v.size()); break;
+      case KernelFamily::Laplacian: rng.cauchys(v.data(), v.size()); break;
+      default:  // Cauchy kernel: Laplace law
+        for (double& e : v) e = draw::laplace_from(rng.uniform());
+        break;
     }
-    for (std::size_t i = 0; i < n_rff; ++i) draw_spectral_row(kernel, d, rng, v.data() + i * d);
+    const double inv_sigma = 1.0 / kernel.sigma;
+    for (double& e : v) e *= inv_sigma;
     return v;
   }
   // ORF: ⌈D/d⌉ orthogonal blocks stacked, keep the first D rows (§1.3 steps 1–3).
