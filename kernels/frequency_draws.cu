@@ -5,15 +5,14 @@
 /// their lengths), grid-stride over every unit of every matrix, numbered matrix after matrix
 /// (so an ORF matrix's few heavy units sit together and no thread idles on a non-unit).
 /// Units are self-contained: each seeks its own stream position (frequency_recipe.h gives it
-/// in closed form), so the result does not depend on the launch shape. An ORF thread keeps its d×d block, τ and one Q row in
-/// global scratch, interleaved across threads (element e of thread t at e·n_threads + t) so
-/// that a warp's accesses coalesce.
-// cuRAND's Philox alone: curand_kernel.h would add ~1 MB of other generators' device tables.
-#include <curand_philox4x32_x.h>
-
+/// in closed form), so the result does not depend on the launch shape. An ORF thread keeps its
+/// d×d block, τ and one Q row in global scratch, interleaved across threads (element e of
+/// thread t at e·n_threads + t) so that a warp's accesses coalesce. The stream's blocks come
+/// from cuRAND's Philox (curand_philox.cuh).
 #include <algorithm>
 
 #include "cuda/cuda_check.h"
+#include "kernels/curand_philox.cuh"
 #include "kernels/frequency_draws.cuh"
 
 namespace omkl::cuda {
@@ -21,21 +20,6 @@ namespace omkl::cuda {
 namespace {
 
 using detail::MatrixRecipe;
-using detail::PhiloxWords;
-
-// cuRAND's Philox-4x32-10 block function, for frequency_recipe.h's PhiloxBlocks: the counter
-// (block lo, block hi, stream_hi lo, stream_hi hi) under the key (key0, key1) is the host
-// RandomStream's block (and what curand_init(seed = key, subsequence = stream_hi, offset =
-// 4·block) would start from). The Random123 known-answer vectors check the host's Philox
-// (test_rng.cpp); CudaTest.DeviceDrawsEqualTheHostDraws checks that this gives its matrices.
-struct CurandPhilox {
-  __device__ PhiloxWords operator()(std::uint32_t c0, std::uint32_t c1, std::uint32_t c2, std::uint32_t c3,
-                                    std::uint32_t k0, std::uint32_t k1) const {
-    const uint4 w = curand_Philox4x32_10(make_uint4(c0, c1, c2, c3), make_uint2(k0, k1));
-    return {w.x, w.y, w.z, w.w};
-  }
-};
-using CurandBlocks = detail::PhiloxBlocks<CurandPhilox>;
 
 __global__ void draw_frequencies_kernel(const MatrixRecipe* recipes, const std::size_t* unit_offsets,
                                         std::size_t n_matrices, std::size_t n_units, std::size_t n_rff, std::size_t d,

@@ -12,10 +12,15 @@
 #include "core/householder.h"
 #include "core/random_features.h"
 #include "core/rng.h"
+#include "common/recipe_grid.h"
 #include "omkl/error.h"
 
 using namespace omkl;
 using namespace omkl::detail;
+using omkl::test::draw_by_recipe;
+using omkl::test::HostBlocks;
+using omkl::test::recipe_batches;
+using omkl::test::RecipeBatch;
 
 namespace {
 
@@ -28,31 +33,6 @@ double ulps(double got, long double ref) {
   return static_cast<double>(fabsl(static_cast<long double>(got) - ref) / ulp);
 }
 
-// The host's Philox block function, for PhiloxBlocks (the device plugs in cuRAND's).
-struct HostPhilox {
-  PhiloxWords operator()(std::uint32_t c0, std::uint32_t c1, std::uint32_t c2, std::uint32_t c3, std::uint32_t k0,
-                         std::uint32_t k1) const {
-    const auto w = philox4x32({c0, c1, c2, c3}, {k0, k1});
-    return {w[0], w[1], w[2], w[3]};
-  }
-};
-using HostBlocks = PhiloxBlocks<HostPhilox>;
-
-// Every matrix of `recipes` as the CUDA kernel draws them: draw_recipe_unit() over a simulated
-// grid of `n_threads` threads striding over the units, their scratch interleaved, the threads
-// taken last first (units are self-contained, so the order must not matter).
-std::vector<double> draw_by_recipe(const std::vector<MatrixRecipe>& recipes, std::size_t n_rff, std::size_t d,
-                                   std::size_t n_threads) {
-  std::vector<double> V(recipes.size() * n_rff * d, std::nan(""));
-  std::vector<double> scratch(recipe_scratch_per_thread(d) * n_threads, std::nan(""));
-  const std::vector<std::size_t> offsets = recipe_unit_offsets(recipes, n_rff, d);
-  const std::size_t total = offsets.back();
-  for (std::size_t t = n_threads; t-- > 0;)
-    for (std::size_t u = t; u < total; u += n_threads)
-      draw_recipe_unit<HostBlocks>(recipes.data(), offsets.data(), recipes.size(), u, n_rff, d, V.data(),
-                                   scratch.data() + t, n_threads);
-  return V;
-}
 }  // namespace
 
 TEST(DrawTransformsTest, NothingIsFusedInThisBuild) {
@@ -163,27 +143,14 @@ TEST(HouseholderTest, ColumnsWithoutATailTakeNoReflector) {
 
 TEST(FrequencyRecipeTest, RecipeGivesTheHostDrawsBitForBit) {
   // Every law and construction in one batch (as a dictionary), sizes with odd D·d, D < d, D not
-  // a multiple of d, d = 1; grids of 1, 3 and 64 threads.
-  const std::vector<KernelSpec> kernels = {KernelSpec::gaussian(0.7), KernelSpec::laplacian(2.0),
-                                           KernelSpec::cauchy(1.5), KernelSpec::gaussian(4.0)};
-  for (RfKind kind : {RfKind::Rf, RfKind::Orf, RfKind::OrfMatlab}) {
-    for (auto [n_rff, d] : std::vector<std::pair<std::size_t, std::size_t>>{
-             {1, 1}, {5, 3}, {7, 3}, {2, 5}, {50, 17}, {9, 1}, {33, 40}}) {
-      std::vector<MatrixRecipe> recipes;
-      std::vector<double> host;
-      for (std::uint64_t replicate : {4u, 0u}) {
-        for (std::size_t k = 0; k < kernels.size(); ++k) {
-          RandomStream rng(11, replicate, RngPurpose::Frequencies, k);
-          recipes.push_back(matrix_recipe(kernels[k], d, kind, rng));
-          const std::vector<double> V = draw_frequencies(kernels[k], n_rff, d, kind, rng);
-          host.insert(host.end(), V.begin(), V.end());
-          EXPECT_EQ(recipes.back().orf != 0, kind != RfKind::Rf && kernels[k].family == KernelFamily::Gaussian);
-        }
-      }
-      for (std::size_t n_threads : {1u, 3u, 64u})
-        EXPECT_EQ(draw_by_recipe(recipes, n_rff, d, n_threads), host)
-            << to_string(kind) << " D=" << n_rff << " d=" << d << " threads " << n_threads;
-    }
+  // a multiple of d, d = 1 (recipe_batches()); grids of 1, 3 and 64 threads.
+  for (const RecipeBatch& batch : recipe_batches()) {
+    for (std::size_t i = 0; i < batch.recipes.size(); ++i)
+      EXPECT_EQ(batch.recipes[i].orf != 0, batch.kind != RfKind::Rf && batch.families[i] == KernelFamily::Gaussian)
+          << batch.label << " matrix " << i;
+    for (std::size_t n_threads : {1u, 3u, 64u})
+      EXPECT_EQ(draw_by_recipe<HostBlocks>(batch.recipes, batch.n_rff, batch.d, n_threads), batch.host)
+          << batch.label << " threads " << n_threads;
   }
 }
 
