@@ -81,8 +81,10 @@ constexpr std::size_t kBulkBlocks = 64;  // blocks generated per batch (1 KiB of
 // The bulk transforms: branch-free (draw_transforms.h), so the loops vectorise (the library is
 // built with -fno-trapping-math so that the compiler may evaluate both sides of a select); on
 // x86-64 also cloned for AVX2 and picked at load time. Each lane does the scalar draw's
-// operations (no FMA, no reassociation), so every clone gives the scalar draw's bits.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+// operations (no FMA, no reassociation), so every clone gives the scalar draw's bits. Not under
+// ThreadSanitizer: the clones' resolver runs while the program is being relocated, before the
+// sanitizer's runtime, and its instrumented code crashes there.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_THREAD__)
 #define OMKL_DRAW_CLONES __attribute__((target_clones("avx2", "default")))
 #else
 #define OMKL_DRAW_CLONES
