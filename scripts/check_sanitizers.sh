@@ -3,7 +3,8 @@
 # them; any report fails the run. Host code only, CPU backend (CUDA off: the device code is
 # checked with compute-sanitizer on a GPU, see bench/gpu_session.sh). Two builds, because
 # ThreadSanitizer cannot share a binary with AddressSanitizer:
-#   BUILD_PREFIX-asan  AddressSanitizer (leaks included) + UndefinedBehaviorSanitizer
+#   BUILD_PREFIX-asan  AddressSanitizer (leaks included) + UndefinedBehaviorSanitizer, with the
+#                      standard library's own checks (_GLIBCXX_ASSERTIONS: element indices)
 #   BUILD_PREFIX-tsan  ThreadSanitizer (the step pool, the study's thread pool, lockstep runs);
 #                      it also runs the draws' portable (non-AVX2) bulk loops, since the AVX2
 #                      clones are left out under it (src/core/rng.cpp says why)
@@ -17,14 +18,14 @@ kinds=("$@")
 
 for kind in "${kinds[@]}"; do
   case "$kind" in
-    asan) sanitizers=address,undefined ;;
-    tsan) sanitizers=thread ;;
+    asan) sanitizers=address,undefined; extra=-D_GLIBCXX_ASSERTIONS ;;
+    tsan) sanitizers=thread; extra= ;;
     *) echo "check_sanitizers: unknown kind '$kind' (asan or tsan)" >&2; exit 2 ;;
   esac
   build="$prefix-$kind"
   echo "== $kind: -fsanitize=$sanitizers in $build"
   cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DOMKL_ENABLE_CUDA=OFF \
-    -DOMKL_BUILD_BENCH=OFF -DOMKL_SANITIZE="$sanitizers"
+    -DOMKL_BUILD_BENCH=OFF -DOMKL_SANITIZE="$sanitizers" -DCMAKE_CXX_FLAGS="$extra"
   cmake --build "$build" -j2
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1 \
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
