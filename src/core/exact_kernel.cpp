@@ -132,8 +132,14 @@ void SupportSet::load(StateReader& in) {
                      "; this learner has d = " + std::to_string(n_features_) + ", " +
                      std::to_string(n_columns_) + " learners, budget " + std::to_string(budget_));
   const std::uint64_t capacity = in.get_u64(), head = in.get_u64(), count = in.get_u64();
-  if (capacity == 0 || capacity % 8 != 0 || head > capacity || count > capacity - head)
+  // A saved capacity is the one this learner was built with, or a doubling of it past the rows
+  // in use (push_back); anything far larger is damage, and is refused before it is allocated.
+  const auto built = static_cast<std::uint64_t>(buffer_.rows());
+  if (capacity == 0 || capacity % 8 != 0 || head > capacity || count > capacity - head ||
+      (capacity > built && capacity / 4 > head + count + 16))
     throw InputError("exact-kernel state: inconsistent support-set layout");
+  // The rows (x, ‖x‖², one coefficient per column, with their length words) must be there too.
+  in.require_values(count, sizeof(double) * (n_features_ + 1 + n_columns_));
   buffer_.resize(static_cast<Eigen::Index>(capacity), static_cast<Eigen::Index>(n_features_));
   norms2_.resize(static_cast<Eigen::Index>(capacity));
   coef_.resize(static_cast<Eigen::Index>(capacity), static_cast<Eigen::Index>(n_columns_));

@@ -344,27 +344,52 @@ class GraphAided final : public Algorithm {
     in.expect_tag("graph-aided/2");
     t_ = in.get_i64();
     load_backend_state(*backend_, in);
+    const std::size_t N = config_.dictionary.size();
+    // Sizes are checked before anything is rebuilt from them: a file with a valid checksum
+    // may still come from another model (or be crafted), and the rebuilds index by them.
+    const auto expect_size = [](std::size_t got, std::size_t want, const char* what) {
+      if (got != want)
+        throw InputError(std::string("checkpoint: ") + what + " hold " + std::to_string(got) + " values, expected " +
+                         std::to_string(want));
+    };
+    // Log-weights only ever decrease from 0: −∞ is a weight that underflowed, NaN or +∞ damage.
+    const auto expect_log_weights = [](const std::vector<double>& log_w, const char* what) {
+      for (double v : log_w)
+        if (std::isnan(v) || v == std::numeric_limits<double>::infinity())
+          throw InputError(std::string("checkpoint: ") + what + " hold a log-weight of " + std::to_string(v));
+    };
     for (Replicate& rep : reps_) {
       rep.rng->load(in);
       rep.log_w = in.get_f64s();
+      expect_size(rep.log_w.size(), N, "kernel weights");
+      expect_log_weights(rep.log_w, "kernel weights");
       rep.log_u = in.get_f64s();
+      expect_size(rep.log_u.size(), family_ == Family::Gf ? 0 : N, "vertex weights");
+      expect_log_weights(rep.log_u, "vertex weights");
       rep.u_valid = in.get_u64() != 0;
       rep.u_ref = in.get_f64();
       if (rep.u_valid) refresh_vertex_weights(rep);
-      if (rep.log_w.size() != config_.dictionary.size()) throw InputError("checkpoint: kernel weights differ in size");
-      if (family_ == Family::Gf) {
-        rep.has_graph = in.get_u64() != 0;
-        rep.regen_w = in.get_f64s();
-        rep.regen_eta = in.get_f64();
-        rep.regen_uniforms = in.get_f64s();
-        if (rep.has_graph)
-          rep.bipartite->regenerate(rep.regen_w, rep.regen_eta, rep.regen_uniforms.data(), gf_rule());
-      }
-      if (family_ == Family::SfgR) {
-        rep.refined = in.get_u64() != 0;
-        const auto set = in.get_u64s();
-        rep.refined_set.assign(set.begin(), set.end());
-        if (rep.refined) rebuild_refined(rep);
+      try {
+        if (family_ == Family::Gf) {
+          rep.has_graph = in.get_u64() != 0;
+          rep.regen_w = in.get_f64s();
+          expect_size(rep.regen_w.size(), N, "the feedback graph's weights");
+          rep.regen_eta = in.get_f64();
+          rep.regen_uniforms = in.get_f64s();
+          expect_size(rep.regen_uniforms.size(), J_ * M_, "the feedback graph's uniforms");
+          if (rep.has_graph)
+            rep.bipartite->regenerate(rep.regen_w, rep.regen_eta, rep.regen_uniforms.data(), gf_rule());
+        }
+        if (family_ == Family::SfgR) {
+          rep.refined = in.get_u64() != 0;
+          const auto set = in.get_u64s();
+          rep.refined_set.assign(set.begin(), set.end());
+          if (rep.refined) rebuild_refined(rep);
+        }
+      } catch (const Error&) {
+        throw;
+      } catch (const std::exception& e) {  // the graph code's own argument checks
+        throw InputError(std::string("checkpoint: inconsistent graph state (") + e.what() + ")");
       }
     }
   }

@@ -96,15 +96,23 @@ std::string encode_context(const LearnerContext& context) {
   return out.bytes();
 }
 
-LearnerContext decode_context(detail::StateReader& in) {
+// An enumerator stored as its index, at most `last`'s.
+template <typename Enum>
+Enum stored_enum(detail::StateReader& in, Enum last, const std::string& path, const char* what) {
+  const std::uint64_t v = in.get_u64();
+  if (v > static_cast<std::uint64_t>(last)) throw InputError(path + ": damaged learner context (" + what + " " + std::to_string(v) + ")");
+  return static_cast<Enum>(v);
+}
+
+LearnerContext decode_context(detail::StateReader& in, const std::string& path) {
   LearnerContext c;
   c.n_features = in.get_u64();
-  c.task = static_cast<Task>(in.get_u64());
-  c.profile = static_cast<Profile>(in.get_u64());
+  c.task = stored_enum(in, Task::Classification, path, "task");
+  c.profile = stored_enum(in, Profile::Reference, path, "profile");
   c.seed = in.get_u64();
   c.replicate = in.get_u64();
   c.horizon = in.get_u64();
-  c.backend = static_cast<BackendKind>(in.get_u64());
+  c.backend = stored_enum(in, BackendKind::Auto, path, "backend");
   const std::uint64_t n = in.get_u64();
   for (std::uint64_t i = 0; i < n; ++i) {
     std::string key = in.get_string();
@@ -194,7 +202,7 @@ Learner Learner::load(const std::string& path) {
   const AlgorithmSpec spec = parse_algorithm_spec(in.get_string());
   const std::string blob = in.get_string();
   detail::StateReader context_in(blob, path);
-  const LearnerContext context = decode_context(context_in);
+  const LearnerContext context = decode_context(context_in, path);
   Learner learner = make_learner(spec, context);
   learner.n_seen_ = in.get_i64();
   learner.algorithm_->load_state(in);

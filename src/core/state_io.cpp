@@ -81,9 +81,17 @@ std::string StateReader::get_string() {
   return s;
 }
 
+void StateReader::require_values(std::uint64_t n, std::size_t size) {
+  // n · size can wrap around for a damaged count, so compare by division.
+  if (n > (bytes_.size() - offset_) / size)
+    throw InputError(source_ + ": truncated state (" + std::to_string(n) + " values of " + std::to_string(size) +
+                     " bytes stored at offset " + std::to_string(offset_) + ", " +
+                     std::to_string(bytes_.size() - offset_) + " bytes left)");
+}
+
 std::vector<double> StateReader::get_f64s() {
   const std::uint64_t n = get_u64();
-  need(n * 8);
+  require_values(n, 8);
   std::vector<double> v(n);
   for (auto& x : v) x = get_f64();
   return v;
@@ -94,13 +102,13 @@ void StateReader::get_f64s(double* out, std::size_t n) {
   if (stored != n)
     throw InputError(source_ + ": state holds " + std::to_string(stored) + " values where " +
                      std::to_string(n) + " were expected (different model shape)");
-  need(n * 8);
+  require_values(n, 8);
   for (std::size_t i = 0; i < n; ++i) out[i] = get_f64();
 }
 
 std::vector<std::uint64_t> StateReader::get_u64s() {
   const std::uint64_t n = get_u64();
-  need(n * 8);
+  require_values(n, 8);
   std::vector<std::uint64_t> v(n);
   for (auto& x : v) x = get_u64();
   return v;

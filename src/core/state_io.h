@@ -41,6 +41,9 @@ class StateReader {
   void get_f64s(double* out, std::size_t n);
   std::vector<std::uint64_t> get_u64s();
   void expect_tag(const std::string& tag);
+  /// Throws InputError unless n values of `size` bytes each remain: lets a reader check that a
+  /// stored count is backed by data before it allocates for it.
+  void require_values(std::uint64_t n, std::size_t size);
   bool at_end() const { return offset_ == bytes_.size(); }
 
  private:

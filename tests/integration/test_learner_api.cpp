@@ -11,11 +11,14 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "common/test_helpers.h"
+#include "core/rng.h"
+#include "core/state_io.h"
 #include "omkl/algorithm.h"
 #include "omkl/error.h"
 #include "omkl/learner.h"
@@ -248,6 +251,89 @@ TEST_F(LearnerApiTest, CorruptedCheckpointIsRejectedByChecksum) {
   }
   // The intact file still loads.
   EXPECT_NO_THROW(Learner::load(path.string()));
+}
+
+// A checksum guards against accidental damage only: a file with a valid checksum can still hold
+// another model's or a crafted state. Damaged learner states (bytes flipped, small integers
+// written over what may be counts or indices), re-sealed with a valid checksum, must load or
+// fail with an omkl error; what loads may learn nonsense (damaged θ gives huge or non-finite
+// predictions, as a diverging run does, and an exception from that is allowed) but must not
+// crash (the sanitizer builds also check that no read goes out of bounds).
+TEST_F(LearnerApiTest, ResealedDamagedStateLoadsOrFailsCleanly) {
+  const Dataset data = omkl::test::random_stream(240, kFeatures, Task::Regression);
+  omkl::detail::RandomStream rng(23, 0, omkl::detail::RngPurpose::Misc, 4);
+  for (const std::string algo : {"raker:D=8", "adaraker:D=8", "omkl-gf:D=8,M=2,J=2,dict=gauss:0.5+gauss:2+lap:1",
+                                 "omkl-sfg-r:D=8,M=2,beta_rank=2,dict=gauss:0.5+gauss:2+lap:1+gauss:8", "omkl"}) {
+    Learner learner = make({algo, Profile::Paper, Task::Regression}, data);
+    run_block(learner, data, 0, 120);
+    const fs::path path = dir_ / "model.ckpt";
+    learner.save(path.string());
+    const std::string payload = omkl::detail::read_checkpoint_file(path.string());
+    // Where the algorithm's state starts: after the tag, the spec, the context and n_seen.
+    omkl::detail::StateReader header(payload);
+    std::size_t state_begin = 8;
+    for (int i = 0; i < 3; ++i) state_begin += 8 + header.get_string().size();
+    ASSERT_LT(state_begin, payload.size()) << algo;
+    int loaded = 0, rejected = 0;
+    for (int trial = 0; trial < 200; ++trial) {
+      std::string damaged = payload;
+      const std::size_t at = state_begin + rng.below(damaged.size() - state_begin);
+      if (trial % 2 == 0) {
+        damaged[at] = static_cast<char>(damaged[at] ^ (1 + rng.below(255)));
+      } else {
+        const std::uint64_t small = rng.below(40);
+        for (std::size_t b = 0; b < 8 && at + b < damaged.size(); ++b)
+          damaged[at + b] = static_cast<char>((small >> (8 * b)) & 0xff);
+      }
+      const fs::path bad = dir_ / "resealed.ckpt";
+      omkl::detail::write_checkpoint_file(bad.string(), damaged);
+      std::optional<Learner> restored;
+      try {
+        restored.emplace(Learner::load(bad.string()));
+        ++loaded;
+      } catch (const omkl::Error&) {
+        ++rejected;
+        continue;
+      } catch (const std::exception& e) {
+        ADD_FAILURE() << algo << ", trial " << trial << ": not an omkl error: " << e.what();
+        continue;
+      }
+      try {
+        run_block(*restored, data, 120, 140);
+        (void)restored->predict(data.row(141));
+      } catch (const std::exception&) {
+        // learning from a damaged state may fail; it must not crash
+      }
+    }
+    EXPECT_GT(loaded, 0) << algo;
+    EXPECT_GT(rejected, 0) << algo;
+  }
+}
+
+TEST_F(LearnerApiTest, ContextWithUnknownEnumeratorIsRejected) {
+  // The stored task, profile and backend are indices; an index past the last enumerator is
+  // damage, reported with the file's name, not cast into an enum.
+  const Dataset data = omkl::test::random_stream(200, kFeatures, Task::Regression);
+  const fs::path path = saved_checkpoint(data);
+  const std::string payload = omkl::detail::read_checkpoint_file(path.string());
+  omkl::detail::StateReader in(payload);
+  const std::string tag = in.get_string(), spec = in.get_string(), blob = in.get_string();
+  const std::size_t rest = 3 * 8 + tag.size() + spec.size() + blob.size();
+  // Context layout: n_features, task, profile, seed, replicate, horizon, backend (u64 each).
+  for (const auto& [word, what] : std::vector<std::pair<std::size_t, std::string>>{{1, "task"}, {2, "profile"},
+                                                                                   {6, "backend"}}) {
+    std::string damaged_blob = blob;
+    damaged_blob[8 * word] = 9;
+    omkl::detail::StateWriter out;
+    out.put_string(tag);
+    out.put_string(spec);
+    out.put_string(damaged_blob);
+    const fs::path bad = dir_ / ("enum_" + what + ".ckpt");
+    omkl::detail::write_checkpoint_file(bad.string(), out.bytes() + payload.substr(rest));
+    const std::string msg = input_error_of([&] { Learner::load(bad.string()); });
+    EXPECT_NE(msg.find(bad.string()), std::string::npos) << msg;
+    EXPECT_NE(msg.find(what + " 9"), std::string::npos) << msg;
+  }
 }
 
 TEST_F(LearnerApiTest, TruncatedCheckpointIsRejected) {

@@ -84,6 +84,32 @@ TEST(StateIoTest, RoundTripsEveryType) {
   EXPECT_THROW(wrong.expect_tag("y"), InputError);
 }
 
+TEST(StateIoTest, DamagedCountsAreTruncationNotHugeAllocations) {
+  // 2⁶¹ + 1 values of 8 bytes: the byte count wraps around to 8, which the stored bytes cover;
+  // the reader must compare by division and report truncation instead of allocating.
+  for (const std::uint64_t count :
+       {(std::uint64_t{1} << 61) + 1, std::uint64_t{1} << 61, ~std::uint64_t{0}, std::uint64_t{3}}) {
+    StateWriter w;
+    w.put_u64(count);
+    w.put_f64(1.0);
+    w.put_f64(2.0);
+    StateReader f64s(w.bytes(), "damaged.state");
+    EXPECT_NE(message_of([&] { f64s.get_f64s(); }).find("damaged.state: truncated state"), std::string::npos) << count;
+    StateReader u64s(w.bytes(), "damaged.state");
+    EXPECT_THROW(u64s.get_u64s(), InputError) << count;
+  }
+  StateWriter w;
+  w.put_u64(2);
+  w.put_f64(1.0);
+  w.put_f64(2.0);
+  StateReader exact(w.bytes());
+  EXPECT_EQ(exact.get_f64s(), (std::vector<double>{1.0, 2.0}));
+  StateReader room(w.bytes());
+  room.get_u64();
+  EXPECT_NO_THROW(room.require_values(2, 8));
+  EXPECT_THROW(room.require_values(1, 17), InputError);
+}
+
 TEST(StateIoTest, CheckpointFilesDetectCorruptionAndTruncation) {
   const auto dir = std::filesystem::path(::testing::TempDir()) / "omkl_ckpt_test";
   std::filesystem::create_directories(dir);
