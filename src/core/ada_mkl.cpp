@@ -106,6 +106,14 @@ class AdaMkl final : public Algorithm {
       instances_[j] = make_instance(j);
       instances_[j]->load_state(in);
     }
+    // Step t_ + 1 steps every level active then; one that does not start then must already
+    // have an instance (a file with a valid checksum may still be damaged or crafted).
+    if (t_ < 0) throw InputError("checkpoint: adamkl step count " + std::to_string(t_) + " is negative");
+    const std::int64_t next = t_ + 1;
+    for (std::size_t j = 0; j < intervals_.n_levels; ++j)
+      if (weights_.active(j, next) && !weights_.starts(j, next) && !instances_[j])
+        throw InputError("checkpoint: adamkl level " + std::to_string(j) + " is active at step " +
+                         std::to_string(next) + " but holds no learner");
     rebuild_shared_rows();
   }
 
