@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fmt/core.h>
 #include <iostream>
+#include <new>
 
 #include "cli/commands.h"
 #include "core/rf_backend.h"
@@ -288,6 +289,11 @@ int main(int argc, char** argv) {
   } catch (const ConfigError& e) {
     std::cerr << "omkl: error: " << e.what() << "\n";
     return 2;
+  } catch (const std::bad_alloc&) {
+    // The sizes are the user's (seeds × kernels × D × d, the stream): say which knobs to turn.
+    std::cerr << "omkl: error: out of memory: the run needs more memory than this machine can give "
+                 "(fewer --seeds, a smaller D or dictionary, or a shorter stream)\n";
+    return 1;
   } catch (const std::exception& e) {
     std::cerr << "omkl: error: " << e.what() << "\n";
     return 1;

@@ -13,6 +13,8 @@
 #include <sstream>
 #include <thread>
 
+#include <unistd.h>
+
 #include "core/algorithm_base.h"
 #include "core/rf_backend.h"
 #include "core/state_io.h"
@@ -36,6 +38,25 @@ struct ReplicateRun {
   std::vector<double> curve;  // metric at the curve points
   std::vector<double> regret;  // cumulative regret at the curve points (StudyConfig::regret)
 };
+
+// The study keeps every replicate's result and curve (and regret) until it aggregates them:
+// a seed count whose results alone exceed this machine's memory is refused before anything is
+// allocated for it (it would otherwise fail, or be killed, after allocating gigabytes).
+void check_result_memory(const StudyConfig& config, std::size_t n_points) {
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || page <= 0) return;  // unknown: nothing to compare with
+  const double physical = static_cast<double>(pages) * static_cast<double>(page);
+  const double per_run = static_cast<double>(sizeof(ReplicateRun) + 4 * sizeof(std::size_t)) +
+                         static_cast<double>(n_points * sizeof(double)) * (config.regret ? 2.0 : 1.0);
+  const double needed = per_run * static_cast<double>(config.n_seeds) * static_cast<double>(config.algorithms.size());
+  if (needed > physical) {
+    std::ostringstream msg;
+    msg << "study: --seeds " << config.n_seeds << " with " << config.algorithms.size()
+        << " algorithm(s) would keep about " << needed / 1e9 << " GB of per-replicate results, more than this "
+        << "machine's " << physical / 1e9 << " GB of memory; use fewer --seeds (or fewer curve points)";
+    throw ConfigError(msg.str());
+  }
+}
 
 std::vector<std::size_t> curve_points(std::size_t n_samples, std::size_t n_points) {
   std::vector<std::size_t> t;
@@ -256,6 +277,7 @@ StudyResult run_study(const StudyConfig& config, const Dataset& data) {
   result.preset = cfg.preset;
 
   const auto points = curve_points(data.n_samples, cfg.curve_points);
+  check_result_memory(cfg, points.size());
   const std::uint64_t checksum = data_checksum(data);
   const fs::path cell_dir = cfg.out_dir.empty() ? fs::path() : fs::path(cfg.out_dir) / "cells";
   // Validate every algorithm up front (a typo must fail before hours of work), and find the

@@ -145,6 +145,16 @@ TEST_F(CliTest, UnknownAlgorithmAndParameterAreNamed) {
   expect_study_fails("--data synthetic:dataset2:50 --algo raker:D=8,bogus_param=1", {"bogus_param", "raker"});
 }
 
+TEST_F(CliTest, StudyTooLargeForMemoryIsRefusedUpFront) {
+  // 10¹¹ replicates' results cannot be kept anywhere: refused as a configuration error before
+  // anything is allocated for them, with what to reduce, and no output folder.
+  const Outcome o = omkl("study --data synthetic:dataset2:50 --algo raker:D=8 --seeds 100000000000 --out big");
+  EXPECT_EQ(o.code, 2) << o.err;
+  EXPECT_NE(o.err.find("--seeds 100000000000"), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find("memory"), std::string::npos) << o.err;
+  EXPECT_FALSE(fs::exists(dir_ / "big"));
+}
+
 TEST_F(CliTest, UnknownOptionIsNamed) {
   expect_run_fails("--data synthetic:dataset2:50 --no-such-option 3", {"--no-such-option"});
   expect_study_fails("--data synthetic:dataset2:50 --algo raker:D=8 --no-such-option 3", {"--no-such-option"});
