@@ -100,7 +100,8 @@ std::string encode_context(const LearnerContext& context) {
 template <typename Enum>
 Enum stored_enum(detail::StateReader& in, Enum last, const std::string& path, const char* what) {
   const std::uint64_t v = in.get_u64();
-  if (v > static_cast<std::uint64_t>(last)) throw InputError(path + ": damaged learner context (" + what + " " + std::to_string(v) + ")");
+  if (v > static_cast<std::uint64_t>(last))
+    throw InputError(path + ": damaged learner context (" + what + " " + std::to_string(v) + ")");
   return static_cast<Enum>(v);
 }
 
