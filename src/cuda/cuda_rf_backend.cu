@@ -18,6 +18,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "core/env_switch.h"
 #include "core/parallel.h"
 #include "core/random_features.h"
 #include "core/rf_backend.h"
@@ -112,11 +113,7 @@ class CudaRfBackend final : public RfBackend {
     // memory) is the default since it passed the parity tests on an H100 (2026-11-23; 20-24 us
     // a step against the generic path's 160-260 on Naval). OMKL_CUDA_STEP_SELECTED=generic
     // keeps the base class's θ-through-the-host path, for comparison.
-    const char* mode = std::getenv("OMKL_CUDA_STEP_SELECTED");
-    const std::string path = mode != nullptr ? mode : "native";
-    if (path != "native" && path != "generic")
-      throw ConfigError("OMKL_CUDA_STEP_SELECTED must be native or generic, not '" + path + "'");
-    native_selected_ = path == "native";
+    native_selected_ = env_switch("OMKL_CUDA_STEP_SELECTED", "native", {"native", "generic"}) == "native";
     // Trajectory layout: one warp per (replicate, kernel) group of slots where a kernel has
     // several slots and the groups alone fill the GPU (AdaRaker's levels at 20 and 100 seeds:
     // features once per step, measured 2.2x faster than a warp per slot on an H100); one warp
@@ -126,10 +123,7 @@ class CudaRfBackend final : public RfBackend {
     // between the measured 76 and 1 520 warps; where exactly the layouts cross is not measured.
     // OMKL_CUDA_TRAJECTORIES=per_slot or per_kernel forces one (the tests run both);
     // per_kernel falls back where a shape does not fit.
-    const char* layout = std::getenv("OMKL_CUDA_TRAJECTORIES");
-    const std::string forced = layout != nullptr ? layout : "";
-    if (!forced.empty() && forced != "per_slot" && forced != "per_kernel")
-      throw ConfigError("OMKL_CUDA_TRAJECTORIES must be per_slot or per_kernel, not '" + forced + "'");
+    const std::string forced = env_switch("OMKL_CUDA_TRAJECTORIES", "", {"per_slot", "per_kernel"});
     const std::size_t multiprocessors = context_.multiprocessors();
     const bool groups_fill = p.n_replicates * p.n_kernels >= 2 * multiprocessors;
     if (forced == "per_kernel" || (forced != "per_slot" && groups.largest >= 2 && groups_fill))
@@ -141,10 +135,7 @@ class CudaRfBackend final : public RfBackend {
     // 32-35 against 28-29 ms; 20 seeds 47-50 against 46): the in-kernel projections lengthen
     // each step's chain. So by default in-kernel only where the trajectories outnumber what
     // stays resident (32 warps per multiprocessor); OMKL_CUDA_PROJECTIONS=fused or gemm forces one.
-    const char* projections = std::getenv("OMKL_CUDA_PROJECTIONS");
-    const std::string projection_path = projections != nullptr ? projections : "auto";
-    if (projection_path != "auto" && projection_path != "fused" && projection_path != "gemm")
-      throw ConfigError("OMKL_CUDA_PROJECTIONS must be auto, fused or gemm, not '" + projection_path + "'");
+    const std::string projection_path = env_switch("OMKL_CUDA_PROJECTIONS", "auto", {"auto", "fused", "gemm"});
     const bool throughput_bound = p.n_replicates * p.n_slots() >= 32 * multiprocessors;
     projections_on_the_fly_ = (projection_path == "fused" || (projection_path == "auto" && throughput_bound)) &&
                               omkl::cuda::projections_on_the_fly_supported(p.n_rff, p.n_features, sizeof(Real));
@@ -153,11 +144,7 @@ class CudaRfBackend final : public RfBackend {
     // Host by default: the device path compiles and its recipe equals the host draws on the
     // CPU (unit tests), but it has not yet run on a GPU; CudaTest.DeviceDrawsEqualTheHostDraws
     // checks it there.
-    const char* draws = std::getenv("OMKL_CUDA_DRAWS");
-    const std::string draw_path = draws != nullptr ? draws : "host";
-    if (draw_path != "host" && draw_path != "device")
-      throw ConfigError("OMKL_CUDA_DRAWS must be host or device, not '" + draw_path + "'");
-    device_draws_ = draw_path == "device";
+    device_draws_ = env_switch("OMKL_CUDA_DRAWS", "host", {"host", "device"}) == "device";
     // The exact double host copy is made when first needed (set_frequencies, or a download
     // for get_frequencies): with device draws and 1000 replicates it is 517 MB never touched.
     frequencies_.resize(p.n_replicates * p.n_kernels * p.n_rff * p.n_features);

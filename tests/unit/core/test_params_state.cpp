@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "core/env_switch.h"
 #include "core/params.h"
 #include "core/state_io.h"
 #include "omkl/algorithm.h"
@@ -61,6 +62,24 @@ TEST(AlgorithmSpecTest, ParsesNamesAndParameters) {
   EXPECT_EQ(parse_algorithm_spec(s.to_string()).to_string(), s.to_string());
   EXPECT_THROW(parse_algorithm_spec("raker:D"), ConfigError);
   EXPECT_THROW(parse_algorithm_spec(":D=1"), ConfigError);
+}
+
+TEST(EnvSwitchTest, UnsetGivesTheFallbackAndOnlyListedValuesPass) {
+  constexpr const char* kName = "OMKL_TEST_ENV_SWITCH";
+  unsetenv(kName);
+  EXPECT_EQ(env_switch(kName, "auto", {"auto", "fused", "gemm"}), "auto");
+  setenv(kName, "gemm", 1);
+  EXPECT_EQ(env_switch(kName, "auto", {"auto", "fused", "gemm"}), "gemm");
+  setenv(kName, "cublas", 1);
+  EXPECT_EQ(message_of([&] { env_switch(kName, "auto", {"auto", "fused", "gemm"}); }),
+            "OMKL_TEST_ENV_SWITCH must be auto, fused or gemm, not 'cublas'");
+  EXPECT_EQ(message_of([&] { env_switch(kName, "host", {"host", "device"}); }),
+            "OMKL_TEST_ENV_SWITCH must be host or device, not 'cublas'");
+  EXPECT_THROW(env_switch(kName, "host", {"host", "device"}), ConfigError);
+  // A fallback outside the choices ("" for "nothing forced") is accepted as a value too.
+  setenv(kName, "", 1);
+  EXPECT_EQ(env_switch(kName, "", {"per_slot", "per_kernel"}), "");
+  unsetenv(kName);
 }
 
 TEST(StateIoTest, RoundTripsEveryType) {
