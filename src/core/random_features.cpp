@@ -41,34 +41,34 @@ void orthogonal_block(std::size_t d, std::size_t n_rows, bool haar, RandomStream
 
 std::vector<double> draw_frequencies(const KernelSpec& kernel, std::size_t n_rff,
                                      std::size_t n_features, RfKind kind, RandomStream& rng) {
-  if (!kernel.shift_invariant())
-    throw ConfigError("kernel " + kernel.name() + " has no random Fourier features");
+  // The recipe decides the law, the construction and the scale, for these host draws and for
+  // the device's (it also rejects a kernel without random features).
+  const MatrixRecipe m = matrix_recipe(kernel, n_features, kind, rng);
   const std::size_t d = n_features;
   std::vector<double> v(n_rff * d);
-  if (kind == RfKind::Rf || kernel.family != KernelFamily::Gaussian) {
+  if (!m.orf) {
     // Rows one after the other: the whole matrix is one sequence of draws from the kernel's
     // spectral law (spec/raker.md §1.4 table; entry by entry as frequency_recipe.h lays it out).
-    switch (kernel.family) {
-      case KernelFamily::Gaussian: rng.normals(v.data(), v.size()); break;
-      case KernelFamily::Laplacian: rng.cauchys(v.data(), v.size()); break;
-      default:  // Cauchy kernel: Laplace law
+    switch (m.law) {
+      case SpectralLaw::Normal: rng.normals(v.data(), v.size()); break;
+      case SpectralLaw::Cauchy: rng.cauchys(v.data(), v.size()); break;
+      case SpectralLaw::Laplace:
         for (double& e : v) e = draw::laplace_from(rng.uniform());
         break;
     }
-    const double inv_sigma = 1.0 / kernel.sigma;
-    for (double& e : v) e *= inv_sigma;
+    for (double& e : v) e *= m.inv_sigma;
     return v;
   }
   // ORF: ⌈D/d⌉ orthogonal blocks stacked, keep the first D rows (§1.3 steps 1–3).
   const std::size_t n_blocks = (n_rff + d - 1) / d;
   for (std::size_t b = 0; b < n_blocks; ++b)
-    orthogonal_block(d, std::min(d, n_rff - b * d), kind == RfKind::Orf, rng, v.data() + b * d * d);
+    orthogonal_block(d, std::min(d, n_rff - b * d), m.haar != 0, rng, v.data() + b * d * d);
   // Row lengths: χ_d (the law of a Gaussian vector's norm) for ORF; the MATLAB code scales each
-  // row by √χ²₁ instead, which changes the kernel (Appendix A) but reproduces the tables.
-  const int dof = kind == RfKind::Orf ? static_cast<int>(d) : 1;
-  const double inv_sigma = 1.0 / kernel.sigma;
+  // row by √χ²₁ instead (m.dof = 1), which changes the kernel (Appendix A) but reproduces the
+  // tables.
+  // The same operations as frequency_recipe.h's.
   for (std::size_t i = 0; i < n_rff; ++i) {
-    const double length = std::sqrt(rng.chi_square(dof)) * inv_sigma;  // as frequency_recipe.h
+    const double length = std::sqrt(rng.chi_square(static_cast<int>(m.dof))) * m.inv_sigma;
     for (std::size_t k = 0; k < d; ++k) v[i * d + k] *= length;
   }
   return v;
