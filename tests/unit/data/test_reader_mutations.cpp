@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <string>
 
@@ -20,7 +21,6 @@ namespace {
 using omkl::detail::RandomStream;
 using omkl::detail::RngPurpose;
 
-class ReaderMutationTest : public omkl::test::TempDirTest {};
 
 // Characters the CSV and LIBSVM grammars give a meaning to, and a few they reject.
 constexpr char kAlphabet[] = "0123456789.,:-+eE \t\r\n#naifNAIFx\"'\x01\xff";
@@ -57,33 +57,33 @@ bool loads_or_fails_cleanly(const std::function<omkl::Dataset()>& load, const st
   }
 }
 
-TEST_F(ReaderMutationTest, DamagedCsvLoadsConsistentlyOrFailsNamingTheFile) {
-  const std::string valid = "a,b,c,y\n0.5,-1.25,3e-2,1\n2,0.125,-7,-1\n1e3,4.5,0,0.75\n-0.5,6,8,2\n";
-  RandomStream rng(17, 0, RngPurpose::Misc, 1);
-  int loaded = 0, failed = 0;
-  for (int i = 0; i < 1500; ++i) {
-    const std::string text = mutate(valid, rng);
-    const std::string path = write("m" + std::to_string(i) + ".csv", text);
-    (loads_or_fails_cleanly([&] { return omkl::load_csv(path); }, path, text) ? loaded : failed)++;
-    if (HasFailure()) break;
+class ReaderMutationTest : public omkl::test::TempDirTest {
+ protected:
+  // 1 500 mutations of `valid`, written as m<i><extension> and read by `load`; both outcomes
+  // must occur often, so the mutations reach past the reader's first check.
+  void check_mutations(const std::string& valid, const std::string& extension, std::uint64_t stream,
+                       const std::function<omkl::Dataset(const std::string&)>& load) {
+    RandomStream rng(17, 0, RngPurpose::Misc, stream);
+    int loaded = 0, failed = 0;
+    for (int i = 0; i < 1500; ++i) {
+      const std::string text = mutate(valid, rng);
+      const std::string path = write("m" + std::to_string(i) + extension, text);
+      (loads_or_fails_cleanly([&] { return load(path); }, path, text) ? loaded : failed)++;
+      if (HasFailure()) break;
+    }
+    EXPECT_GT(loaded, 50);
+    EXPECT_GT(failed, 50);
   }
-  // Both outcomes occur, so the mutations reach past the first check of the reader.
-  EXPECT_GT(loaded, 50);
-  EXPECT_GT(failed, 50);
+};
+
+TEST_F(ReaderMutationTest, DamagedCsvLoadsConsistentlyOrFailsNamingTheFile) {
+  check_mutations("a,b,c,y\n0.5,-1.25,3e-2,1\n2,0.125,-7,-1\n1e3,4.5,0,0.75\n-0.5,6,8,2\n", ".csv", 1,
+                  [](const std::string& path) { return omkl::load_csv(path); });
 }
 
 TEST_F(ReaderMutationTest, DamagedLibsvmLoadsConsistentlyOrFailsNamingTheFile) {
-  const std::string valid = "# comment\n1 1:0.5 3:-2\n-1 2:1.5 4:0.25\n\n0.5 1:3e-1 2:4 3:5\n-1 4:-8\n";
-  RandomStream rng(17, 0, RngPurpose::Misc, 2);
-  int loaded = 0, failed = 0;
-  for (int i = 0; i < 1500; ++i) {
-    const std::string text = mutate(valid, rng);
-    const std::string path = write("m" + std::to_string(i) + ".svm", text);
-    (loads_or_fails_cleanly([&] { return omkl::load_libsvm(path); }, path, text) ? loaded : failed)++;
-    if (HasFailure()) break;
-  }
-  EXPECT_GT(loaded, 50);
-  EXPECT_GT(failed, 50);
+  check_mutations("# comment\n1 1:0.5 3:-2\n-1 2:1.5 4:0.25\n\n0.5 1:3e-1 2:4 3:5\n-1 4:-8\n", ".svm", 2,
+                  [](const std::string& path) { return omkl::load_libsvm(path); });
 }
 
 }  // namespace
