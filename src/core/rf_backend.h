@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -95,11 +96,14 @@ class RfBackend {
   /// Uploads V (n_rff × n_features, row-major, host) of one kernel of one replicate.
   virtual void set_frequencies(std::size_t replicate, std::size_t kernel, const double* V) = 0;
   virtual void get_frequencies(std::size_t replicate, std::size_t kernel, double* V) const = 0;
-  /// Draws the frequency matrices itself, from their closed-form recipes (R × P, replicate
-  /// by replicate; frequency_recipe.h), instead of receiving them through set_frequencies():
-  /// the same matrices, bit for bit. Returns false where the backend does not (the CPU
-  /// backend; the CUDA backend unless OMKL_CUDA_DRAWS=device), and the host draws them.
-  virtual bool draw_frequencies(const std::vector<MatrixRecipe>& recipes) {
+  /// Gives the closed-form recipes of all R × P frequency matrices (replicate by replicate;
+  /// frequency_recipe.h). A callable, so that a backend that does not draw never builds them.
+  using RecipeSource = std::function<std::vector<MatrixRecipe>()>;
+  /// Draws the frequency matrices itself, from `recipes()`, instead of receiving them through
+  /// set_frequencies(): the same matrices, bit for bit. Returns false, without calling
+  /// `recipes`, where the backend does not (the CPU backend; the CUDA backend unless
+  /// OMKL_CUDA_DRAWS=device), and the host draws them.
+  virtual bool draw_frequencies(const RecipeSource& recipes) {
     (void)recipes;
     return false;
   }

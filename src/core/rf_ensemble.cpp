@@ -158,10 +158,10 @@ std::uint32_t numpy_seed(const AlgoContext& context) {
 
 namespace {
 // The backend with its frequency matrices: drawn by the backend from `recipes` where it can
-// (recipes may be null), otherwise handed over by `source`.
+// (recipes may be empty: no closed form), otherwise handed over by `source`.
 std::unique_ptr<RfBackend> build_backend(const RfEnsembleConfig& config, const AlgoContext& context,
                                          std::vector<std::uint32_t> slot_kernel, const FrequencySource& source,
-                                         const std::vector<MatrixRecipe>* recipes) {
+                                         const RfBackend::RecipeSource& recipes) {
   RfProblem problem;
   problem.n_replicates = context.n_replicates();
   problem.n_kernels = config.dictionary.size();
@@ -180,7 +180,7 @@ std::unique_ptr<RfBackend> build_backend(const RfEnsembleConfig& config, const A
   const auto t0 = Clock::now();
   auto backend = make_rf_backend(context.backend, problem);
   const auto t1 = Clock::now();
-  const bool drawn_by_backend = recipes != nullptr && backend->draw_frequencies(*recipes);
+  const bool drawn_by_backend = recipes && backend->draw_frequencies(recipes);
   if (!drawn_by_backend)
     source([&](std::size_t r, std::size_t k, const double* V) { backend->set_frequencies(r, k, V); });
   const auto t2 = Clock::now();
@@ -201,16 +201,16 @@ std::unique_ptr<RfBackend> make_rf_ensemble_backend(const RfEnsembleConfig& conf
   const auto source = [&](const FrequencySink& sink) {
     for_each_frequency_matrix(config.dictionary, config.n_rff, config.rf_kind, config.numpy_legacy, context, sink);
   };
-  if (config.numpy_legacy) return build_backend(config, context, std::move(slot_kernel), source, nullptr);
-  const std::vector<MatrixRecipe> recipes = frequency_recipes(config.dictionary, config.rf_kind, context);
-  return build_backend(config, context, std::move(slot_kernel), source, &recipes);
+  if (config.numpy_legacy) return build_backend(config, context, std::move(slot_kernel), source, {});
+  const auto recipes = [&] { return frequency_recipes(config.dictionary, config.rf_kind, context); };
+  return build_backend(config, context, std::move(slot_kernel), source, recipes);
 }
 
 std::unique_ptr<RfBackend> make_rf_ensemble_backend(const RfEnsembleConfig& config,
                                                     const AlgoContext& context,
                                                     std::vector<std::uint32_t> slot_kernel,
                                                     const FrequencySource& source) {
-  return build_backend(config, context, std::move(slot_kernel), source, nullptr);
+  return build_backend(config, context, std::move(slot_kernel), source, {});
 }
 
 void post_update_norms(const RfEnsembleConfig& config, const SlotSchedule* schedules,

@@ -172,8 +172,9 @@ class CudaRfBackend final : public RfBackend {
     std::memcpy(V, host_frequencies_.data() + (r * problem_.n_kernels + kernel) * block, block * sizeof(double));
   }
 
-  bool draw_frequencies(const std::vector<MatrixRecipe>& recipes) override {
+  bool draw_frequencies(const RecipeSource& recipe_source) override {
     if (!device_draws_) return false;
+    const std::vector<MatrixRecipe> recipes = recipe_source();
     const auto& p = problem_;
     const std::size_t n_matrices = p.n_replicates * p.n_kernels, n = frequencies_.size();
     if (recipes.size() != n_matrices)

@@ -102,3 +102,16 @@ TEST(RfBackendTest, SlotsAreGroupedByKernelInAscendingOrder) {
   EXPECT_THROW(slots_by_kernel(problem), Error);
   EXPECT_THROW(make_rf_backend(BackendKind::Cpu, problem), Error) << "the CPU backend checks it too";
 }
+
+TEST(RfBackendTest, CpuBackendLeavesTheDrawsToTheHostWithoutBuildingRecipes) {
+  // The host draws faster than the recipe's per-unit form, so the CPU backend declines, and
+  // the recipes (R × P of them for a large study) are never built for it.
+  auto b = backend_with_features(BackendKind::Cpu, 2, 3);
+  bool built = false;
+  const bool drawn = b->draw_frequencies([&] {
+    built = true;
+    return std::vector<MatrixRecipe>{};
+  });
+  EXPECT_FALSE(drawn);
+  EXPECT_FALSE(built);
+}

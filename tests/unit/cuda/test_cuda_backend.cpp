@@ -384,7 +384,7 @@ TEST_F(CudaTest, DeviceDrawsEqualTheHostDraws) {
         problem.slot_kernel = {0, 1, 2, 3};
         problem.single_precision = single;
         auto gpu = make_rf_backend(BackendKind::Cuda, problem);
-        ASSERT_TRUE(gpu->draw_frequencies(frequency_recipes(dictionary, kind, ctx)));
+        ASSERT_TRUE(gpu->draw_frequencies([&] { return frequency_recipes(dictionary, kind, ctx); }));
         std::vector<double> got(D * d);
         for (std::size_t r = 0; r < problem.n_replicates; ++r) {
           for (std::size_t k = 0; k < dictionary.size(); ++k) {
