@@ -158,7 +158,8 @@ std::uint32_t numpy_seed(const AlgoContext& context) {
 
 namespace {
 // The backend with its frequency matrices: drawn by the backend from `recipes` where it can
-// (recipes may be empty: no closed form), otherwise handed over by `source`.
+// (`recipes` is an empty function where there is none: rng = numpy_legacy, or matrices the
+// caller already holds), otherwise handed over by `source`.
 std::unique_ptr<RfBackend> build_backend(const RfEnsembleConfig& config, const AlgoContext& context,
                                          std::vector<std::uint32_t> slot_kernel, const FrequencySource& source,
                                          const RfBackend::RecipeSource& recipes) {
