@@ -347,10 +347,10 @@ class GraphAided final : public Algorithm {
     const std::size_t N = config_.dictionary.size();
     // Sizes are checked before anything is rebuilt from them: a file with a valid checksum
     // may still come from another model (or be crafted), and the rebuilds index by them.
-    const auto expect_size = [](std::size_t got, std::size_t want, const char* what) {
-      if (got != want)
-        throw InputError(std::string("checkpoint: ") + what + " hold " + std::to_string(got) + " values, expected " +
-                         std::to_string(want));
+    // StateReader's sized read refuses a stored count other than the model's.
+    const auto read_values = [&in](std::vector<double>& values, std::size_t n) {
+      values.resize(n);
+      in.get_f64s(values.data(), n);
     };
     // Log-weights only ever decrease from 0: −∞ is a weight that underflowed, NaN or +∞ damage.
     const auto expect_log_weights = [](const std::vector<double>& log_w, const char* what) {
@@ -360,11 +360,9 @@ class GraphAided final : public Algorithm {
     };
     for (Replicate& rep : reps_) {
       rep.rng->load(in);
-      rep.log_w = in.get_f64s();
-      expect_size(rep.log_w.size(), N, "kernel weights");
+      read_values(rep.log_w, N);
       expect_log_weights(rep.log_w, "kernel weights");
-      rep.log_u = in.get_f64s();
-      expect_size(rep.log_u.size(), family_ == Family::Gf ? 0 : N, "vertex weights");
+      read_values(rep.log_u, family_ == Family::Gf ? 0 : N);
       expect_log_weights(rep.log_u, "vertex weights");
       rep.u_valid = in.get_u64() != 0;
       rep.u_ref = in.get_f64();
@@ -372,11 +370,9 @@ class GraphAided final : public Algorithm {
       try {
         if (family_ == Family::Gf) {
           rep.has_graph = in.get_u64() != 0;
-          rep.regen_w = in.get_f64s();
-          expect_size(rep.regen_w.size(), N, "the feedback graph's weights");
+          read_values(rep.regen_w, N);
           rep.regen_eta = in.get_f64();
-          rep.regen_uniforms = in.get_f64s();
-          expect_size(rep.regen_uniforms.size(), J_ * M_, "the feedback graph's uniforms");
+          read_values(rep.regen_uniforms, J_ * M_);
           if (rep.has_graph)
             rep.bipartite->regenerate(rep.regen_w, rep.regen_eta, rep.regen_uniforms.data(), gf_rule());
         }

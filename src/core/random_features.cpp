@@ -65,8 +65,7 @@ std::vector<double> draw_frequencies(const KernelSpec& kernel, std::size_t n_rff
     orthogonal_block(d, std::min(d, n_rff - b * d), m.haar != 0, rng, v.data() + b * d * d);
   // Row lengths: χ_d (the law of a Gaussian vector's norm) for ORF; the MATLAB code scales each
   // row by √χ²₁ instead (m.dof = 1), which changes the kernel (Appendix A) but reproduces the
-  // tables.
-  // The same operations as frequency_recipe.h's.
+  // tables. The same operations as frequency_recipe.h's.
   for (std::size_t i = 0; i < n_rff; ++i) {
     const double length = std::sqrt(rng.chi_square(static_cast<int>(m.dof))) * m.inv_sigma;
     for (std::size_t k = 0; k < d; ++k) v[i * d + k] *= length;
