@@ -17,8 +17,8 @@
 #include <random>
 #include <vector>
 
-#include "core/random_features.h"
-#include "core/rf_backend.h"
+#include "features/random_features.h"
+#include "features/rf_backend.h"
 #include "cpu/cpu_rf_backend.h"
 #include "cpu/fast_sincos.h"
 

@@ -21,7 +21,7 @@
 #include <curand_philox4x32_x.h>
 #pragma pop_macro("QUALIFIERS")
 
-#include "core/frequency_recipe.h"
+#include "features/frequency_recipe.h"
 
 namespace omkl::cuda {
 

@@ -2,14 +2,14 @@
 /// @brief Device-side drawing of the counter-mode frequency matrices: every (replicate,
 /// kernel) matrix row, or ORF block, by one thread, from cuRAND's Philox-4x32-10 at the
 /// stream position the host would use, through the host's own transforms and QR
-/// (core/frequency_recipe.h) — so the device holds the matrices draw_frequencies() gives.
+/// (features/frequency_recipe.h) — so the device holds the matrices draw_frequencies() gives.
 #pragma once
 
 #include <cuda_runtime.h>
 
 #include <cstddef>
 
-#include "core/frequency_recipe.h"
+#include "features/frequency_recipe.h"
 
 namespace omkl::cuda {
 

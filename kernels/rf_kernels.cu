@@ -12,7 +12,7 @@
 
 #include "cuda/cuda_check.h"
 #include "core/loss.h"
-#include "core/sincos_fma.h"
+#include "features/sincos_fma.h"
 #include "kernels/rf_kernels.cuh"
 
 namespace omkl::cuda {

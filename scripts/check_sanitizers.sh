@@ -7,7 +7,7 @@
 #                      standard library's own checks (_GLIBCXX_ASSERTIONS: element indices)
 #   BUILD_PREFIX-tsan  ThreadSanitizer (the step pool, the study's thread pool, lockstep runs);
 #                      it also runs the draws' portable (non-AVX2) bulk loops, since the AVX2
-#                      clones are left out under it (src/core/rng.cpp says why)
+#                      clones are left out under it (src/random/rng.cpp says why)
 # Usage: scripts/check_sanitizers.sh [BUILD_PREFIX (default build-sanitize)] [asan|tsan ...]
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."

@@ -10,7 +10,7 @@
 #include <new>
 
 #include "cli/commands.h"
-#include "core/rf_backend.h"
+#include "features/rf_backend.h"
 #include "core/state_io.h"
 #include "omkl/algorithm.h"
 #include "omkl/config.h"

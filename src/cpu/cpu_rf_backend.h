@@ -1,11 +1,11 @@
 /// @file cpu_rf_backend.h
-/// @brief CPU backend entry points beyond make_cpu_rf_backend (core/rf_backend.h): choosing
+/// @brief CPU backend entry points beyond make_cpu_rf_backend (features/rf_backend.h): choosing
 /// the instruction-set level explicitly, for tests and benchmarks.
 #pragma once
 
 #include <memory>
 
-#include "core/rf_backend.h"
+#include "features/rf_backend.h"
 #include "cpu/fast_sincos.h"
 
 namespace omkl::detail::cpu {

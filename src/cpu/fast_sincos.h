@@ -44,7 +44,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "core/sincos_fma.h"
+#include "features/sincos_fma.h"
 
 // OMKL_CPU_NO_AVX2_KERNELS (a compile definition) leaves the AVX2 kernels out of the build.
 #if !defined(OMKL_CPU_NO_AVX2_KERNELS) && defined(__x86_64__) && \
@@ -77,7 +77,7 @@ void fast_sincos(SimdLevel level, const double* a, double* s, double* c, std::si
 /// Same, with default_simd_level().
 void fast_sincos(const double* a, double* s, double* c, std::size_t n);
 
-// The constants are shared with sincos_fma() (core/sincos_fma.h), the scalar host/device
+// The constants are shared with sincos_fma() (features/sincos_fma.h), the scalar host/device
 // form of the AVX2 kernel below.
 namespace sincos_detail = omkl::detail::sincos_constants;
 

@@ -20,8 +20,8 @@
 
 #include "core/env_switch.h"
 #include "core/parallel.h"
-#include "core/random_features.h"
-#include "core/rf_backend.h"
+#include "features/random_features.h"
+#include "features/rf_backend.h"
 #include "core/timing.h"
 #include "cuda/cuda_check.h"
 #include "cuda/device_buffer.h"
@@ -140,7 +140,7 @@ class CudaRfBackend final : public RfBackend {
     projections_on_the_fly_ = (projection_path == "fused" || (projection_path == "auto" && throughput_bound)) &&
                               omkl::cuda::projections_on_the_fly_supported(p.n_rff, p.n_features, sizeof(Real));
     // Frequency matrices drawn on the device (draw_frequencies(): cuRAND's Philox and the
-    // host's own transforms and QR, core/frequency_recipe.h) or on the host and uploaded.
+    // host's own transforms and QR, features/frequency_recipe.h) or on the host and uploaded.
     // Host by default: the device path compiles and its recipe equals the host draws on the
     // CPU (unit tests), but it has not yet run on a GPU; CudaTest.DeviceDrawsEqualTheHostDraws
     // checks it there.

@@ -9,7 +9,7 @@
 #include <thread>
 #include <vector>
 
-#include "core/rng.h"
+#include "random/rng.h"
 #include "data/synthetic_internal.h"
 #include "omkl/dataset.h"
 #include "omkl/error.h"

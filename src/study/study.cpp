@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "core/algorithm_base.h"
-#include "core/rf_backend.h"
+#include "features/rf_backend.h"
 #include "core/state_io.h"
 #include "omkl/error.h"
 #include "omkl/study.h"

@@ -11,9 +11,9 @@
 #include <utility>
 #include <vector>
 
-#include "core/frequency_recipe.h"
-#include "core/random_features.h"
-#include "core/rng.h"
+#include "features/frequency_recipe.h"
+#include "features/random_features.h"
+#include "random/rng.h"
 #include "omkl/kernel_spec.h"
 
 namespace omkl::test {

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "core/algorithm_base.h"
-#include "core/rng.h"
+#include "random/rng.h"
 #include "omkl/dataset.h"
 #include "omkl/error.h"
 

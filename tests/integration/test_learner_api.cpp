@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "common/test_helpers.h"
-#include "core/rng.h"
+#include "random/rng.h"
 #include "core/state_io.h"
 #include "omkl/algorithm.h"
 #include "omkl/error.h"

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "common/test_helpers.h"
-#include "core/rf_backend.h"
+#include "features/rf_backend.h"
 #include "cpu/cpu_rf_backend.h"
 #include "cpu/fast_sincos.h"
 #include "omkl/error.h"

@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "common/test_helpers.h"
-#include "core/random_features.h"
-#include "core/rf_ensemble.h"
-#include "core/rf_backend.h"
+#include "features/random_features.h"
+#include "features/rf_ensemble.h"
+#include "features/rf_backend.h"
 #include "omkl/error.h"
 
 using namespace omkl;
@@ -363,7 +363,7 @@ TEST_F(CudaTest, CheckpointsAndPredictWorkOnTheDevicePath) {
 }
 
 // OMKL_CUDA_DRAWS=device: the backend draws the counter-mode matrices on the device (cuRAND's
-// Philox, core/frequency_recipe.h): they must be the host's draws bit for bit, for every law
+// Philox, features/frequency_recipe.h): they must be the host's draws bit for bit, for every law
 // and construction, odd sizes, several replicates, in double and float backends.
 TEST_F(CudaTest, DeviceDrawsEqualTheHostDraws) {
   ScopedEnv draws("OMKL_CUDA_DRAWS", "device");

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "common/recipe_grid.h"
-#include "core/rng.h"
+#include "random/rng.h"
 #include "kernels/curand_philox.cuh"
 
 using namespace omkl;

@@ -12,7 +12,7 @@
 #include <functional>
 #include <string>
 
-#include "core/rng.h"
+#include "random/rng.h"
 #include "omkl/dataset.h"
 #include "omkl/error.h"
 

@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/rng.h"
+#include "random/rng.h"
 #include "data/synthetic_internal.h"
 #include "omkl/dataset.h"
 #include "omkl/error.h"

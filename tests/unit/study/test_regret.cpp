@@ -10,7 +10,7 @@
 #include <string>
 
 #include "common/test_helpers.h"
-#include "core/graph_aided.h"
+#include "families/graph_aided/graph_aided.h"
 #include "omkl/error.h"
 #include "omkl/study.h"
 #include "study/regret.h"

@@ -1,0 +1,125 @@
+#include "features/rf_backend.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "omkl/error.h"
+
+namespace omkl {
+
+LossKind parse_loss(const std::string& text) {
+  if (text == "squared") return LossKind::Squared;
+  if (text == "logistic") return LossKind::Logistic;
+  if (text == "hinge") return LossKind::Hinge;
+  if (text == "squared_hinge") return LossKind::SquaredHinge;
+  if (text == "absolute") return LossKind::Absolute;
+  throw ConfigError("unknown loss '" + text + "' (expected squared, logistic, hinge, squared_hinge, absolute)");
+}
+
+std::string to_string(LossKind loss) {
+  switch (loss) {
+    case LossKind::Squared: return "squared";
+    case LossKind::Logistic: return "logistic";
+    case LossKind::Hinge: return "hinge";
+    case LossKind::SquaredHinge: return "squared_hinge";
+    case LossKind::Absolute: return "absolute";
+  }
+  return "?";
+}
+
+namespace detail {
+
+SlotsByKernel slots_by_kernel(const RfProblem& problem) {
+  SlotsByKernel out;
+  out.offsets.assign(problem.n_kernels + 1, 0);
+  for (std::uint32_t k : problem.slot_kernel) {
+    if (k >= problem.n_kernels)
+      throw Error("slot kernel index " + std::to_string(k) + " out of range (" +
+                  std::to_string(problem.n_kernels) + " kernels)");
+    ++out.offsets[k + 1];
+  }
+  for (std::size_t k = 0; k < problem.n_kernels; ++k) {
+    out.largest = std::max<std::size_t>(out.largest, out.offsets[k + 1]);
+    out.offsets[k + 1] += out.offsets[k];
+  }
+  out.slots.resize(problem.n_slots());
+  std::vector<std::uint32_t> next(out.offsets.begin(), out.offsets.end() - 1);
+  for (std::size_t s = 0; s < problem.n_slots(); ++s) out.slots[next[problem.slot_kernel[s]]++] = static_cast<std::uint32_t>(s);
+  return out;
+}
+
+void RfBackend::step_selected(const double* x, double y, const PairStep* pairs, std::size_t n_pairs,
+                              double* f, double* norm2) {
+  const RfProblem& p = problem_;
+  const std::size_t D = p.n_rff, d = p.n_features;
+  std::vector<double> V(D * d), z(2 * D), theta(2 * D);
+  for (std::size_t i = 0; i < n_pairs; ++i) {
+    const PairStep& pair = pairs[i];
+    if (pair.replicate >= p.n_replicates || pair.slot >= p.n_slots())
+      throw Error("step_selected: pair out of range");
+    get_frequencies(pair.replicate, p.slot_kernel[pair.slot], V.data());
+    for (std::size_t j = 0; j < D; ++j) {
+      double a = 0.0;
+      for (std::size_t k = 0; k < d; ++k) a += V[j * d + k] * x[k];
+      z[j] = p.feature_scale * std::sin(a);
+      z[D + j] = p.feature_scale * std::cos(a);
+    }
+    get_theta(pair.replicate, pair.slot, theta.data());
+    double dot = 0.0, n2 = 0.0;
+    for (std::size_t j = 0; j < 2 * D; ++j) {
+      dot += theta[j] * z[j];
+      n2 += theta[j] * theta[j];
+    }
+    f[i] = dot;
+    if (norm2) norm2[i] = n2;
+    if (pair.rate == 0.0 && pair.shrink == 1.0) continue;
+    const double gain = pair.rate * detail::loss_derivative(p.loss, dot, y);
+    for (std::size_t j = 0; j < 2 * D; ++j) theta[j] = pair.shrink * theta[j] - gain * z[j];
+    set_theta(pair.replicate, pair.slot, theta.data());
+  }
+}
+
+void RfBackend::advance_fused(const double*, const double*, std::size_t, std::int64_t,
+                              const std::vector<SlotSchedule>&, const FusedWeights&, double*) {
+  throw Error("this backend does not compute fused kernel weights");
+}
+void RfBackend::get_log_weights(std::size_t, double*) const {
+  throw Error("this backend does not compute fused kernel weights");
+}
+void RfBackend::set_log_weights(std::size_t, const double*) {
+  throw Error("this backend does not compute fused kernel weights");
+}
+
+bool cuda_available() {
+#if OMKL_WITH_CUDA
+  return cuda::device_available();
+#else
+  return false;
+#endif
+}
+
+std::unique_ptr<RfBackend> make_rf_backend(BackendKind kind, const RfProblem& problem) {
+  if (problem.n_slots() == 0 || problem.n_rff == 0 || problem.n_features == 0)
+    throw ConfigError("random-feature backend: empty problem (no slots, features or D = 0)");
+  switch (kind) {
+    case BackendKind::Cpu:
+      return cpu::make_cpu_rf_backend(problem);
+    case BackendKind::Auto:
+#if OMKL_WITH_CUDA
+      if (cuda::device_available()) return cuda::make_cuda_rf_backend(problem);
+#endif
+      return cpu::make_cpu_rf_backend(problem);
+    case BackendKind::Cuda:
+#if OMKL_WITH_CUDA
+      return cuda::make_cuda_rf_backend(problem);
+#else
+      throw CudaError("--backend cuda: this omkl build has no CUDA backend (configure with OMKL_ENABLE_CUDA=ON)");
+#endif
+  }
+  throw ConfigError("unknown backend");
+}
+
+}  // namespace detail
+}  // namespace omkl

@@ -1,0 +1,188 @@
+/// @file rf_backend.h
+/// @brief The arithmetic seam between algorithm logic (host) and the backends (CPU, CUDA).
+///
+/// A backend holds, for R replicates, the frequency matrices of P kernels and the θ vectors of
+/// S "slots" (one slot = one learner of one kernel: Raker has S = P, AdaRaker S = levels × P).
+/// It does the bulk arithmetic: features z = scale·[sin(Vx), cos(Vx)], per-slot predictions
+/// f = θᵀz, and the θ updates θ ← c·θ − ρ·C'(f, y)·z. It never sees kernel weights, instance
+/// weights or the per-step random draws: those stay on the host (ARCHITECTURE.md, "The split
+/// of work"); only the frequency matrices may be drawn by the backend (draw_frequencies()).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "omkl/config.h"
+#include "omkl/types.h"
+#include "features/frequency_recipe.h"
+#include "core/loss.h"
+
+namespace omkl::detail {
+
+/// Shape of the problem a backend serves.
+struct RfProblem {
+  std::size_t n_replicates = 1;
+  std::size_t n_kernels = 1;
+  std::size_t n_rff = 50;        ///< D; each θ has 2D entries
+  std::size_t n_features = 1;    ///< d
+  std::vector<std::uint32_t> slot_kernel;  ///< kernel of each slot (size S)
+  double feature_scale = 1.0;    ///< 1/√D (paper) or 1 (reference code)
+  LossKind loss = LossKind::Squared;
+  bool need_norm2 = false;       ///< report ‖θ‖² before each update (regularised weight losses)
+  bool single_precision = false; ///< float arithmetic (CUDA only); double otherwise
+
+  std::size_t n_slots() const { return slot_kernel.size(); }
+  std::size_t theta_size() const { return 2 * n_rff; }
+};
+
+/// The slots of each kernel, ascending, in compressed form: slots[offsets[k] .. offsets[k + 1])
+/// are those whose kernel is k. Backends walk a kernel's slots together (AdaRaker's levels
+/// share the kernel's features).
+struct SlotsByKernel {
+  std::vector<std::uint32_t> offsets;  ///< n_kernels + 1
+  std::vector<std::uint32_t> slots;    ///< n_slots
+  std::size_t largest = 0;             ///< most slots of one kernel
+};
+/// Throws Error when a slot names a kernel ≥ n_kernels.
+SlotsByKernel slots_by_kernel(const RfProblem& problem);
+
+/// The θ-update schedule of one slot, identical across replicates. At 1-based time t:
+///  - the slot is active iff t ≥ active_from;
+///  - if reset_period > 0 and t % reset_period == 0, θ is zeroed before predicting (a fresh
+///    learner starts at t);
+///  - η_t = eta (constant) or eta/√t (inv_sqrt_t);
+///  - θ ← (1 − shrink_scale·η_t·λ)·θ − step_scale·η_t·C'(f, y)·z.
+struct SlotSchedule {
+  double eta = 0.0;
+  bool inv_sqrt_t = false;
+  double step_scale = 1.0;
+  double shrink_scale = 2.0;
+  double lambda = 0.0;
+  std::int64_t active_from = 1;
+  std::int64_t reset_period = 0;
+};
+
+/// Log-domain kernel weights (exp_eta / pow_beta rules) applied by the backend itself: slots
+/// form groups of `group_size` consecutive slots (Raker: one group of P kernels; AdaRaker: one
+/// per level). Each slot keeps a log-weight a, reset to `initial` whenever its θ is reset, and
+/// after each step a ← a − rate·(C(f, y) + lambda·‖θ‖²)/loss_scale. Because these weights
+/// are prefix sums of per-slot losses they never feed back into θ, so a backend can compute
+/// them beside the trajectories and return only the group predictions Σ softmax(a)·f.
+struct FusedWeights {
+  std::size_t group_size = 1;
+  double initial = 0.0;     ///< starting log-weight (−ln group_size)
+  double rate = 0.5;        ///< η_w (exp_eta) or −ln β (pow_beta)
+  double lambda = 0.0;      ///< ridge weight in the loss (0 = data loss only)
+  double loss_scale = 1.0;
+};
+
+/// One (replicate, slot) of a per-step selected update: θ ← shrink·θ − rate·C'(f, y)·z.
+/// rate = 0 and shrink = 1 predict without learning.
+struct PairStep {
+  std::uint32_t replicate = 0;
+  std::uint32_t slot = 0;
+  double rate = 0.0;
+  double shrink = 1.0;
+};
+
+class RfBackend {
+ public:
+  virtual ~RfBackend() = default;
+  const RfProblem& problem() const { return problem_; }
+
+  /// Uploads V (n_rff × n_features, row-major, host) of one kernel of one replicate.
+  virtual void set_frequencies(std::size_t replicate, std::size_t kernel, const double* V) = 0;
+  virtual void get_frequencies(std::size_t replicate, std::size_t kernel, double* V) const = 0;
+  /// Gives the closed-form recipes of all R × P frequency matrices (replicate by replicate;
+  /// frequency_recipe.h). A callable, so that a backend that does not draw never builds them.
+  using RecipeSource = std::function<std::vector<MatrixRecipe>()>;
+  /// Draws the frequency matrices itself, from `recipes()`, instead of receiving them through
+  /// set_frequencies(): the same matrices, bit for bit. Returns false, without calling
+  /// `recipes`, where the backend does not (the CPU backend; the CUDA backend unless
+  /// OMKL_CUDA_DRAWS=device), and the host draws them.
+  virtual bool draw_frequencies(const RecipeSource& recipes) {
+    (void)recipes;
+    return false;
+  }
+  /// Moves what set_frequencies() gave to where the steps read it (the GPU backend uploads
+  /// the matrices); called once construction is complete, so that its cost is counted there.
+  /// Frequencies set later (a checkpoint) are moved lazily by the next step.
+  virtual void prepare() {}
+
+  /// Advances every replicate and slot through n_steps samples starting at 1-based time t0.
+  /// @param x n_steps × n_features row-major (host); @param y n_steps targets (host)
+  /// @param f out: n_steps × R × S predictions before each update (0 where inactive)
+  /// @param norm2 out (may be null unless need_norm2): ‖θ‖² before each update, same layout
+  virtual void advance(const double* x, const double* y, std::size_t n_steps, std::int64_t t0,
+                       const std::vector<SlotSchedule>& schedules, double* f, double* norm2) = 0;
+
+  /// Predictions of every slot of every replicate for one sample (R × S, host), no update.
+  /// Slots whose schedule would reset at t are reported as 0.
+  virtual void predict(const double* x, std::int64_t t, const std::vector<SlotSchedule>& schedules,
+                       double* f) = 0;
+
+  /// One sample for an explicit list of pairs, as the graph-aided and bandit families need
+  /// (their selections and importance weights come from the host at every step). Only the
+  /// kernels the pairs name are featurised, so the cost follows the selection, not N.
+  /// @param f out: per pair, the prediction before its update; @param norm2 out (may be null)
+  /// A pair may appear once per call. The base implementation works through get/set_theta
+  /// and get_frequencies; backends override it with a native path.
+  virtual void step_selected(const double* x, double y, const PairStep* pairs, std::size_t n_pairs,
+                             double* f, double* norm2);
+
+  /// True when advance_fused() is implemented (the CUDA backend); otherwise the algorithms
+  /// compute the weights on the host from advance()'s per-slot predictions.
+  virtual bool supports_fused_weights() const { return false; }
+  /// Like advance(), but also maintains the fused log-weights and returns, per step, replicate
+  /// and group, the weighted group prediction (0 for a group whose slots are inactive).
+  /// @param group_f out: n_steps × R × (S / group_size)
+  virtual void advance_fused(const double* x, const double* y, std::size_t n_steps, std::int64_t t0,
+                             const std::vector<SlotSchedule>& schedules, const FusedWeights& weights,
+                             double* group_f);
+  /// Fused log-weights of all slots of one replicate (S values, host), for predict() and
+  /// checkpoints; set_log_weights restores them.
+  virtual void get_log_weights(std::size_t replicate, double* log_weights) const;
+  virtual void set_log_weights(std::size_t replicate, const double* log_weights);
+
+  /// Steps per advance() call that amortise this backend's per-call cost (transfers, launches)
+  /// while bounding the host scratch (steps × R × S predictions).
+  virtual std::size_t preferred_window() const { return 256; }
+  /// Steps per advance_fused() call: only group predictions come back, so a backend may take
+  /// longer windows there.
+  virtual std::size_t preferred_fused_window() const { return preferred_window(); }
+
+  /// θ of one slot (2·n_rff values, host), for checkpoints and tests.
+  virtual void get_theta(std::size_t replicate, std::size_t slot, double* theta) const = 0;
+  virtual void set_theta(std::size_t replicate, std::size_t slot, const double* theta) = 0;
+
+ protected:
+  explicit RfBackend(RfProblem problem) : problem_(std::move(problem)) {}
+  RfProblem problem_;
+};
+
+/// Creates a backend. Auto picks CUDA when the library has it and a device is visible, and
+/// otherwise the CPU. Cuda without a usable device throws CudaError.
+std::unique_ptr<RfBackend> make_rf_backend(BackendKind kind, const RfProblem& problem);
+
+/// True when this build has the CUDA backend and a usable device is visible.
+bool cuda_available();
+
+/// Whether θ is zeroed at time t by this schedule, and the step size used at t.
+inline bool schedule_resets(const SlotSchedule& s, std::int64_t t) {
+  return s.reset_period > 0 && t % s.reset_period == 0;
+}
+
+namespace cpu {
+std::unique_ptr<RfBackend> make_cpu_rf_backend(const RfProblem& problem);
+}
+#if OMKL_WITH_CUDA
+namespace cuda {
+std::unique_ptr<RfBackend> make_cuda_rf_backend(const RfProblem& problem);
+bool device_available();
+}  // namespace cuda
+#endif
+
+}  // namespace omkl::detail

@@ -1,0 +1,117 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "features/random_features.h"
+#include "features/rf_backend.h"
+#include "omkl/error.h"
+
+using namespace omkl;
+using namespace omkl::detail;
+
+namespace {
+
+std::unique_ptr<RfBackend> backend_with_features(BackendKind kind, std::size_t R, std::size_t S) {
+  RfProblem p;
+  p.n_replicates = R;
+  p.n_kernels = 3;
+  p.n_rff = 9;
+  p.n_features = 4;
+  for (std::size_t s = 0; s < S; ++s) p.slot_kernel.push_back(s % 3);
+  p.feature_scale = 1.0 / 3.0;
+  auto b = make_rf_backend(kind, p);
+  RandomStream rng(8, 0, RngPurpose::Misc);
+  for (std::size_t r = 0; r < R; ++r)
+    for (std::size_t k = 0; k < 3; ++k) {
+      const auto V = draw_frequencies(KernelSpec::gaussian(0.5 + k), 9, 4, RfKind::Rf, rng);
+      b->set_frequencies(r, k, V.data());
+    }
+  return b;
+}
+
+}  // namespace
+
+TEST(RfBackendTest, SelectedStepsMatchScheduledSteps) {
+  // Every slot selected with the scheduled rate and shrink = one advance() step.
+  auto a = backend_with_features(BackendKind::Cpu, 2, 5);
+  auto b = backend_with_features(BackendKind::Cpu, 2, 5);
+  std::vector<SlotSchedule> schedules(5);
+  for (std::size_t s = 0; s < 5; ++s) {
+    schedules[s].eta = 0.1 * (s + 1);
+    schedules[s].lambda = 0.01;
+  }
+  RandomStream rng(3, 0, RngPurpose::Misc);
+  for (std::int64_t t = 1; t <= 40; ++t) {
+    double x[4];
+    for (double& v : x) v = rng.normal();
+    const double y = rng.uniform();
+    std::vector<double> f(10), n2(10), fs(10), n2s(10);
+    a->advance(x, &y, 1, t, schedules, f.data(), n2.data());
+    std::vector<PairStep> pairs;
+    for (std::uint32_t r = 0; r < 2; ++r)
+      for (std::uint32_t s = 0; s < 5; ++s)
+        pairs.push_back({r, s, schedules[s].step_scale * schedules[s].eta,
+                         1.0 - schedules[s].shrink_scale * schedules[s].eta * schedules[s].lambda});
+    b->step_selected(x, y, pairs.data(), pairs.size(), fs.data(), n2s.data());
+    for (std::size_t i = 0; i < 10; ++i) {
+      ASSERT_NEAR(fs[i], f[i], 1e-12) << "t " << t << " pair " << i;
+      ASSERT_NEAR(n2s[i], n2[i], 1e-12);
+    }
+  }
+}
+
+TEST(RfBackendTest, SelectedStepsTouchOnlyTheNamedSlots) {
+  auto b = backend_with_features(BackendKind::Cpu, 1, 3);
+  const double x[4] = {0.1, 0.2, -0.3, 0.4};
+  const PairStep learn{0, 1, 0.5, 1.0};
+  double f = 0;
+  b->step_selected(x, 1.0, &learn, 1, &f, nullptr);
+  std::vector<double> theta(18);
+  for (std::uint32_t s : {0u, 2u}) {
+    b->get_theta(0, s, theta.data());
+    for (double v : theta) EXPECT_EQ(v, 0.0) << "slot " << s;
+  }
+  b->get_theta(0, 1, theta.data());
+  double n2 = 0;
+  for (double v : theta) n2 += v * v;
+  // From θ = 0 with the squared loss: θ = −0.5·2(0 − 1)·z and ‖z‖ = 1, so ‖θ‖ = 1.
+  EXPECT_NEAR(n2, 1.0, 1e-12);
+  const PairStep look{0, 1, 0.0, 1.0};
+  std::vector<double> before = theta;
+  b->step_selected(x, 1.0, &look, 1, &f, nullptr);
+  EXPECT_NEAR(f, 1.0, 1e-12) << "the updated model interpolates the sample";
+  b->get_theta(0, 1, theta.data());
+  EXPECT_EQ(theta, before) << "rate 0, shrink 1 only predicts";
+}
+
+TEST(RfBackendTest, SlotsAreGroupedByKernelInAscendingOrder) {
+  RfProblem problem;
+  problem.n_kernels = 4;
+  problem.slot_kernel = {0, 1, 0, 0, 2};  // kernel 3 has no slot
+  const SlotsByKernel g = slots_by_kernel(problem);
+  EXPECT_EQ(g.offsets, (std::vector<std::uint32_t>{0, 3, 4, 5, 5}));
+  EXPECT_EQ(g.slots, (std::vector<std::uint32_t>{0, 2, 3, 1, 4}));
+  EXPECT_EQ(g.largest, 3u);
+  // AdaRaker's layout: slot = level × P + kernel.
+  problem.n_kernels = 3;
+  problem.slot_kernel = {0, 1, 2, 0, 1, 2};
+  const SlotsByKernel levels = slots_by_kernel(problem);
+  EXPECT_EQ(levels.slots, (std::vector<std::uint32_t>{0, 3, 1, 4, 2, 5}));
+  EXPECT_EQ(levels.largest, 2u);
+  problem.slot_kernel = {0, 3};
+  EXPECT_THROW(slots_by_kernel(problem), Error);
+  EXPECT_THROW(make_rf_backend(BackendKind::Cpu, problem), Error) << "the CPU backend checks it too";
+}
+
+TEST(RfBackendTest, CpuBackendLeavesTheDrawsToTheHostWithoutBuildingRecipes) {
+  // The host draws faster than the recipe's per-unit form, so the CPU backend declines, and
+  // the recipes (R × P of them for a large study) are never built for it.
+  auto b = backend_with_features(BackendKind::Cpu, 2, 3);
+  bool built = false;
+  const bool drawn = b->draw_frequencies([&] {
+    built = true;
+    return std::vector<MatrixRecipe>{};
+  });
+  EXPECT_FALSE(drawn);
+  EXPECT_FALSE(built);
+}
