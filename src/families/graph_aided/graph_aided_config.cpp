@@ -1,0 +1,189 @@
+/// @file graph_aided_config.cpp
+/// @brief The graph-aided family's parameters (graph_aided_config.h): profiles, §3 deviations,
+/// the similarity graph, dominating set and divergences built once per configuration.
+#include "families/graph_aided/graph_aided_config.h"
+
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "omkl/error.h"
+
+namespace omkl::detail {
+
+namespace {
+
+AfterSwitch parse_after_switch(const std::string& s) {
+  if (s == "fixed0") return AfterSwitch::Fixed0;
+  if (s == "argmax_u") return AfterSwitch::ArgmaxU;
+  return AfterSwitch::KeepSampling;
+}
+
+DivergenceForm parse_divergence(const std::string& s) {
+  if (s == "reference_nan") return DivergenceForm::ReferenceNan;
+  if (s == "reference_formula") return DivergenceForm::ReferenceFormula;
+  if (s == "reference_2021") return DivergenceForm::Reference2021;
+  if (s == "normalized_exact") return DivergenceForm::NormalizedExact;
+  return DivergenceForm::Exact;
+}
+
+void read_features(ParamReader& params, bool conference, RfEnsembleConfig& c) {
+  static_cast<RfFeatures&>(c) = read_rf_features(params, conference ? "conf-41" : "jmlr23-76", "rf", "inv_sqrt_D",
+                                                 "frequency construction (§1.3: i.i.d. rows)",
+                                                 "factor on [sin; cos] (§1.4: 1/√D)");
+  c.loss = LossKind::Squared;
+  c.lambda = params.get_double("lambda", 1e-3, "ridge weight λ");
+  if (!(c.lambda >= 0)) params.fail("lambda", "must be ≥ 0");
+  c.weights.rule = WeightRule::ExpEta;  // makes the backend report ‖θ‖²
+  c.weights.weight_loss = WeightLoss::RegularizedPre;
+  c.weights.lambda = c.lambda;
+}
+
+void read_graph(ParamReader& params, const AlgoContext& context, bool reference, GraphAidedConfig& c) {
+  const bool conference = c.conference;
+  const std::size_t N = c.rf.dictionary.size();
+  const std::string div = params.get_choice(
+      "divergence", reference ? "reference_nan" : "exact",
+      {"exact", "reference_nan", "reference_formula", "reference_2021", "normalized_exact"},
+      "kernel divergence Δ (§2.2, §3 R1)");
+  const std::string dim = params.get_choice("divergence_dim", "d", {"d", "1"},
+                                            "integration dimension of Δ_S (§2.2.2)");
+  const std::string rule = params.get_choice("graph_rule", conference ? "conference_nearest" : "journal_greedy",
+                                             {"journal_greedy", "conference_nearest"},
+                                             "similarity-graph rule (§2.3, §3 R3)");
+  const std::string mask = params.get_choice("greedy_mask", reference ? "zero" : "neg_inf",
+                                             {"zero", "neg_inf"}, "greedy exclusion of chosen vertices");
+  SimilarityGraphOptions options;
+  options.rule = rule == "journal_greedy" ? GraphRule::JournalGreedy : GraphRule::ConferenceNearest;
+  options.divergence = parse_divergence(div);
+  options.divergence_dim = dim == "d" ? context.n_features : 1;
+  options.mask = mask == "zero" ? GreedyMask::Zero : GreedyMask::NegInf;
+  try {
+    c.graph = similarity_graph(c.rf.dictionary, c.M, options);
+  } catch (const ConfigError& e) {
+    params.fail("divergence", std::string("cannot build the similarity graph: ") + e.what());
+  }
+  c.observation_sums = ObservationSums(c.graph);
+  c.q_floor = params.get_double("sfg_q_floor", reference ? 0.1 : 0.0, "floor of q (§3 R7)");
+  if (!(c.q_floor >= 0) || c.q_floor > 1) params.fail("sfg_q_floor", "must be in [0, 1]");
+  c.p_floor = params.get_double("sfg_p_floor", reference ? 0.2 : 0.0, "floor of p_I in the vertex loss (§3 R8)");
+  if (!(c.p_floor >= 0) || c.p_floor > 1) params.fail("sfg_p_floor", "must be in [0, 1]");
+  if (c.family == GraphFamily::Sfg) {
+    const std::string cand = params.get_choice("dominating_candidates", reference ? "uncovered" : "all",
+                                               {"uncovered", "all"}, "dominating-set greedy candidates (§3 R4)");
+    c.dominating = dominating_set(c.graph, cand == "all" ? DominatingCandidates::All : DominatingCandidates::Uncovered);
+    c.after_switch = parse_after_switch(params.get_choice(
+        "sfg_after_switch", reference ? "fixed0" : "argmax_u", {"fixed0", "argmax_u", "keep_sampling"},
+        "vertex choice after switch_step (§3 R13)"));
+    return;
+  }
+  // OMKL-SFG-R
+  c.after_switch = parse_after_switch(params.get_choice(
+      "sfgr_after_switch", reference ? "keep_sampling" : "argmax_u", {"keep_sampling", "argmax_u", "fixed0"},
+      "vertex choice after switch_step (§3 R14)"));
+  c.freeze_refinement = params.get_bool("sfgr_freeze_refinement_after_switch", reference,
+                                       "keep D'_t and G'_t of step switch_step afterwards (§3 R14)");
+  c.double_draw = params.get_bool("sfgr_double_draw", reference,
+                                 "draw and discard one uniform before the real draw while t ≤ switch_step (§3 R15)");
+  c.refinement.refine_all_vertices = params.get_bool("sfgr_refine_all_vertices", reference,
+                                                    "refinement edge for every vertex (§3 R16)");
+  c.predict_with_refined = params.get_bool("sfgr_predict_with_refined", !reference,
+                                          "predict over the refined out-neighbourhood (§3 R17)");
+  c.beta_eps = params.get_double("sfgr_beta_eps", 1e-7, "β is lowered by this before the comparison (§3 R18)");
+  if (!(c.beta_eps >= 0) || c.beta_eps >= 1) params.fail("sfgr_beta_eps", "must be in [0, 1)");
+  c.refinement.pick = params.get_choice("refine_pick", conference ? "argmin" : "argmax", {"argmax", "argmin"},
+                                       "dominator of a refinement edge: most dissimilar or most similar (§3 R19)") ==
+                             "argmax"
+                         ? RefinePick::Argmax
+                         : RefinePick::Argmin;
+  const std::int64_t rank = params.get_int("beta_rank", 10, "β_t = (1 − ξ)·(beta_rank-th largest ū) + ξ/N");
+  if (rank < 1) params.fail("beta_rank", "must be ≥ 1");
+  if (static_cast<std::size_t>(rank) > N)
+    params.fail("dict", "has " + std::to_string(N) + " kernels, fewer than beta_rank = " + std::to_string(rank) +
+                            " (lower beta_rank or use a larger dictionary)");
+  c.beta_rank = static_cast<std::size_t>(rank);
+  c.beta_fixed = params.get_double("beta", 0.0, "fixed β ∈ (0, 1] instead of the rank rule (0: rank rule)");
+  if (params.has("beta") && !(c.beta_fixed > 0 && c.beta_fixed <= 1)) params.fail("beta", "must be in (0, 1]");
+  const DivergenceForm form = parse_divergence(div);
+  if (form != DivergenceForm::ReferenceNan) {
+    try {
+      c.delta = divergence_matrix(c.rf.dictionary, form, options.divergence_dim);
+    } catch (const ConfigError& e) {
+      params.fail("divergence", e.what());
+    }
+  } else {
+    c.delta.n = N;
+    c.delta.values.assign(N * N, std::numeric_limits<double>::quiet_NaN());
+  }
+  c.dominator_order = DominatorOrder(c.delta, c.refinement.pick);
+}
+
+}  // namespace
+
+GraphAidedConfig read_graph_aided_config(ParamReader& params, const AlgoContext& context, GraphFamily family,
+                                         bool conference) {
+  GraphAidedConfig c;
+  c.family = family;
+  c.conference = conference;
+  if (context.task != Task::Regression)
+    throw ConfigError("algorithm '" + params.algorithm() +
+                      "': graph-aided OMKL is defined for regression (squared loss) only");
+  const bool reference = context.profile == Profile::Reference && !conference;
+  read_features(params, conference, c.rf);
+  const std::size_t N = c.rf.dictionary.size();
+
+  // ---- step schedule (§1.6): one number plays η, ξ and η_e ------------------------------
+  const std::string schedule = params.get_choice(
+      "eta_schedule", conference ? "const" : "inv_sqrt_t", {"inv_sqrt_t", "const"},
+      "η_t = ξ_t = η_{e,t}: eta/√t, or eta constant");
+  c.inv_sqrt_t = schedule == "inv_sqrt_t";
+  double eta_default = 0.1;
+  if (!c.inv_sqrt_t)
+    eta_default = context.horizon > 0 ? 1.0 / std::sqrt(static_cast<double>(context.horizon)) : -1.0;
+  c.eta = params.get_double("eta", eta_default,
+                           "rate: learning rate of θ, w, u and exploration rate (default 0.1 with "
+                           "inv_sqrt_t; 1/√T with const)");
+  if (c.eta == -1.0 && !params.has("eta"))
+    params.fail("eta", "has no default when the stream length is unknown; give eta=...");
+  if (!(c.eta > 0) || c.eta > 1) params.fail("eta", "must be in (0, 1] (it is also an exploration rate)");
+
+  // ---- shared flags (§3) -----------------------------------------------------------------
+  const std::int64_t sw = params.get_int("switch_step", 300,
+                                         "switch step S: graph regeneration / sampling stops after it");
+  if (sw < 0) params.fail("switch_step", "must be ≥ 0");
+  c.switch_step = sw;
+  c.shifted = params.get_bool("shifted_sampler", reference,
+                             "reference off-by-one categorical sampler (§1.8, §3 R5)");
+  c.updated_theta_loss = params.get_bool("loss_uses_updated_theta", reference,
+                                        "ridge term of the weight loss uses θ_{t+1} (§3 R10)");
+
+  const std::int64_t m_default = c.family == GraphFamily::Gf ? 10 : (conference ? 5 : 10);
+  const std::int64_t m = params.get_int(
+      "M", m_default, c.family == GraphFamily::Gf ? "draws per selective node" : "out-degree of every vertex");
+  if (m < 1) params.fail("M", "must be ≥ 1");
+  if (static_cast<std::size_t>(m) > N)
+    params.fail("M", "must not exceed the dictionary size N = " + std::to_string(N));
+  c.M = static_cast<std::size_t>(m);
+
+  if (c.family == GraphFamily::Gf) {
+    const std::int64_t j = params.get_int("J", conference ? 1 : 2, "number of selective nodes");
+    if (j < 1 || j > 64) params.fail("J", "must be in 1..64");
+    c.J = static_cast<std::size_t>(j);
+    c.q_floor = params.get_double("gf_q_floor", reference ? 0.05 : 0.0,
+                                 "floor of the observation probability q (§3 R6)");
+    if (!(c.q_floor >= 0) || c.q_floor > 1) params.fail("gf_q_floor", "must be in [0, 1]");
+    const std::int64_t last = params.get_int(
+        "gf_last_regen_step", reference ? sw + 2 : sw,
+        "last step whose graph is regenerated (reference: switch_step + 2; -1: never freeze)");
+    if (last < -1) params.fail("gf_last_regen_step", "must be ≥ -1");
+    c.last_regen = last < 0 ? std::numeric_limits<std::int64_t>::max() : last;
+  } else {
+    read_graph(params, context, reference, c);
+    if (c.family == GraphFamily::SfgR && c.eta >= 1) params.fail("eta", "must be < 1 for the refinement threshold");
+  }
+  params.get_choice("u_loss", "sq_error", {"sq_error"},
+                    "vertex loss L(ŷ, y) of eq. 37 (squared error, §7 A-5)");
+  return c;
+}
+
+}  // namespace omkl::detail

@@ -1,0 +1,70 @@
+/// @file graph_aided_config.h
+/// @brief One configuration of the graph-aided family (spec/graph-aided.md): which algorithm
+/// (OMKL-GF, OMKL-SFG, OMKL-SFG-R; journal or conference form), its step schedule, every §3
+/// reference deviation as a named parameter, and what is built once from them — the similarity
+/// graph, its dominating set, the kernel divergences and the refinement's dominator order.
+/// Read once by read_graph_aided_config(); immutable while the algorithm runs.
+#pragma once
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "core/algorithm_base.h"
+#include "families/graph_aided/divergence.h"
+#include "families/graph_aided/dominating_set.h"
+#include "families/graph_aided/feedback_graph.h"
+#include "families/graph_aided/refinement.h"
+#include "features/rf_ensemble.h"
+#include "random/sampling.h"
+
+namespace omkl::detail {
+
+enum class GraphFamily { Gf, Sfg, SfgR };
+/// The vertex chosen after switch_step (§3 R13, R14).
+enum class AfterSwitch { Fixed0, ArgmaxU, KeepSampling };
+
+struct GraphAidedConfig {
+  GraphFamily family = GraphFamily::Sfg;
+  bool conference = false;  ///< SFG-MKL / SFG-MKL-R (§2.7)
+  RfEnsembleConfig rf;      ///< dictionary, D, features, λ (squared loss)
+
+  bool inv_sqrt_t = true;  ///< η_t = eta/√t, else eta constant (§1.6)
+  double eta = 0.1;        ///< plays η, ξ and η_e
+  std::int64_t switch_step = 300;
+  bool shifted = false;             ///< reference off-by-one sampler (§3 R5)
+  bool updated_theta_loss = false;  ///< ridge term of the weight loss uses θ_{t+1} (§3 R10)
+  std::size_t M = 10, J = 2;
+  double q_floor = 0.0, p_floor = 0.0;
+  std::int64_t last_regen = 300;  ///< OMKL-GF: last step whose bipartite graph is regenerated
+
+  // OMKL-SFG / -R: the similarity graph and what derives from it.
+  FeedbackGraph graph;
+  ObservationSums observation_sums;  ///< q_k of graph (and of G'_t with its one extra in-edge)
+  std::vector<std::size_t> dominating;
+  AfterSwitch after_switch = AfterSwitch::ArgmaxU;
+  bool freeze_refinement = false, double_draw = false, predict_with_refined = true;
+  double beta_eps = 1e-7, beta_fixed = 0.0;
+  std::size_t beta_rank = 10;
+  RefinementOptions refinement;
+  DivergenceMatrix delta;
+  DominatorOrder dominator_order;
+
+  double eta_at(std::int64_t t) const {
+    return inv_sqrt_t ? eta / std::sqrt(static_cast<double>(t)) : eta;
+  }
+  SamplerRule gf_rule() const { return shifted ? SamplerRule::Shifted : SamplerRule::InverseCdf; }
+  /// The selection stream's index: distinct per family so that runs of different families
+  /// never share draws.
+  std::uint64_t stream_index() const {
+    return 0x6a00u + static_cast<std::uint64_t>(family) + (conference ? 16u : 0u);
+  }
+};
+
+/// Reads and validates every parameter of one configuration (ConfigError naming the parameter),
+/// in the order `omkl describe` lists them, and builds the graphs.
+GraphAidedConfig read_graph_aided_config(ParamReader& params, const AlgoContext& context, GraphFamily family,
+                                         bool conference);
+
+}  // namespace omkl::detail
