@@ -1,6 +1,6 @@
 /// @file study.cpp
-/// @brief Monte Carlo study runner: (algorithm, replicate) cells on a thread pool, metrics,
-/// cell cache, and the summary.json / curves.csv writers.
+/// @brief Monte Carlo study runner: (algorithm, replicate) cells on a thread pool, and their
+/// aggregation into the study's results. The cell cache and the output files are study_io.cpp.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -16,11 +16,12 @@
 #include <unistd.h>
 
 #include "core/algorithm_base.h"
-#include "features/rf_backend.h"
 #include "core/state_io.h"
+#include "features/rf_backend.h"
 #include "omkl/error.h"
 #include "omkl/study.h"
 #include "study/regret.h"
+#include "study/study_io.h"
 
 namespace omkl {
 
@@ -157,83 +158,6 @@ std::vector<ReplicateRun> run_replicates(const AlgorithmSpec& spec, const Preset
   return runs;
 }
 
-std::uint64_t data_checksum(const Dataset& data) {
-  std::string bytes(reinterpret_cast<const char*>(data.x.data()), data.x.size() * sizeof(double));
-  bytes.append(reinterpret_cast<const char*>(data.y.data()), data.y.size() * sizeof(double));
-  return detail::fnv1a64(bytes);
-}
-
-json cell_key(const AlgorithmSpec& spec, const StudyConfig& config, const Dataset& data,
-              std::uint64_t checksum) {
-  return json{{"dataset", data.name},       {"n_samples", data.n_samples},
-              {"n_features", data.n_features}, {"data_checksum", std::to_string(checksum)},
-              {"spec", spec.to_string()},   {"profile", to_string(config.profile)},
-              {"preset", config.preset},    {"seeds", config.n_seeds},
-              {"base_seed", config.base_seed}, {"backend", to_string(config.backend)},
-              {"curve_points", config.curve_points}, {"regret", config.regret}};
-}
-
-json result_to_json(const AlgorithmResult& r) {
-  json params = json::object();
-  for (const auto& kv : r.params) params[kv.first] = kv.second;
-  auto number = [](double v) { return std::isfinite(v) ? json(v) : json(nullptr); };
-  json per_seed = json::array();
-  for (double v : r.final_per_seed) per_seed.push_back(number(v));
-  return json{{"algo", r.algo},
-              {"spec", r.spec},
-              {"params", params},
-              {"metric", r.metric},
-              {"final_mean", number(r.final_mean)},
-              {"final_std", number(r.final_std)},
-              {"seconds_mean", r.seconds_mean},
-              {"kernel_updates_mean", r.kernel_updates_mean},
-              {"seeds", r.seeds},
-              {"diverged", r.diverged},
-              {"final_per_seed", per_seed}};
-}
-
-AlgorithmResult result_from_cell(const json& cell) {
-  AlgorithmResult r;
-  const json& j = cell.at("result");
-  r.algo = j.at("algo");
-  r.spec = j.at("spec");
-  for (auto it = j.at("params").begin(); it != j.at("params").end(); ++it)
-    r.params.emplace_back(it.key(), it.value().get<std::string>());
-  r.metric = j.at("metric");
-  auto number = [](const json& v) { return v.is_null() ? NAN : v.get<double>(); };
-  r.final_mean = number(j.at("final_mean"));
-  r.final_std = number(j.at("final_std"));
-  r.seconds_mean = j.at("seconds_mean");
-  r.kernel_updates_mean = j.value("kernel_updates_mean", 0.0);
-  r.seeds = j.at("seeds");
-  r.diverged = j.at("diverged");
-  for (const auto& v : j.at("final_per_seed")) r.final_per_seed.push_back(number(v));
-  r.curve_t = cell.at("curve_t").get<std::vector<std::size_t>>();
-  for (const auto& v : cell.at("curve_mean")) r.curve_mean.push_back(number(v));
-  for (const auto& v : cell.at("curve_std")) r.curve_std.push_back(number(v));
-  if (cell.contains("regret_mean")) {
-    for (const auto& v : cell.at("regret_mean")) r.regret_mean.push_back(number(v));
-    for (const auto& v : cell.at("regret_std")) r.regret_std.push_back(number(v));
-  }
-  r.reused = true;
-  return r;
-}
-
-json cell_to_json(const json& key, const AlgorithmResult& r) {
-  auto numbers = [](const std::vector<double>& v) {
-    json a = json::array();
-    for (double x : v) a.push_back(std::isfinite(x) ? json(x) : json(nullptr));
-    return a;
-  };
-  json cell{{"key", key}, {"result", result_to_json(r)}, {"curve_t", r.curve_t},
-            {"curve_mean", numbers(r.curve_mean)}, {"curve_std", numbers(r.curve_std)}};
-  if (!r.regret_mean.empty()) {
-    cell["regret_mean"] = numbers(r.regret_mean);
-    cell["regret_std"] = numbers(r.regret_std);
-  }
-  return cell;
-}
-
 void mean_std(const std::vector<double>& v, double& mean, double& std_dev) {
   if (v.empty()) {
     mean = std_dev = NAN;
@@ -256,50 +180,36 @@ std::string device_name(BackendKind backend) {
   return "cuda";
 }
 
-}  // namespace
+// One algorithm configuration of the study.
+struct Cell {
+  AlgorithmSpec spec;
+  json key;
+  fs::path file;  // its cache file (empty without out_dir)
+  bool randomized = true;
+  bool done = false;  // found finished in the cache: `reused` holds its result
+  AlgorithmResult reused;
+  // Built while validating, for the replicates of the cell's first task (one on the CPU, all
+  // of them on the GPU) and handed to that task, so validation costs no second construction.
+  std::unique_ptr<detail::Algorithm> prepared;
+};
 
-StudyResult run_study(const StudyConfig& config, const Dataset& data) {
-  if (data.n_samples == 0) throw InputError(data.name + ": empty stream");
-  if (config.algorithms.empty()) throw ConfigError("study: no algorithm given (use --algo)");
-  if (config.n_seeds == 0) throw ConfigError("study: --seeds must be at least 1");
-  const Preset* preset = config.preset.empty() ? nullptr : &find_preset(config.preset);
-  StudyConfig cfg = config;
-  if (cfg.backend == BackendKind::Auto)
-    cfg.backend = detail::cuda_available() ? BackendKind::Cuda : BackendKind::Cpu;
+// A unit of work: replicates first .. first + count − 1 of one cell, in lockstep.
+struct WorkItem {
+  std::size_t cell, first, count;
+};
 
-  StudyResult result;
-  result.dataset = data.name;
-  result.n_samples = data.n_samples;
-  result.n_features = data.n_features;
-  result.backend = to_string(cfg.backend);
-  result.device = device_name(cfg.backend);
-  result.profile = to_string(cfg.profile);
-  result.preset = cfg.preset;
-
-  const auto points = curve_points(data.n_samples, cfg.curve_points);
-  check_result_memory(cfg, points.size());
-  const std::uint64_t checksum = data_checksum(data);
-  const fs::path cell_dir = cfg.out_dir.empty() ? fs::path() : fs::path(cfg.out_dir) / "cells";
-  // Validate every algorithm up front (a typo must fail before hours of work), and find the
-  // cells that a previous run already finished.
-  struct Cell {
-    AlgorithmSpec spec;
-    json key;
-    fs::path file;
-    bool randomized = true;
-    bool done = false;
-    AlgorithmResult reused;
-    // Built while validating, for the replicates of the cell's first task (one on the CPU, all
-    // of them on the GPU) and handed to that task, so validation costs no second construction.
-    std::unique_ptr<detail::Algorithm> prepared;
-  };
-  std::vector<Cell> cells;
+// Builds every algorithm once up front (a typo must fail before hours of work) and finds the
+// cells that a previous run already finished.
+std::vector<Cell> prepare_cells(const StudyConfig& cfg, const Preset* preset, const Dataset& data,
+                                const fs::path& cell_dir) {
+  const std::uint64_t checksum = detail::data_checksum(data);
   const bool lockstep = cfg.backend != BackendKind::Cpu;
   std::vector<std::uint64_t> first_replicates{0};
   if (lockstep)
     for (std::uint64_t r = 1; r < cfg.n_seeds; ++r) first_replicates.push_back(r);
+  std::vector<Cell> cells;
   for (const auto& spec : cfg.algorithms) {
-    Cell cell{spec, cell_key(spec, cfg, data, checksum), {}, true, false, {}, nullptr};
+    Cell cell{spec, detail::cell_key(spec, cfg, data, checksum), {}, true, false, {}, nullptr};
     cell.prepared = build(spec, preset, cfg, data, first_replicates);
     cell.randomized = cell.prepared->randomized();
     if (cfg.regret && std::isnan(cell.prepared->regret_regularizer(0)))
@@ -313,7 +223,7 @@ StudyResult run_study(const StudyConfig& config, const Dataset& data) {
         try {
           json stored = json::parse(in);
           if (stored.at("key") == cell.key) {
-            cell.reused = result_from_cell(stored);
+            cell.reused = detail::result_from_cell(stored);
             cell.done = true;
             cell.prepared.reset();
           }
@@ -324,45 +234,39 @@ StudyResult run_study(const StudyConfig& config, const Dataset& data) {
     }
     cells.push_back(std::move(cell));
   }
+  return cells;
+}
 
-  // The regret's comparator (§4.5), once the algorithms are known to define the regret: the
-  // notebook's λ = 1e-3 on the 76-kernel journal dictionary.
-  std::vector<double> regret_residual2;
-  if (cfg.regret) {
-    detail::RegretBenchmark benchmark = detail::batch_kernel_ridge(data, parse_dictionary("jmlr23-76"), 1e-3);
-    result.regret_benchmark = benchmark.kernel;
-    regret_residual2 = std::move(benchmark.residual2);
-  }
-
-  // Tasks: (cell, first replicate, count). CPU runs one replicate per task so threads share the
-  // work evenly; the CUDA backend takes all replicates of a cell in lockstep.
-  struct Task {
-    std::size_t cell, first, count;
-  };
-  std::vector<Task> tasks;
+// The work left: the CPU runs one replicate per task so threads share it evenly; the CUDA
+// backend takes all replicates of a cell in lockstep. Deterministic algorithms run once.
+std::vector<WorkItem> plan_tasks(const std::vector<Cell>& cells, const StudyConfig& cfg) {
+  const bool lockstep = cfg.backend != BackendKind::Cpu;
+  std::vector<WorkItem> tasks;
   for (std::size_t c = 0; c < cells.size(); ++c) {
     if (cells[c].done) continue;
     const std::size_t n = cells[c].randomized ? cfg.n_seeds : 1;
     if (!lockstep)
-      for (std::size_t r = 0; r < n; ++r) tasks.push_back({c, r, 1});
+      for (std::size_t r = 0; r < n; ++r) tasks.push_back(WorkItem{c, r, 1});
     else
-      tasks.push_back({c, 0, n});
+      tasks.push_back(WorkItem{c, 0, n});
   }
-  std::size_t total_replicates = 0;
-  for (const Task& task : tasks) total_replicates += task.count;
-  // Only now, with every algorithm validated, does anything appear in out_dir; if the run then
-  // fails, what it created and left empty is removed again.
-  std::vector<fs::path> created;
-  if (!cell_dir.empty()) {
-    for (fs::path p = cell_dir; !p.empty() && !fs::exists(p); p = p.parent_path()) created.push_back(p);
-    fs::create_directories(cell_dir);
-  }
+  return tasks;
+}
+
+// Runs the tasks on a pool of threads (one in lockstep mode), each cell's replicates into
+// runs[cell]. The first failure stops the others from starting work and is rethrown.
+std::vector<std::vector<ReplicateRun>> run_tasks(const std::vector<WorkItem>& tasks, std::vector<Cell>& cells,
+                                                 const Preset* preset, const StudyConfig& cfg, const Dataset& data,
+                                                 const std::vector<std::size_t>& points,
+                                                 const std::vector<double>& regret_residual2) {
   std::vector<std::vector<ReplicateRun>> runs(cells.size());
   for (std::size_t c = 0; c < cells.size(); ++c)
     runs[c].resize(cells[c].randomized ? cfg.n_seeds : 1);
+  std::size_t total_replicates = 0;
+  for (const WorkItem& task : tasks) total_replicates += task.count;
 
   std::size_t n_threads = cfg.threads ? cfg.threads : std::max(1u, std::thread::hardware_concurrency());
-  if (lockstep) n_threads = 1;
+  if (cfg.backend != BackendKind::Cpu) n_threads = 1;
   n_threads = std::max<std::size_t>(1, std::min(n_threads, tasks.size()));
   std::atomic<std::size_t> next{0}, finished{0};
   std::mutex error_mutex, progress_mutex;
@@ -375,7 +279,7 @@ StudyResult run_study(const StudyConfig& config, const Dataset& data) {
         std::lock_guard<std::mutex> lock(error_mutex);
         if (error) return;
       }
-      const Task& task = tasks[i];
+      const WorkItem& task = tasks[i];
       try {
         std::vector<std::uint64_t> replicates(task.count);
         for (std::size_t k = 0; k < task.count; ++k) replicates[k] = task.first + k;
@@ -403,91 +307,125 @@ StudyResult run_study(const StudyConfig& config, const Dataset& data) {
   for (std::size_t k = 1; k < n_threads; ++k) pool.emplace_back(worker);
   worker();
   for (auto& th : pool) th.join();
-  if (error) {
-    std::error_code ignored;
-    for (const auto& p : created) fs::remove(p, ignored);  // removes only empty directories
-    std::rethrow_exception(error);
+  if (error) std::rethrow_exception(error);
+  return runs;
+}
+
+// Mean and std over the seeds of a cell's replicates: final metric, time, curves, regret.
+AlgorithmResult aggregate(const Cell& cell, const std::vector<ReplicateRun>& cell_runs, const StudyConfig& cfg,
+                          const Dataset& data, const std::vector<std::size_t>& points) {
+  AlgorithmResult r;
+  r.algo = cell.spec.name;
+  r.spec = cell.spec.to_string();
+  r.params = cell.spec.params;
+  r.metric = data.task == omkl::Task::Regression ? "mse" : "error_rate";
+  r.seeds = cfg.n_seeds;
+  r.curve_t = points;
+  // Deterministic algorithms ran once; every seed has that same result.
+  std::vector<ReplicateRun> all = cell_runs;
+  if (!cell.randomized) all.assign(cfg.n_seeds, cell_runs[0]);
+  std::vector<double> finals, seconds;
+  for (const auto& run : all) {
+    r.final_per_seed.push_back(run.diverged ? NAN : run.final_metric);
+    seconds.push_back(run.seconds);
+    r.kernel_updates_mean += run.kernel_updates / static_cast<double>(all.size());
+    if (run.diverged) ++r.diverged;
+    else finals.push_back(run.final_metric);
+  }
+  double ignored;
+  mean_std(finals, r.final_mean, r.final_std);
+  mean_std(seconds, r.seconds_mean, ignored);
+  for (std::size_t k = 0; k < points.size(); ++k) {
+    std::vector<double> v;
+    for (const auto& run : all)
+      if (!run.diverged) v.push_back(run.curve[k]);
+    double m, s;
+    mean_std(v, m, s);
+    r.curve_mean.push_back(m);
+    r.curve_std.push_back(s);
+    if (!cfg.regret) continue;
+    std::vector<double> g;
+    for (const auto& run : all)
+      if (!run.diverged) g.push_back(run.regret[k]);
+    mean_std(g, m, s);
+    r.regret_mean.push_back(m);
+    r.regret_std.push_back(s);
+  }
+  return r;
+}
+
+// The directories of `dir` that do not exist yet, innermost first: what a failed run removes.
+std::vector<fs::path> missing_directories(const fs::path& dir) {
+  std::vector<fs::path> missing;
+  for (fs::path p = dir; !p.empty() && !fs::exists(p); p = p.parent_path()) missing.push_back(p);
+  return missing;
+}
+
+}  // namespace
+
+StudyResult run_study(const StudyConfig& config, const Dataset& data) {
+  if (data.n_samples == 0) throw InputError(data.name + ": empty stream");
+  if (config.algorithms.empty()) throw ConfigError("study: no algorithm given (use --algo)");
+  if (config.n_seeds == 0) throw ConfigError("study: --seeds must be at least 1");
+  const Preset* preset = config.preset.empty() ? nullptr : &find_preset(config.preset);
+  StudyConfig cfg = config;
+  if (cfg.backend == BackendKind::Auto)
+    cfg.backend = detail::cuda_available() ? BackendKind::Cuda : BackendKind::Cpu;
+
+  StudyResult result;
+  result.dataset = data.name;
+  result.n_samples = data.n_samples;
+  result.n_features = data.n_features;
+  result.backend = to_string(cfg.backend);
+  result.device = device_name(cfg.backend);
+  result.profile = to_string(cfg.profile);
+  result.preset = cfg.preset;
+
+  // 1. Validate: curve points, memory for the results, every algorithm built once.
+  const auto points = curve_points(data.n_samples, cfg.curve_points);
+  check_result_memory(cfg, points.size());
+  const fs::path cell_dir = cfg.out_dir.empty() ? fs::path() : fs::path(cfg.out_dir) / "cells";
+  std::vector<Cell> cells = prepare_cells(cfg, preset, data, cell_dir);
+
+  // 2. The regret's comparator (§4.5), once the algorithms are known to define the regret:
+  // the notebook's λ = 1e-3 on the 76-kernel journal dictionary.
+  std::vector<double> regret_residual2;
+  if (cfg.regret) {
+    detail::RegretBenchmark benchmark = detail::batch_kernel_ridge(data, parse_dictionary("jmlr23-76"), 1e-3);
+    result.regret_benchmark = benchmark.kernel;
+    regret_residual2 = std::move(benchmark.residual2);
   }
 
+  // 3. Run what the cache does not hold. Only now, with every algorithm validated, does
+  // anything appear in out_dir; if the run fails, what it created and left empty is removed.
+  const std::vector<WorkItem> tasks = plan_tasks(cells, cfg);
+  std::vector<fs::path> created;
+  if (!cell_dir.empty()) {
+    created = missing_directories(cell_dir);
+    fs::create_directories(cell_dir);
+  }
+  std::vector<std::vector<ReplicateRun>> runs;
+  try {
+    runs = run_tasks(tasks, cells, preset, cfg, data, points, regret_residual2);
+  } catch (...) {
+    std::error_code ignored;
+    for (const auto& p : created) fs::remove(p, ignored);  // removes only empty directories
+    throw;
+  }
+
+  // 4. Aggregate over the seeds, cache each new cell, write the outputs.
   for (std::size_t c = 0; c < cells.size(); ++c) {
-    Cell& cell = cells[c];
-    if (cell.done) {
-      result.results.push_back(cell.reused);
+    if (cells[c].done) {
+      result.results.push_back(cells[c].reused);
       continue;
     }
-    AlgorithmResult r;
-    r.algo = cell.spec.name;
-    r.spec = cell.spec.to_string();
-    r.params = cell.spec.params;
-    r.metric = data.task == omkl::Task::Regression ? "mse" : "error_rate";
-    r.seeds = cfg.n_seeds;
-    r.curve_t = points;
-    // Deterministic algorithms ran once; every seed has that same result.
-    std::vector<ReplicateRun> all = runs[c];
-    if (!cell.randomized) all.assign(cfg.n_seeds, runs[c][0]);
-    std::vector<double> finals, seconds;
-    for (const auto& run : all) {
-      r.final_per_seed.push_back(run.diverged ? NAN : run.final_metric);
-      seconds.push_back(run.seconds);
-      r.kernel_updates_mean += run.kernel_updates / static_cast<double>(all.size());
-      if (run.diverged) ++r.diverged;
-      else finals.push_back(run.final_metric);
-    }
-    double ignored;
-    mean_std(finals, r.final_mean, r.final_std);
-    mean_std(seconds, r.seconds_mean, ignored);
-    for (std::size_t k = 0; k < points.size(); ++k) {
-      std::vector<double> v;
-      for (const auto& run : all)
-        if (!run.diverged) v.push_back(run.curve[k]);
-      double m, s;
-      mean_std(v, m, s);
-      r.curve_mean.push_back(m);
-      r.curve_std.push_back(s);
-      if (!cfg.regret) continue;
-      std::vector<double> g;
-      for (const auto& run : all)
-        if (!run.diverged) g.push_back(run.regret[k]);
-      mean_std(g, m, s);
-      r.regret_mean.push_back(m);
-      r.regret_std.push_back(s);
-    }
-    if (!cell.file.empty())
-      detail::write_file_atomic(cell.file.string(), cell_to_json(cell.key, r).dump());
+    AlgorithmResult r = aggregate(cells[c], runs[c], cfg, data, points);
+    if (!cells[c].file.empty())
+      detail::write_file_atomic(cells[c].file.string(), detail::cell_to_json(cells[c].key, r).dump());
     result.results.push_back(std::move(r));
   }
   if (!cfg.out_dir.empty()) write_study_outputs(result, cfg.out_dir);
   return result;
-}
-
-void write_study_outputs(const StudyResult& result, const std::string& dir) {
-  fs::create_directories(dir);
-  json results = json::array();
-  for (const auto& r : result.results) results.push_back(result_to_json(r));
-  json summary{{"dataset", result.dataset}, {"n_samples", result.n_samples},
-                     {"n_features", result.n_features}, {"backend", result.backend},
-                     {"device", result.device},     {"profile", result.profile},
-                     {"preset", result.preset},     {"results", results}};
-  if (!result.regret_benchmark.empty()) summary["regret_benchmark"] = result.regret_benchmark;
-  detail::write_file_atomic((fs::path(dir) / "summary.json").string(), summary.dump(2) + "\n");
-
-  std::ostringstream csv;
-  csv.precision(17);
-  csv << "algo,spec,metric,t,mean,std\n";
-  for (const auto& r : result.results)
-    for (std::size_t k = 0; k < r.curve_t.size(); ++k)
-      csv << r.algo << ",\"" << r.spec << "\"," << r.metric << "," << r.curve_t[k] << ","
-          << r.curve_mean[k] << "," << r.curve_std[k] << "\n";
-  detail::write_file_atomic((fs::path(dir) / "curves.csv").string(), csv.str());
-  if (result.regret_benchmark.empty()) return;
-  std::ostringstream regret;
-  regret.precision(17);
-  regret << "algo,spec,benchmark,t,mean,std\n";
-  for (const auto& r : result.results)
-    for (std::size_t k = 0; k < r.regret_mean.size(); ++k)
-      regret << r.algo << ",\"" << r.spec << "\"," << result.regret_benchmark << "," << r.curve_t[k] << ","
-             << r.regret_mean[k] << "," << r.regret_std[k] << "\n";
-  detail::write_file_atomic((fs::path(dir) / "regret.csv").string(), regret.str());
 }
 
 }  // namespace omkl

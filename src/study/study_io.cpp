@@ -1,0 +1,127 @@
+/// @file study_io.cpp
+/// @brief The cell cache and the study's output files (study_io.h).
+#include "study/study_io.h"
+
+#include <cmath>
+#include <filesystem>
+#include <sstream>
+#include <string>
+
+#include "core/state_io.h"
+
+namespace omkl {
+
+using json = nlohmann::json;
+
+namespace detail {
+
+std::uint64_t data_checksum(const Dataset& data) {
+  std::string bytes(reinterpret_cast<const char*>(data.x.data()), data.x.size() * sizeof(double));
+  bytes.append(reinterpret_cast<const char*>(data.y.data()), data.y.size() * sizeof(double));
+  return fnv1a64(bytes);
+}
+
+json cell_key(const AlgorithmSpec& spec, const StudyConfig& config, const Dataset& data,
+              std::uint64_t checksum) {
+  return json{{"dataset", data.name},       {"n_samples", data.n_samples},
+              {"n_features", data.n_features}, {"data_checksum", std::to_string(checksum)},
+              {"spec", spec.to_string()},   {"profile", to_string(config.profile)},
+              {"preset", config.preset},    {"seeds", config.n_seeds},
+              {"base_seed", config.base_seed}, {"backend", to_string(config.backend)},
+              {"curve_points", config.curve_points}, {"regret", config.regret}};
+}
+
+json result_to_json(const AlgorithmResult& r) {
+  json params = json::object();
+  for (const auto& kv : r.params) params[kv.first] = kv.second;
+  auto number = [](double v) { return std::isfinite(v) ? json(v) : json(nullptr); };
+  json per_seed = json::array();
+  for (double v : r.final_per_seed) per_seed.push_back(number(v));
+  return json{{"algo", r.algo},
+              {"spec", r.spec},
+              {"params", params},
+              {"metric", r.metric},
+              {"final_mean", number(r.final_mean)},
+              {"final_std", number(r.final_std)},
+              {"seconds_mean", r.seconds_mean},
+              {"kernel_updates_mean", r.kernel_updates_mean},
+              {"seeds", r.seeds},
+              {"diverged", r.diverged},
+              {"final_per_seed", per_seed}};
+}
+
+AlgorithmResult result_from_cell(const json& cell) {
+  AlgorithmResult r;
+  const json& j = cell.at("result");
+  r.algo = j.at("algo");
+  r.spec = j.at("spec");
+  for (auto it = j.at("params").begin(); it != j.at("params").end(); ++it)
+    r.params.emplace_back(it.key(), it.value().get<std::string>());
+  r.metric = j.at("metric");
+  auto number = [](const json& v) { return v.is_null() ? NAN : v.get<double>(); };
+  r.final_mean = number(j.at("final_mean"));
+  r.final_std = number(j.at("final_std"));
+  r.seconds_mean = j.at("seconds_mean");
+  r.kernel_updates_mean = j.value("kernel_updates_mean", 0.0);
+  r.seeds = j.at("seeds");
+  r.diverged = j.at("diverged");
+  for (const auto& v : j.at("final_per_seed")) r.final_per_seed.push_back(number(v));
+  r.curve_t = cell.at("curve_t").get<std::vector<std::size_t>>();
+  for (const auto& v : cell.at("curve_mean")) r.curve_mean.push_back(number(v));
+  for (const auto& v : cell.at("curve_std")) r.curve_std.push_back(number(v));
+  if (cell.contains("regret_mean")) {
+    for (const auto& v : cell.at("regret_mean")) r.regret_mean.push_back(number(v));
+    for (const auto& v : cell.at("regret_std")) r.regret_std.push_back(number(v));
+  }
+  r.reused = true;
+  return r;
+}
+
+json cell_to_json(const json& key, const AlgorithmResult& r) {
+  auto numbers = [](const std::vector<double>& v) {
+    json a = json::array();
+    for (double x : v) a.push_back(std::isfinite(x) ? json(x) : json(nullptr));
+    return a;
+  };
+  json cell{{"key", key}, {"result", result_to_json(r)}, {"curve_t", r.curve_t},
+            {"curve_mean", numbers(r.curve_mean)}, {"curve_std", numbers(r.curve_std)}};
+  if (!r.regret_mean.empty()) {
+    cell["regret_mean"] = numbers(r.regret_mean);
+    cell["regret_std"] = numbers(r.regret_std);
+  }
+  return cell;
+}
+
+}  // namespace detail
+
+void write_study_outputs(const StudyResult& result, const std::string& dir) {
+  std::filesystem::create_directories(dir);
+  json results = json::array();
+  for (const auto& r : result.results) results.push_back(detail::result_to_json(r));
+  json summary{{"dataset", result.dataset}, {"n_samples", result.n_samples},
+                     {"n_features", result.n_features}, {"backend", result.backend},
+                     {"device", result.device},     {"profile", result.profile},
+                     {"preset", result.preset},     {"results", results}};
+  if (!result.regret_benchmark.empty()) summary["regret_benchmark"] = result.regret_benchmark;
+  detail::write_file_atomic((std::filesystem::path(dir) / "summary.json").string(), summary.dump(2) + "\n");
+
+  std::ostringstream csv;
+  csv.precision(17);
+  csv << "algo,spec,metric,t,mean,std\n";
+  for (const auto& r : result.results)
+    for (std::size_t k = 0; k < r.curve_t.size(); ++k)
+      csv << r.algo << ",\"" << r.spec << "\"," << r.metric << "," << r.curve_t[k] << ","
+          << r.curve_mean[k] << "," << r.curve_std[k] << "\n";
+  detail::write_file_atomic((std::filesystem::path(dir) / "curves.csv").string(), csv.str());
+  if (result.regret_benchmark.empty()) return;
+  std::ostringstream regret;
+  regret.precision(17);
+  regret << "algo,spec,benchmark,t,mean,std\n";
+  for (const auto& r : result.results)
+    for (std::size_t k = 0; k < r.regret_mean.size(); ++k)
+      regret << r.algo << ",\"" << r.spec << "\"," << result.regret_benchmark << "," << r.curve_t[k] << ","
+             << r.regret_mean[k] << "," << r.regret_std[k] << "\n";
+  detail::write_file_atomic((std::filesystem::path(dir) / "regret.csv").string(), regret.str());
+}
+
+}  // namespace omkl

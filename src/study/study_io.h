@@ -1,0 +1,28 @@
+/// @file study_io.h
+/// @brief What a study writes and reads back: the cell cache (one JSON file per finished
+/// algorithm configuration, keyed by everything its numbers depend on, so a re-run reuses it)
+/// and the output contract's summary.json / curves.csv / regret.csv (write_study_outputs(),
+/// declared in omkl/study.h).
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+
+#include "omkl/study.h"
+
+namespace omkl::detail {
+
+/// FNV-1a of the stream's bytes (features then targets): part of a cell's key.
+std::uint64_t data_checksum(const Dataset& data);
+/// Everything a cell's numbers depend on besides the code: data, spec, profile, preset, seeds,
+/// backend, curve points, regret.
+nlohmann::json cell_key(const AlgorithmSpec& spec, const StudyConfig& config, const Dataset& data,
+                        std::uint64_t checksum);
+/// One result as summary.json lists it (non-finite numbers as null).
+nlohmann::json result_to_json(const AlgorithmResult& r);
+/// A cache file's contents: key, result and curves.
+nlohmann::json cell_to_json(const nlohmann::json& key, const AlgorithmResult& r);
+/// The result stored in a cache file (marked reused). Throws on a malformed cell.
+AlgorithmResult result_from_cell(const nlohmann::json& cell);
+
+}  // namespace omkl::detail
