@@ -48,6 +48,16 @@ struct LearnerContext {
 /// invalid value, naming the algorithm and the parameter.
 Learner make_learner(const AlgorithmSpec& spec, const LearnerContext& context);
 
+/// One registered algorithm as `omkl list` shows it.
+struct AlgorithmSummary {
+  std::string name;
+  std::string family;   ///< the family that registered it (raker, exact_kernel, graph_aided, ...)
+  std::string summary;  ///< one line: what it is and where it comes from
+};
+
+/// Every registered algorithm, sorted by name.
+std::vector<AlgorithmSummary> list_algorithms();
+
 /// Registered algorithm names, sorted.
 std::vector<std::string> algorithm_names();
 

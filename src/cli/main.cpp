@@ -269,8 +269,14 @@ int main(int argc, char** argv) {
     if (*run) return run_command(run_options, run_extra);
     if (*gen) return gen_command(gen_kind, gen_samples, gen_seed, gen_out, gen_raw, gen_target);
     if (*list) {
-      fmt::print("algorithms:\n");
-      for (const auto& name : algorithm_names()) fmt::print("  {}\n", name);
+      fmt::print("algorithms (name, family, summary):\n");
+      std::size_t name_width = 0, family_width = 0;
+      for (const auto& a : list_algorithms()) {
+        name_width = std::max(name_width, a.name.size());
+        family_width = std::max(family_width, a.family.size());
+      }
+      for (const auto& a : list_algorithms())
+        fmt::print("  {:<{}}  {:<{}}  {}\n", a.name, name_width, a.family, family_width, a.summary);
       fmt::print("presets:\n");
       for (const auto& name : preset_names()) fmt::print("  {}: {}\n", name, find_preset(name).description);
       fmt::print("dictionaries:\n");

@@ -1,10 +1,59 @@
 /// @file algorithm_base.h
-/// @brief The internal interface every algorithm family implements, and its registry.
+/// @brief The seam every algorithm family implements (Algorithm), and the registry that makes
+/// a family known to the whole library.
 ///
 /// An Algorithm advances R replicates of one configuration through the stream in lockstep:
 /// every call takes one sample (or a block) and returns one prediction per replicate. The
 /// public Learner is the R = 1 case; the study runner and the CUDA backend use larger R so
 /// that each step is one batched call over replicates × kernels.
+///
+/// ## Adding a family
+///
+/// A family is one folder, src/families/<family>/, and one line in the registry table
+/// (registry.cpp, kFamilies). With that line `omkl list` and `omkl describe` show its
+/// algorithms, `omkl run` / `omkl study` / make_learner() build them by name, checkpoints
+/// restore them (a checkpoint stores the spec and rebuilds through the registry), and studies
+/// run them over seeds on every backend that the family reaches. Nothing outside the folder
+/// changes. The worked example is the smallest family, src/families/raker/raker.cpp (Raker and
+/// the single-kernel RF learner); what each piece of it does:
+///
+/// 1. **Construction** — `Raker(ParamReader& params, const AlgoContext& context, ...)`.
+///    Every parameter is read from `params` (get_double, get_int, get_choice, get_bool), each
+///    with its default and a one-line meaning: that is what `omkl describe` prints, so an
+///    algorithm documents itself by reading its parameters. Profile defaults come from
+///    `context.profile` (paper vs the authors' reference code: each difference a named
+///    parameter, never a second loop). Invalid values fail with `params.fail(name, why)`
+///    (a ConfigError naming the algorithm and the parameter). Unknown parameters are refused
+///    after construction by make_algorithm() (ParamReader::finish).
+/// 2. **Randomness** — nothing global: every draw comes from a counter-based stream keyed by
+///    (context.seed, context.replicates[r], purpose, index) (random/rng.h), so replicate r's
+///    numbers do not depend on R, the thread count or the backend. Random-feature families get
+///    their frequency matrices through features/rf_ensemble.h (the same matrices for every
+///    family of a study: common random numbers), per-step choices from RngPurpose::Selection
+///    with an index of their own (random/selection_stream.h).
+/// 3. **The backend** — arithmetic over (replicate, kernel) slots goes through RfBackend
+///    (features/rf_backend.h), made by make_rf_ensemble_backend() for `context.backend`: CPU or
+///    CUDA, chosen at run time. Algorithms whose θ updates do not depend on the weights call
+///    advance() over a window of samples (Raker); per-step-feedback algorithms name the pairs
+///    they update each step through step_selected() (the graph-aided family). A family with its
+///    own arithmetic (the exact-kernel baselines) may keep it on the host.
+/// 4. **Per step** — `step(x, y, predictions)`: predict x for every replicate
+///    (predictions[r]), then learn from (x, y). `step_block()` may batch n steps; it must give
+///    bit-identical results to n step() calls (tests/integration/test_learner_api.cpp checks
+///    this for every registered algorithm). `predict()` must not change state and must equal
+///    the prediction the next step() returns.
+/// 5. **Checkpoints** — `save_state()` writes everything the next step reads (θ through
+///    save_backend_state(), weights, step count, RNG counters) after a tag of its own;
+///    `load_state()` reads it back, checks every size and index against the configuration (a
+///    damaged file, even one with a valid checksum, is refused with an InputError, never
+///    dereferenced), and continues bit-identically.
+/// 6. **Registration** — one function `add_<family>_algorithms(registry)` that pushes an
+///    AlgorithmInfo {name, summary, factory} per algorithm (raker.cpp's last lines), and its
+///    line in registry.cpp's kFamilies.
+///
+/// Optional hooks: metric_convention() (the reference code's first-error convention),
+/// kernel_updates() (a benchmark counter), regret_regularizer() (the graph journal's regret),
+/// randomized() = false for deterministic algorithms (a study then runs one replicate).
 #pragma once
 
 #include <cstddef>
@@ -12,6 +61,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "omkl/types.h"
@@ -80,10 +130,24 @@ using AlgorithmFactory =
     std::function<std::unique_ptr<Algorithm>(ParamReader& params, const AlgoContext& context)>;
 
 struct AlgorithmInfo {
+  AlgorithmInfo(std::string name_, std::string summary_, AlgorithmFactory make_)
+      : name(std::move(name_)), summary(std::move(summary_)), make(std::move(make_)) {}
+
   std::string name;
   std::string summary;
   AlgorithmFactory make;
+  std::string family;  ///< set by the registry: the family (folder) that registered it
 };
+
+/// One family's entry in the registry: its name (the folder under src/families/) and the
+/// function that adds its algorithms.
+struct FamilyRegistration {
+  const char* name;
+  void (*add)(std::vector<AlgorithmInfo>& registry);
+};
+
+/// Every family, in registration order (registry.cpp).
+const std::vector<FamilyRegistration>& algorithm_families();
 
 /// The table of every algorithm, built once from each family's add_*_algorithms().
 const std::vector<AlgorithmInfo>& algorithm_registry();
@@ -94,12 +158,5 @@ std::unique_ptr<Algorithm> make_algorithm(const std::string& name,
                                           const std::vector<std::pair<std::string, std::string>>& params,
                                           const std::vector<std::pair<std::string, std::string>>& defaults,
                                           const AlgoContext& context);
-
-// Families register here (one function per family; see registry.cpp).
-void add_raker_algorithms(std::vector<AlgorithmInfo>& registry);
-void add_exact_kernel_algorithms(std::vector<AlgorithmInfo>& registry);
-void add_ada_raker_algorithms(std::vector<AlgorithmInfo>& registry);  // called by add_raker_algorithms
-void add_ada_mkl_algorithms(std::vector<AlgorithmInfo>& registry);
-void add_graph_aided_algorithms(std::vector<AlgorithmInfo>& registry);
 
 }  // namespace omkl::detail

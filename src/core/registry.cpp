@@ -16,14 +16,38 @@ void Algorithm::step_block(const double* x, const double* y, std::size_t n, std:
   for (std::size_t t = 0; t < n; ++t) step(x + t * n_features, y[t], predictions + t * r);
 }
 
+// Each family's registration function, defined in its folder under src/families/.
+void add_raker_algorithms(std::vector<AlgorithmInfo>& registry);
+void add_exact_kernel_algorithms(std::vector<AlgorithmInfo>& registry);
+void add_ada_mkl_algorithms(std::vector<AlgorithmInfo>& registry);
+void add_graph_aided_algorithms(std::vector<AlgorithmInfo>& registry);
+
+const std::vector<FamilyRegistration>& algorithm_families() {
+  // The families: one line each. A new family adds its line here and its folder; the CLI's
+  // list and describe, make_learner(), checkpoints and studies all read this table.
+  static const std::vector<FamilyRegistration> families = {
+      {"raker", add_raker_algorithms},
+      {"exact_kernel", add_exact_kernel_algorithms},
+      {"ada_mkl", add_ada_mkl_algorithms},
+      {"graph_aided", add_graph_aided_algorithms},
+  };
+  return families;
+}
+
 const std::vector<AlgorithmInfo>& algorithm_registry() {
   // Built once, immutable afterwards: each family adds its entries in one function.
   static const std::vector<AlgorithmInfo> registry = [] {
     std::vector<AlgorithmInfo> all;
-    add_raker_algorithms(all);
-    add_exact_kernel_algorithms(all);
-    add_ada_mkl_algorithms(all);
-    add_graph_aided_algorithms(all);
+    for (const FamilyRegistration& family : algorithm_families()) {
+      const std::size_t first = all.size();
+      family.add(all);
+      for (std::size_t i = first; i < all.size(); ++i) all[i].family = family.name;
+    }
+    for (std::size_t i = 0; i < all.size(); ++i)
+      for (std::size_t j = 0; j < i; ++j)
+        if (all[i].name == all[j].name)
+          throw Error("algorithm '" + all[i].name + "' is registered by both the " + all[j].family + " and the " +
+                      all[i].family + " family");
     std::sort(all.begin(), all.end(),
               [](const AlgorithmInfo& a, const AlgorithmInfo& b) { return a.name < b.name; });
     return all;
@@ -55,6 +79,12 @@ std::unique_ptr<Algorithm> make_algorithm(
 
 namespace omkl {
 
+std::vector<AlgorithmSummary> list_algorithms() {
+  std::vector<AlgorithmSummary> out;
+  for (const auto& info : detail::algorithm_registry()) out.push_back({info.name, info.family, info.summary});
+  return out;
+}
+
 std::vector<std::string> algorithm_names() {
   std::vector<std::string> names;
   for (const auto& info : detail::algorithm_registry()) names.push_back(info.name);
@@ -76,7 +106,7 @@ std::string describe_algorithm(const std::string& name) {
     reader = detail::ParamReader(name, {});
     info.make(reader, context);
   }
-  return info.name + ": " + info.summary + "\n" + reader.describe();
+  return info.name + ": " + info.summary + " (family: " + info.family + ")\n" + reader.describe();
 }
 
 }  // namespace omkl

@@ -141,6 +141,9 @@ class Raker final : public Algorithm {
 
 }  // namespace
 
+// AdaRaker (ada_raker.cpp) belongs to this family.
+void add_ada_raker_algorithms(std::vector<AlgorithmInfo>& registry);
+
 void add_raker_algorithms(std::vector<AlgorithmInfo>& registry) {
   registry.push_back({"raker", "Raker: random-feature multi-kernel learning (JMLR 2019, Alg. 1)",
                       [](ParamReader& params, const AlgoContext& context) {

@@ -3,7 +3,10 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <set>
+#include <string>
 
+#include "core/algorithm_base.h"
 #include "core/env_switch.h"
 #include "core/params.h"
 #include "core/state_io.h"
@@ -152,4 +155,29 @@ TEST(StateIoTest, CheckpointFilesDetectCorruptionAndTruncation) {
   EXPECT_NE(message_of([&] { read_checkpoint_file(path); }).find("not an omkl checkpoint"), std::string::npos);
   EXPECT_NE(message_of([&] { read_checkpoint_file((dir / "missing").string()); }).find("missing"),
             std::string::npos);
+}
+
+// ---- the registry: families and their algorithms -------------------------------------------
+
+TEST(RegistryTest, EveryAlgorithmBelongsToARegisteredFamily) {
+  const auto& families = omkl::detail::algorithm_families();
+  ASSERT_FALSE(families.empty());
+  std::set<std::string> family_names;
+  for (const auto& f : families) EXPECT_TRUE(family_names.insert(f.name).second) << "family listed twice: " << f.name;
+  const auto listed = omkl::list_algorithms();
+  const auto names = omkl::algorithm_names();
+  ASSERT_EQ(listed.size(), names.size());
+  std::set<std::string> seen_families;
+  for (std::size_t i = 0; i < listed.size(); ++i) {
+    EXPECT_EQ(listed[i].name, names[i]);
+    EXPECT_EQ(family_names.count(listed[i].family), 1u) << listed[i].name << " has family '" << listed[i].family << "'";
+    EXPECT_FALSE(listed[i].summary.empty()) << listed[i].name;
+    seen_families.insert(listed[i].family);
+    if (i > 0) EXPECT_LT(listed[i - 1].name, listed[i].name) << "names are sorted and unique";
+  }
+  // Every family registers at least one algorithm.
+  EXPECT_EQ(seen_families, family_names);
+  // The family is named by describe, which builds the algorithm through the same registry.
+  EXPECT_NE(omkl::describe_algorithm("omkl-sfg").find("(family: graph_aided)"), std::string::npos);
+  EXPECT_NE(omkl::describe_algorithm("adaraker").find("(family: raker)"), std::string::npos);
 }
