@@ -39,6 +39,10 @@ struct LearnerContext {
   std::uint64_t replicate = 0;  ///< replicate index: randomness derives from (seed, replicate)
   std::size_t horizon = 0;      ///< stream length T if known (default steps 1/√T); 0 = unknown
   BackendKind backend = BackendKind::Cpu;
+  /// Federated streams (Dataset::n_clients): K clients whose samples arrive in rounds, row
+  /// t·K + k being client k's t-th sample; 0 for an ordinary stream. The federated algorithms
+  /// read it as their default number of clients.
+  std::size_t n_clients = 0;
   /// Default parameters (e.g. from a preset) applied under the spec's own parameters;
   /// keys an algorithm does not use are ignored (unlike the spec's, which must be known).
   std::vector<std::pair<std::string, std::string>> defaults;

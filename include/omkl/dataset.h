@@ -20,6 +20,12 @@ struct Dataset {
   std::vector<double> x;        ///< n_samples × n_features, row-major
   std::vector<double> y;        ///< n_samples targets
   Task task = Task::Regression;
+  /// Group label of every sample (e.g. the site of a federated "Air" row), read from the CSV
+  /// column CsvOptions::group_column; empty when the stream has none. Not a feature.
+  std::vector<std::uint32_t> groups;
+  /// Federated layout (arrange_federated()): 0 for an ordinary stream; otherwise the stream is
+  /// n_samples / n_clients rounds of n_clients rows, row t·K + k holding client k's t-th sample.
+  std::size_t n_clients = 0;
 
   const double* row(std::size_t t) const { return x.data() + t * n_features; }
 };
@@ -28,6 +34,9 @@ struct Dataset {
 struct CsvOptions {
   /// Name of the target column; empty means the last column.
   std::string target_column;
+  /// Name of a column holding each row's group (non-negative integers): it is taken out of the
+  /// features into Dataset::groups. Empty: none.
+  std::string group_column;
 };
 
 /// Reads a CSV file with one header row, numeric cells only. Throws InputError naming
@@ -84,6 +93,27 @@ enum class Normalization {
 Normalization parse_normalization(const std::string& text);
 /// Applies a normalisation in place (constant columns map to 0).
 void normalize(Dataset& data, Normalization how);
+
+/// How a pooled dataset is dealt to the clients of a federated study (spec/federated.md §4.3).
+struct FederatedLayout {
+  std::size_t rounds = 500;   ///< T: samples per client
+  std::size_t clients = 0;    ///< K; 0 = as many as the data allow (see arrange_federated)
+  std::size_t minority_rows = 50;  ///< grouped data: rows each client takes from every other group
+  std::uint64_t seed = 0;     ///< the data seed: the permutation and the clients' time orders
+};
+
+/// Rearranges `data` into a federated stream of K clients × T rounds (Dataset::n_clients = K;
+/// row t·K + k is client k's t-th sample):
+///  - without groups (i.i.d. split): one seeded permutation π of all rows; client k gets
+///    π[kT], …, π[kT + T − 1] in that order. K defaults to ⌊n / T⌋.
+///  - with groups (non-i.i.d. split by the G distinct group values, ascending): C = K / G clients
+///    per group; client c = s·C + g takes rows [a·g, a·g + a) of its own group s (a = T − (G − 1)·m,
+///    m = minority_rows) and m rows from every other group s', starting at a·C + m·(r·C + g), where r
+///    is s's position among the groups other than s'; its T rows (own block, then the others in group
+///    order) are then shuffled with the data seed. K defaults to G·min_s ⌊n_s / T⌋.
+/// Throws ConfigError when the data hold fewer rows than K × T (naming both), when K is not a
+/// multiple of the group count, or when the minority rows leave no room for the own group.
+void arrange_federated(Dataset& data, const FederatedLayout& layout);
 
 /// Opens a stream by specification: a file path (".csv", or ".svm"/".libsvm"/".txt" for
 /// LIBSVM), or "synthetic:dataset1[:T]" / "synthetic:dataset2[:T]" (seeded by `seed`).

@@ -51,6 +51,8 @@ KernelSpec parse_kernel(const std::string& text);
 ///  - "jmlr19-exact": those three Gaussians + LINEAR + POLY2 (exact MKL baselines)
 ///  - "jmlr23-76":    51 Gaussians γ = 10^(0.08k−2) and 25 Laplacians γ = 10^(l/6−2) (graph-aided §1.3)
 ///  - "conf-41":      41 Gaussians γ = 10^((k−20)/10) (graph-aided conference)
+///  - "fed-51":       51 Gaussians of variance σ_i = 10^((2i−52)/25) (federated §4.4, the authors'
+///                    convention ρ ~ N(0, σ⁻¹I)); "fed-51-textbook": the same σ_i as bandwidths
 Dictionary parse_dictionary(const std::string& text);
 
 /// Names of the built-in dictionary presets.

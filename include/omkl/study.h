@@ -22,6 +22,9 @@ struct Preset {
   std::string description;
   std::vector<std::pair<std::string, std::string>> defaults;  ///< soft algorithm defaults
   Normalization normalization = Normalization::None;
+  /// > 0: a federated protocol — the stream is dealt to clients (arrange_federated) with this
+  /// many rounds T before the normalisation, which then covers exactly the rows used.
+  std::size_t federated_rounds = 0;
 };
 
 /// Looks a preset up by name. Throws ConfigError listing the known names.
@@ -65,6 +68,12 @@ struct AlgorithmResult {
   /// Cumulative regret at curve_t, mean and std over the seeds (empty without StudyConfig::regret).
   std::vector<double> regret_mean, regret_std;
   bool reused = false;                ///< loaded from a previous run in out_dir
+  // Federated streams (0 otherwise):
+  std::size_t n_clients = 0;
+  double final_std_clients = 0.0;     ///< std across clients of the per-client metric, mean over seeds
+  double uplink_per_client_step = 0.0;    ///< floats a client sends per step (mean)
+  double downlink_per_client_step = 0.0;  ///< floats a client receives per step (mean)
+  double max_uplink = 0.0;                ///< largest upload of one client in one step
 };
 
 struct StudyResult {

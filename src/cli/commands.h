@@ -16,6 +16,9 @@ struct CommonOptions {
   std::vector<std::string> algos;
   std::string data = "synthetic:dataset2";
   std::string target;
+  std::string group_column;   // CSV column holding each row's group (federated non-i.i.d. split)
+  std::size_t clients = 0;    // federated clients K (0: the preset's rule / from the data)
+  std::size_t rounds = 0;     // federated rounds T (0: the preset's, if it is federated)
   std::string normalize = "";  // empty: the preset's, else none
   std::size_t seeds = 5;
   std::uint64_t seed = 0;
@@ -27,7 +30,8 @@ struct CommonOptions {
 
 void add_common_options(CLI::App& app, CommonOptions& options, bool with_seeds);
 /// Loads and normalises the stream named by the options (the preset's normalisation unless
-/// --normalize overrides it).
+/// --normalize overrides it); a federated preset, --clients or --rounds first deals the rows to
+/// the clients (arrange_federated), so that the normalisation covers the rows used.
 Dataset load_data(const CommonOptions& options);
 std::vector<AlgorithmSpec> parse_algos(const CommonOptions& options,
                                        const std::vector<std::string>& fallback);

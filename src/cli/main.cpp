@@ -29,6 +29,12 @@ void add_common_options(CLI::App& app, CommonOptions& o, bool with_seeds) {
                  "(.svm/.libsvm/.txt), or synthetic:dataset1[:T] / synthetic:dataset2[:T]")
       ->capture_default_str();
   app.add_option("--target", o.target, "CSV target column name (default: the last column)");
+  app.add_option("--group-column", o.group_column,
+                 "CSV column holding each row's group, not a feature: federated clients are then "
+                 "dealt by group (non-i.i.d. split)");
+  app.add_option("--clients", o.clients,
+                 "federated clients K (default with a federated preset: as many as the data allow)");
+  app.add_option("--rounds", o.rounds, "federated rounds T, samples per client (default: the preset's)");
   app.add_option("--normalize", o.normalize,
                  "preprocessing: none, minmax, minmax-global, minmax-all, zscore, unit-rows, jmlr23 "
                  "(default: the preset's, else none)");
@@ -39,7 +45,8 @@ void add_common_options(CLI::App& app, CommonOptions& o, bool with_seeds) {
                  "paper (corrected equations) or reference (authors' code, reproduces tables)")
       ->capture_default_str();
   app.add_option("--preset", o.preset,
-                 "published protocol: jmlr19-regression, jmlr19-classification, jmlr23-graph, conf-sfg");
+                 "published protocol: jmlr19-regression, jmlr19-classification, jmlr23-graph, conf-sfg, "
+                 "fed-pofmkl");
   app.add_option("--backend", o.backend, "cpu, cuda or auto")->capture_default_str();
   app.add_option("--threads", o.threads, "worker threads (0 = all cores)")->capture_default_str();
 }
@@ -47,9 +54,22 @@ void add_common_options(CLI::App& app, CommonOptions& o, bool with_seeds) {
 Dataset load_data(const CommonOptions& o) {
   CsvOptions csv;
   csv.target_column = o.target;
+  csv.group_column = o.group_column;
   Dataset data = load_stream(o.data, o.seed, csv);
+  if (!o.group_column.empty() && data.groups.empty())
+    throw ConfigError("--group-column: " + o.data + " is not a CSV file with a header (only CSV streams have named columns)");
+  const Preset* preset = o.preset.empty() ? nullptr : &find_preset(o.preset);
+  FederatedLayout layout;
+  layout.rounds = o.rounds ? o.rounds : (preset && preset->federated_rounds ? preset->federated_rounds : layout.rounds);
+  layout.clients = o.clients;
+  layout.seed = o.seed;
+  const bool federated = (preset && preset->federated_rounds > 0) || o.clients > 0 || o.rounds > 0;
+  if (!federated && !data.groups.empty())
+    throw ConfigError("--group-column deals rows to federated clients by group: give a federated preset "
+                      "(--preset fed-pofmkl) or --clients / --rounds");
+  if (federated) arrange_federated(data, layout);
   Normalization how = Normalization::None;
-  if (!o.preset.empty()) how = find_preset(o.preset).normalization;
+  if (preset) how = preset->normalization;
   if (!o.normalize.empty()) how = parse_normalization(o.normalize);
   normalize(data, how);
   return data;

@@ -88,8 +88,19 @@ struct AlgoContext {
   /// Host threads an algorithm may use inside one step for its lockstep replicates (the study
   /// sets it for GPU runs, where one algorithm holds every seed); 1 = the calling thread only.
   std::size_t host_threads = 1;
+  /// Federated stream: K clients in rounds (row t·K + k is client k's t-th sample); 0 otherwise.
+  std::size_t n_clients = 0;
 
   std::size_t n_replicates() const { return replicates.size(); }
+};
+
+/// Floats a federated algorithm has sent so far, summed over its replicates (spec/federated.md
+/// §2: only the float payload counts; indices and headers do not).
+struct CommunicationCount {
+  double uplink_floats = 0.0;    ///< clients → server
+  double downlink_floats = 0.0;  ///< server → clients
+  double max_uplink = 0.0;       ///< largest upload of one client in one step
+  double client_steps = 0.0;     ///< (replicate, client, step) triples counted
 };
 
 class Algorithm {
@@ -120,6 +131,15 @@ class Algorithm {
   /// the regulariser term of the graph journal's regret (spec/graph-aided.md §4.5). NaN for
   /// algorithms that do not define it (only the graph-aided family does).
   virtual double regret_regularizer(std::size_t replicate) const;
+
+  /// Federated algorithms: what the clients and the server have sent (client_steps = 0 for the
+  /// others, which send nothing).
+  virtual CommunicationCount communication() const { return {}; }
+
+  /// Parameters the algorithm resolved itself and that identify its configuration in a study's
+  /// results beside the user's (the federated D chosen from M and the upload budget); empty for
+  /// most.
+  virtual std::vector<std::pair<std::string, std::string>> reported_params() const { return {}; }
 
   /// False for algorithms without any randomness (exact-kernel baselines): every replicate is
   /// identical, so a study runs one and reuses it for all seeds.

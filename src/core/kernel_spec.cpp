@@ -132,7 +132,7 @@ KernelSpec parse_kernel(const std::string& text) {
 }
 
 std::vector<std::string> dictionary_preset_names() {
-  return {"jmlr19-rf", "jmlr19-exact", "jmlr23-76", "conf-41"};
+  return {"jmlr19-rf", "jmlr19-exact", "jmlr23-76", "conf-41", "fed-51", "fed-51-textbook"};
 }
 
 Dictionary parse_dictionary(const std::string& text) {
@@ -155,6 +155,17 @@ Dictionary parse_dictionary(const std::string& text) {
   }
   if (text == "conf-41") {
     for (int k = 0; k <= 40; ++k) dict.push_back(KernelSpec::gaussian_sigma2(std::pow(10.0, (k - 20) / 10.0)));
+    return dict;
+  }
+  if (text == "fed-51" || text == "fed-51-textbook") {
+    // spec/federated.md §4.4: σ_i = 10^((2i − 52)/25), i = 1..51. The authors draw
+    // ρ ~ N(0, σ_i⁻¹ I) (σ_i is the variance, as in jmlr23-76's Gaussians); the textbook
+    // reading ρ ~ N(0, σ_i⁻² I) makes σ_i the bandwidth.
+    const bool textbook = text == "fed-51-textbook";
+    for (int k = 0; k <= 50; ++k) {
+      const double sigma = std::pow(10.0, 0.08 * k - 2.0);
+      dict.push_back(textbook ? KernelSpec::gaussian(sigma) : KernelSpec::gaussian_sigma2(sigma));
+    }
     return dict;
   }
   for (const auto& item : split(text, '+')) {

@@ -76,6 +76,7 @@ detail::AlgoContext to_algo_context(const LearnerContext& context) {
   c.replicates = {context.replicate};
   c.horizon = context.horizon;
   c.backend = context.backend;
+  c.n_clients = context.n_clients;
   return c;
 }
 
@@ -93,6 +94,7 @@ std::string encode_context(const LearnerContext& context) {
     out.put_string(kv.first);
     out.put_string(kv.second);
   }
+  out.put_u64(context.n_clients);  // appended: contexts written before it end here
   return out.bytes();
 }
 
@@ -119,6 +121,7 @@ LearnerContext decode_context(detail::StateReader& in, const std::string& path) 
     std::string key = in.get_string();
     c.defaults.emplace_back(key, in.get_string());
   }
+  if (!in.at_end()) c.n_clients = in.get_u64();
   return c;
 }
 

@@ -21,6 +21,7 @@ void add_raker_algorithms(std::vector<AlgorithmInfo>& registry);
 void add_exact_kernel_algorithms(std::vector<AlgorithmInfo>& registry);
 void add_ada_mkl_algorithms(std::vector<AlgorithmInfo>& registry);
 void add_graph_aided_algorithms(std::vector<AlgorithmInfo>& registry);
+void add_federated_algorithms(std::vector<AlgorithmInfo>& registry);
 
 const std::vector<FamilyRegistration>& algorithm_families() {
   // The families: one line each. A new family adds its line here and its folder; the CLI's
@@ -30,6 +31,7 @@ const std::vector<FamilyRegistration>& algorithm_families() {
       {"exact_kernel", add_exact_kernel_algorithms},
       {"ada_mkl", add_ada_mkl_algorithms},
       {"graph_aided", add_graph_aided_algorithms},
+      {"federated", add_federated_algorithms},
   };
   return families;
 }
@@ -97,6 +99,7 @@ std::string describe_algorithm(const std::string& name) {
   detail::AlgoContext context;
   context.n_features = 2;
   context.horizon = 16;
+  context.n_clients = 2;  // read by the federated family only (8 rounds of 2 clients)
   detail::ParamReader reader(name, {});
   try {
     info.make(reader, context);

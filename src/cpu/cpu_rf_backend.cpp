@@ -146,6 +146,17 @@ class CpuRfBackend final : public RfBackend {
     step_selected_impl<PortableKernels>(x, y, pairs, n_pairs, f, norm2);
   }
 
+  void aggregate_round(const double* x, std::size_t n_clients, const ClientUpdate* updates, std::size_t n_updates,
+                       double scale, double* norm2) override {
+#if OMKL_CPU_HAVE_AVX2_KERNELS
+    if (level_ == SimdLevel::Avx2Fma) {
+      aggregate_round_impl<Avx2Kernels>(x, n_clients, updates, n_updates, scale, norm2);
+      return;
+    }
+#endif
+    aggregate_round_impl<PortableKernels>(x, n_clients, updates, n_updates, scale, norm2);
+  }
+
   void get_theta(std::size_t r, std::size_t slot, double* out) const override {
     check_replicate(r);
     check_slot(slot);
@@ -431,6 +442,52 @@ class CpuRfBackend final : public RfBackend {
     }
   }
 
+  // aggregate_round(): updates grouped by (replicate, slot), in call order within a group. Per
+  // update the client's features u (the same compute_features as every other path), then
+  // acc += (a·scale)·u + b·θ; at the end of the group θ ← θ − scale_round·acc.
+  template <class K>
+  void aggregate_round_impl(const double* x, std::size_t n_clients, const ClientUpdate* updates,
+                            std::size_t n_updates, double round_scale, double* norm2) {
+    const auto& p = problem_;
+    const std::size_t S = p.n_slots(), n = 2 * padded_;
+    order_.resize(n_updates);
+    for (std::size_t i = 0; i < n_updates; ++i) {
+      const ClientUpdate& c = updates[i];
+      if (c.replicate >= p.n_replicates || c.slot >= S || c.client >= n_clients)
+        throw Error("aggregate_round: update out of range");
+      order_[i] = static_cast<std::uint32_t>(i);
+    }
+    const auto key = [&](std::uint32_t i) { return std::uint64_t{updates[i].replicate} * S + updates[i].slot; };
+    std::stable_sort(order_.begin(), order_.end(), [&](std::uint32_t a, std::uint32_t b) { return key(a) < key(b); });
+    if (!accumulator_.data()) accumulator_ = AlignedArray(n);
+    double* acc = accumulator_.data();
+    double* u = u_.data();
+    for (std::size_t first = 0; first < n_updates;) {
+      std::size_t last = first;
+      while (last < n_updates && key(order_[last]) == key(order_[first])) ++last;
+      const ClientUpdate& head = updates[order_[first]];
+      const std::size_t r = head.replicate, kernel = p.slot_kernel[head.slot];
+      double* theta = theta_row(r, head.slot);
+      std::fill(acc, acc + n, 0.0);
+      for (std::size_t i = first; i < last; ++i) {
+        const ClientUpdate& c = updates[order_[i]];
+        compute_features<K>(r, kernel, x + std::size_t{c.client} * p.n_features, u);
+        const double a = c.a * p.feature_scale, b = c.b;
+        for (std::size_t j = 0; j < n; ++j) acc[j] += a * u[j] + b * theta[j];
+      }
+      for (std::size_t j = 0; j < n; ++j) theta[j] -= round_scale * acc[j];
+      first = last;
+    }
+    if (!norm2) return;
+    for (std::size_t r = 0; r < p.n_replicates; ++r)
+      for (std::size_t s = 0; s < S; ++s) {
+        const double* theta = theta_row(r, s);
+        double n2 = 0.0;
+        for (std::size_t j = 0; j < n; ++j) n2 += theta[j] * theta[j];
+        norm2[r * S + s] = n2;
+      }
+  }
+
   std::uint64_t group_key(const PairStep& pair) const {
     return static_cast<std::uint64_t>(pair.replicate) * problem_.n_kernels +
            problem_.slot_kernel[pair.slot];
@@ -447,6 +504,7 @@ class CpuRfBackend final : public RfBackend {
   std::vector<double> gain_, shrink_;            // scratch: the step's scalars per slot of a kernel
   std::vector<char> pending_;                    // scratch: whether that update is still to apply
   std::vector<std::uint32_t> order_;             // scratch: step_selected's pairs by (replicate, kernel)
+  AlignedArray accumulator_;                     // scratch: aggregate_round's Σ g of one slot (2Dp)
   bool one_slot_per_kernel_ = false;             // no kernel has two slots
 };
 

@@ -182,29 +182,38 @@ Dataset load_csv(const std::string& path, const CsvOptions& options) {
                      "need at least 2 columns (features and a target), got " +
                      std::to_string(n_columns));
   }
-  std::size_t target = n_columns - 1;
-  if (!options.target_column.empty()) {
-    target = n_columns;
+  // A named column's index; the error names the file, the column and what the header has.
+  const auto find_column = [&](const std::string& wanted, const char* role) {
+    std::size_t found = n_columns;
     for (std::size_t j = 0; j < n_columns; ++j) {
-      if (names[j] != options.target_column) continue;
-      if (target != n_columns) {
-        throw InputError(location(path, 1, j + 1) + "target column '" + options.target_column +
-                         "' is ambiguous (also column " + std::to_string(target + 1) + ")");
+      if (names[j] != wanted) continue;
+      if (found != n_columns) {
+        throw InputError(location(path, 1, j + 1) + role + " column '" + wanted +
+                         "' is ambiguous (also column " + std::to_string(found + 1) + ")");
       }
-      target = j;
+      found = j;
     }
-    if (target == n_columns) {
+    if (found == n_columns) {
       std::string known;
       for (std::size_t j = 0; j < n_columns; ++j) known += (j ? ", " : "") + names[j];
-      throw InputError(location(path, 1, 1) + "unknown target column '" + options.target_column +
-                       "' (header has: " + known + ")");
+      throw InputError(location(path, 1, 1) + "unknown " + role + " column '" + wanted + "' (header has: " +
+                       known + ")");
     }
-  }
+    return found;
+  };
+  const std::size_t target = options.target_column.empty() ? n_columns - 1 : find_column(options.target_column, "target");
+  const bool grouped = !options.group_column.empty();
+  const std::size_t group = grouped ? find_column(options.group_column, "group") : n_columns;
+  if (grouped && group == target)
+    throw InputError(location(path, 1, group + 1) + "column '" + names[group] + "' cannot be both the target and the group");
+  if (grouped && n_columns < 3)
+    throw InputError(location(path, 1, 1) + "need at least 3 columns (features, a group and a target), got " +
+                     std::to_string(n_columns));
 
   // ---- data rows: one pass over the buffer --------------------------------------------------
   Dataset data;
   data.name = detail::dataset_name_from_path(path);
-  data.n_features = n_columns - 1;
+  data.n_features = n_columns - (grouped ? 2 : 1);
   {
     const auto newlines = static_cast<std::size_t>(
         std::count(header.next, text_end, '\n'));  // upper bound on rows, minus at most one
@@ -242,6 +251,12 @@ Dataset load_csv(const std::string& path, const CsvOptions& options) {
       }
       if (column == target) {
         data.y.push_back(value);
+      } else if (column == group) {
+        // Group labels are small non-negative integers (site 0, 1, ...).
+        if (!(value >= 0 && value <= 4294967295.0 && value == std::floor(value)))
+          throw InputError(location(path, line_number, column + 1) + "group label '" + std::string(cell, cell_end) +
+                           "' is not a non-negative integer");
+        data.groups.push_back(static_cast<std::uint32_t>(value));
       } else {
         data.x.push_back(value);
       }

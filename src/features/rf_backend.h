@@ -88,6 +88,18 @@ struct PairStep {
   double shrink = 1.0;
 };
 
+/// One client's share of a federated round for one (replicate, slot) (spec/federated.md §1.3
+/// S7): the update g = (a·feature_scale)·u(x_client) + b·θ, with u = [sin(Vx), cos(Vx)]
+/// unscaled and θ the slot's θ at the start of the round. POF-MKL's g = (η/p)(2(f − y)z + 2λθ)
+/// is a = 2η(f − y)/p, b = 2ηλ/p.
+struct ClientUpdate {
+  std::uint32_t replicate = 0;
+  std::uint32_t slot = 0;
+  std::uint32_t client = 0;  ///< row of the round's samples
+  double a = 0.0;
+  double b = 0.0;
+};
+
 class RfBackend {
  public:
   virtual ~RfBackend() = default;
@@ -132,6 +144,17 @@ class RfBackend {
   /// and get_frequencies; backends override it with a native path.
   virtual void step_selected(const double* x, double y, const PairStep* pairs, std::size_t n_pairs,
                              double* f, double* norm2);
+
+  /// The server side of one federated round (spec/federated.md §1.3 S8, §6.2 item 4): for every
+  /// (replicate, slot) that `updates` name, θ ← θ − scale·Σ g over its updates, the sum taken in
+  /// the order given (the server's ascending client order, so that any split of the clients
+  /// over processes adds the same numbers in the same order), every g computed from the θ before
+  /// the round. Slots without updates keep θ.
+  /// @param x the round's client samples, n_clients × n_features (host)
+  /// @param norm2 out (may be null): ‖θ‖² of every (replicate, slot) after the round, R × S
+  /// The base implementation works through get/set_theta and get_frequencies.
+  virtual void aggregate_round(const double* x, std::size_t n_clients, const ClientUpdate* updates,
+                               std::size_t n_updates, double scale, double* norm2);
 
   /// True when advance_fused() is implemented (the CUDA backend); otherwise the algorithms
   /// compute the weights on the host from advance()'s per-slot predictions.

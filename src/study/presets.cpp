@@ -12,12 +12,14 @@ const std::vector<Preset>& presets() {
        "Raker/AdaRaker JMLR 2019 regression: 3 Gaussians σ ∈ {0.1,1,10} (5-kernel exact dictionary "
        "for MKL baselines), D = 50, step 1/√T, η_w = 0.5, λ = 0.01; data used as stored",
        {{"D", "50"}, {"lambda", "0.01"}, {"eta_w", "0.5"}, {"B", "50"}},
-       Normalization::None},
+       Normalization::None,
+       0},
       {"jmlr19-classification",
        "Raker/AdaRaker JMLR 2019 classification: as regression with the logistic loss and "
        "λ = 0.005 (AdaRaker reference profile: 0.0005)",
        {{"D", "50"}, {"eta_w", "0.5"}, {"B", "50"}},
-       Normalization::None},
+       Normalization::None,
+       0},
       // spec/graph-aided.md §5.1 (journal tables). R = 20 repetitions is the study's --seeds.
       // Keys are soft defaults shared by every algorithm of a study; each algorithm reads only
       // the ones it knows: dict/D/lambda/eta/eta_schedule/switch_step/M by omkl-gf, omkl-sfg,
@@ -50,7 +52,8 @@ const std::vector<Preset>& presets() {
         {"eta_w_schedule", "inv_sqrt_t"},
         {"weight_theta", "post"},
         {"first_error_is_one", "false"}},
-       Normalization::Jmlr23},
+       Normalization::Jmlr23,
+       0},
       // spec/graph-aided.md §2.7 / §5.5b (conference tables; no reference code exists, so use it
       // with the paper profile). ξ = η = 1/√T is the default of eta_schedule=const. M is left to
       // the algorithms (SFG-MKL / SFG-MKL-R default 5, OMKL-GF 10, as in [C]); J = 1 is read by
@@ -71,7 +74,20 @@ const std::vector<Preset>& presets() {
         {"shrink_scale", "2"},
         {"weight_rule", "exp_eta"},
         {"first_error_is_one", "false"}},
-       Normalization::Jmlr23},
+       Normalization::Jmlr23,
+       0},
+      // spec/federated.md §4 (POF-MKL, NeurIPS 2022): T = 500 rounds, K from the data (Naval 23,
+      // UJI 42, Air 240 with --group-column site), i.i.d. or by-group split (§4.3), inputs divided
+      // by the largest row norm and targets min-max scaled over the rows used (§4.2); the 51
+      // Gaussians of §4.4, λ = 1e-3, η = η_k = 1/√T, ξ = 1; D from M and the 1000-float upload
+      // cap (100 / 20 / 9 for M = 1 / 25 / 51) are the algorithms' own defaults.
+      {"fed-pofmkl",
+       "POF-MKL, NeurIPS 2022: K clients × T = 500 rounds (K from the data; --group-column for the "
+       "non-i.i.d. split), 51 Gaussians (fed-51), λ = 1e-3, η = η_k = 1/√T, ξ = 1, D from M under "
+       "1000 uploaded floats per client-step; x / max‖x‖, y min-max (§4.2); use --seeds 20",
+       {{"lambda", "0.001"}, {"xi", "1"}},
+       Normalization::Jmlr23,
+       500},
   };
   return all;
 }

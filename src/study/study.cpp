@@ -38,6 +38,9 @@ struct ReplicateRun {
   bool diverged = false;
   std::vector<double> curve;  // metric at the curve points
   std::vector<double> regret;  // cumulative regret at the curve points (StudyConfig::regret)
+  // Federated streams: the std across clients of the per-client metric, and what was sent.
+  double client_std = 0.0;
+  detail::CommunicationCount communication;
 };
 
 // The study keeps every replicate's result and curve (and regret) until it aggregates them:
@@ -89,6 +92,7 @@ std::unique_ptr<detail::Algorithm> build(const AlgorithmSpec& spec, const Preset
   context.replicates = std::move(replicates);
   context.horizon = data.n_samples;
   context.backend = config.backend;
+  context.n_clients = data.n_clients;
   // A lockstep (GPU) run holds every seed in one algorithm on one study thread; the per-seed
   // host work of a step can then use the other cores.
   if (config.backend != BackendKind::Cpu && context.replicates.size() > 1)
@@ -124,22 +128,42 @@ std::vector<ReplicateRun> run_replicates(const AlgorithmSpec& spec, const Preset
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::vector<ReplicateRun> runs(R);
   const double updates = static_cast<double>(algorithm->kernel_updates()) / static_cast<double>(R);
+  // What a federated algorithm sent, shared out evenly over the replicates it ran in lockstep.
+  detail::CommunicationCount sent = algorithm->communication();
+  sent.uplink_floats /= static_cast<double>(R);
+  sent.downlink_floats /= static_cast<double>(R);
+  sent.client_steps /= static_cast<double>(R);
+  const std::size_t K = data.n_clients;
+  std::vector<double> client_total(K);
   for (std::size_t r = 0; r < R; ++r) {
     ReplicateRun& run = runs[r];
     run.seconds = seconds / static_cast<double>(R);
     run.kernel_updates = updates;
+    run.communication = sent;
+    std::fill(client_total.begin(), client_total.end(), 0.0);
     double total = 0.0;
     std::size_t next = 0;
     for (std::size_t t = 0; t < T; ++t) {
       const double p = predictions[t * R + r];
       if (!std::isfinite(p)) run.diverged = true;
-      total += (t == 0 && first_is_one) ? 1.0 : step_error(data.task, p, data.y[t]);
+      const double e = (t == 0 && first_is_one) ? 1.0 : step_error(data.task, p, data.y[t]);
+      total += e;
+      if (K) client_total[t % K] += e;
       if (next < points.size() && points[next] == t + 1) {
         run.curve.push_back(total / static_cast<double>(t + 1));
         ++next;
       }
     }
     run.final_metric = total / static_cast<double>(T);
+    if (K) {
+      // Population std across the clients of each client's metric over its T / K samples.
+      const double per_client = static_cast<double>(T / K);
+      double mean = 0.0, sq = 0.0;
+      for (double c : client_total) mean += c / per_client;
+      mean /= static_cast<double>(K);
+      for (double c : client_total) sq += (c / per_client - mean) * (c / per_client - mean);
+      run.client_std = std::sqrt(sq / static_cast<double>(K));
+    }
     if (regret_residual2) {
       // r_t = (ŷ_t − y_t)² − m_t + λ‖Σ_k w_k θ_k‖² (§4.5), summed.
       double regret = 0.0;
@@ -188,6 +212,7 @@ struct Cell {
   bool randomized = true;
   bool done = false;  // found finished in the cache: `reused` holds its result
   AlgorithmResult reused;
+  std::vector<std::pair<std::string, std::string>> reported;  // the algorithm's reported_params()
   // Built while validating, for the replicates of the cell's first task (one on the CPU, all
   // of them on the GPU) and handed to that task, so validation costs no second construction.
   std::unique_ptr<detail::Algorithm> prepared;
@@ -209,9 +234,10 @@ std::vector<Cell> prepare_cells(const StudyConfig& cfg, const Preset* preset, co
     for (std::uint64_t r = 1; r < cfg.n_seeds; ++r) first_replicates.push_back(r);
   std::vector<Cell> cells;
   for (const auto& spec : cfg.algorithms) {
-    Cell cell{spec, detail::cell_key(spec, cfg, data, checksum), {}, true, false, {}, nullptr};
+    Cell cell{spec, detail::cell_key(spec, cfg, data, checksum), {}, true, false, {}, {}, nullptr};
     cell.prepared = build(spec, preset, cfg, data, first_replicates);
     cell.randomized = cell.prepared->randomized();
+    cell.reported = cell.prepared->reported_params();
     if (cfg.regret && std::isnan(cell.prepared->regret_regularizer(0)))
       throw ConfigError("--regret: algorithm '" + spec.name +
                         "' does not define the regret's regulariser term λ‖Σ w θ‖² (spec/graph-aided.md "
@@ -318,6 +344,8 @@ AlgorithmResult aggregate(const Cell& cell, const std::vector<ReplicateRun>& cel
   r.algo = cell.spec.name;
   r.spec = cell.spec.to_string();
   r.params = cell.spec.params;
+  for (const auto& kv : cell.reported)
+    if (!cell.spec.find(kv.first)) r.params.push_back(kv);
   r.metric = data.task == omkl::Task::Regression ? "mse" : "error_rate";
   r.seeds = cfg.n_seeds;
   r.curve_t = points;
@@ -335,6 +363,24 @@ AlgorithmResult aggregate(const Cell& cell, const std::vector<ReplicateRun>& cel
   double ignored;
   mean_std(finals, r.final_mean, r.final_std);
   mean_std(seconds, r.seconds_mean, ignored);
+  if (data.n_clients) {
+    r.n_clients = data.n_clients;
+    std::vector<double> client_std;
+    for (const auto& run : all)
+      if (!run.diverged) client_std.push_back(run.client_std);
+    mean_std(client_std, r.final_std_clients, ignored);
+  }
+  double client_steps = 0.0;
+  for (const auto& run : all) {
+    client_steps += run.communication.client_steps;
+    r.uplink_per_client_step += run.communication.uplink_floats;
+    r.downlink_per_client_step += run.communication.downlink_floats;
+    r.max_uplink = std::max(r.max_uplink, run.communication.max_uplink);
+  }
+  if (client_steps > 0) {
+    r.uplink_per_client_step /= client_steps;
+    r.downlink_per_client_step /= client_steps;
+  }
   for (std::size_t k = 0; k < points.size(); ++k) {
     std::vector<double> v;
     for (const auto& run : all)

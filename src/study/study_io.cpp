@@ -28,7 +28,8 @@ json cell_key(const AlgorithmSpec& spec, const StudyConfig& config, const Datase
               {"spec", spec.to_string()},   {"profile", to_string(config.profile)},
               {"preset", config.preset},    {"seeds", config.n_seeds},
               {"base_seed", config.base_seed}, {"backend", to_string(config.backend)},
-              {"curve_points", config.curve_points}, {"regret", config.regret}};
+              {"curve_points", config.curve_points}, {"regret", config.regret},
+              {"n_clients", data.n_clients}};
 }
 
 json result_to_json(const AlgorithmResult& r) {
@@ -37,7 +38,7 @@ json result_to_json(const AlgorithmResult& r) {
   auto number = [](double v) { return std::isfinite(v) ? json(v) : json(nullptr); };
   json per_seed = json::array();
   for (double v : r.final_per_seed) per_seed.push_back(number(v));
-  return json{{"algo", r.algo},
+  json out{{"algo", r.algo},
               {"spec", r.spec},
               {"params", params},
               {"metric", r.metric},
@@ -48,6 +49,16 @@ json result_to_json(const AlgorithmResult& r) {
               {"seeds", r.seeds},
               {"diverged", r.diverged},
               {"final_per_seed", per_seed}};
+  if (r.n_clients) {
+    out["n_clients"] = r.n_clients;
+    out["final_std_clients"] = number(r.final_std_clients);
+  }
+  if (r.uplink_per_client_step > 0 || r.downlink_per_client_step > 0) {
+    out["uplink_floats_per_client_step"] = r.uplink_per_client_step;
+    out["downlink_floats_per_client_step"] = r.downlink_per_client_step;
+    out["max_uplink_floats"] = r.max_uplink;
+  }
+  return out;
 }
 
 AlgorithmResult result_from_cell(const json& cell) {
@@ -66,6 +77,11 @@ AlgorithmResult result_from_cell(const json& cell) {
   r.seeds = j.at("seeds");
   r.diverged = j.at("diverged");
   for (const auto& v : j.at("final_per_seed")) r.final_per_seed.push_back(number(v));
+  r.n_clients = j.value("n_clients", std::size_t{0});
+  if (j.contains("final_std_clients")) r.final_std_clients = number(j.at("final_std_clients"));
+  r.uplink_per_client_step = j.value("uplink_floats_per_client_step", 0.0);
+  r.downlink_per_client_step = j.value("downlink_floats_per_client_step", 0.0);
+  r.max_uplink = j.value("max_uplink_floats", 0.0);
   r.curve_t = cell.at("curve_t").get<std::vector<std::size_t>>();
   for (const auto& v : cell.at("curve_mean")) r.curve_mean.push_back(number(v));
   for (const auto& v : cell.at("curve_std")) r.curve_std.push_back(number(v));

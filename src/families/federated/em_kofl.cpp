@@ -1,0 +1,234 @@
+/// @file em_kofl.cpp
+/// @brief eM-KOFL, the efficient multi-kernel online federated learner of Hong & Chae as
+/// spec/federated.md §3.4 reconstructs it: every client keeps a local copy θ_{ik} of every
+/// kernel; each round the server draws one kernel J_t from its global Hedge weights, averages the
+/// clients' copies of that kernel, and every client predicts with the average; then every client
+/// updates all its copies on its own loss and uploads its N losses, which move the server's
+/// weights.
+///
+/// Slots of the backend: client k's copy of kernel i is slot k·N + i (kernel i's frequencies,
+/// shared by every client), so one step_selected() call per client sample updates its N copies.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "families/federated/federated.h"
+#include "families/federated/federated_config.h"
+#include "omkl/error.h"
+
+namespace omkl::detail {
+
+namespace {
+
+constexpr std::uint64_t kServerDraws = 0xfe000001u;  // the server's J_t stream (client index 0)
+
+class EmKofl final : public Algorithm {
+ public:
+  EmKofl(ParamReader& params, const AlgoContext& context) : context_(context) {
+    if (context.task != Task::Regression)
+      throw ConfigError("algorithm '" + params.algorithm() + "': the federated algorithms are defined for "
+                        "regression (squared loss) only");
+    n_clients_ = read_clients(params, context);
+    std::string dict_text;
+    const Dictionary dictionary = read_federated_dictionary(params, false, 0.0, &dict_text);
+    const std::size_t N = dictionary.size(), K = n_clients_;
+    sum_losses_ = params.get_choice("weight_loss_reduction", "sum", {"sum", "mean"},
+                                    "server weights' loss: the clients' losses summed or averaged (§3.3)") == "sum";
+    explore_ = params.get_double("explore", 0.0, "uniform mixing of the server's kernel draw, in [0, 1)");
+    if (!(explore_ >= 0) || explore_ >= 1) params.fail("explore", "must be in [0, 1)");
+    // An upload is the sampled kernel's local θ (2D) plus the N losses (§2.2).
+    n_rff_ = read_budgeted_D(params, 1, N, &max_upload_);
+    steps_ = read_federated_steps(params, context, K, "eta_g");
+    const RfEnsembleConfig features = federated_features(dictionary, dict_text, n_rff_, steps_.lambda);
+    std::vector<std::uint32_t> slot_kernel(K * N);
+    for (std::size_t s = 0; s < K * N; ++s) slot_kernel[s] = static_cast<std::uint32_t>(s % N);
+    backend_ = make_rf_ensemble_backend(features, context, slot_kernel);
+    ledger_ = CommunicationLedger(max_upload_);
+    const std::size_t R = context.n_replicates();
+    log_w_.assign(R * N, 0.0);
+    round_loss_.assign(R * N, 0.0);
+    sampled_.assign(R, 0);
+    pairs_.resize(R * N);
+    f_.resize(R * N);
+    norm2_.resize(R * N);
+  }
+
+  std::size_t n_replicates() const override { return context_.n_replicates(); }
+
+  void step(const double* x, double y, double* predictions) override {
+    const std::size_t R = n_replicates(), N = n_kernels(), K = n_clients_;
+    const std::size_t client = static_cast<std::size_t>(seen_ % static_cast<std::int64_t>(K));
+    const std::int64_t t = seen_ / static_cast<std::int64_t>(K) + 1;
+    if (client == 0) open_round(t);
+    // Client `client` predicts with the sampled kernel's average (its copy holds it now), then
+    // takes one gradient step on every local copy: θ ← (1 − 2ηλ)θ − η·2(f − y)z.
+    for (std::size_t r = 0; r < R; ++r)
+      for (std::size_t i = 0; i < N; ++i) {
+        PairStep& p = pairs_[r * N + i];
+        p.replicate = static_cast<std::uint32_t>(r);
+        p.slot = static_cast<std::uint32_t>(client * N + i);
+        p.rate = steps_.eta;
+        p.shrink = 1.0 - 2.0 * steps_.eta * steps_.lambda;
+      }
+    backend_->step_selected(x, y, pairs_.data(), pairs_.size(), f_.data(), norm2_.data());
+    const double two_D = 2.0 * static_cast<double>(n_rff_);
+    for (std::size_t r = 0; r < R; ++r) {
+      predictions[r] = f_[r * N + sampled_[r]];
+      for (std::size_t i = 0; i < N; ++i) {
+        const double e = f_[r * N + i] - y;
+        round_loss_[r * N + i] += e * e + steps_.lambda * norm2_[r * N + i];
+      }
+      // Received: the average of the sampled kernel. Sent: that kernel's local θ and N losses.
+      ledger_.client_step(two_D, two_D + static_cast<double>(N));
+    }
+    updates_ += R * N;
+    ++seen_;
+    if (client + 1 == K) close_round();
+  }
+
+  void predict(const double* x, double* predictions) override {
+    // The next client predicts with the next round's average when a round is about to open;
+    // compute it on copies, without touching the state.
+    const std::size_t R = n_replicates(), N = n_kernels(), K = n_clients_;
+    const std::size_t client = static_cast<std::size_t>(seen_ % static_cast<std::int64_t>(K));
+    const std::int64_t t = seen_ / static_cast<std::int64_t>(K) + 1;
+    const std::size_t D2 = backend_->problem().theta_size();
+    std::vector<double> theta(D2), saved(D2);
+    for (std::size_t r = 0; r < R; ++r) {
+      const std::size_t J = client == 0 ? draw_kernel(r, t) : sampled_[r];
+      const std::size_t slot = client * N + J;
+      backend_->get_theta(r, slot, saved.data());
+      if (client == 0) {
+        average_copies(r, J, theta);
+        backend_->set_theta(r, slot, theta.data());
+      }
+      PairStep p;
+      p.replicate = static_cast<std::uint32_t>(r);
+      p.slot = static_cast<std::uint32_t>(slot);
+      double f = 0.0;
+      backend_->step_selected(x, 0.0, &p, 1, &f, nullptr);
+      backend_->set_theta(r, slot, saved.data());
+      predictions[r] = f;
+    }
+  }
+
+  void save_state(StateWriter& out) const override {
+    out.put_tag("federated-em-kofl/1");
+    out.put_i64(seen_);
+    save_backend_state(*backend_, out);
+    out.put_f64s(log_w_);
+    out.put_f64s(round_loss_);
+    std::vector<std::uint64_t> sampled(sampled_.begin(), sampled_.end());
+    out.put_u64s(sampled);
+  }
+
+  void load_state(StateReader& in) override {
+    in.expect_tag("federated-em-kofl/1");
+    seen_ = in.get_i64();
+    if (seen_ < 0) throw InputError("checkpoint: negative sample count");
+    load_backend_state(*backend_, in);
+    in.get_f64s(log_w_.data(), log_w_.size());
+    in.get_f64s(round_loss_.data(), round_loss_.size());
+    for (double v : log_w_)
+      if (std::isnan(v) || v == std::numeric_limits<double>::infinity())
+        throw InputError("checkpoint: federated weights hold a log-weight of " + std::to_string(v));
+    const std::vector<std::uint64_t> sampled = in.get_u64s();
+    if (sampled.size() != sampled_.size()) throw InputError("checkpoint: sampled kernels of another model");
+    for (std::size_t r = 0; r < sampled.size(); ++r) {
+      if (sampled[r] >= n_kernels()) throw InputError("checkpoint: sampled kernel out of range");
+      sampled_[r] = static_cast<std::size_t>(sampled[r]);
+    }
+  }
+
+  std::uint64_t kernel_updates() const override { return updates_; }
+  CommunicationCount communication() const override { return ledger_.totals(); }
+  std::vector<std::pair<std::string, std::string>> reported_params() const override {
+    return {{"D", std::to_string(n_rff_)}};
+  }
+
+ private:
+  std::size_t n_kernels() const { return backend_->problem().n_kernels; }
+
+  // J_t ~ π_t = (1 − explore)·ω̄ + explore/N, by inverse CDF of one keyed uniform.
+  std::size_t draw_kernel(std::size_t r, std::int64_t t) const {
+    const std::size_t N = n_kernels();
+    const double* a = log_w_.data() + r * N;
+    double top = -std::numeric_limits<double>::infinity();
+    for (std::size_t i = 0; i < N; ++i) top = std::max(top, a[i]);
+    std::vector<double> w(N);
+    double total = 0.0;
+    for (std::size_t i = 0; i < N; ++i) total += (w[i] = exp_or_zero(a[i] - top));
+    const double u = client_uniform(context_.seed, context_.replicates[r], kServerDraws, 0, t);
+    double cumulative = 0.0;
+    for (std::size_t i = 0; i < N; ++i) {
+      cumulative += (1.0 - explore_) * (w[i] / total) + explore_ / static_cast<double>(N);
+      if (u <= cumulative) return i;
+    }
+    return N - 1;
+  }
+
+  // θ̄_J = (1/K)·Σ_k θ_{J,k}, summed in ascending client order.
+  void average_copies(std::size_t r, std::size_t J, std::vector<double>& mean) const {
+    const std::size_t N = n_kernels();
+    std::vector<double> theta(mean.size());
+    std::fill(mean.begin(), mean.end(), 0.0);
+    for (std::size_t k = 0; k < n_clients_; ++k) {
+      backend_->get_theta(r, k * N + J, theta.data());
+      for (std::size_t j = 0; j < mean.size(); ++j) mean[j] += theta[j];
+    }
+    for (double& v : mean) v /= static_cast<double>(n_clients_);
+  }
+
+  // §3.4 steps 1–3: the server's draw and the average every client then holds.
+  void open_round(std::int64_t t) {
+    const std::size_t N = n_kernels();
+    std::vector<double> mean(backend_->problem().theta_size());
+    for (std::size_t r = 0; r < n_replicates(); ++r) {
+      sampled_[r] = draw_kernel(r, t);
+      average_copies(r, sampled_[r], mean);
+      for (std::size_t k = 0; k < n_clients_; ++k) backend_->set_theta(r, k * N + sampled_[r], mean.data());
+    }
+  }
+
+  // §3.4 step 6: ω_{t+1} = ω_t·exp(−η_g·L_t), L the clients' losses summed (or averaged).
+  void close_round() {
+    const double reduce = sum_losses_ ? 1.0 : 1.0 / static_cast<double>(n_clients_);
+    for (std::size_t j = 0; j < log_w_.size(); ++j) {
+      log_w_[j] -= steps_.eta_w * reduce * round_loss_[j];
+      round_loss_[j] = 0.0;
+    }
+  }
+
+  AlgoContext context_;
+  std::size_t n_clients_ = 0;
+  bool sum_losses_ = true;
+  double explore_ = 0.0;
+  std::size_t n_rff_ = 0;
+  double max_upload_ = 0.0;
+  FederatedSteps steps_;
+  std::unique_ptr<RfBackend> backend_;
+  CommunicationLedger ledger_;
+  std::int64_t seen_ = 0;
+  std::vector<double> log_w_;        // R × N: the server's weights ω
+  std::vector<double> round_loss_;   // R × N: the round's reported losses
+  std::vector<std::size_t> sampled_; // R: J_t of the round in progress
+  std::vector<PairStep> pairs_;      // scratch
+  std::vector<double> f_, norm2_;    // scratch
+  std::uint64_t updates_ = 0;
+};
+
+}  // namespace
+
+void add_em_kofl(std::vector<AlgorithmInfo>& registry) {
+  registry.push_back({"em-kofl",
+                      "eM-KOFL: local copies of every kernel per client, one server-drawn kernel averaged and "
+                      "used for prediction per round, global Hedge weights from the clients' losses (§3.4)",
+                      [](ParamReader& params, const AlgoContext& context) {
+                        return std::unique_ptr<Algorithm>(new EmKofl(params, context));
+                      }});
+}
+
+}  // namespace omkl::detail

@@ -1,0 +1,31 @@
+/// @file federated.h
+/// @brief The federated family (spec/federated.md): POF-MKL and its baselines OFSKL, OFMKL-Avg,
+/// vM-KOFL (global_kernels.cpp), eM-KOFL (em_kofl.cpp) and PerFedAvg (perfedavg.cpp); their shared
+/// parameters, budget and message ledger (federated_config.h) and Algorithm 1
+/// (kernel_selection.h). The algorithms register through add_federated_algorithms(); this header
+/// exposes what tests need to check a step against a direct computation.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "core/algorithm_base.h"
+#include "families/federated/kernel_selection.h"
+
+namespace omkl::detail {
+
+/// θ of one kernel (2D values) on the server: pof-mkl, ofskl, ofmkl-avg, vm-kofl. Throws Error
+/// for other algorithms.
+std::vector<double> federated_theta(const Algorithm& algorithm, std::size_t replicate, std::size_t kernel);
+/// Log kernel weights: client `client`'s private ones (pof-mkl) or the server's (vm-kofl; client
+/// ignored); empty for the unweighted ones.
+std::vector<double> federated_log_weights(const Algorithm& algorithm, std::size_t replicate, std::size_t client);
+/// The selection of the last client step of a replicate (all kernels, p = 1, for the baselines).
+const KernelSelection& federated_last_selection(const Algorithm& algorithm, std::size_t replicate);
+
+// The family's parts register here (federated.cpp calls them).
+void add_global_kernel_federations(std::vector<AlgorithmInfo>& registry);
+void add_em_kofl(std::vector<AlgorithmInfo>& registry);
+void add_perfedavg(std::vector<AlgorithmInfo>& registry);
+
+}  // namespace omkl::detail

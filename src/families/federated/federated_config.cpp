@@ -1,0 +1,126 @@
+/// @file federated_config.cpp
+/// @brief Parameters, budget and ledger shared by the federated family (federated_config.h).
+#include "families/federated/federated_config.h"
+
+#include <cmath>
+#include <string>
+
+#include "omkl/error.h"
+#include "random/rng.h"
+
+namespace omkl::detail {
+
+std::size_t read_clients(ParamReader& params, const AlgoContext& context) {
+  const std::int64_t k = params.get_int("clients", static_cast<std::int64_t>(context.n_clients),
+                                        "K: clients per round (default: the federated stream's, e.g. "
+                                        "--preset fed-pofmkl)");
+  if (k < 1)
+    params.fail("clients", context.n_clients == 0 ? "is not set: the stream is not federated (use a federated "
+                                                    "preset such as fed-pofmkl, --clients, or clients=K)"
+                                                  : "must be ≥ 1");
+  const std::size_t K = static_cast<std::size_t>(k);
+  if (context.horizon > 0 && context.horizon % K != 0)
+    params.fail("clients", "the stream's " + std::to_string(context.horizon) + " rows are not whole rounds of " +
+                               std::to_string(K) + " clients");
+  return K;
+}
+
+Dictionary read_federated_dictionary(ParamReader& params, bool single_kernel, double single_sigma,
+                                     std::string* text) {
+  const bool textbook = params.get_choice("rbf_convention", "author", {"author", "textbook"},
+                                          "Gaussian bandwidth σ: the authors' variance, ρ ~ N(0, σ⁻¹I), or the "
+                                          "textbook bandwidth, ρ ~ N(0, σ⁻²I) (§4.4)") == "textbook";
+  std::string fallback = textbook ? "fed-51-textbook" : "fed-51";
+  if (single_kernel) {
+    char number[32];
+    std::snprintf(number, sizeof number, "%.17g", single_sigma);
+    fallback = (textbook ? "gauss:" : "gauss2:") + std::string(number);
+  }
+  Dictionary dict = read_dictionary_param(params, fallback, "kernel dictionary: a preset name or kernels joined by '+'",
+                                          text);
+  for (const auto& k : dict)
+    if (!k.shift_invariant()) params.fail("dict", "contains " + k.name() + ", which has no random features");
+  if (single_kernel && dict.size() != 1) params.fail("dict", "must name exactly one kernel for a single-kernel learner");
+  return dict;
+}
+
+std::size_t read_budgeted_D(ParamReader& params, std::size_t kernels_per_upload, std::size_t extra_floats,
+                            double* max_upload_out) {
+  const std::int64_t cap = params.get_int("max_upload", 1000, "floats a client may upload per step (§2.2)");
+  if (cap < 1) params.fail("max_upload", "must be ≥ 1");
+  const std::int64_t max_d = params.get_int("max_D", 100, "largest D a client can hold (§2.2)");
+  if (max_d < 1) params.fail("max_D", "must be ≥ 1");
+  const std::int64_t room = cap - static_cast<std::int64_t>(extra_floats);
+  const std::int64_t per_kernel = 2 * static_cast<std::int64_t>(kernels_per_upload);
+  const std::int64_t fits = room > 0 ? room / per_kernel : 0;
+  const std::int64_t fallback = std::min(max_d, fits);
+  const std::int64_t d = params.get_int("D", fallback,
+                                        "random features per kernel (default: the largest D whose upload fits "
+                                        "max_upload, at most max_D)");
+  const auto upload = [&](std::int64_t D) { return per_kernel * D + static_cast<std::int64_t>(extra_floats); };
+  if (fallback < 1 && !params.has("D"))
+    params.fail("max_upload", "of " + std::to_string(cap) + " floats cannot carry " +
+                                  std::to_string(kernels_per_upload) + " kernel update(s) of 2D floats" +
+                                  (extra_floats ? " plus " + std::to_string(extra_floats) + " scalars" : "") +
+                                  " for any D ≥ 1");
+  if (d < 1) params.fail("D", "must be ≥ 1");
+  if (upload(d) > cap)
+    params.fail("D", "= " + std::to_string(d) + " makes an upload of " + std::to_string(upload(d)) +
+                         " floats, over the budget max_upload = " + std::to_string(cap));
+  if (d > max_d) params.fail("D", "= " + std::to_string(d) + " exceeds max_D = " + std::to_string(max_d));
+  *max_upload_out = static_cast<double>(cap);
+  return static_cast<std::size_t>(d);
+}
+
+FederatedSteps read_federated_steps(ParamReader& params, const AlgoContext& context, std::size_t n_clients,
+                                    const std::string& weight_step_key) {
+  FederatedSteps s;
+  const std::size_t rounds = context.horizon / n_clients;
+  const double fallback = rounds > 0 ? 1.0 / std::sqrt(static_cast<double>(rounds)) : -1.0;
+  const auto read_step = [&](const std::string& key, const std::string& meaning) {
+    const double v = params.get_double(key, fallback, meaning);
+    if (v == -1.0 && !params.has(key))
+      params.fail(key, "has no default when the stream length is unknown; give " + key + "=...");
+    if (!(v > 0)) params.fail(key, "must be > 0");
+    return v;
+  };
+  s.eta = read_step("eta", "θ step size η (default 1/√T, T = rounds)");
+  if (weight_step_key == "eta_k") s.eta_w = read_step("eta_k", "client kernel-weight step size η_k (default 1/√T)");
+  if (weight_step_key == "eta_g") s.eta_w = read_step("eta_g", "server kernel-weight step size η_g (default 1/√T)");
+  s.lambda = params.get_double("lambda", 1e-3, "ridge weight λ in the loss (θᵀz − y)² + λ‖θ‖²");
+  if (!(s.lambda >= 0)) params.fail("lambda", "must be ≥ 0");
+  return s;
+}
+
+RfEnsembleConfig federated_features(const Dictionary& dictionary, const std::string& text, std::size_t n_rff,
+                                    double lambda) {
+  RfEnsembleConfig c;
+  c.dictionary = dictionary;
+  c.dictionary_text = text;
+  c.n_rff = n_rff;
+  c.rf_kind = RfKind::Rf;
+  c.feature_scale = 1.0 / std::sqrt(static_cast<double>(n_rff));
+  c.loss = LossKind::Squared;
+  c.lambda = lambda;
+  c.weights.rule = WeightRule::MinMax;  // no backend-side norms: the family keeps its own
+  return c;
+}
+
+void CommunicationLedger::client_step(double downlink, double uplink) {
+  if (max_upload_ > 0 && uplink > max_upload_)
+    throw Error("federated message layer: a client upload of " + std::to_string(uplink) +
+                " floats exceeds the cap of " + std::to_string(max_upload_));
+  totals_.uplink_floats += uplink;
+  totals_.downlink_floats += downlink;
+  totals_.max_uplink = std::max(totals_.max_uplink, uplink);
+  totals_.client_steps += 1.0;
+}
+
+double client_uniform(std::uint64_t seed, std::uint64_t replicate, std::uint64_t stream_base, std::size_t client,
+                      std::int64_t t) {
+  RandomStream stream(seed, replicate, RngPurpose::Selection, stream_base + client);
+  stream.seek(2 * static_cast<std::uint64_t>(t - 1));
+  return stream.uniform();
+}
+
+}  // namespace omkl::detail

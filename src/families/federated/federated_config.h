@@ -1,0 +1,70 @@
+/// @file federated_config.h
+/// @brief What the federated kernel algorithms share (spec/federated.md §1–§4): the clients of a
+/// federated stream, the 51-Gaussian dictionary and its bandwidth convention, D chosen from the
+/// per-client upload budget (§2.2), the step sizes and λ; and the ledger that counts every float
+/// sent up and down and refuses an upload over the cap.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "core/algorithm_base.h"
+#include "features/rf_ensemble.h"
+
+namespace omkl::detail {
+
+/// K: clients per round. Parameter `clients`, by default the federated stream's
+/// (AlgoContext::n_clients); a stream whose length is not whole rounds is refused.
+std::size_t read_clients(ParamReader& params, const AlgoContext& context);
+
+/// The kernels: `rbf_convention` (author: ρ ~ N(0, σ⁻¹I); textbook: N(0, σ⁻²I), §4.4) and `dict`
+/// (default fed-51, or the convention's form of `single_default` for a one-kernel learner, which
+/// then must name exactly one kernel).
+Dictionary read_federated_dictionary(ParamReader& params, bool single_kernel, double single_sigma,
+                                     std::string* text);
+
+/// The upload budget of §2.2: `max_upload` floats per client-step (1000) and `max_D` (100); `D`
+/// defaults to the largest value whose upload — `kernels_per_upload` vectors of 2D floats plus
+/// `extra_floats` scalars — fits, capped at max_D. An explicit D over the budget is refused.
+std::size_t read_budgeted_D(ParamReader& params, std::size_t kernels_per_upload, std::size_t extra_floats,
+                            double* max_upload);
+
+/// Step sizes and ridge: η (θ) and the kernel-weight step, read as `weight_step_key` (eta_k for
+/// client weights, eta_g for the server's; none when empty), both 1/√T by default with T the
+/// rounds of the stream (§1.5); λ (1e-3, §4.5).
+struct FederatedSteps {
+  double eta = 0.0;
+  double eta_w = 0.0;
+  double lambda = 1e-3;
+};
+FederatedSteps read_federated_steps(ParamReader& params, const AlgoContext& context, std::size_t n_clients,
+                                    const std::string& weight_step_key);
+
+/// The random-feature configuration of a federated learner: i.i.d. Gaussian frequencies from the
+/// library's keyed streams (the first D rows of a longer draw, so configurations with different
+/// D share their first frequencies, §4.4), z = [sin, cos]/√D, squared loss.
+RfEnsembleConfig federated_features(const Dictionary& dictionary, const std::string& text, std::size_t n_rff,
+                                    double lambda);
+
+/// Counts the floats of every message (§2.1: payload only, headers are free) and refuses an
+/// upload over the cap: the budget is checked where the message is formed, not assumed.
+class CommunicationLedger {
+ public:
+  explicit CommunicationLedger(double max_upload = 0.0) : max_upload_(max_upload) {}
+  /// One client's step: what it received and what it sent. Throws Error for an upload over the cap.
+  void client_step(double downlink, double uplink);
+  const CommunicationCount& totals() const { return totals_; }
+
+ private:
+  double max_upload_;
+  CommunicationCount totals_;
+};
+
+/// The uniform of client `client`'s draw at round t (1-based) of replicate `replicate`: word 2(t−1)
+/// of the counter-based stream (seed, replicate, Selection, `stream_base` + client), so a draw is
+/// addressed by (seed, replicate, client, t) alone — any process and any device can make it.
+double client_uniform(std::uint64_t seed, std::uint64_t replicate, std::uint64_t stream_base, std::size_t client,
+                      std::int64_t t);
+
+}  // namespace omkl::detail

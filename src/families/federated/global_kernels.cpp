@@ -1,0 +1,374 @@
+/// @file global_kernels.cpp
+/// @brief The federated algorithms whose kernel parameters θ live on the server and move by the
+/// average of the clients' gradient steps (spec/federated.md §1, §3.1–§3.3): POF-MKL, and the
+/// baselines OFSKL, OFMKL-Avg and vM-KOFL. One loop; they differ only in
+///  - which kernels a client updates and uploads: POF-MKL's Algorithm 1 bin (importance weight
+///    1/p), or every kernel (p = 1);
+///  - how a client combines the kernels' predictions: its own private Hedge weights (POF-MKL),
+///    the server's global Hedge weights (vM-KOFL), the uniform mean (OFMKL-Avg; OFSKL is its
+///    one-kernel case).
+/// With the same D, frequencies and data, POF-MKL(M = N), vM-KOFL and OFMKL-Avg therefore give
+/// bit-identical θ (§3.3): the same updates, in the same order.
+///
+/// Stream: one step() is one client's sample; row t·K + k is client k's sample of round t
+/// (arrange_federated()). A client predicts with the round's θ_t, then computes its update; the
+/// server applies the K updates when the round's last client has reported (§1.3 S8: θ_{t+1} =
+/// θ_t − (1/K)·Σ_k g_k, summed in ascending client order by the backend's aggregate_round()).
+/// Only the sampled client's weights move per step, and a client's weights never leave it.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "families/federated/federated.h"
+#include "families/federated/federated_config.h"
+#include "families/federated/kernel_selection.h"
+#include "omkl/error.h"
+
+namespace omkl::detail {
+
+namespace {
+
+constexpr std::uint64_t kSelectionStreams = 0xfed00000u;  // + client: each client's own draws
+
+/// How a client combines the kernels' predictions.
+enum class Head { PersonalHedge, GlobalHedge, Uniform };
+/// Which kernels a client updates and uploads.
+enum class Uploads { Bins, AllKernels };
+
+struct Variant {
+  Head head = Head::PersonalHedge;
+  Uploads uploads = Uploads::Bins;
+  bool single_kernel = false;  // OFSKL
+};
+
+/// Σ softmax(a)·f over n kernels (max-shifted: the weights are only used through ratios).
+double softmax_combine(const double* log_w, const double* f, std::size_t n) {
+  double top = -std::numeric_limits<double>::infinity();
+  for (std::size_t i = 0; i < n; ++i) top = std::max(top, log_w[i]);
+  double num = 0.0, den = 0.0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const double w = exp_or_zero(log_w[i] - top);
+    num += w * f[i];
+    den += w;
+  }
+  return num / den;
+}
+
+class GlobalKernelFederation final : public Algorithm {
+ public:
+  GlobalKernelFederation(ParamReader& params, const AlgoContext& context, Variant variant)
+      : context_(context), variant_(variant) {
+    if (context.task != Task::Regression)
+      throw ConfigError("algorithm '" + params.algorithm() + "': the federated algorithms are defined for "
+                        "regression (squared loss) only");
+    n_clients_ = read_clients(params, context);
+    std::string dict_text;
+    const Dictionary dictionary = read_federated_dictionary(params, variant.single_kernel, 10.0, &dict_text);
+    const std::size_t N = dictionary.size();
+    std::size_t per_upload = N, extra = 0;
+    if (variant.uploads == Uploads::Bins) {
+      const std::int64_t m = params.get_int("M", 1, "kernels per bin: the most a client updates and uploads per step");
+      if (m < 1 || static_cast<std::size_t>(m) > N)
+        params.fail("M", "must be in [1, N] = [1, " + std::to_string(N) + "]");
+      M_ = static_cast<std::size_t>(m);
+      per_upload = M_;
+      xi_ = params.get_double("xi", 1.0, "exploration ξ ∈ (0, 1] of the bin PMF (the same for every client)");
+      if (!(xi_ > 0) || xi_ > 1) params.fail("xi", "must be in (0, 1]");
+      const bool reference = context.profile == Profile::Reference;
+      post_update_selection_ = params.get_choice(
+                                   "selection_weights", reference ? "pre_update" : "post_update",
+                                   {"pre_update", "post_update"},
+                                   "weights Algorithm 1 ranks: before this step's weight update (the code) or "
+                                   "after it (the paper's Algorithm 2 order), §7 C4") == "post_update";
+      skip_sort_ = params.get_bool("skip_sort_if_uniform", !reference,
+                                   "with ξ = 1, bins in index order instead of the weight ranking (the paper "
+                                   "calls the sort unnecessary; the code sorts), §7 C5");
+    } else {
+      M_ = N;
+    }
+    if (variant.head == Head::GlobalHedge) {
+      extra = N;  // the clients' N losses go up with the updates (§2.2)
+      sum_losses_ = params.get_choice("weight_loss_reduction", "sum", {"sum", "mean"},
+                                      "server weights' loss: the clients' losses summed or averaged "
+                                      "(§3.3, §7 A12)") == "sum";
+    }
+    n_rff_ = read_budgeted_D(params, per_upload, extra, &max_upload_);
+    const char* weight_step = variant.head == Head::PersonalHedge ? "eta_k"
+                              : variant.head == Head::GlobalHedge  ? "eta_g"
+                                                                   : "";
+    steps_ = read_federated_steps(params, context, n_clients_, weight_step);
+    const RfEnsembleConfig features = federated_features(dictionary, dict_text, n_rff_, steps_.lambda);
+    std::vector<std::uint32_t> slot_kernel(N);
+    for (std::size_t i = 0; i < N; ++i) slot_kernel[i] = static_cast<std::uint32_t>(i);
+    schedules_.assign(N, SlotSchedule{});
+    backend_ = make_rf_ensemble_backend(features, context, slot_kernel);
+    ledger_ = CommunicationLedger(max_upload_);
+
+    const std::size_t R = context.n_replicates();
+    norm2_.assign(R * N, 0.0);  // θ starts at 0
+    if (variant.head == Head::PersonalHedge) log_w_.assign(R * n_clients_ * N, 0.0);
+    if (variant.head == Head::GlobalHedge) {
+      log_w_.assign(R * N, 0.0);
+      round_loss_.assign(R * N, 0.0);
+    }
+    selections_.resize(R);
+    f_.resize(R * N);
+    losses_.resize(N);
+  }
+
+  std::size_t n_replicates() const override { return context_.n_replicates(); }
+
+  void step(const double* x, double y, double* predictions) override {
+    const std::size_t R = n_replicates(), N = n_kernels(), K = n_clients_, d = context_.n_features;
+    const std::size_t client = static_cast<std::size_t>(seen_ % static_cast<std::int64_t>(K));
+    const std::int64_t t = seen_ / static_cast<std::int64_t>(K) + 1;
+    if (client == 0) {
+      round_x_.clear();
+      updates_.clear();
+    }
+    round_x_.insert(round_x_.end(), x, x + d);
+    backend_->predict(x, t, schedules_, f_.data());
+    const double two_D = 2.0 * static_cast<double>(n_rff_);
+    for (std::size_t r = 0; r < R; ++r) {
+      const double* f = f_.data() + r * N;
+      predictions[r] = combine(r, client, f);
+      for (std::size_t i = 0; i < N; ++i) losses_[i] = (f[i] - y) * (f[i] - y) + steps_.lambda * norm2_[r * N + i];
+      // Which kernels this client updates, with what probability (§1.4); then its weights (§1.3 S6).
+      KernelSelection& sel = selections_[r];
+      if (variant_.uploads == Uploads::Bins) {
+        double* log_w = client_log_weights(r, client);
+        const double u = client_uniform(context_.seed, context_.replicates[r], kSelectionStreams, client, t);
+        const bool sort = !(skip_sort_ && xi_ == 1.0);
+        if (!post_update_selection_) select_kernels(log_w, N, M_, xi_, sort, u, sel);
+        for (std::size_t i = 0; i < N; ++i) log_w[i] -= steps_.eta_w * losses_[i];
+        if (post_update_selection_) select_kernels(log_w, N, M_, xi_, sort, u, sel);
+      } else {
+        select_all(sel, N);
+        if (variant_.head == Head::GlobalHedge)
+          for (std::size_t i = 0; i < N; ++i) round_loss_[r * N + i] += losses_[i];
+      }
+      // The client's update of each selected kernel (§1.3 S7): g = (η/p)(2(f − y)z + 2λθ).
+      const double scale = steps_.eta / sel.probability;
+      kernel_updates_ += sel.kernels.size();
+      for (std::uint32_t i : sel.kernels) {
+        ClientUpdate u;
+        u.replicate = static_cast<std::uint32_t>(r);
+        u.slot = i;
+        u.client = static_cast<std::uint32_t>(client);
+        u.a = scale * 2.0 * (f[i] - y);
+        u.b = scale * 2.0 * steps_.lambda;
+        updates_.push_back(u);
+      }
+      const double downlink = two_D * static_cast<double>(N) + (variant_.head == Head::GlobalHedge ? N : 0);
+      const double uplink = two_D * static_cast<double>(sel.kernels.size()) +
+                            (variant_.head == Head::GlobalHedge ? N : 0);
+      ledger_.client_step(downlink, uplink);
+    }
+    ++seen_;
+    if (client + 1 == K) close_round();
+  }
+
+  void predict(const double* x, double* predictions) override {
+    const std::size_t R = n_replicates(), N = n_kernels();
+    const std::size_t client = static_cast<std::size_t>(seen_ % static_cast<std::int64_t>(n_clients_));
+    std::vector<double> f(R * N);
+    backend_->predict(x, seen_ / static_cast<std::int64_t>(n_clients_) + 1, schedules_, f.data());
+    for (std::size_t r = 0; r < R; ++r) predictions[r] = combine(r, client, f.data() + r * N);
+  }
+
+  void save_state(StateWriter& out) const override {
+    out.put_tag("federated-global/1");
+    out.put_i64(seen_);
+    save_backend_state(*backend_, out);
+    out.put_f64s(log_w_);
+    out.put_f64s(round_loss_);
+    out.put_f64s(round_x_);
+    out.put_u64(updates_.size());
+    for (const ClientUpdate& u : updates_) {
+      out.put_u64(u.replicate);
+      out.put_u64(u.slot);
+      out.put_u64(u.client);
+      out.put_f64(u.a);
+      out.put_f64(u.b);
+    }
+  }
+
+  void load_state(StateReader& in) override {
+    in.expect_tag("federated-global/1");
+    seen_ = in.get_i64();
+    if (seen_ < 0) throw InputError("checkpoint: negative sample count");
+    load_backend_state(*backend_, in);
+    in.get_f64s(log_w_.data(), log_w_.size());
+    in.get_f64s(round_loss_.data(), round_loss_.size());
+    for (double v : log_w_)
+      if (std::isnan(v) || v == std::numeric_limits<double>::infinity())
+        throw InputError("checkpoint: federated weights hold a log-weight of " + std::to_string(v));
+    // The round in progress: the clients that have reported and their updates.
+    const std::size_t in_round = static_cast<std::size_t>(seen_ % static_cast<std::int64_t>(n_clients_));
+    round_x_.resize(in_round * context_.n_features);
+    in.get_f64s(round_x_.data(), round_x_.size());
+    const std::uint64_t n = in.get_u64();
+    in.require_values(n, 5 * 8);
+    updates_.resize(static_cast<std::size_t>(n));
+    const std::size_t R = n_replicates(), N = n_kernels();
+    for (ClientUpdate& u : updates_) {
+      const std::uint64_t r = in.get_u64(), slot = in.get_u64(), client = in.get_u64();
+      if (r >= R || slot >= N || client >= in_round)
+        throw InputError("checkpoint: a pending client update names replicate " + std::to_string(r) + ", kernel " +
+                         std::to_string(slot) + ", client " + std::to_string(client) + " outside the model");
+      u.replicate = static_cast<std::uint32_t>(r);
+      u.slot = static_cast<std::uint32_t>(slot);
+      u.client = static_cast<std::uint32_t>(client);
+      u.a = in.get_f64();
+      u.b = in.get_f64();
+    }
+    // ‖θ‖² of the round's θ, as the last aggregation left it.
+    std::vector<double> theta(backend_->problem().theta_size());
+    for (std::size_t r = 0; r < R; ++r)
+      for (std::size_t i = 0; i < N; ++i) {
+        backend_->get_theta(r, i, theta.data());
+        double n2 = 0.0;
+        for (double v : theta) n2 += v * v;
+        norm2_[r * N + i] = n2;
+      }
+  }
+
+  std::uint64_t kernel_updates() const override { return kernel_updates_; }
+  CommunicationCount communication() const override { return ledger_.totals(); }
+  std::vector<std::pair<std::string, std::string>> reported_params() const override {
+    std::vector<std::pair<std::string, std::string>> out;
+    if (variant_.uploads == Uploads::Bins) out.emplace_back("M", std::to_string(M_));
+    out.emplace_back("D", std::to_string(n_rff_));
+    return out;
+  }
+
+  // ---- inspection (federated.h) -----------------------------------------------------------
+  std::size_t n_clients() const { return n_clients_; }
+  std::vector<double> theta(std::size_t r, std::size_t i) const {
+    std::vector<double> th(backend_->problem().theta_size());
+    backend_->get_theta(r, i, th.data());
+    return th;
+  }
+  std::vector<double> log_weights(std::size_t r, std::size_t client) const {
+    const std::size_t N = n_kernels();
+    if (variant_.head == Head::PersonalHedge) {
+      const double* w = log_w_.data() + (r * n_clients_ + client) * N;
+      return {w, w + N};
+    }
+    if (variant_.head == Head::GlobalHedge) return {log_w_.begin() + static_cast<std::ptrdiff_t>(r * N),
+                                                    log_w_.begin() + static_cast<std::ptrdiff_t>((r + 1) * N)};
+    return {};
+  }
+  const KernelSelection& last_selection(std::size_t r) const { return selections_.at(r); }
+
+ private:
+  std::size_t n_kernels() const { return backend_->problem().n_kernels; }
+
+  double* client_log_weights(std::size_t r, std::size_t client) {
+    return log_w_.data() + (r * n_clients_ + client) * n_kernels();
+  }
+
+  double combine(std::size_t r, std::size_t client, const double* f) const {
+    const std::size_t N = n_kernels();
+    switch (variant_.head) {
+      case Head::PersonalHedge: return softmax_combine(log_w_.data() + (r * n_clients_ + client) * N, f, N);
+      case Head::GlobalHedge: return softmax_combine(log_w_.data() + r * N, f, N);
+      case Head::Uniform: break;
+    }
+    double sum = 0.0;
+    for (std::size_t i = 0; i < N; ++i) sum += f[i];
+    return sum / static_cast<double>(N);
+  }
+
+  static void select_all(KernelSelection& sel, std::size_t N) {
+    if (sel.kernels.size() == N) return;
+    sel.n_bins = 1;
+    sel.bin = 0;
+    sel.q.assign(1, 1.0);
+    sel.probability = 1.0;
+    sel.kernels.resize(N);
+    for (std::size_t i = 0; i < N; ++i) sel.kernels[i] = static_cast<std::uint32_t>(i);
+    sel.ranking = sel.kernels;
+  }
+
+  // The server's step once every client of the round has reported (§1.3 S8; §3.3 step 5).
+  void close_round() {
+    const std::size_t R = n_replicates(), N = n_kernels();
+    backend_->aggregate_round(round_x_.data(), n_clients_, updates_.data(), updates_.size(),
+                              1.0 / static_cast<double>(n_clients_), norm2_.data());
+    if (variant_.head == Head::GlobalHedge) {
+      const double reduce = sum_losses_ ? 1.0 : 1.0 / static_cast<double>(n_clients_);
+      for (std::size_t j = 0; j < R * N; ++j) {
+        log_w_[j] -= steps_.eta_w * reduce * round_loss_[j];
+        round_loss_[j] = 0.0;
+      }
+    }
+    round_x_.clear();
+    updates_.clear();
+  }
+
+  AlgoContext context_;
+  Variant variant_;
+  std::size_t n_clients_ = 0;
+  std::size_t M_ = 1;
+  double xi_ = 1.0;
+  bool post_update_selection_ = false, skip_sort_ = false, sum_losses_ = true;
+  std::size_t n_rff_ = 0;
+  double max_upload_ = 0.0;
+  FederatedSteps steps_;
+  std::vector<SlotSchedule> schedules_;
+  std::unique_ptr<RfBackend> backend_;
+  CommunicationLedger ledger_;
+  std::int64_t seen_ = 0;                 // client samples consumed (K per round)
+  std::vector<double> norm2_;             // R × N: ‖θ_i‖² of the round's θ
+  std::vector<double> log_w_;             // personal: R × K × N; global: R × N
+  std::vector<double> round_loss_;        // global: R × N, the round's reported losses
+  std::vector<double> round_x_;           // the round's samples so far (clients × d)
+  std::vector<ClientUpdate> updates_;     // the round's uploads so far, in client order
+  std::vector<KernelSelection> selections_;  // per replicate: the last client's selection
+  std::vector<double> f_, losses_;        // scratch
+  std::uint64_t kernel_updates_ = 0;     // θ updates uploaded, all replicates
+};
+
+const GlobalKernelFederation& as_federation(const Algorithm& algorithm) {
+  const auto* g = dynamic_cast<const GlobalKernelFederation*>(&algorithm);
+  if (!g) throw Error("not a federated algorithm with server-side kernels");
+  return *g;
+}
+
+AlgorithmFactory factory(Variant variant) {
+  return [variant](ParamReader& params, const AlgoContext& context) {
+    return std::unique_ptr<Algorithm>(new GlobalKernelFederation(params, context, variant));
+  };
+}
+
+}  // namespace
+
+std::vector<double> federated_theta(const Algorithm& algorithm, std::size_t replicate, std::size_t kernel) {
+  return as_federation(algorithm).theta(replicate, kernel);
+}
+std::vector<double> federated_log_weights(const Algorithm& algorithm, std::size_t replicate, std::size_t client) {
+  return as_federation(algorithm).log_weights(replicate, client);
+}
+const KernelSelection& federated_last_selection(const Algorithm& algorithm, std::size_t replicate) {
+  return as_federation(algorithm).last_selection(replicate);
+}
+
+void add_global_kernel_federations(std::vector<AlgorithmInfo>& registry) {
+  registry.push_back({"pof-mkl",
+                      "POF-MKL (Ghari & Shen, NeurIPS 2022): personalized online federated MKL — private "
+                      "client kernel weights, Algorithm 1's bins of M kernels uploaded with weight 1/p",
+                      factory({Head::PersonalHedge, Uploads::Bins, false})});
+  registry.push_back({"ofskl", "OFSKL: Fed-OMD with one kernel (RBF σ = 10, D = 100), FedAvg every step (§3.1)",
+                      factory({Head::Uniform, Uploads::AllKernels, true})});
+  registry.push_back({"ofmkl-avg", "OFMKL-Avg: N kernels learned by FedAvg, predictions averaged uniformly (§3.2)",
+                      factory({Head::Uniform, Uploads::AllKernels, false})});
+  registry.push_back({"vm-kofl",
+                      "vM-KOFL: every kernel's update and loss uploaded, global Hedge weights on the server (§3.3)",
+                      factory({Head::GlobalHedge, Uploads::AllKernels, false})});
+}
+
+}  // namespace omkl::detail

@@ -1,0 +1,267 @@
+/// @file perfedavg.cpp
+/// @brief PerFedAvg (Fallah, Mokhtari & Ozdaglar, NeurIPS 2020) as the POF-MKL paper's baseline,
+/// spec/federated.md §3.6: a small fully-connected ReLU network (hidden layers of width 20, as
+/// many as keep the parameter count below the upload cap; a linear output), online first-order
+/// Per-FedAvg with one local step: a client personalises the broadcast model on its previous
+/// sample, predicts, and uploads w − β∇ℓ(w − α∇ℓ(w)) on its new sample; the server averages.
+/// Written with plain loops: the networks have at most 1000 parameters.
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "families/federated/federated.h"
+#include "families/federated/federated_config.h"
+#include "omkl/error.h"
+#include "random/rng.h"
+
+namespace omkl::detail {
+
+namespace {
+
+constexpr std::uint64_t kInitStream = 0xfeda0001u;
+
+/// A fully-connected network d → width → … → width → 1 with ReLU hidden layers, its parameters
+/// in one vector: per layer the weights (out × in, row-major), then the biases.
+class Mlp {
+ public:
+  Mlp() = default;
+  Mlp(std::size_t n_inputs, std::size_t hidden_layers, std::size_t width) {
+    std::size_t in = n_inputs;
+    for (std::size_t l = 0; l <= hidden_layers; ++l) {
+      const std::size_t out = l == hidden_layers ? 1 : width;
+      layers_.push_back({in, out, n_params_});
+      n_params_ += out * in + out;
+      in = out;
+    }
+    activations_.resize(layers_.size() + 1);
+    for (std::size_t l = 0; l < layers_.size(); ++l) activations_[l + 1].resize(layers_[l].out);
+    deltas_.resize(layers_.size());
+  }
+
+  static std::size_t parameter_count(std::size_t n_inputs, std::size_t hidden_layers, std::size_t width) {
+    if (hidden_layers == 0) return n_inputs + 1;
+    return (n_inputs + 1) * width + (hidden_layers - 1) * (width + 1) * width + width + 1;
+  }
+
+  std::size_t size() const { return n_params_; }
+
+  /// Glorot-uniform weights, zero biases.
+  void initialize(double* params, RandomStream& rng) const {
+    for (const Layer& layer : layers_) {
+      const double a = std::sqrt(6.0 / static_cast<double>(layer.in + layer.out));
+      for (std::size_t j = 0; j < layer.out * layer.in; ++j) params[layer.offset + j] = a * (2.0 * rng.uniform() - 1.0);
+      for (std::size_t j = 0; j < layer.out; ++j) params[layer.offset + layer.out * layer.in + j] = 0.0;
+    }
+  }
+
+  double forward(const double* params, const double* x) {
+    activations_[0].assign(x, x + layers_.front().in);
+    for (std::size_t l = 0; l < layers_.size(); ++l) {
+      const Layer& layer = layers_[l];
+      const double* W = params + layer.offset;
+      const double* b = W + layer.out * layer.in;
+      const std::vector<double>& a = activations_[l];
+      std::vector<double>& z = activations_[l + 1];
+      const bool hidden = l + 1 < layers_.size();
+      for (std::size_t o = 0; o < layer.out; ++o) {
+        double s = b[o];
+        for (std::size_t i = 0; i < layer.in; ++i) s += W[o * layer.in + i] * a[i];
+        z[o] = hidden ? std::max(0.0, s) : s;
+      }
+    }
+    return activations_.back()[0];
+  }
+
+  /// ∇_w (h_w(x) − y)² into `grad` (size()); returns h_w(x).
+  double gradient(const double* params, const double* x, double y, double* grad) {
+    const double out = forward(params, x);
+    const std::size_t L = layers_.size();
+    deltas_[L - 1].assign(1, 2.0 * (out - y));
+    for (std::size_t l = L; l-- > 0;) {
+      const Layer& layer = layers_[l];
+      const double* W = params + layer.offset;
+      double* gW = grad + layer.offset;
+      double* gb = gW + layer.out * layer.in;
+      const std::vector<double>& a = activations_[l];
+      const std::vector<double>& delta = deltas_[l];
+      for (std::size_t o = 0; o < layer.out; ++o) {
+        for (std::size_t i = 0; i < layer.in; ++i) gW[o * layer.in + i] = delta[o] * a[i];
+        gb[o] = delta[o];
+      }
+      if (l == 0) break;
+      // Back through layer l's weights and the ReLU of layer l − 1's output.
+      std::vector<double>& below = deltas_[l - 1];
+      below.assign(layer.in, 0.0);
+      for (std::size_t o = 0; o < layer.out; ++o)
+        for (std::size_t i = 0; i < layer.in; ++i) below[i] += W[o * layer.in + i] * delta[o];
+      for (std::size_t i = 0; i < layer.in; ++i)
+        if (!(a[i] > 0.0)) below[i] = 0.0;
+    }
+    return out;
+  }
+
+ private:
+  struct Layer {
+    std::size_t in, out, offset;
+  };
+  std::vector<Layer> layers_;
+  std::size_t n_params_ = 0;
+  std::vector<std::vector<double>> activations_, deltas_;  // scratch
+};
+
+class PerFedAvg final : public Algorithm {
+ public:
+  PerFedAvg(ParamReader& params, const AlgoContext& context) : context_(context) {
+    if (context.task != Task::Regression)
+      throw ConfigError("algorithm '" + params.algorithm() + "': the federated algorithms are defined for "
+                        "regression (squared loss) only");
+    n_clients_ = read_clients(params, context);
+    const std::size_t d = context.n_features;
+    const std::int64_t cap = params.get_int("max_upload", 1000, "floats a client may upload per step (§2.2)");
+    if (cap < 2) params.fail("max_upload", "must be ≥ 2");
+    const std::int64_t width = params.get_int("width", 20, "neurons per hidden layer");
+    if (width < 1 || width > 4096) params.fail("width", "must be in 1..4096");
+    // Appendix C: as many hidden layers of `width` as keep the parameter count below the cap.
+    std::size_t auto_layers = 0;
+    if (Mlp::parameter_count(d, 0, static_cast<std::size_t>(width)) >= static_cast<std::size_t>(cap))
+      params.fail("max_upload", "cannot carry even a linear model of " + std::to_string(d + 1) + " parameters");
+    while (auto_layers < 64 &&
+           Mlp::parameter_count(d, auto_layers + 1, static_cast<std::size_t>(width)) < static_cast<std::size_t>(cap))
+      ++auto_layers;
+    const std::int64_t layers = params.get_int("hidden_layers", static_cast<std::int64_t>(auto_layers),
+                                               "hidden layers (default: the most whose parameters stay below "
+                                               "max_upload; 0 = a linear model)");
+    if (layers < 0 || layers > 64) params.fail("hidden_layers", "must be in 0..64");
+    net_ = Mlp(d, static_cast<std::size_t>(layers), static_cast<std::size_t>(width));
+    if (net_.size() >= static_cast<std::size_t>(cap))
+      params.fail("hidden_layers", std::to_string(layers) + " layers of " + std::to_string(width) + " have " +
+                                       std::to_string(net_.size()) + " parameters, not below max_upload = " +
+                                       std::to_string(cap));
+    const std::size_t rounds = context.horizon / n_clients_;
+    const double fallback = rounds > 0 ? 1.0 / std::sqrt(static_cast<double>(rounds)) : -1.0;
+    alpha_ = params.get_double("alpha", fallback, "personalisation step α (default 1/√T)");
+    beta_ = params.get_double("beta", fallback, "meta step β (default 1/√T)");
+    if ((alpha_ == -1.0 && !params.has("alpha")) || (beta_ == -1.0 && !params.has("beta")))
+      params.fail("alpha", "has no default when the stream length is unknown; give alpha=... and beta=...");
+    if (!(alpha_ > 0)) params.fail("alpha", "must be > 0");
+    if (!(beta_ > 0)) params.fail("beta", "must be > 0");
+    personalize_ = params.get_choice("personalize", "prev_sample", {"prev_sample", "none"},
+                                     "a client adapts the broadcast model on its previous sample before "
+                                     "predicting, or predicts with it as is") == "prev_sample";
+    ledger_ = CommunicationLedger(static_cast<double>(cap));
+    const std::size_t R = context.n_replicates(), P = net_.size();
+    model_.assign(R * P, 0.0);
+    round_sum_.assign(R * P, 0.0);
+    for (std::size_t r = 0; r < R; ++r) {
+      RandomStream rng(context.seed, context.replicates[r], RngPurpose::Misc, kInitStream);
+      net_.initialize(model_.data() + r * P, rng);
+    }
+    previous_x_.assign(n_clients_ * d, 0.0);
+    previous_y_.assign(n_clients_, 0.0);
+    has_previous_.assign(n_clients_, 0);
+    g_.resize(P);
+    w_.resize(P);
+  }
+
+  std::size_t n_replicates() const override { return context_.n_replicates(); }
+
+  void step(const double* x, double y, double* predictions) override {
+    const std::size_t R = n_replicates(), P = net_.size(), d = context_.n_features;
+    const std::size_t client = static_cast<std::size_t>(seen_ % static_cast<std::int64_t>(n_clients_));
+    for (std::size_t r = 0; r < R; ++r) {
+      const double* w = model_.data() + r * P;
+      predictions[r] = personalized_prediction(w, client, x);
+      // First-order Per-FedAvg (§3.6 step 3): w̃ = w − α∇ℓ(w), w' = w − β∇ℓ(w̃).
+      net_.gradient(w, x, y, g_.data());
+      for (std::size_t j = 0; j < P; ++j) w_[j] = w[j] - alpha_ * g_[j];
+      net_.gradient(w_.data(), x, y, g_.data());
+      double* sum = round_sum_.data() + r * P;
+      for (std::size_t j = 0; j < P; ++j) sum[j] += w[j] - beta_ * g_[j];
+      ledger_.client_step(static_cast<double>(P), static_cast<double>(P));
+    }
+    std::copy(x, x + d, previous_x_.begin() + static_cast<std::ptrdiff_t>(client * d));
+    previous_y_[client] = y;
+    has_previous_[client] = 1;
+    ++seen_;
+    if (client + 1 == n_clients_) {
+      // The server's average of the K uploads, summed in client order.
+      for (std::size_t j = 0; j < model_.size(); ++j) {
+        model_[j] = round_sum_[j] / static_cast<double>(n_clients_);
+        round_sum_[j] = 0.0;
+      }
+    }
+  }
+
+  void predict(const double* x, double* predictions) override {
+    const std::size_t R = n_replicates(), P = net_.size();
+    const std::size_t client = static_cast<std::size_t>(seen_ % static_cast<std::int64_t>(n_clients_));
+    for (std::size_t r = 0; r < R; ++r) predictions[r] = personalized_prediction(model_.data() + r * P, client, x);
+  }
+
+  void save_state(StateWriter& out) const override {
+    out.put_tag("federated-perfedavg/1");
+    out.put_i64(seen_);
+    out.put_f64s(model_);
+    out.put_f64s(round_sum_);
+    out.put_f64s(previous_x_);
+    out.put_f64s(previous_y_);
+    out.put_u64s(std::vector<std::uint64_t>(has_previous_.begin(), has_previous_.end()));
+  }
+
+  void load_state(StateReader& in) override {
+    in.expect_tag("federated-perfedavg/1");
+    seen_ = in.get_i64();
+    if (seen_ < 0) throw InputError("checkpoint: negative sample count");
+    in.get_f64s(model_.data(), model_.size());
+    in.get_f64s(round_sum_.data(), round_sum_.size());
+    in.get_f64s(previous_x_.data(), previous_x_.size());
+    in.get_f64s(previous_y_.data(), previous_y_.size());
+    const auto flags = in.get_u64s();
+    if (flags.size() != has_previous_.size()) throw InputError("checkpoint: client flags of another model");
+    for (std::size_t k = 0; k < flags.size(); ++k) has_previous_[k] = flags[k] != 0;
+  }
+
+  CommunicationCount communication() const override { return ledger_.totals(); }
+  std::vector<std::pair<std::string, std::string>> reported_params() const override {
+    return {{"parameters", std::to_string(net_.size())}};
+  }
+
+ private:
+  // h_φ(x) with φ = w − α∇ℓ(w; x_prev, y_prev) adapted on the client's previous sample (§3.6
+  // step 2), or w itself before the client has one (or with personalize = none).
+  double personalized_prediction(const double* w, std::size_t client, const double* x) {
+    const std::size_t P = net_.size(), d = context_.n_features;
+    if (!personalize_ || !has_previous_[client]) return net_.forward(w, x);
+    net_.gradient(w, previous_x_.data() + client * d, previous_y_[client], g_.data());
+    for (std::size_t j = 0; j < P; ++j) w_[j] = w[j] - alpha_ * g_[j];
+    return net_.forward(w_.data(), x);
+  }
+
+  AlgoContext context_;
+  std::size_t n_clients_ = 0;
+  Mlp net_;
+  double alpha_ = 0.0, beta_ = 0.0;
+  bool personalize_ = true;
+  CommunicationLedger ledger_;
+  std::int64_t seen_ = 0;
+  std::vector<double> model_;      // R × P: the server model of the round
+  std::vector<double> round_sum_;  // R × P: Σ of the round's uploads so far
+  std::vector<double> previous_x_, previous_y_;  // each client's last sample
+  std::vector<char> has_previous_;
+  std::vector<double> g_, w_;      // scratch
+};
+
+}  // namespace
+
+void add_perfedavg(std::vector<AlgorithmInfo>& registry) {
+  registry.push_back({"perfedavg",
+                      "PerFedAvg (first-order, online): a small ReLU network personalised on each client's "
+                      "previous sample, FedAvg of the meta-updates (§3.6)",
+                      [](ParamReader& params, const AlgoContext& context) {
+                        return std::unique_ptr<Algorithm>(new PerFedAvg(params, context));
+                      }});
+}
+
+}  // namespace omkl::detail
