@@ -98,7 +98,9 @@ void normalize(Dataset& data, Normalization how);
 struct FederatedLayout {
   std::size_t rounds = 500;   ///< T: samples per client
   std::size_t clients = 0;    ///< K; 0 = as many as the data allow (see arrange_federated)
-  std::size_t minority_rows = 50;  ///< grouped data: rows each client takes from every other group
+  /// Grouped data: rows each client takes from every other group; 0 = rounds / 10 (the paper's
+  /// 50 of 500).
+  std::size_t minority_rows = 0;
   std::uint64_t seed = 0;     ///< the data seed: the permutation and the clients' time orders
 };
 
@@ -108,7 +110,7 @@ struct FederatedLayout {
 ///    π[kT], …, π[kT + T − 1] in that order. K defaults to ⌊n / T⌋.
 ///  - with groups (non-i.i.d. split by the G distinct group values, ascending): C = K / G clients
 ///    per group; client c = s·C + g takes rows [a·g, a·g + a) of its own group s (a = T − (G − 1)·m,
-///    m = minority_rows) and m rows from every other group s', starting at a·C + m·(r·C + g), where r
+///    m = minority_rows, by default T/10) and m rows from every other group s', starting at a·C + m·(r·C + g), where r
 ///    is s's position among the groups other than s'; its T rows (own block, then the others in group
 ///    order) are then shuffled with the data seed. K defaults to G·min_s ⌊n_s / T⌋.
 /// Throws ConfigError when the data hold fewer rows than K × T (naming both), when K is not a

@@ -57,7 +57,8 @@ std::vector<std::vector<std::size_t>> grouped_clients(const Dataset& data, const
     labels.push_back(label);
     sites.push_back(std::move(rows));
   }
-  const std::size_t G = sites.size(), T = layout.rounds, m = layout.minority_rows;
+  const std::size_t G = sites.size(), T = layout.rounds;
+  const std::size_t m = layout.minority_rows ? layout.minority_rows : T / 10;
   if (G < 2)
     throw ConfigError(data.name + ": the group column has " + std::to_string(G) +
                       " distinct value(s); a grouped (non-i.i.d.) split needs at least 2");

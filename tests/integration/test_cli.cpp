@@ -246,3 +246,55 @@ TEST_F(CliTest, TimingSwitchReportsConstructionOnStderrOnly) {
   EXPECT_NE(timed.err.find("frequency matrices (1 replicates x"), std::string::npos) << timed.err;
   EXPECT_EQ(timed.out, plain.out) << "the report changes nothing else";
 }
+
+// ---- federated studies (spec/federated.md) ----------------------------------------------------
+
+namespace {
+// Two sites of 60 rows each: columns site, a, b, y.
+std::string grouped_csv() {
+  std::string csv = "site,a,b,y\n";
+  for (int i = 0; i < 120; ++i) {
+    const int site = i < 60 ? 0 : 1;
+    const double a = 0.01 * i, b = site ? 1.0 - a : a * a;
+    csv += std::to_string(site) + "," + std::to_string(a) + "," + std::to_string(b) + "," +
+           std::to_string(0.3 + 0.5 * a * b + 0.1 * site) + "\n";
+  }
+  return csv;
+}
+}  // namespace
+
+TEST_F(CliTest, FederatedStudyReportsClientsBudgetAndResolvedD) {
+  write("air.csv", grouped_csv());
+  const Outcome o = omkl("study --preset fed-pofmkl --rounds 20 --data air.csv --group-column site "
+                         "--algo pof-mkl:M=25 --algo vm-kofl --seeds 2 --out out");
+  ASSERT_EQ(o.code, 0) << o.err;
+  const auto summary = nlohmann::json::parse(read_text(dir_ / "out" / "summary.json"));
+  EXPECT_EQ(summary.at("n_features").get<std::size_t>(), 2u) << "the group column is not a feature";
+  EXPECT_EQ(summary.at("n_samples").get<std::size_t>(), 120u) << "3 clients per site × 2 sites × 20 rounds";
+  const auto& pof = summary.at("results").at(0);
+  EXPECT_EQ(pof.at("params").at("M"), "25");
+  EXPECT_EQ(pof.at("params").at("D"), "20");
+  EXPECT_EQ(pof.at("n_clients").get<std::size_t>(), 6u);
+  EXPECT_TRUE(pof.at("final_std_clients").is_number());
+  EXPECT_LE(pof.at("max_uplink_floats").get<double>(), 1000.0);
+  EXPECT_EQ(pof.at("downlink_floats_per_client_step").get<double>(), 51 * 40.0);
+  const auto& vm = summary.at("results").at(1);
+  EXPECT_EQ(vm.at("params").at("D"), "9");
+  EXPECT_EQ(vm.at("uplink_floats_per_client_step").get<double>(), 51 * 18.0 + 51);
+}
+
+TEST_F(CliTest, FederatedBadInputIsOneClearMessage) {
+  write("air.csv", grouped_csv());
+  expect_study_fails("--preset fed-pofmkl --rounds 20 --data air.csv --group-column station --algo pof-mkl",
+                     {"air.csv:1:1", "unknown group column 'station'"});
+  expect_study_fails("--preset fed-pofmkl --rounds 20 --clients 8 --data air.csv --group-column site --algo pof-mkl",
+                     {"group 0 has 60 rows"});
+  expect_study_fails("--preset fed-pofmkl --rounds 50 --clients 3 --data air.csv --algo pof-mkl",
+                     {"3 clients × 50 rounds need 150 rows"});
+  expect_study_fails("--preset fed-pofmkl --rounds 20 --data air.csv --group-column site --algo pof-mkl:M=52",
+                     {"'M'", "[1, 51]"});
+  expect_study_fails("--preset fed-pofmkl --rounds 20 --data air.csv --group-column site --algo pof-mkl:M=25,D=30",
+                     {"'D'", "max_upload"});
+  expect_study_fails("--data air.csv --group-column site --algo raker", {"--group-column", "federated"});
+  expect_study_fails("--data air.csv --algo pof-mkl", {"'clients'", "not federated"});
+}

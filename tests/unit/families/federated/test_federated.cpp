@@ -1,0 +1,475 @@
+// The federated family (spec/federated.md): Algorithm 1, the upload budget, POF-MKL and its
+// baselines against direct computations, unbiasedness of the importance-weighted server step,
+// the shared θ trajectory of §3.3, communication counts, checkpoints.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <string>
+
+#include "common/test_helpers.h"
+#include "families/federated/federated.h"
+#include "families/federated/kernel_selection.h"
+#include "families/federated/mlp.h"
+#include "features/random_features.h"
+#include "omkl/error.h"
+#include "omkl/kernel_spec.h"
+
+using namespace omkl;
+using namespace omkl::detail;
+using omkl::test::bits;
+using omkl::test::config_error_message;
+using omkl::test::make;
+using omkl::test::random_stream;
+using omkl::test::run_steps;
+
+namespace {
+
+using Params = std::vector<std::pair<std::string, std::string>>;
+
+const std::string kDict4 = "gauss2:0.5+gauss2:1+gauss2:2+gauss2:4";
+
+// A federated stream: K clients × T rounds of a smooth regression target.
+Dataset federated_stream(std::size_t K, std::size_t T, std::size_t d = 3, std::uint64_t seed = 11) {
+  Dataset data = random_stream(K * T, d, Task::Regression, seed);
+  data.n_clients = K;
+  return data;
+}
+
+AlgoContext fed_context(const Dataset& data, std::vector<std::uint64_t> replicates = {0},
+                        Profile profile = Profile::Paper) {
+  AlgoContext c = omkl::test::context_for(data, profile, std::move(replicates));
+  c.n_clients = data.n_clients;
+  return c;
+}
+
+std::string param(const Algorithm& a, const std::string& key) {
+  for (const auto& kv : a.reported_params())
+    if (kv.first == key) return kv.second;
+  return "";
+}
+
+// z_i(x) from the frequencies every federated learner draws: stream (seed, replicate, kernel).
+std::vector<double> features(const KernelSpec& kernel, std::size_t D, const double* x, std::size_t d,
+                             std::uint64_t seed, std::uint64_t replicate, std::size_t i) {
+  RandomStream rng(seed, replicate, RngPurpose::Frequencies, i);
+  const auto V = draw_frequencies(kernel, D, d, RfKind::Rf, rng);
+  std::vector<double> z(2 * D);
+  feature_map(V.data(), D, d, x, 1.0 / std::sqrt(double(D)), z.data());
+  return z;
+}
+
+}  // namespace
+
+// ---- Algorithm 1 -----------------------------------------------------------------------------
+
+TEST(KernelSelectionTest, BinsPartitionTheKernelsAndQIsAPmf) {
+  const std::size_t N = 51;
+  std::vector<double> log_w(N);
+  RandomStream rng(5, 0, RngPurpose::Misc, 1);
+  for (double& a : log_w) a = -3.0 * rng.uniform();
+  for (std::size_t M : {1, 2, 7, 25, 50, 51}) {
+    for (double xi : {0.05, 0.5, 1.0}) {
+      KernelSelection sel;
+      select_kernels(log_w.data(), N, M, xi, true, 0.4, sel);
+      const std::size_t m = (N + M - 1) / M;
+      ASSERT_EQ(sel.n_bins, m);
+      // The ranking is a permutation, heaviest first; bins are its consecutive blocks.
+      std::vector<std::uint32_t> sorted = sel.ranking;
+      std::sort(sorted.begin(), sorted.end());
+      for (std::size_t i = 0; i < N; ++i) ASSERT_EQ(sorted[i], i);
+      for (std::size_t i = 1; i < N; ++i) EXPECT_GE(log_w[sel.ranking[i - 1]], log_w[sel.ranking[i]]);
+      const double total = std::accumulate(sel.q.begin(), sel.q.end(), 0.0);
+      EXPECT_NEAR(total, 1.0, 1e-12) << "M = " << M << ", xi = " << xi;
+      for (double q : sel.q) EXPECT_GE(q, xi / double(m) - 1e-15);
+      const std::size_t size = sel.bin + 1 < m ? M : N - (m - 1) * M;
+      EXPECT_EQ(sel.kernels.size(), size);
+      EXPECT_EQ(sel.probability, sel.q[sel.bin]);
+      if (xi == 1.0)
+        for (double q : sel.q) EXPECT_NEAR(q, 1.0 / double(m), 1e-15);
+    }
+  }
+}
+
+TEST(KernelSelectionTest, HandComputedDrawAndTieRule) {
+  // w = (1, e⁻¹, e⁻², 1): ranking 3, 0 (tie: descending index), 1, 2; bins {3, 0}, {1, 2}.
+  const double log_w[4] = {0.0, -1.0, -2.0, 0.0};
+  KernelSelection sel;
+  const double u1 = 2.0, u2 = std::exp(-1.0) + std::exp(-2.0);
+  const double q1 = 0.5 * u1 / (u1 + u2) + 0.25;
+  select_kernels(log_w, 4, 2, 0.5, true, q1 - 1e-9, sel);
+  EXPECT_EQ(sel.ranking, (std::vector<std::uint32_t>{3, 0, 1, 2}));
+  ASSERT_EQ(sel.q.size(), 2u);
+  EXPECT_NEAR(sel.q[0], q1, 1e-15);
+  EXPECT_EQ(sel.bin, 0u);
+  EXPECT_EQ(sel.kernels, (std::vector<std::uint32_t>{3, 0}));
+  select_kernels(log_w, 4, 2, 0.5, true, q1 + 1e-9, sel);
+  EXPECT_EQ(sel.bin, 1u);
+  EXPECT_EQ(sel.kernels, (std::vector<std::uint32_t>{1, 2}));
+  EXPECT_NEAR(sel.probability, 1.0 - q1, 1e-15);
+  // At t = 1 every weight is equal: the ranking is N − 1, …, 0 (§1.4 tie rule).
+  const std::vector<double> equal(51, 0.0);
+  select_kernels(equal.data(), 51, 25, 1.0, true, 0.99, sel);
+  for (std::size_t i = 0; i < 51; ++i) EXPECT_EQ(sel.ranking[i], 50 - i);
+  EXPECT_EQ(sel.kernels, (std::vector<std::uint32_t>{0}));  // the singleton last bin
+  // A draw past the cumulative sum (rounding) takes the last bin (§7 C7).
+  select_kernels(equal.data(), 51, 1, 1.0, true, 1.0, sel);
+  EXPECT_EQ(sel.bin, 50u);
+  // Unsorted bins (skip_sort_if_uniform): index order.
+  select_kernels(log_w, 4, 2, 1.0, false, 0.1, sel);
+  EXPECT_EQ(sel.kernels, (std::vector<std::uint32_t>{0, 1}));
+}
+
+// ---- budget, D, parameters -------------------------------------------------------------------
+
+TEST(FederatedTest, DFollowsMAndTheUploadCap) {
+  const Dataset data = federated_stream(3, 4, 15);
+  const AlgoContext c = fed_context(data);
+  // §2.2: D(M) = min(100, ⌊1000 / 2M⌋); the baselines' uploads add their loss scalars.
+  EXPECT_EQ(param(*make("pof-mkl", c, {{"M", "1"}}), "D"), "100");
+  EXPECT_EQ(param(*make("pof-mkl", c, {{"M", "25"}}), "D"), "20");
+  EXPECT_EQ(param(*make("pof-mkl", c, {{"M", "51"}}), "D"), "9");
+  EXPECT_EQ(param(*make("pof-mkl", c, {{"M", "10"}}), "D"), "50");
+  EXPECT_EQ(param(*make("pof-mkl", c, {{"M", "17"}}), "D"), "29");
+  EXPECT_EQ(param(*make("vm-kofl", c), "D"), "9");
+  EXPECT_EQ(param(*make("ofmkl-avg", c), "D"), "9");
+  EXPECT_EQ(param(*make("em-kofl", c), "D"), "100");
+  EXPECT_EQ(param(*make("ofskl", c), "D"), "100");
+  EXPECT_EQ(param(*make("pof-mkl", c, {{"M", "25"}}), "M"), "25");
+}
+
+TEST(FederatedTest, BadConfigurationsAreRefusedNamingTheParameter) {
+  const Dataset data = federated_stream(3, 4);
+  const AlgoContext c = fed_context(data);
+  EXPECT_NE(config_error_message("pof-mkl", c, {{"M", "0"}}).find("'M'"), std::string::npos);
+  EXPECT_NE(config_error_message("pof-mkl", c, {{"M", "52"}}).find("[1, 51]"), std::string::npos);
+  EXPECT_NE(config_error_message("pof-mkl", c, {{"M", "25"}, {"D", "21"}}).find("max_upload"), std::string::npos);
+  EXPECT_NE(config_error_message("vm-kofl", c, {{"max_upload", "50"}}).find("max_upload"), std::string::npos);
+  EXPECT_NE(config_error_message("pof-mkl", c, {{"xi", "0"}}).find("'xi'"), std::string::npos);
+  // Not a federated stream, and no clients given.
+  AlgoContext plain = c;
+  plain.n_clients = 0;
+  EXPECT_NE(config_error_message("pof-mkl", plain, {}).find("not federated"), std::string::npos);
+  // A stream that is not whole rounds.
+  EXPECT_NE(config_error_message("pof-mkl", c, {{"clients", "5"}}).find("whole rounds"), std::string::npos);
+  AlgoContext classification = c;
+  classification.task = Task::Classification;
+  EXPECT_NE(config_error_message("pof-mkl", classification, {}).find("regression"), std::string::npos);
+}
+
+// ---- POF-MKL against a direct computation ------------------------------------------------------
+
+TEST(FederatedTest, PofMklWithAllKernelsMatchesADirectComputation) {
+  // M = N: p = 1, no randomness (§1.7): FedAvg of per-kernel OGD with personal Hedge weights.
+  const std::size_t K = 3, T = 4, d = 3, D = 5;
+  const Dataset data = federated_stream(K, T, d);
+  const AlgoContext c = fed_context(data);
+  const Dictionary dict = parse_dictionary(kDict4);
+  const std::size_t N = dict.size();
+  const double eta = 0.3, eta_k = 0.7, lambda = 0.01;
+  auto alg = make("pof-mkl", c,
+                  {{"dict", kDict4}, {"M", "4"}, {"D", std::to_string(D)}, {"eta", "0.3"}, {"eta_k", "0.7"},
+                   {"lambda", "0.01"}});
+  std::vector<std::vector<double>> theta(N, std::vector<double>(2 * D, 0.0));
+  std::vector<std::vector<double>> log_w(K, std::vector<double>(N, 0.0));
+  for (std::size_t t = 0; t < T; ++t) {
+    std::vector<std::vector<double>> acc(N, std::vector<double>(2 * D, 0.0));
+    for (std::size_t k = 0; k < K; ++k) {
+      const std::size_t row = t * K + k;
+      const double* x = data.row(row);
+      const double y = data.y[row];
+      std::vector<double> f(N);
+      std::vector<std::vector<double>> z(N);
+      for (std::size_t i = 0; i < N; ++i) {
+        z[i] = features(dict[i], D, x, d, c.seed, 0, i);
+        f[i] = std::inner_product(theta[i].begin(), theta[i].end(), z[i].begin(), 0.0);
+      }
+      const double top = *std::max_element(log_w[k].begin(), log_w[k].end());
+      double num = 0.0, den = 0.0;
+      for (std::size_t i = 0; i < N; ++i) {
+        num += std::exp(log_w[k][i] - top) * f[i];
+        den += std::exp(log_w[k][i] - top);
+      }
+      double prediction = 0.0;
+      alg->step(x, y, &prediction);
+      EXPECT_NEAR(prediction, num / den, 1e-12) << "round " << t << ", client " << k;
+      for (std::size_t i = 0; i < N; ++i) {
+        const double n2 = std::inner_product(theta[i].begin(), theta[i].end(), theta[i].begin(), 0.0);
+        log_w[k][i] -= eta_k * ((f[i] - y) * (f[i] - y) + lambda * n2);
+        for (std::size_t j = 0; j < 2 * D; ++j) acc[i][j] += eta * (2.0 * (f[i] - y) * z[i][j] + 2.0 * lambda * theta[i][j]);
+      }
+    }
+    for (std::size_t i = 0; i < N; ++i)
+      for (std::size_t j = 0; j < 2 * D; ++j) theta[i][j] -= acc[i][j] / double(K);
+    for (std::size_t i = 0; i < N; ++i) {
+      const auto got = federated_theta(*alg, 0, i);
+      for (std::size_t j = 0; j < 2 * D; ++j) EXPECT_NEAR(got[j], theta[i][j], 1e-12) << "θ after round " << t;
+    }
+    for (std::size_t k = 0; k < K; ++k) {
+      const auto got = federated_log_weights(*alg, 0, k);
+      for (std::size_t i = 0; i < N; ++i) EXPECT_NEAR(got[i], log_w[k][i], 1e-12);
+    }
+  }
+}
+
+TEST(FederatedTest, ImportanceWeightedServerStepIsUnbiased) {
+  // §1.7 / §8.4: over the selection, the mean server step of M = 1 equals the full-gradient
+  // FedAvg step (M = N, same frequencies and data). One round from θ = 0, many replicates.
+  const std::size_t K = 3, R = 4000, D = 2;
+  const Dataset data = federated_stream(K, 1, 2);
+  std::vector<std::uint64_t> replicates(R);
+  std::iota(replicates.begin(), replicates.end(), 0);
+  const AlgoContext c = fed_context(data, replicates);
+  const Params common{{"dict", kDict4}, {"D", std::to_string(D)}, {"eta", "0.5"}, {"xi", "1"}};
+  Params one = common, all = common;
+  one.emplace_back("M", "1");
+  all.emplace_back("M", "4");
+  auto sampled = make("pof-mkl", c, one);
+  auto full = make("pof-mkl", c, all);
+  run_steps(*sampled, data);
+  run_steps(*full, data);
+  // d_r = θ_sampled − θ_full has mean 0 per coordinate; compare with its standard error.
+  double worst = 0.0;
+  for (std::size_t i = 0; i < 4; ++i)
+    for (std::size_t j = 0; j < 2 * D; ++j) {
+      double mean = 0.0, sq = 0.0;
+      for (std::size_t r = 0; r < R; ++r) {
+        const double diff = federated_theta(*sampled, r, i)[j] - federated_theta(*full, r, i)[j];
+        mean += diff;
+        sq += diff * diff;
+      }
+      mean /= double(R);
+      const double se = std::sqrt((sq / double(R) - mean * mean) / double(R));
+      ASSERT_GT(se, 0.0);
+      worst = std::max(worst, std::fabs(mean) / se);
+    }
+  EXPECT_LT(worst, 4.5) << "largest |mean| / standard error over the 16 coordinates";
+}
+
+TEST(FederatedTest, SharedThetaTrajectoryOfPofMklVmKoflAndOfmklAvg) {
+  // §3.3 / §8.5: with every kernel uploaded at p = 1, the three differ only in the head.
+  const Dataset data = federated_stream(4, 6, 3);
+  const AlgoContext c = fed_context(data, {0, 1});
+  const Params shared{{"dict", kDict4}, {"D", "6"}};
+  Params pof = shared;
+  pof.emplace_back("M", "4");
+  auto a = make("pof-mkl", c, pof);
+  auto b = make("vm-kofl", c, shared);
+  auto o = make("ofmkl-avg", c, shared);
+  const auto pa = run_steps(*a, data), pb = run_steps(*b, data), po = run_steps(*o, data);
+  for (std::size_t r = 0; r < 2; ++r)
+    for (std::size_t i = 0; i < 4; ++i) {
+      const auto ta = federated_theta(*a, r, i), tb = federated_theta(*b, r, i), to = federated_theta(*o, r, i);
+      for (std::size_t j = 0; j < ta.size(); ++j) {
+        ASSERT_EQ(bits(ta[j]), bits(tb[j]));
+        ASSERT_EQ(bits(ta[j]), bits(to[j]));
+      }
+    }
+  // ... and their predictions differ (the heads do).
+  EXPECT_NE(pa, pb);
+  EXPECT_NE(pb, po);
+}
+
+TEST(FederatedTest, OfmklAvgPredictsTheUniformMeanAndOfsklItsOneKernel) {
+  const Dataset data = federated_stream(2, 3, 2);
+  const AlgoContext c = fed_context(data);
+  auto avg = make("ofmkl-avg", c, {{"dict", kDict4}, {"D", "4"}});
+  auto single = make("ofskl", c, {{"D", "4"}});
+  for (std::size_t t = 0; t < data.n_samples; ++t) {
+    double p = 0.0, s = 0.0;
+    // Before the step: predict() gives what the step will return.
+    double expected_avg = 0.0, expected_single = 0.0;
+    avg->predict(data.row(t), &expected_avg);
+    single->predict(data.row(t), &expected_single);
+    avg->step(data.row(t), data.y[t], &p);
+    single->step(data.row(t), data.y[t], &s);
+    EXPECT_EQ(bits(p), bits(expected_avg));
+    EXPECT_EQ(bits(s), bits(expected_single));
+  }
+  // θ of the mean head after the first round: f = 0 at θ = 0, so θ_i = −(η/K)Σ_k 2(0 − y_k)z_i(x_k).
+  auto fresh = make("ofmkl-avg", c, {{"dict", kDict4}, {"D", "4"}, {"eta", "0.2"}, {"lambda", "0"}});
+  for (std::size_t t = 0; t < 2; ++t) {
+    double p;
+    fresh->step(data.row(t), data.y[t], &p);
+    EXPECT_EQ(p, 0.0);
+  }
+  const Dictionary dict = parse_dictionary(kDict4);
+  for (std::size_t i = 0; i < 4; ++i) {
+    std::vector<double> expected(8, 0.0);
+    for (std::size_t k = 0; k < 2; ++k) {
+      const auto z = features(dict[i], 4, data.row(k), 2, c.seed, 0, i);
+      for (std::size_t j = 0; j < 8; ++j) expected[j] -= 0.2 * 2.0 * (0.0 - data.y[k]) * z[j] / 2.0;
+    }
+    const auto got = federated_theta(*fresh, 0, i);
+    for (std::size_t j = 0; j < 8; ++j) EXPECT_NEAR(got[j], expected[j], 1e-14);
+  }
+}
+
+// ---- communication -----------------------------------------------------------------------------
+
+TEST(FederatedTest, CommunicationIsCountedAndWithinTheCap) {
+  const std::size_t K = 4, T = 30;
+  const Dataset data = federated_stream(K, T, 15);
+  const AlgoContext c = fed_context(data, {0, 1});
+  const double client_steps = double(2 * K * T);
+  {
+    auto a = make("pof-mkl", c, {{"M", "1"}});
+    run_steps(*a, data);
+    const CommunicationCount n = a->communication();
+    EXPECT_EQ(n.client_steps, client_steps);
+    EXPECT_EQ(n.uplink_floats, 200.0 * client_steps);          // one kernel of 2D = 200
+    EXPECT_EQ(n.downlink_floats, 51 * 200.0 * client_steps);   // every θ
+    EXPECT_EQ(n.max_uplink, 200.0);
+  }
+  {
+    auto a = make("pof-mkl", c, {{"M", "25"}});
+    run_steps(*a, data);
+    const CommunicationCount n = a->communication();
+    // Bins of 25, 25 and the singleton: uploads of 1000 or 40 floats.
+    const double big = (n.uplink_floats - 40.0 * client_steps) / 960.0;
+    EXPECT_EQ(big, std::floor(big));
+    EXPECT_GT(big, 0.0);
+    EXPECT_LT(big, client_steps);
+    EXPECT_EQ(n.max_uplink, 1000.0);
+  }
+  {
+    auto v = make("vm-kofl", c);
+    run_steps(*v, data);
+    EXPECT_EQ(v->communication().uplink_floats, (51 * 18.0 + 51) * client_steps);  // 969 per step
+    auto e = make("em-kofl", c);
+    run_steps(*e, data);
+    EXPECT_EQ(e->communication().uplink_floats, (200.0 + 51) * client_steps);  // 251 per step
+    auto p = make("perfedavg", c);
+    run_steps(*p, data);
+    EXPECT_EQ(param(*p, "parameters"), "761");  // §3.6: d = 15 → 2 hidden layers of 20
+    EXPECT_EQ(p->communication().max_uplink, 761.0);
+  }
+}
+
+// ---- the learners learn; replicates and checkpoints --------------------------------------------
+
+TEST(FederatedTest, EveryAlgorithmLearnsTheStream) {
+  const std::size_t K = 4, T = 150;
+  const Dataset data = federated_stream(K, T, 3);
+  const AlgoContext c = fed_context(data);
+  double mean = 0.0, var = 0.0, mean_square = 0.0;
+  for (double y : data.y) mean += y / double(data.n_samples);
+  for (double y : data.y) mean_square += y * y / double(data.n_samples);
+  for (double y : data.y) var += (y - mean) * (y - mean) / double(data.n_samples);
+  for (const std::string name : {"pof-mkl", "ofskl", "ofmkl-avg", "vm-kofl", "em-kofl", "perfedavg"}) {
+    // Four kernels (so POF-MKL's importance-weighted step, η·N/K per client, stays stable).
+    Params params{{"dict", kDict4}, {"eta", "0.3"}};
+    if (name == "ofskl") params = {{"eta", "0.3"}};
+    if (name == "perfedavg") params = {};
+    auto a = make(name, c, params);
+    const auto p = run_steps(*a, data);
+    double early = 0.0, late = 0.0;
+    const std::size_t from = data.n_samples / 2;
+    for (std::size_t t = 0; t < from; ++t) early += (p[t] - data.y[t]) * (p[t] - data.y[t]);
+    for (std::size_t t = from; t < data.n_samples; ++t) late += (p[t] - data.y[t]) * (p[t] - data.y[t]);
+    early /= double(from);
+    late /= double(data.n_samples - from);
+    EXPECT_LT(late, early) << name;
+    if (name == "perfedavg") {
+      // A network from Glorot weights and zero biases starts far from the targets and learns
+      // more slowly than the kernels: much better than its untrained zero output.
+      EXPECT_LT(late, 0.25 * mean_square) << name;
+    } else {
+      // Better than predicting the stream's mean over the second half (the target varies with x).
+      EXPECT_LT(late, var) << name << " (late MSE vs the variance of y)";
+    }
+    for (double v : p) ASSERT_TRUE(std::isfinite(v)) << name;
+  }
+}
+
+TEST(FederatedTest, ReplicatesInLockstepEqualSeparateRuns) {
+  const Dataset data = federated_stream(3, 10, 3);
+  for (const char* name : {"pof-mkl", "vm-kofl", "em-kofl", "perfedavg"}) {
+    auto both = make(name, fed_context(data, {0, 5}));
+    auto only5 = make(name, fed_context(data, {5}));
+    const auto pb = run_steps(*both, data), p5 = run_steps(*only5, data);
+    for (std::size_t t = 0; t < data.n_samples; ++t) ASSERT_EQ(bits(pb[t * 2 + 1]), bits(p5[t])) << name << " t " << t;
+  }
+}
+
+TEST(FederatedTest, CheckpointInTheMiddleOfARoundContinuesBitIdentically) {
+  const Dataset data = federated_stream(4, 8, 3);
+  const std::size_t cut = 13;  // round 4, after client 1
+  for (const char* name : {"pof-mkl", "vm-kofl", "ofmkl-avg", "em-kofl", "perfedavg"}) {
+    const AlgoContext c = fed_context(data, {0, 1});
+    const Params params{{"M", "2"}};
+    const Params none{};
+    const Params& p = std::string(name) == "pof-mkl" ? params : none;
+    auto whole = make(name, c, p);
+    const auto expected = run_steps(*whole, data);
+    auto first = make(name, c, p);
+    run_steps(*first, data, 0, cut);
+    StateWriter out;
+    first->save_state(out);
+    auto second = make(name, c, p);
+    StateReader in(out.bytes());
+    second->load_state(in);
+    EXPECT_TRUE(in.at_end()) << name;
+    const auto rest = run_steps(*second, data, cut, data.n_samples);
+    for (std::size_t i = 0; i < rest.size(); ++i)
+      ASSERT_EQ(bits(rest[i]), bits(expected[cut * 2 + i])) << name << " value " << i;
+  }
+}
+
+TEST(FederatedTest, PredictEqualsTheNextStepsPrediction) {
+  const Dataset data = federated_stream(3, 6, 3);
+  for (const char* name : {"pof-mkl", "vm-kofl", "em-kofl", "perfedavg", "ofskl"}) {
+    auto a = make(name, fed_context(data, {0, 2}));
+    for (std::size_t t = 0; t < data.n_samples; ++t) {
+      double predicted[2], stepped[2];
+      a->predict(data.row(t), predicted);
+      a->step(data.row(t), data.y[t], stepped);
+      ASSERT_EQ(bits(predicted[0]), bits(stepped[0])) << name << " t " << t;
+      ASSERT_EQ(bits(predicted[1]), bits(stepped[1])) << name << " t " << t;
+    }
+  }
+}
+
+TEST(FederatedTest, WideInputsOfTheUjiShape) {
+  // UJI is not in the shared data: its 520-input path on generated data of that shape (§4.1).
+  const Dataset data = federated_stream(2, 6, 520);
+  const AlgoContext c = fed_context(data);
+  auto p = make("perfedavg", c);
+  EXPECT_EQ(param(*p, "parameters"), "521");  // §3.6: a linear model
+  for (const char* name : {"pof-mkl", "vm-kofl", "em-kofl", "perfedavg"}) {
+    auto a = make(name, c);
+    for (double v : run_steps(*a, data)) ASSERT_TRUE(std::isfinite(v)) << name;
+  }
+}
+
+TEST(PerFedAvgTest, NetworkGradientMatchesFiniteDifferences) {
+  // ∇_w (h_w(x) − y)² by back-propagation against central differences, for a linear model and
+  // for two hidden ReLU layers (away from the kinks: a random point of a random network).
+  for (std::size_t layers : {0u, 1u, 2u}) {
+    Mlp net(4, layers, 5);
+    ASSERT_EQ(net.size(), Mlp::parameter_count(4, layers, 5));
+    std::vector<double> w(net.size()), g(net.size());
+    RandomStream rng(17, layers, RngPurpose::Misc, 3);
+    net.initialize(w.data(), rng);
+    for (double& v : w) v += 0.1 * (rng.uniform() - 0.5);  // non-zero biases too
+    const double x[4] = {0.3, -0.7, 0.2, 0.9}, y = 0.4;
+    net.gradient(w.data(), x, y, g.data());
+    const double h = 1e-6;
+    for (std::size_t j = 0; j < w.size(); ++j) {
+      const double keep = w[j];
+      w[j] = keep + h;
+      const double up = net.forward(w.data(), x);
+      w[j] = keep - h;
+      const double down = net.forward(w.data(), x);
+      w[j] = keep;
+      const double numeric = ((up - y) * (up - y) - (down - y) * (down - y)) / (2 * h);
+      EXPECT_NEAR(g[j], numeric, 1e-7 * (1.0 + std::fabs(numeric))) << layers << " layers, parameter " << j;
+    }
+  }
+  // Appendix C's counts: Naval (d = 15) 2 × 20 → 761; UJI (d = 520) linear → 521.
+  EXPECT_EQ(Mlp::parameter_count(15, 2, 20), 761u);
+  EXPECT_EQ(Mlp::parameter_count(15, 3, 20), 1181u);
+  EXPECT_EQ(Mlp::parameter_count(520, 0, 20), 521u);
+  EXPECT_EQ(Mlp::parameter_count(520, 1, 20), 10441u);
+}
