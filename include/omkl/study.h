@@ -3,6 +3,7 @@
 /// ARCHITECTURE.md (summary.json, curves.csv).
 #pragma once
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -74,6 +75,10 @@ struct AlgorithmResult {
   double uplink_per_client_step = 0.0;    ///< floats a client sends per step (mean)
   double downlink_per_client_step = 0.0;  ///< floats a client receives per step (mean)
   double max_uplink = 0.0;                ///< largest upload of one client in one step
+  /// The client regret of spec/federated.md eq. (11) at T — Σ_t (ŷ − y)² minus the best of the
+  /// algorithm's own kernels on that client — mean over clients, and its std across clients,
+  /// both averaged over the seeds; NaN where the algorithm has no per-kernel predictors.
+  double regret_eq11_mean = NAN, regret_eq11_std_clients = NAN;
 };
 
 struct StudyResult {

@@ -110,6 +110,17 @@ void print_table(const StudyResult& result) {
                format_metric(r.metric, r.final_mean), format_metric(r.metric, r.final_std),
                r.seconds_mean, r.seeds, r.reused ? "  (reused)" : "");
   }
+  if (result.results.empty() || result.results.front().n_clients == 0) return;
+  // Federated streams: what the clients sent, the spread over clients, the client regret.
+  fmt::print("federated: {} clients × {} rounds; floats per client-step, std of the per-client metric, "
+             "client regret eq. (11) at T (mean over clients)\n",
+             result.results.front().n_clients, result.n_samples / result.results.front().n_clients);
+  fmt::print("{:<44} {:>10} {:>10} {:>16} {:>14}\n", "algorithm", "uplink", "downlink", "std clients",
+             "regret eq.11");
+  for (const auto& r : result.results)
+    fmt::print("{:<44} {:>10.1f} {:>10.1f} {:>16} {:>14}\n", r.spec.substr(0, 44), r.uplink_per_client_step,
+               r.downlink_per_client_step, format_metric(r.metric, r.final_std_clients),
+               std::isfinite(r.regret_eq11_mean) ? fmt::format("{:.4g}", r.regret_eq11_mean) : std::string("—"));
 }
 
 std::function<void(std::size_t, std::size_t)> progress_bar() {

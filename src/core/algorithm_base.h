@@ -136,6 +136,14 @@ class Algorithm {
   /// others, which send nothing).
   virtual CommunicationCount communication() const { return {}; }
 
+  /// Federated algorithms: Σ_t (f_{ik,t} − y_{k,t})² of every client k and kernel i (K × N,
+  /// client-major) of replicate r, with the algorithm's own per-kernel predictors — the comparator
+  /// of the client regret, spec/federated.md eq. (11), §3.5. Empty where it is not defined.
+  virtual std::vector<double> client_kernel_losses(std::size_t replicate) const {
+    (void)replicate;
+    return {};
+  }
+
   /// Parameters the algorithm resolved itself and that identify its configuration in a study's
   /// results beside the user's (the federated D chosen from M and the upload budget); empty for
   /// most.

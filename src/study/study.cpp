@@ -41,6 +41,8 @@ struct ReplicateRun {
   // Federated streams: the std across clients of the per-client metric, and what was sent.
   double client_std = 0.0;
   detail::CommunicationCount communication;
+  // The client regret of eq. (11), mean and std across clients (NaN where undefined).
+  double regret_eq11 = NAN, regret_eq11_std = NAN;
 };
 
 // The study keeps every replicate's result and curve (and regret) until it aggregates them:
@@ -163,6 +165,20 @@ std::vector<ReplicateRun> run_replicates(const AlgorithmSpec& spec, const Preset
       mean /= static_cast<double>(K);
       for (double c : client_total) sq += (c / per_client - mean) * (c / per_client - mean);
       run.client_std = std::sqrt(sq / static_cast<double>(K));
+      // eq. (11): Σ_t (ŷ − y)² − min_i Σ_t (f_i − y)², per client (regression streams).
+      const std::vector<double> comparators = algorithm->client_kernel_losses(r);
+      if (!comparators.empty() && data.task == omkl::Task::Regression && !first_is_one) {
+        const std::size_t N = comparators.size() / K;
+        std::vector<double> regret(K);
+        for (std::size_t k = 0; k < K; ++k)
+          regret[k] = client_total[k] - *std::min_element(comparators.begin() + static_cast<std::ptrdiff_t>(k * N),
+                                                          comparators.begin() + static_cast<std::ptrdiff_t>((k + 1) * N));
+        double m = 0.0, v = 0.0;
+        for (double g : regret) m += g / static_cast<double>(K);
+        for (double g : regret) v += (g - m) * (g - m) / static_cast<double>(K);
+        run.regret_eq11 = m;
+        run.regret_eq11_std = std::sqrt(v);
+      }
     }
     if (regret_residual2) {
       // r_t = (ŷ_t − y_t)² − m_t + λ‖Σ_k w_k θ_k‖² (§4.5), summed.
@@ -369,6 +385,16 @@ AlgorithmResult aggregate(const Cell& cell, const std::vector<ReplicateRun>& cel
     for (const auto& run : all)
       if (!run.diverged) client_std.push_back(run.client_std);
     mean_std(client_std, r.final_std_clients, ignored);
+    std::vector<double> regret, regret_std;
+    for (const auto& run : all)
+      if (!run.diverged && std::isfinite(run.regret_eq11)) {
+        regret.push_back(run.regret_eq11);
+        regret_std.push_back(run.regret_eq11_std);
+      }
+    if (!regret.empty()) {
+      mean_std(regret, r.regret_eq11_mean, ignored);
+      mean_std(regret_std, r.regret_eq11_std_clients, ignored);
+    }
   }
   double client_steps = 0.0;
   for (const auto& run : all) {

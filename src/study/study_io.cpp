@@ -52,6 +52,10 @@ json result_to_json(const AlgorithmResult& r) {
   if (r.n_clients) {
     out["n_clients"] = r.n_clients;
     out["final_std_clients"] = number(r.final_std_clients);
+    if (std::isfinite(r.regret_eq11_mean)) {
+      out["regret_eq11"] = r.regret_eq11_mean;
+      out["regret_eq11_std_clients"] = number(r.regret_eq11_std_clients);
+    }
   }
   if (r.uplink_per_client_step > 0 || r.downlink_per_client_step > 0) {
     out["uplink_floats_per_client_step"] = r.uplink_per_client_step;
@@ -79,6 +83,10 @@ AlgorithmResult result_from_cell(const json& cell) {
   for (const auto& v : j.at("final_per_seed")) r.final_per_seed.push_back(number(v));
   r.n_clients = j.value("n_clients", std::size_t{0});
   if (j.contains("final_std_clients")) r.final_std_clients = number(j.at("final_std_clients"));
+  if (j.contains("regret_eq11")) {
+    r.regret_eq11_mean = number(j.at("regret_eq11"));
+    r.regret_eq11_std_clients = number(j.at("regret_eq11_std_clients"));
+  }
   r.uplink_per_client_step = j.value("uplink_floats_per_client_step", 0.0);
   r.downlink_per_client_step = j.value("downlink_floats_per_client_step", 0.0);
   r.max_uplink = j.value("max_uplink_floats", 0.0);

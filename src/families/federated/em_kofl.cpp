@@ -50,6 +50,7 @@ class EmKofl final : public Algorithm {
     const std::size_t R = context.n_replicates();
     log_w_.assign(R * N, 0.0);
     round_loss_.assign(R * N, 0.0);
+    kernel_loss_.assign(R * K * N, 0.0);
     sampled_.assign(R, 0);
     pairs_.resize(R * N);
     f_.resize(R * N);
@@ -77,8 +78,10 @@ class EmKofl final : public Algorithm {
     const double two_D = 2.0 * static_cast<double>(n_rff_);
     for (std::size_t r = 0; r < R; ++r) {
       predictions[r] = f_[r * N + sampled_[r]];
+      double* cumulative = kernel_loss_.data() + (r * K + client) * N;
       for (std::size_t i = 0; i < N; ++i) {
         const double e = f_[r * N + i] - y;
+        cumulative[i] += e * e;
         round_loss_[r * N + i] += e * e + steps_.lambda * norm2_[r * N + i];
       }
       // Received: the average of the sampled kernel. Sent: that kernel's local θ and N losses.
@@ -121,6 +124,7 @@ class EmKofl final : public Algorithm {
     save_backend_state(*backend_, out);
     out.put_f64s(log_w_);
     out.put_f64s(round_loss_);
+    out.put_f64s(kernel_loss_);
     std::vector<std::uint64_t> sampled(sampled_.begin(), sampled_.end());
     out.put_u64s(sampled);
   }
@@ -132,6 +136,7 @@ class EmKofl final : public Algorithm {
     load_backend_state(*backend_, in);
     in.get_f64s(log_w_.data(), log_w_.size());
     in.get_f64s(round_loss_.data(), round_loss_.size());
+    in.get_f64s(kernel_loss_.data(), kernel_loss_.size());
     for (double v : log_w_)
       if (std::isnan(v) || v == std::numeric_limits<double>::infinity())
         throw InputError("checkpoint: federated weights hold a log-weight of " + std::to_string(v));
@@ -145,6 +150,11 @@ class EmKofl final : public Algorithm {
 
   std::uint64_t kernel_updates() const override { return updates_; }
   CommunicationCount communication() const override { return ledger_.totals(); }
+  std::vector<double> client_kernel_losses(std::size_t r) const override {
+    const std::size_t n = n_clients_ * n_kernels();
+    return {kernel_loss_.begin() + static_cast<std::ptrdiff_t>(r * n),
+            kernel_loss_.begin() + static_cast<std::ptrdiff_t>((r + 1) * n)};
+  }
   std::vector<std::pair<std::string, std::string>> reported_params() const override {
     return {{"D", std::to_string(n_rff_)}};
   }
@@ -214,6 +224,7 @@ class EmKofl final : public Algorithm {
   std::int64_t seen_ = 0;
   std::vector<double> log_w_;        // R × N: the server's weights ω
   std::vector<double> round_loss_;   // R × N: the round's reported losses
+  std::vector<double> kernel_loss_;  // R × K × N: Σ_t (f_ik − y)² with the local copies (§3.5)
   std::vector<std::size_t> sampled_; // R: J_t of the round in progress
   std::vector<PairStep> pairs_;      // scratch
   std::vector<double> f_, norm2_;    // scratch

@@ -114,6 +114,7 @@ class GlobalKernelFederation final : public Algorithm {
       log_w_.assign(R * N, 0.0);
       round_loss_.assign(R * N, 0.0);
     }
+    kernel_loss_.assign(R * n_clients_ * N, 0.0);
     selections_.resize(R);
     f_.resize(R * N);
     losses_.resize(N);
@@ -135,7 +136,12 @@ class GlobalKernelFederation final : public Algorithm {
     for (std::size_t r = 0; r < R; ++r) {
       const double* f = f_.data() + r * N;
       predictions[r] = combine(r, client, f);
-      for (std::size_t i = 0; i < N; ++i) losses_[i] = (f[i] - y) * (f[i] - y) + steps_.lambda * norm2_[r * N + i];
+      double* cumulative = kernel_loss_.data() + (r * K + client) * N;
+      for (std::size_t i = 0; i < N; ++i) {
+        const double e2 = (f[i] - y) * (f[i] - y);
+        cumulative[i] += e2;
+        losses_[i] = e2 + steps_.lambda * norm2_[r * N + i];
+      }
       // Which kernels this client updates, with what probability (§1.4); then its weights (§1.3 S6).
       KernelSelection& sel = selections_[r];
       if (variant_.uploads == Uploads::Bins) {
@@ -185,6 +191,7 @@ class GlobalKernelFederation final : public Algorithm {
     save_backend_state(*backend_, out);
     out.put_f64s(log_w_);
     out.put_f64s(round_loss_);
+    out.put_f64s(kernel_loss_);
     out.put_f64s(round_x_);
     out.put_u64(updates_.size());
     for (const ClientUpdate& u : updates_) {
@@ -203,6 +210,7 @@ class GlobalKernelFederation final : public Algorithm {
     load_backend_state(*backend_, in);
     in.get_f64s(log_w_.data(), log_w_.size());
     in.get_f64s(round_loss_.data(), round_loss_.size());
+    in.get_f64s(kernel_loss_.data(), kernel_loss_.size());
     for (double v : log_w_)
       if (std::isnan(v) || v == std::numeric_limits<double>::infinity())
         throw InputError("checkpoint: federated weights hold a log-weight of " + std::to_string(v));
@@ -238,6 +246,11 @@ class GlobalKernelFederation final : public Algorithm {
 
   std::uint64_t kernel_updates() const override { return kernel_updates_; }
   CommunicationCount communication() const override { return ledger_.totals(); }
+  std::vector<double> client_kernel_losses(std::size_t r) const override {
+    const std::size_t n = n_clients_ * n_kernels();
+    return {kernel_loss_.begin() + static_cast<std::ptrdiff_t>(r * n),
+            kernel_loss_.begin() + static_cast<std::ptrdiff_t>((r + 1) * n)};
+  }
   std::vector<std::pair<std::string, std::string>> reported_params() const override {
     std::vector<std::pair<std::string, std::string>> out;
     if (variant_.uploads == Uploads::Bins) out.emplace_back("M", std::to_string(M_));
@@ -326,6 +339,7 @@ class GlobalKernelFederation final : public Algorithm {
   std::vector<double> norm2_;             // R × N: ‖θ_i‖² of the round's θ
   std::vector<double> log_w_;             // personal: R × K × N; global: R × N
   std::vector<double> round_loss_;        // global: R × N, the round's reported losses
+  std::vector<double> kernel_loss_;       // R × K × N: Σ_t (f_ik − y)², the regret's comparators
   std::vector<double> round_x_;           // the round's samples so far (clients × d)
   std::vector<ClientUpdate> updates_;     // the round's uploads so far, in client order
   std::vector<KernelSelection> selections_;  // per replicate: the last client's selection

@@ -15,6 +15,7 @@
 #include "features/random_features.h"
 #include "omkl/error.h"
 #include "omkl/kernel_spec.h"
+#include "omkl/study.h"
 
 using namespace omkl;
 using namespace omkl::detail;
@@ -472,4 +473,26 @@ TEST(PerFedAvgTest, NetworkGradientMatchesFiniteDifferences) {
   EXPECT_EQ(Mlp::parameter_count(15, 3, 20), 1181u);
   EXPECT_EQ(Mlp::parameter_count(520, 0, 20), 521u);
   EXPECT_EQ(Mlp::parameter_count(520, 1, 20), 10441u);
+}
+
+TEST(FederatedStudyTest, ClientRegretAndPerClientSpread) {
+  // eq. (11) with the algorithm's own kernels: OFSKL predicts with its only kernel, so its regret
+  // is 0 exactly; POF-MKL's is finite and its per-client numbers have a spread.
+  const Dataset data = federated_stream(4, 40, 3);
+  StudyConfig config;
+  config.algorithms = {parse_algorithm_spec("ofskl:D=8"), parse_algorithm_spec("pof-mkl:dict=" + kDict4 + ",D=8,M=2"),
+                       parse_algorithm_spec("perfedavg")};
+  config.n_seeds = 2;
+  config.threads = 1;
+  const StudyResult result = run_study(config, data);
+  ASSERT_EQ(result.results.size(), 3u);
+  const AlgorithmResult& ofskl = result.results[0];
+  EXPECT_EQ(ofskl.n_clients, 4u);
+  EXPECT_EQ(ofskl.regret_eq11_mean, 0.0);
+  const AlgorithmResult& pof = result.results[1];
+  EXPECT_TRUE(std::isfinite(pof.regret_eq11_mean));
+  EXPECT_GT(pof.final_std_clients, 0.0);
+  EXPECT_EQ(pof.uplink_per_client_step, 2 * 2 * 8.0);  // bins of M = 2 kernels of 2D = 16 floats
+  // No per-kernel predictors: no eq. (11).
+  EXPECT_TRUE(std::isnan(result.results[2].regret_eq11_mean));
 }
