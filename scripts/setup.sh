@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs the Debian/Ubuntu packages omkl needs to build and test, only those that are missing.
+# Installs the Debian/Ubuntu packages omkl needs to build and test, only those that are missing
+# (Open MPI for the multi-process studies; the library builds without it, -DOMKL_ENABLE_MPI=OFF).
 # Uses sudo only when not running as root. Does nothing when everything is installed.
 set -euo pipefail
 
@@ -14,6 +15,8 @@ packages=(
   libcli11-dev
   nlohmann-json3-dev
   libfmt-dev
+  libopenmpi-dev
+  openmpi-bin
 )
 
 missing=()

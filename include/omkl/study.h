@@ -7,10 +7,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "omkl/algorithm.h"
+#include "omkl/communicator.h"
 #include "omkl/dataset.h"
 #include "omkl/types.h"
 
@@ -50,6 +52,15 @@ struct StudyConfig {
   bool regret = false;
   /// Called after each finished replicate with (done, total); may be empty.
   std::function<void(std::size_t, std::size_t)> progress;
+  /// Several processes running this study together (every one calls run_study() with the same
+  /// configuration and data): federated algorithms run as a server on rank 0 and clients on the
+  /// other ranks, every other replicate on one of the processes; rank 0 gathers the results and
+  /// writes the outputs, and its StudyResult is the one-process result bit for bit (times
+  /// aside). Null or one process: the study runs here alone.
+  std::shared_ptr<Communicator> communicator;
+  /// How long the federated server waits for a round's updates before it reports the missing
+  /// clients and fails (seconds).
+  double message_timeout_s = 60.0;
 };
 
 /// Result of one algorithm configuration over all seeds.
@@ -86,6 +97,7 @@ struct StudyResult {
   std::size_t n_samples = 0, n_features = 0;
   std::string backend, device, profile, preset;
   std::string regret_benchmark;  ///< the comparator's kernel (empty without regret)
+  std::size_t processes = 1;     ///< processes that ran the study (StudyConfig::communicator)
   std::vector<AlgorithmResult> results;
 };
 

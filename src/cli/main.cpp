@@ -8,11 +8,15 @@
 #include <fmt/core.h>
 #include <iostream>
 #include <new>
+#include <thread>
+#include <chrono>
+#include <memory>
 
 #include "cli/commands.h"
 #include "features/rf_backend.h"
 #include "core/state_io.h"
 #include "omkl/algorithm.h"
+#include "omkl/communicator.h"
 #include "omkl/config.h"
 #include "omkl/error.h"
 #include "omkl/kernel_spec.h"
@@ -134,7 +138,8 @@ std::function<void(std::size_t, std::size_t)> progress_bar() {
 }
 
 int run_study_command(const CommonOptions& o, const std::string& out_dir, std::size_t curve_points,
-                      bool regret = false) {
+                      bool regret = false, std::shared_ptr<Communicator> comm = nullptr,
+                      double message_timeout_s = 60.0) {
   StudyConfig config;
   config.algorithms = parse_algos(o, {"raker", "adaraker"});
   config.n_seeds = o.seeds;
@@ -147,9 +152,13 @@ int run_study_command(const CommonOptions& o, const std::string& out_dir, std::s
   config.out_dir = out_dir;
   config.curve_points = curve_points;
   config.regret = regret;
-  config.progress = progress_bar();
+  const bool root = !comm || comm->rank() == 0;
+  if (root) config.progress = progress_bar();
+  config.communicator = comm;
+  config.message_timeout_s = message_timeout_s;
   const Dataset data = load_data(o);
   const StudyResult result = run_study(config, data);
+  if (!root) return 0;  // rank 0 reports and writes the outputs
   print_table(result);
   if (regret) {
     fmt::print("cumulative regret at t = T against batch kernel ridge with {} (§4.5):\n", result.regret_benchmark);
@@ -259,6 +268,11 @@ int main(int argc, char** argv) {
   study->add_flag("--regret", regret,
                   "also the cumulative regret of the graph journal (Fig. 6) against batch kernel ridge "
                   "(regression, T ≤ 6000, graph-aided algorithms); writes regret.csv");
+  double message_timeout = 60.0;
+  study->add_option("--message-timeout", message_timeout,
+                    "under mpirun: seconds the federated server waits for a round's updates before it "
+                    "names the missing clients and stops every process")
+      ->capture_default_str();
 
   CommonOptions run_options;
   RunOptions run_extra;
@@ -295,8 +309,19 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }
+  // Started by mpirun (and built with MPI): one of several processes of one study.
+  std::shared_ptr<Communicator> comm;
   try {
-    if (*study) return run_study_command(study_options, out_dir, curve_points, regret);
+    comm = mpi_communicator();
+  } catch (const std::exception& e) {
+    std::cerr << "omkl: error: " << e.what() << "\n";
+    return 1;
+  }
+  const bool several = comm && comm->size() > 1;
+  const auto dispatch = [&]() -> int {
+    if (several && !*study)
+      throw ConfigError("only `omkl study` runs over several processes; start other commands without mpirun");
+    if (*study) return run_study_command(study_options, out_dir, curve_points, regret, comm, message_timeout);
     if (*run) return run_command(run_options, run_extra);
     if (*gen) return gen_command(gen_kind, gen_samples, gen_seed, gen_out, gen_raw, gen_target);
     if (*list) {
@@ -323,16 +348,40 @@ int main(int argc, char** argv) {
     // No subcommand: the built-in default study.
     CommonOptions defaults;
     return run_study_command(defaults, "", curve_points);
+  };
+  int code = 0;
+  std::string message;
+  bool deterministic = false;  // an error every process meets alike (bad input, configuration)
+  try {
+    code = dispatch();
   } catch (const ConfigError& e) {
-    std::cerr << "omkl: error: " << e.what() << "\n";
-    return 2;
+    message = e.what();
+    code = 2;
+    deterministic = true;
+  } catch (const InputError& e) {
+    message = e.what();
+    code = 1;
+    deterministic = true;
   } catch (const std::bad_alloc&) {
     // The sizes are the user's (seeds × kernels × D × d, the stream): say which knobs to turn.
-    std::cerr << "omkl: error: out of memory: the run needs more memory than this machine can give "
-                 "(fewer --seeds, a smaller D or dictionary, or a shorter stream)\n";
-    return 1;
+    message = "out of memory: the run needs more memory than this machine can give "
+              "(fewer --seeds, a smaller D or dictionary, or a shorter stream)";
+    code = 1;
   } catch (const std::exception& e) {
-    std::cerr << "omkl: error: " << e.what() << "\n";
-    return 1;
+    message = e.what();
+    code = 1;
   }
+  if (message.empty()) return code;
+  if (!several) {
+    std::cerr << "omkl: error: " << message << "\n";
+    return code;
+  }
+  // Several processes: one message, then every process ends (the launcher's abort). An error
+  // every process meets alike is reported by rank 0, which the others give a moment to do so;
+  // any other is reported by the rank that met it.
+  if (comm->rank() != 0 && deterministic) std::this_thread::sleep_for(std::chrono::seconds(3));
+  if (comm->rank() == 0) std::cerr << "omkl: error: " << message << "\n";
+  else std::cerr << "omkl: error (rank " << comm->rank() << "): " << message << "\n";
+  std::cerr.flush();
+  comm->abort(code);
 }

@@ -64,6 +64,7 @@
 #include <utility>
 #include <vector>
 
+#include "omkl/communicator.h"
 #include "omkl/types.h"
 #include "core/params.h"
 #include "core/state_io.h"
@@ -143,6 +144,17 @@ class Algorithm {
     (void)replicate;
     return {};
   }
+
+  /// Federated algorithms whose server and clients can run in separate processes: rank 0 the
+  /// server, the other ranks the clients (client k on rank 1 + k mod (P − 1)), exchanging only
+  /// the messages of spec/federated.md §6.4.
+  virtual bool distributable() const { return false; }
+  /// Runs the whole stream that way (from the first sample); every rank calls it with the same
+  /// configuration and data. Afterwards rank 0's `predictions` (n × R), communication() and
+  /// client_kernel_losses() equal those of step_block() in one process, bit for bit. Throws
+  /// Error naming the client and round of an update that did not come within `timeout_s`.
+  virtual void run_distributed(const double* x, const double* y, std::size_t n, std::size_t n_features,
+                               double* predictions, Communicator& comm, double timeout_s);
 
   /// Parameters the algorithm resolved itself and that identify its configuration in a study's
   /// results beside the user's (the federated D chosen from M and the upload budget); empty for

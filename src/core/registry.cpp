@@ -10,6 +10,11 @@ namespace omkl::detail {
 
 double Algorithm::regret_regularizer(std::size_t) const { return std::numeric_limits<double>::quiet_NaN(); }
 
+void Algorithm::run_distributed(const double*, const double*, std::size_t, std::size_t, double*, Communicator&,
+                                double) {
+  throw ConfigError("this algorithm does not run as a server and clients in separate processes");
+}
+
 void Algorithm::step_block(const double* x, const double* y, std::size_t n, std::size_t n_features,
                            double* predictions) {
   const std::size_t r = n_replicates();

@@ -157,6 +157,18 @@ class CpuRfBackend final : public RfBackend {
     aggregate_round_impl<PortableKernels>(x, n_clients, updates, n_updates, scale, norm2);
   }
 
+  void client_update(std::size_t r, std::size_t slot, const double* x, double a, double b, double* g) override {
+    check_replicate(r);
+    check_slot(slot);
+#if OMKL_CPU_HAVE_AVX2_KERNELS
+    if (level_ == SimdLevel::Avx2Fma) {
+      client_update_impl<Avx2Kernels>(r, slot, x, a, b, g);
+      return;
+    }
+#endif
+    client_update_impl<PortableKernels>(r, slot, x, a, b, g);
+  }
+
   void get_theta(std::size_t r, std::size_t slot, double* out) const override {
     check_replicate(r);
     check_slot(slot);
@@ -486,6 +498,21 @@ class CpuRfBackend final : public RfBackend {
         for (std::size_t j = 0; j < n; ++j) n2 += theta[j] * theta[j];
         norm2[r * S + s] = n2;
       }
+  }
+
+  // client_update(): the term aggregate_round_impl() adds for one update, unpadded.
+  template <class K>
+  void client_update_impl(std::size_t r, std::size_t slot, const double* x, double a, double b, double* g) {
+    const auto& p = problem_;
+    const std::size_t D = p.n_rff;
+    double* u = u_.data();
+    compute_features<K>(r, p.slot_kernel[slot], x, u);
+    const double* theta = theta_row(r, slot);
+    const double scaled = a * p.feature_scale;
+    for (std::size_t j = 0; j < D; ++j) {
+      g[j] = scaled * u[j] + b * theta[j];
+      g[D + j] = scaled * u[padded_ + j] + b * theta[padded_ + j];
+    }
   }
 
   std::uint64_t group_key(const PairStep& pair) const {

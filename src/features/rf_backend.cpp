@@ -129,6 +129,23 @@ void RfBackend::aggregate_round(const double* x, std::size_t n_clients, const Cl
     }
 }
 
+void RfBackend::client_update(std::size_t replicate, std::size_t slot, const double* x, double a, double b,
+                              double* g) {
+  const RfProblem& p = problem_;
+  const std::size_t D = p.n_rff, d = p.n_features;
+  if (replicate >= p.n_replicates || slot >= p.n_slots()) throw Error("client_update: slot out of range");
+  std::vector<double> V(D * d), theta(2 * D);
+  get_frequencies(replicate, p.slot_kernel[slot], V.data());
+  get_theta(replicate, slot, theta.data());
+  const double scaled = a * p.feature_scale;
+  for (std::size_t j = 0; j < D; ++j) {
+    double angle = 0.0;
+    for (std::size_t k = 0; k < d; ++k) angle += V[j * d + k] * x[k];
+    g[j] = scaled * std::sin(angle) + b * theta[j];
+    g[D + j] = scaled * std::cos(angle) + b * theta[D + j];
+  }
+}
+
 void RfBackend::advance_fused(const double*, const double*, std::size_t, std::int64_t,
                               const std::vector<SlotSchedule>&, const FusedWeights&, double*) {
   throw Error("this backend does not compute fused kernel weights");

@@ -156,6 +156,12 @@ class RfBackend {
   virtual void aggregate_round(const double* x, std::size_t n_clients, const ClientUpdate* updates,
                                std::size_t n_updates, double scale, double* norm2);
 
+  /// One client's update vector of a federated round, as aggregate_round() adds it: g = (a·scale)·u
+  /// + b·θ over the 2·n_rff entries of `slot` (sines, then cosines), with u the features of x. A
+  /// server in another process that adds these in client order computes aggregate_round()'s θ
+  /// bit for bit (same operations, same order).
+  virtual void client_update(std::size_t replicate, std::size_t slot, const double* x, double a, double b, double* g);
+
   /// True when advance_fused() is implemented (the CUDA backend); otherwise the algorithms
   /// compute the weights on the host from advance()'s per-slot predictions.
   virtual bool supports_fused_weights() const { return false; }

@@ -21,6 +21,7 @@
 #include "omkl/error.h"
 #include "omkl/study.h"
 #include "study/regret.h"
+#include "study/replicate_run.h"
 #include "study/study_io.h"
 
 namespace omkl {
@@ -30,20 +31,7 @@ namespace {
 using json = nlohmann::json;
 namespace fs = std::filesystem;
 
-// Per-replicate outcome of one algorithm.
-struct ReplicateRun {
-  double final_metric = 0.0;
-  double seconds = 0.0;
-  double kernel_updates = 0.0;
-  bool diverged = false;
-  std::vector<double> curve;  // metric at the curve points
-  std::vector<double> regret;  // cumulative regret at the curve points (StudyConfig::regret)
-  // Federated streams: the std across clients of the per-client metric, and what was sent.
-  double client_std = 0.0;
-  detail::CommunicationCount communication;
-  // The client regret of eq. (11), mean and std across clients (NaN where undefined).
-  double regret_eq11 = NAN, regret_eq11_std = NAN;
-};
+using detail::ReplicateRun;
 
 // The study keeps every replicate's result and curve (and regret) until it aggregates them:
 // a seed count whose results alone exceed this machine's memory is refused before anything is
@@ -102,36 +90,18 @@ std::unique_ptr<detail::Algorithm> build(const AlgorithmSpec& spec, const Preset
   return detail::make_algorithm(spec.name, spec.params, preset ? preset->defaults : Params{}, context);
 }
 
-// Runs `replicates` of one algorithm through the whole stream in lockstep. `prepared`, when
-// given, is that algorithm already built for exactly these replicates.
-std::vector<ReplicateRun> run_replicates(const AlgorithmSpec& spec, const Preset* preset,
-                                         const StudyConfig& config, const Dataset& data,
-                                         const std::vector<std::uint64_t>& replicates,
-                                         const std::vector<std::size_t>& points,
-                                         std::unique_ptr<detail::Algorithm> prepared,
-                                         const std::vector<double>* regret_residual2) {
-  auto algorithm = prepared ? std::move(prepared) : build(spec, preset, config, data, replicates);
-  const bool first_is_one = algorithm->metric_convention().first_error_is_one;
-  const std::size_t R = replicates.size(), T = data.n_samples;
-  std::vector<double> predictions(T * R);
-  // With regret, one step at a time: the regulariser term is read after every update.
-  std::vector<double> regularizer;
-  if (regret_residual2) regularizer.resize(T * R);
-  const auto start = std::chrono::steady_clock::now();
-  if (!regret_residual2) {
-    algorithm->step_block(data.x.data(), data.y.data(), T, data.n_features, predictions.data());
-  } else {
-    for (std::size_t t = 0; t < T; ++t) {
-      algorithm->step(data.row(t), data.y[t], predictions.data() + t * R);
-      for (std::size_t r = 0; r < R; ++r) regularizer[t * R + r] = algorithm->regret_regularizer(r);
-    }
-  }
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+// The per-replicate outcome of a run from its predictions (n × R) and, with regret, the
+// regulariser term after every step: final metric, curve, regret, the federated metrics.
+std::vector<ReplicateRun> score_replicates(const detail::Algorithm& algorithm, const std::vector<double>& predictions,
+                                           const std::vector<double>& regularizer, double seconds,
+                                           const Dataset& data, const std::vector<std::size_t>& points,
+                                           const std::vector<double>* regret_residual2) {
+  const bool first_is_one = algorithm.metric_convention().first_error_is_one;
+  const std::size_t R = algorithm.n_replicates(), T = data.n_samples;
   std::vector<ReplicateRun> runs(R);
-  const double updates = static_cast<double>(algorithm->kernel_updates()) / static_cast<double>(R);
+  const double updates = static_cast<double>(algorithm.kernel_updates()) / static_cast<double>(R);
   // What a federated algorithm sent, shared out evenly over the replicates it ran in lockstep.
-  detail::CommunicationCount sent = algorithm->communication();
+  detail::CommunicationCount sent = algorithm.communication();
   sent.uplink_floats /= static_cast<double>(R);
   sent.downlink_floats /= static_cast<double>(R);
   sent.client_steps /= static_cast<double>(R);
@@ -166,7 +136,7 @@ std::vector<ReplicateRun> run_replicates(const AlgorithmSpec& spec, const Preset
       for (double c : client_total) sq += (c / per_client - mean) * (c / per_client - mean);
       run.client_std = std::sqrt(sq / static_cast<double>(K));
       // eq. (11): Σ_t (ŷ − y)² − min_i Σ_t (f_i − y)², per client (regression streams).
-      const std::vector<double> comparators = algorithm->client_kernel_losses(r);
+      const std::vector<double> comparators = algorithm.client_kernel_losses(r);
       if (!comparators.empty() && data.task == omkl::Task::Regression && !first_is_one) {
         const std::size_t N = comparators.size() / K;
         std::vector<double> regret(K);
@@ -196,6 +166,34 @@ std::vector<ReplicateRun> run_replicates(const AlgorithmSpec& spec, const Preset
     if (!std::isfinite(run.final_metric)) run.diverged = true;
   }
   return runs;
+}
+
+// Runs `replicates` of one algorithm through the whole stream in lockstep. `prepared`, when
+// given, is that algorithm already built for exactly these replicates.
+std::vector<ReplicateRun> run_replicates(const AlgorithmSpec& spec, const Preset* preset,
+                                         const StudyConfig& config, const Dataset& data,
+                                         const std::vector<std::uint64_t>& replicates,
+                                         const std::vector<std::size_t>& points,
+                                         std::unique_ptr<detail::Algorithm> prepared,
+                                         const std::vector<double>* regret_residual2) {
+  auto algorithm = prepared ? std::move(prepared) : build(spec, preset, config, data, replicates);
+  const std::size_t R = replicates.size(), T = data.n_samples;
+  std::vector<double> predictions(T * R);
+  // With regret, one step at a time: the regulariser term is read after every update.
+  std::vector<double> regularizer;
+  if (regret_residual2) regularizer.resize(T * R);
+  const auto start = std::chrono::steady_clock::now();
+  if (!regret_residual2) {
+    algorithm->step_block(data.x.data(), data.y.data(), T, data.n_features, predictions.data());
+  } else {
+    for (std::size_t t = 0; t < T; ++t) {
+      algorithm->step(data.row(t), data.y[t], predictions.data() + t * R);
+      for (std::size_t r = 0; r < R; ++r) regularizer[t * R + r] = algorithm->regret_regularizer(r);
+    }
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return score_replicates(*algorithm, predictions, regularizer, seconds, data, points, regret_residual2);
 }
 
 void mean_std(const std::vector<double>& v, double& mean, double& std_dev) {
@@ -229,6 +227,7 @@ struct Cell {
   bool done = false;  // found finished in the cache: `reused` holds its result
   AlgorithmResult reused;
   std::vector<std::pair<std::string, std::string>> reported;  // the algorithm's reported_params()
+  bool federation = false;  // run as a server and clients over the study's processes
   // Built while validating, for the replicates of the cell's first task (one on the CPU, all
   // of them on the GPU) and handed to that task, so validation costs no second construction.
   std::unique_ptr<detail::Algorithm> prepared;
@@ -250,7 +249,7 @@ std::vector<Cell> prepare_cells(const StudyConfig& cfg, const Preset* preset, co
     for (std::uint64_t r = 1; r < cfg.n_seeds; ++r) first_replicates.push_back(r);
   std::vector<Cell> cells;
   for (const auto& spec : cfg.algorithms) {
-    Cell cell{spec, detail::cell_key(spec, cfg, data, checksum), {}, true, false, {}, {}, nullptr};
+    Cell cell{spec, detail::cell_key(spec, cfg, data, checksum), {}, true, false, {}, {}, false, nullptr};
     cell.prepared = build(spec, preset, cfg, data, first_replicates);
     cell.randomized = cell.prepared->randomized();
     cell.reported = cell.prepared->reported_params();
@@ -285,7 +284,7 @@ std::vector<WorkItem> plan_tasks(const std::vector<Cell>& cells, const StudyConf
   const bool lockstep = cfg.backend != BackendKind::Cpu;
   std::vector<WorkItem> tasks;
   for (std::size_t c = 0; c < cells.size(); ++c) {
-    if (cells[c].done) continue;
+    if (cells[c].done || cells[c].federation) continue;
     const std::size_t n = cells[c].randomized ? cfg.n_seeds : 1;
     if (!lockstep)
       for (std::size_t r = 0; r < n; ++r) tasks.push_back(WorkItem{c, r, 1});
@@ -297,13 +296,10 @@ std::vector<WorkItem> plan_tasks(const std::vector<Cell>& cells, const StudyConf
 
 // Runs the tasks on a pool of threads (one in lockstep mode), each cell's replicates into
 // runs[cell]. The first failure stops the others from starting work and is rethrown.
-std::vector<std::vector<ReplicateRun>> run_tasks(const std::vector<WorkItem>& tasks, std::vector<Cell>& cells,
-                                                 const Preset* preset, const StudyConfig& cfg, const Dataset& data,
-                                                 const std::vector<std::size_t>& points,
-                                                 const std::vector<double>& regret_residual2) {
-  std::vector<std::vector<ReplicateRun>> runs(cells.size());
-  for (std::size_t c = 0; c < cells.size(); ++c)
-    runs[c].resize(cells[c].randomized ? cfg.n_seeds : 1);
+// (`tasks` is this process's share of a sharded study.)
+void run_tasks(const std::vector<WorkItem>& tasks, std::vector<Cell>& cells, const Preset* preset,
+               const StudyConfig& cfg, const Dataset& data, const std::vector<std::size_t>& points,
+               const std::vector<double>& regret_residual2, std::vector<std::vector<ReplicateRun>>& runs) {
   std::size_t total_replicates = 0;
   for (const WorkItem& task : tasks) total_replicates += task.count;
 
@@ -350,7 +346,6 @@ std::vector<std::vector<ReplicateRun>> run_tasks(const std::vector<WorkItem>& ta
   worker();
   for (auto& th : pool) th.join();
   if (error) std::rethrow_exception(error);
-  return runs;
 }
 
 // Mean and std over the seeds of a cell's replicates: final metric, time, curves, regret.
@@ -426,11 +421,66 @@ AlgorithmResult aggregate(const Cell& cell, const std::vector<ReplicateRun>& cel
   return r;
 }
 
-// The directories of `dir` that do not exist yet, innermost first: what a failed run removes.
-std::vector<fs::path> missing_directories(const fs::path& dir) {
-  std::vector<fs::path> missing;
-  for (fs::path p = dir; !p.empty() && !fs::exists(p); p = p.parent_path()) missing.push_back(p);
-  return missing;
+// ---- several processes (StudyConfig::communicator) -------------------------------------------
+// Rank 0 reads the cache and says which cells are done; every rank then runs its share: the
+// federated cells as one server/clients run over all processes, the other replicates dealt out
+// task by task (task i to rank i mod P); rank 0 gathers the replicate results, aggregates them
+// exactly as one process does and writes the outputs.
+
+constexpr int kCacheTag = 201, kRunsTag = 202;
+
+void share_cache_decisions(std::vector<Cell>& cells, Communicator& comm) {
+  if (comm.rank() == 0) {
+    std::vector<std::uint64_t> done;
+    for (const Cell& cell : cells) done.push_back(cell.done ? 1 : 0);
+    detail::StateWriter out;
+    out.put_u64s(done);
+    for (int p = 1; p < comm.size(); ++p) comm.send(p, kCacheTag, out.bytes());
+    return;
+  }
+  detail::StateReader in(comm.receive(0, kCacheTag, 0.0), "rank 0's cache decisions");
+  const auto done = in.get_u64s();
+  if (done.size() != cells.size()) throw Error("study: the processes were given different algorithms");
+  for (std::size_t c = 0; c < cells.size(); ++c) {
+    cells[c].done = done[c] != 0;
+    if (cells[c].done) cells[c].prepared.reset();
+  }
+}
+
+// A federated cell with every seed in lockstep, the server on rank 0 and the clients on the
+// other ranks; rank 0 gets the replicate results.
+std::vector<ReplicateRun> run_federation(const Cell& cell, const Preset* preset, const StudyConfig& cfg,
+                                         const Dataset& data, const std::vector<std::size_t>& points,
+                                         Communicator& comm) {
+  std::vector<std::uint64_t> replicates(cfg.n_seeds);
+  for (std::size_t r = 0; r < cfg.n_seeds; ++r) replicates[r] = r;
+  auto algorithm = build(cell.spec, preset, cfg, data, replicates);
+  std::vector<double> predictions(data.n_samples * replicates.size());
+  const auto start = std::chrono::steady_clock::now();
+  algorithm->run_distributed(data.x.data(), data.y.data(), data.n_samples, data.n_features, predictions.data(),
+                             comm, cfg.message_timeout_s);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (comm.rank() != 0) return {};
+  return score_replicates(*algorithm, predictions, {}, seconds, data, points, nullptr);
+}
+
+// Ranks ≠ 0 send the replicate results of their tasks; rank 0 puts them in place.
+void gather_runs(const std::vector<WorkItem>& tasks, std::vector<std::vector<ReplicateRun>>& runs,
+                 Communicator& comm) {
+  const std::size_t P = static_cast<std::size_t>(comm.size());
+  if (comm.rank() != 0) {
+    detail::StateWriter out;
+    for (std::size_t i = static_cast<std::size_t>(comm.rank()); i < tasks.size(); i += P)
+      for (std::size_t k = 0; k < tasks[i].count; ++k) detail::write_run(out, runs[tasks[i].cell][tasks[i].first + k]);
+    comm.send(0, kRunsTag, out.bytes());
+    return;
+  }
+  for (std::size_t p = 1; p < P; ++p) {
+    detail::StateReader in(comm.receive(static_cast<int>(p), kRunsTag, 0.0), "results of rank " + std::to_string(p));
+    for (std::size_t i = p; i < tasks.size(); i += P)
+      for (std::size_t k = 0; k < tasks[i].count; ++k) runs[tasks[i].cell][tasks[i].first + k] = detail::read_run(in);
+    if (!in.at_end()) throw Error("study: rank " + std::to_string(p) + " sent more results than it ran");
+  }
 }
 
 }  // namespace
@@ -468,24 +518,38 @@ StudyResult run_study(const StudyConfig& config, const Dataset& data) {
     regret_residual2 = std::move(benchmark.residual2);
   }
 
-  // 3. Run what the cache does not hold. Only now, with every algorithm validated, does
-  // anything appear in out_dir; if the run fails, what it created and left empty is removed.
-  const std::vector<WorkItem> tasks = plan_tasks(cells, cfg);
-  std::vector<fs::path> created;
-  if (!cell_dir.empty()) {
-    created = missing_directories(cell_dir);
-    fs::create_directories(cell_dir);
+  // 3. Run what the cache does not hold: on several processes, each its share.
+  Communicator* comm = cfg.communicator && cfg.communicator->size() > 1 ? cfg.communicator.get() : nullptr;
+  if (comm) {
+    share_cache_decisions(cells, *comm);
+    for (Cell& cell : cells)
+      if (!cell.done && data.n_clients > 0 && !cfg.regret && cell.prepared && cell.prepared->distributable()) {
+        cell.federation = true;
+        cell.prepared.reset();
+      }
   }
-  std::vector<std::vector<ReplicateRun>> runs;
-  try {
-    runs = run_tasks(tasks, cells, preset, cfg, data, points, regret_residual2);
-  } catch (...) {
-    std::error_code ignored;
-    for (const auto& p : created) fs::remove(p, ignored);  // removes only empty directories
-    throw;
+  const std::vector<WorkItem> tasks = plan_tasks(cells, cfg);
+  std::vector<WorkItem> mine;
+  for (std::size_t i = 0; i < tasks.size(); ++i)
+    if (!comm || i % static_cast<std::size_t>(comm->size()) == static_cast<std::size_t>(comm->rank()))
+      mine.push_back(tasks[i]);
+  std::vector<std::vector<ReplicateRun>> runs(cells.size());
+  for (std::size_t c = 0; c < cells.size(); ++c) runs[c].resize(cells[c].randomized ? cfg.n_seeds : 1);
+  run_tasks(mine, cells, preset, cfg, data, points, regret_residual2, runs);
+  if (comm) {
+    for (std::size_t c = 0; c < cells.size(); ++c)
+      if (cells[c].federation) {
+        auto federation = run_federation(cells[c], preset, cfg, data, points, *comm);
+        if (comm->rank() == 0) runs[c] = std::move(federation);
+      }
+    gather_runs(tasks, runs, *comm);
+    if (comm->rank() != 0) return result;  // rank 0 writes the outputs
+    result.processes = static_cast<std::size_t>(comm->size());
   }
 
-  // 4. Aggregate over the seeds, cache each new cell, write the outputs.
+  // 4. Aggregate over the seeds, cache each new cell, write the outputs. Only now, with every
+  // replicate finished, does anything appear in out_dir.
+  if (!cell_dir.empty()) fs::create_directories(cell_dir);
   for (std::size_t c = 0; c < cells.size(); ++c) {
     if (cells[c].done) {
       result.results.push_back(cells[c].reused);

@@ -127,6 +127,7 @@ void write_study_outputs(const StudyResult& result, const std::string& dir) {
                      {"device", result.device},     {"profile", result.profile},
                      {"preset", result.preset},     {"results", results}};
   if (!result.regret_benchmark.empty()) summary["regret_benchmark"] = result.regret_benchmark;
+  if (result.processes > 1) summary["processes"] = result.processes;
   detail::write_file_atomic((std::filesystem::path(dir) / "summary.json").string(), summary.dump(2) + "\n");
 
   std::ostringstream csv;

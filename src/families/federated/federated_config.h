@@ -51,7 +51,8 @@ RfEnsembleConfig federated_features(const Dictionary& dictionary, const std::str
 /// upload over the cap: the budget is checked where the message is formed, not assumed.
 class CommunicationLedger {
  public:
-  explicit CommunicationLedger(double max_upload = 0.0) : max_upload_(max_upload) {}
+  explicit CommunicationLedger(double max_upload = 0.0, CommunicationCount totals = {})
+      : max_upload_(max_upload), totals_(totals) {}
   /// One client's step: what it received and what it sent. Throws Error for an upload over the cap.
   void client_step(double downlink, double uplink);
   const CommunicationCount& totals() const { return totals_; }

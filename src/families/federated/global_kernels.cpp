@@ -17,6 +17,7 @@
 /// Only the sampled client's weights move per step, and a client's weights never leave it.
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <memory>
 #include <string>
@@ -123,7 +124,7 @@ class GlobalKernelFederation final : public Algorithm {
   std::size_t n_replicates() const override { return context_.n_replicates(); }
 
   void step(const double* x, double y, double* predictions) override {
-    const std::size_t R = n_replicates(), N = n_kernels(), K = n_clients_, d = context_.n_features;
+    const std::size_t K = n_clients_, d = context_.n_features;
     const std::size_t client = static_cast<std::size_t>(seen_ % static_cast<std::int64_t>(K));
     const std::int64_t t = seen_ / static_cast<std::int64_t>(K) + 1;
     if (client == 0) {
@@ -131,48 +132,7 @@ class GlobalKernelFederation final : public Algorithm {
       updates_.clear();
     }
     round_x_.insert(round_x_.end(), x, x + d);
-    backend_->predict(x, t, schedules_, f_.data());
-    const double two_D = 2.0 * static_cast<double>(n_rff_);
-    for (std::size_t r = 0; r < R; ++r) {
-      const double* f = f_.data() + r * N;
-      predictions[r] = combine(r, client, f);
-      double* cumulative = kernel_loss_.data() + (r * K + client) * N;
-      for (std::size_t i = 0; i < N; ++i) {
-        const double e2 = (f[i] - y) * (f[i] - y);
-        cumulative[i] += e2;
-        losses_[i] = e2 + steps_.lambda * norm2_[r * N + i];
-      }
-      // Which kernels this client updates, with what probability (§1.4); then its weights (§1.3 S6).
-      KernelSelection& sel = selections_[r];
-      if (variant_.uploads == Uploads::Bins) {
-        double* log_w = client_log_weights(r, client);
-        const double u = client_uniform(context_.seed, context_.replicates[r], kSelectionStreams, client, t);
-        const bool sort = !(skip_sort_ && xi_ == 1.0);
-        if (!post_update_selection_) select_kernels(log_w, N, M_, xi_, sort, u, sel);
-        for (std::size_t i = 0; i < N; ++i) log_w[i] -= steps_.eta_w * losses_[i];
-        if (post_update_selection_) select_kernels(log_w, N, M_, xi_, sort, u, sel);
-      } else {
-        select_all(sel, N);
-        if (variant_.head == Head::GlobalHedge)
-          for (std::size_t i = 0; i < N; ++i) round_loss_[r * N + i] += losses_[i];
-      }
-      // The client's update of each selected kernel (§1.3 S7): g = (η/p)(2(f − y)z + 2λθ).
-      const double scale = steps_.eta / sel.probability;
-      kernel_updates_ += sel.kernels.size();
-      for (std::uint32_t i : sel.kernels) {
-        ClientUpdate u;
-        u.replicate = static_cast<std::uint32_t>(r);
-        u.slot = i;
-        u.client = static_cast<std::uint32_t>(client);
-        u.a = scale * 2.0 * (f[i] - y);
-        u.b = scale * 2.0 * steps_.lambda;
-        updates_.push_back(u);
-      }
-      const double downlink = two_D * static_cast<double>(N) + (variant_.head == Head::GlobalHedge ? N : 0);
-      const double uplink = two_D * static_cast<double>(sel.kernels.size()) +
-                            (variant_.head == Head::GlobalHedge ? N : 0);
-      ledger_.client_step(downlink, uplink);
-    }
+    client_step(client, t, x, y, predictions, updates_, round_loss_.data());
     ++seen_;
     if (client + 1 == K) close_round();
   }
@@ -246,6 +206,26 @@ class GlobalKernelFederation final : public Algorithm {
 
   std::uint64_t kernel_updates() const override { return kernel_updates_; }
   CommunicationCount communication() const override { return ledger_.totals(); }
+  bool distributable() const override { return true; }
+
+  // ---- the server and its clients in separate processes (§6.4) -------------------------------
+  // Per round: the server sends every client rank the round's θ (and the global weights of
+  // vM-KOFL); each client rank answers with one Update per client it holds — its predictions
+  // (a metrics channel, not the paper's traffic), its uploads (kernel, g = (a·scale)·u + b·θ) and
+  // the losses vM-KOFL reports; the server adds the g of each kernel in ascending client order,
+  // as aggregate_round() does in one process, and divides by K. After the last round the client
+  // ranks send their per-kernel losses and their message counts (the regret and the summary).
+  void run_distributed(const double* x, const double* y, std::size_t n, std::size_t d, double* predictions,
+                       Communicator& comm, double timeout_s) override {
+    if (comm.size() < 2) throw ConfigError("a distributed federation needs a server and at least one client process");
+    if (seen_ != 0) throw Error("a distributed federation starts from the first sample");
+    if (n % n_clients_ != 0)
+      throw ConfigError("the stream's " + std::to_string(n) + " rows are not whole rounds of " +
+                        std::to_string(n_clients_) + " clients");
+    const std::size_t rounds = n / n_clients_;
+    if (comm.rank() == 0) serve(rounds, predictions, comm, timeout_s);
+    else serve_clients(x, y, rounds, d, comm, timeout_s);
+  }
   std::vector<double> client_kernel_losses(std::size_t r) const override {
     const std::size_t n = n_clients_ * n_kernels();
     return {kernel_loss_.begin() + static_cast<std::ptrdiff_t>(r * n),
@@ -280,6 +260,236 @@ class GlobalKernelFederation final : public Algorithm {
  private:
   std::size_t n_kernels() const { return backend_->problem().n_kernels; }
 
+  // One client's share of round t, for every replicate (§1.3 S2–S7): its predictions, its
+  // private weights, the updates it uploads (appended to `uploads`, a = 2η(f − y)/p, b = 2ηλ/p)
+  // and, for the server's weights, the losses it reports (added to `reported`, R × N).
+  void client_step(std::size_t client, std::int64_t t, const double* x, double y, double* predictions,
+                   std::vector<ClientUpdate>& uploads, double* reported) {
+    const std::size_t R = n_replicates(), N = n_kernels(), K = n_clients_;
+    backend_->predict(x, t, schedules_, f_.data());
+    const double two_D = 2.0 * static_cast<double>(n_rff_);
+    for (std::size_t r = 0; r < R; ++r) {
+      const double* f = f_.data() + r * N;
+      predictions[r] = combine(r, client, f);
+      double* cumulative = kernel_loss_.data() + (r * K + client) * N;
+      for (std::size_t i = 0; i < N; ++i) {
+        const double e2 = (f[i] - y) * (f[i] - y);
+        cumulative[i] += e2;
+        losses_[i] = e2 + steps_.lambda * norm2_[r * N + i];
+      }
+      // Which kernels this client updates, with what probability (§1.4); then its weights (§1.3 S6).
+      KernelSelection& sel = selections_[r];
+      if (variant_.uploads == Uploads::Bins) {
+        double* log_w = client_log_weights(r, client);
+        const double u = client_uniform(context_.seed, context_.replicates[r], kSelectionStreams, client, t);
+        const bool sort = !(skip_sort_ && xi_ == 1.0);
+        if (!post_update_selection_) select_kernels(log_w, N, M_, xi_, sort, u, sel);
+        for (std::size_t i = 0; i < N; ++i) log_w[i] -= steps_.eta_w * losses_[i];
+        if (post_update_selection_) select_kernels(log_w, N, M_, xi_, sort, u, sel);
+      } else {
+        select_all(sel, N);
+        if (variant_.head == Head::GlobalHedge)
+          for (std::size_t i = 0; i < N; ++i) reported[r * N + i] += losses_[i];
+      }
+      // The client's update of each selected kernel (§1.3 S7): g = (η/p)(2(f − y)z + 2λθ).
+      const double scale = steps_.eta / sel.probability;
+      kernel_updates_ += sel.kernels.size();
+      for (std::uint32_t i : sel.kernels) {
+        ClientUpdate u;
+        u.replicate = static_cast<std::uint32_t>(r);
+        u.slot = i;
+        u.client = static_cast<std::uint32_t>(client);
+        u.a = scale * 2.0 * (f[i] - y);
+        u.b = scale * 2.0 * steps_.lambda;
+        uploads.push_back(u);
+      }
+      const double extra = variant_.head == Head::GlobalHedge ? static_cast<double>(N) : 0.0;
+      ledger_.client_step(two_D * static_cast<double>(N) + extra,
+                          two_D * static_cast<double>(sel.kernels.size()) + extra);
+    }
+  }
+
+  static constexpr int kRoundTag = 101, kUpdateTag = 102, kFinalTag = 103;
+
+  int rank_of(std::size_t client, int size) const { return 1 + static_cast<int>(client % static_cast<std::size_t>(size - 1)); }
+
+  // Rank 0: θ for every round, the clients' updates added in client order.
+  void serve(std::size_t rounds, double* predictions, Communicator& comm, double timeout_s) {
+    const std::size_t R = n_replicates(), N = n_kernels(), K = n_clients_, D2 = backend_->problem().theta_size();
+    const int P = comm.size();
+    std::vector<double> theta(R * N * D2), acc(D2);
+    // Per client, per replicate: the uploads (kernel and g) of this round.
+    std::vector<std::vector<std::vector<std::pair<std::uint32_t, std::vector<double>>>>> uploads(K);
+    std::vector<std::vector<double>> reported(K);
+    for (std::size_t t = 1; t <= rounds; ++t) {
+      StateWriter round;
+      round.put_u64(t);
+      for (std::size_t r = 0; r < R; ++r)
+        for (std::size_t i = 0; i < N; ++i) backend_->get_theta(r, i, theta.data() + (r * N + i) * D2);
+      round.put_f64s(theta);
+      if (variant_.head == Head::GlobalHedge) round.put_f64s(log_w_);
+      for (int p = 1; p < P; ++p) comm.send(p, kRoundTag, round.bytes());
+      for (auto& u : uploads) u.assign(R, {});
+      std::vector<char> heard(K, 0);
+      for (int p = 1; p < P; ++p) {
+        const std::string bytes = receive_update(comm, p, t, timeout_s, P);
+        StateReader in(bytes, "update from rank " + std::to_string(p));
+        if (in.get_u64() != t) throw Error("federated server: rank " + std::to_string(p) + " answered another round");
+        const std::uint64_t count = in.get_u64();
+        for (std::uint64_t c = 0; c < count; ++c) {
+          const std::uint64_t k = in.get_u64();
+          if (k >= K || rank_of(k, P) != p || heard[k]) throw Error("federated server: rank " + std::to_string(p) +
+                                                                  " sent an update for client " + std::to_string(k));
+          heard[k] = 1;
+          for (std::size_t r = 0; r < R; ++r) {
+            predictions[((t - 1) * K + k) * R + r] = in.get_f64();
+            const std::uint64_t m = in.get_u64();
+            for (std::uint64_t j = 0; j < m; ++j) {
+              const std::uint64_t i = in.get_u64();
+              if (i >= N) throw Error("federated server: an update names kernel " + std::to_string(i));
+              std::vector<double> g(D2);
+              in.get_f64s(g.data(), D2);
+              uploads[k][r].emplace_back(static_cast<std::uint32_t>(i), std::move(g));
+            }
+          }
+          if (variant_.head == Head::GlobalHedge) {
+            reported[k].resize(R * N);
+            in.get_f64s(reported[k].data(), R * N);
+          }
+        }
+      }
+      for (std::size_t k = 0; k < K; ++k)
+        if (!heard[k])
+          throw Error("federated server: no update from client " + std::to_string(k) + " (rank " +
+                      std::to_string(rank_of(k, P)) + ") for round " + std::to_string(t));
+      // §1.3 S8: θ ← θ − (1/K)·Σ_k g, each kernel's sum in ascending client order.
+      const double scale = 1.0 / static_cast<double>(K);
+      for (std::size_t r = 0; r < R; ++r)
+        for (std::size_t i = 0; i < N; ++i) {
+          std::fill(acc.begin(), acc.end(), 0.0);
+          bool any = false;
+          for (std::size_t k = 0; k < K; ++k)
+            for (const auto& [kernel, g] : uploads[k][r])
+              if (kernel == i) {
+                for (std::size_t j = 0; j < D2; ++j) acc[j] += g[j];
+                any = true;
+              }
+          if (!any) continue;
+          double* th = theta.data() + (r * N + i) * D2;
+          for (std::size_t j = 0; j < D2; ++j) th[j] -= scale * acc[j];
+          backend_->set_theta(r, i, th);
+        }
+      if (variant_.head == Head::GlobalHedge) {
+        for (std::size_t k = 0; k < K; ++k)
+          for (std::size_t j = 0; j < R * N; ++j) round_loss_[j] += reported[k][j];
+        close_global_weights();
+      }
+      seen_ += static_cast<std::int64_t>(K);
+    }
+    // The clients' per-kernel losses and message counts.
+    CommunicationCount total;
+    for (int p = 1; p < P; ++p) {
+      StateReader in(comm.receive(p, kFinalTag, timeout_s), "final report of rank " + std::to_string(p));
+      for (std::size_t k = static_cast<std::size_t>(p - 1); k < K; k += static_cast<std::size_t>(P - 1))
+        for (std::size_t r = 0; r < R; ++r) in.get_f64s(kernel_loss_.data() + (r * K + k) * N, N);
+      total.uplink_floats += in.get_f64();
+      total.downlink_floats += in.get_f64();
+      total.max_uplink = std::max(total.max_uplink, in.get_f64());
+      total.client_steps += in.get_f64();
+      kernel_updates_ += in.get_u64();
+    }
+    ledger_ = CommunicationLedger(max_upload_, total);
+  }
+
+  std::string receive_update(Communicator& comm, int p, std::size_t t, double timeout_s, int P) const {
+    try {
+      return comm.receive(p, kUpdateTag, timeout_s);
+    } catch (const Error& e) {
+      std::string clients;
+      for (std::size_t k = static_cast<std::size_t>(p - 1); k < n_clients_; k += static_cast<std::size_t>(P - 1))
+        clients += (clients.empty() ? "" : ", ") + std::to_string(k);
+      throw Error("federated server: no update from client(s) " + clients + " (rank " + std::to_string(p) +
+                  ") for round " + std::to_string(t) + ": " + e.what());
+    }
+  }
+
+  // Ranks 1 … P − 1: the clients k ≡ rank − 1 (mod P − 1), each round against the server's θ.
+  void serve_clients(const double* x, const double* y, std::size_t rounds, std::size_t d, Communicator& comm,
+                     double timeout_s) {
+    const std::size_t R = n_replicates(), N = n_kernels(), K = n_clients_, D2 = backend_->problem().theta_size();
+    const int P = comm.size(), me = comm.rank();
+    const std::size_t first = static_cast<std::size_t>(me - 1), stride = static_cast<std::size_t>(P - 1);
+    std::vector<double> theta(R * N * D2), g(D2), reported(R * N), prediction(R);
+    std::vector<ClientUpdate> uploads;
+    const std::uint64_t drop_client = fault_injection("OMKL_FEDERATED_DROP_CLIENT");
+    const std::uint64_t drop_round = fault_injection("OMKL_FEDERATED_DROP_ROUND");
+    const std::uint64_t die_round = fault_injection("OMKL_FEDERATED_KILL_RANK") == static_cast<std::uint64_t>(me)
+                                        ? fault_injection("OMKL_FEDERATED_KILL_ROUND")
+                                        : ~std::uint64_t{0};
+    for (std::size_t t = 1; t <= rounds; ++t) {
+      if (t == die_round) std::_Exit(9);  // fault injection: this process dies
+      StateReader in(comm.receive(0, kRoundTag, timeout_s), "round message");
+      if (in.get_u64() != t) throw Error("federated client: the server sent another round");
+      in.get_f64s(theta.data(), theta.size());
+      for (std::size_t r = 0; r < R; ++r)
+        for (std::size_t i = 0; i < N; ++i) {
+          const double* th = theta.data() + (r * N + i) * D2;
+          backend_->set_theta(r, i, th);
+          double n2 = 0.0;
+          for (std::size_t j = 0; j < D2; ++j) n2 += th[j] * th[j];
+          norm2_[r * N + i] = n2;
+        }
+      if (variant_.head == Head::GlobalHedge) in.get_f64s(log_w_.data(), log_w_.size());
+      StateWriter out;
+      out.put_u64(t);
+      std::size_t count = 0;
+      for (std::size_t k = first; k < K; k += stride) count += !(k == drop_client && t == drop_round);
+      out.put_u64(count);
+      for (std::size_t k = first; k < K; k += stride) {
+        const std::size_t row = (t - 1) * K + k;
+        uploads.clear();
+        std::fill(reported.begin(), reported.end(), 0.0);
+        client_step(k, static_cast<std::int64_t>(t), x + row * d, y[row], prediction.data(), uploads, reported.data());
+        if (k == drop_client && t == drop_round) continue;  // fault injection: a lost update
+        out.put_u64(k);
+        std::size_t next = 0;
+        for (std::size_t r = 0; r < R; ++r) {
+          out.put_f64(prediction[r]);
+          std::size_t m = 0;
+          while (next + m < uploads.size() && uploads[next + m].replicate == r) ++m;
+          out.put_u64(m);
+          for (std::size_t j = next; j < next + m; ++j) {
+            const ClientUpdate& u = uploads[j];
+            backend_->client_update(r, u.slot, x + row * d, u.a, u.b, g.data());
+            out.put_u64(u.slot);
+            out.put_f64s(g.data(), D2);
+          }
+          next += m;
+        }
+        if (variant_.head == Head::GlobalHedge) out.put_f64s(reported);
+      }
+      comm.send(0, kUpdateTag, out.bytes());
+    }
+    StateWriter final_report;
+    for (std::size_t k = first; k < K; k += stride)
+      for (std::size_t r = 0; r < R; ++r) final_report.put_f64s(kernel_loss_.data() + (r * K + k) * N, N);
+    const CommunicationCount& sent = ledger_.totals();
+    final_report.put_f64(sent.uplink_floats);
+    final_report.put_f64(sent.downlink_floats);
+    final_report.put_f64(sent.max_uplink);
+    final_report.put_f64(sent.client_steps);
+    final_report.put_u64(kernel_updates_);
+    comm.send(0, kFinalTag, final_report.bytes());
+  }
+
+  // Test hooks (fault injection, never set in normal runs): OMKL_FEDERATED_DROP_CLIENT/_ROUND
+  // lose one client's update; OMKL_FEDERATED_KILL_RANK/_ROUND end one client process. The value
+  // of such a switch, or "none" when it is unset.
+  static std::uint64_t fault_injection(const char* name) {
+    const char* v = std::getenv(name);
+    return v ? std::strtoull(v, nullptr, 10) : ~std::uint64_t{0};
+  }
+
   double* client_log_weights(std::size_t r, std::size_t client) {
     return log_w_.data() + (r * n_clients_ + client) * n_kernels();
   }
@@ -307,18 +517,20 @@ class GlobalKernelFederation final : public Algorithm {
     sel.ranking = sel.kernels;
   }
 
+  // vM-KOFL's server weights from the round's reported losses (§3.3 step 5).
+  void close_global_weights() {
+    const double reduce = sum_losses_ ? 1.0 : 1.0 / static_cast<double>(n_clients_);
+    for (std::size_t j = 0; j < log_w_.size(); ++j) {
+      log_w_[j] -= steps_.eta_w * reduce * round_loss_[j];
+      round_loss_[j] = 0.0;
+    }
+  }
+
   // The server's step once every client of the round has reported (§1.3 S8; §3.3 step 5).
   void close_round() {
-    const std::size_t R = n_replicates(), N = n_kernels();
     backend_->aggregate_round(round_x_.data(), n_clients_, updates_.data(), updates_.size(),
                               1.0 / static_cast<double>(n_clients_), norm2_.data());
-    if (variant_.head == Head::GlobalHedge) {
-      const double reduce = sum_losses_ ? 1.0 : 1.0 / static_cast<double>(n_clients_);
-      for (std::size_t j = 0; j < R * N; ++j) {
-        log_w_[j] -= steps_.eta_w * reduce * round_loss_[j];
-        round_loss_[j] = 0.0;
-      }
-    }
+    if (variant_.head == Head::GlobalHedge) close_global_weights();
     round_x_.clear();
     updates_.clear();
   }

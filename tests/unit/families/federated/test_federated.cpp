@@ -496,3 +496,133 @@ TEST(FederatedStudyTest, ClientRegretAndPerClientSpread) {
   // No per-kernel predictors: no eq. (11).
   EXPECT_TRUE(std::isnan(result.results[2].regret_eq11_mean));
 }
+
+// ---- the server and its clients in separate processes (threads here) ---------------------------
+
+#include "common/local_communicator.h"
+
+namespace {
+
+// One-process predictions of `name` over the whole stream.
+std::vector<double> one_process(const std::string& name, const Dataset& data, const AlgoContext& c, const Params& p) {
+  auto a = make(name, c, p);
+  std::vector<double> out(data.n_samples * c.n_replicates());
+  a->step_block(data.x.data(), data.y.data(), data.n_samples, data.n_features, out.data());
+  return out;
+}
+
+}  // namespace
+
+TEST(FederatedProcessesTest, ServerAndClientsEqualOneProcessBitForBit) {
+  const Dataset data = federated_stream(5, 12, 3);
+  const AlgoContext c = fed_context(data, {0, 1, 2});
+  const Params small{{"dict", kDict4}, {"D", "6"}};
+  for (const std::string name : {"pof-mkl", "vm-kofl", "ofmkl-avg", "ofskl"}) {
+    Params p = name == "ofskl" ? Params{{"D", "6"}} : small;
+    if (name == "pof-mkl") p.emplace_back("M", "2");
+    auto reference = make(name, c, p);
+    std::vector<double> expected(data.n_samples * 3);
+    reference->step_block(data.x.data(), data.y.data(), data.n_samples, data.n_features, expected.data());
+    for (int P : {2, 3, 4}) {
+      std::vector<double> got(expected.size(), -1.0);
+      CommunicationCount sent;
+      std::vector<double> losses;
+      const auto errors = omkl::test::run_ranks(P, [&](Communicator& comm) {
+        auto a = make(name, c, p);
+        std::vector<double> out(expected.size());
+        a->run_distributed(data.x.data(), data.y.data(), data.n_samples, data.n_features, out.data(), comm, 30.0);
+        if (comm.rank() == 0) {
+          got = out;
+          sent = a->communication();
+          losses = a->client_kernel_losses(1);
+          for (std::size_t i = 0; i < 4 && name != "ofskl"; ++i) {
+            const auto t_dist = federated_theta(*a, 2, i), t_ref = federated_theta(*reference, 2, i);
+            for (std::size_t j = 0; j < t_ref.size(); ++j) ASSERT_EQ(bits(t_dist[j]), bits(t_ref[j]));
+          }
+        }
+      });
+      for (const auto& e : errors) ASSERT_EQ(e, "") << name << " on " << P << " ranks";
+      for (std::size_t i = 0; i < expected.size(); ++i)
+        ASSERT_EQ(bits(got[i]), bits(expected[i])) << name << " on " << P << " ranks, value " << i;
+      const CommunicationCount want = reference->communication();
+      EXPECT_EQ(sent.uplink_floats, want.uplink_floats) << name;
+      EXPECT_EQ(sent.downlink_floats, want.downlink_floats) << name;
+      EXPECT_EQ(sent.client_steps, want.client_steps) << name;
+      EXPECT_EQ(losses, reference->client_kernel_losses(1)) << name;
+    }
+  }
+}
+
+TEST(FederatedProcessesTest, AMissingUpdateNamesTheClientAndRound) {
+  const Dataset data = federated_stream(4, 6, 3);
+  const AlgoContext c = fed_context(data);
+  ::setenv("OMKL_FEDERATED_DROP_CLIENT", "2", 1);
+  ::setenv("OMKL_FEDERATED_DROP_ROUND", "3", 1);
+  const auto errors = omkl::test::run_ranks(3, [&](Communicator& comm) {
+    auto a = make("pof-mkl", c, {{"dict", kDict4}, {"D", "4"}});
+    std::vector<double> out(data.n_samples);
+    a->run_distributed(data.x.data(), data.y.data(), data.n_samples, data.n_features, out.data(), comm, 5.0);
+  });
+  ::unsetenv("OMKL_FEDERATED_DROP_CLIENT");
+  ::unsetenv("OMKL_FEDERATED_DROP_ROUND");
+  EXPECT_NE(errors[0].find("no update from client 2 (rank 1) for round 3"), std::string::npos) << errors[0];
+}
+
+TEST(FederatedProcessesTest, ASilentRankIsReportedAfterTheTimeout) {
+  const Dataset data = federated_stream(4, 6, 3);
+  const AlgoContext c = fed_context(data);
+  const auto start = std::chrono::steady_clock::now();
+  const auto errors = omkl::test::run_ranks(3, [&](Communicator& comm) {
+    auto a = make("vm-kofl", c, {{"dict", kDict4}, {"D", "4"}});
+    std::vector<double> out(data.n_samples);
+    if (comm.rank() == 2) throw std::runtime_error("rank 2 stops");  // never answers
+    a->run_distributed(data.x.data(), data.y.data(), data.n_samples, data.n_features, out.data(), comm, 0.5);
+  });
+  const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_LT(waited, 10.0);
+  // Either rank 0 timed out naming rank 2's clients, or it was aborted by rank 2's failure first.
+  EXPECT_TRUE(errors[0].find("no update from client(s) 1, 3 (rank 2) for round 1") != std::string::npos ||
+              errors[0].find("aborted") != std::string::npos)
+      << errors[0];
+}
+
+TEST(FederatedProcessesTest, ShardedAndFederatedStudyEqualsOneProcess) {
+  // Every family: a federated stream with federated algorithms (server and clients) and a
+  // random-feature baseline and an exact-kernel one (dealt out replicate by replicate).
+  const Dataset data = federated_stream(3, 20, 3);
+  StudyConfig config;
+  config.algorithms = {parse_algorithm_spec("pof-mkl:dict=" + kDict4 + ",D=6,M=2"),
+                       parse_algorithm_spec("em-kofl:dict=" + kDict4 + ",D=6"),
+                       parse_algorithm_spec("raker:D=6"), parse_algorithm_spec("kogd"),
+                       parse_algorithm_spec("perfedavg")};
+  config.n_seeds = 5;
+  config.threads = 1;
+  config.curve_points = 7;
+  const StudyResult expected = run_study(config, data);
+  for (int P : {2, 3}) {
+    StudyResult got;
+    const auto errors = omkl::test::run_ranks(P, [&](Communicator& comm) {
+      StudyConfig mine = config;
+      mine.communicator = std::shared_ptr<Communicator>(&comm, [](Communicator*) {});
+      StudyResult r = run_study(mine, data);
+      if (comm.rank() == 0) got = std::move(r);
+      else EXPECT_TRUE(r.results.empty());
+    });
+    for (const auto& e : errors) ASSERT_EQ(e, "") << P << " ranks";
+    ASSERT_EQ(got.results.size(), expected.results.size());
+    EXPECT_EQ(got.processes, std::size_t(P));
+    for (std::size_t i = 0; i < expected.results.size(); ++i) {
+      const AlgorithmResult &a = got.results[i], &b = expected.results[i];
+      EXPECT_EQ(bits(a.final_mean), bits(b.final_mean)) << b.spec;
+      EXPECT_EQ(bits(a.final_std), bits(b.final_std)) << b.spec;
+      ASSERT_EQ(a.final_per_seed.size(), b.final_per_seed.size());
+      for (std::size_t k = 0; k < b.final_per_seed.size(); ++k) EXPECT_EQ(bits(a.final_per_seed[k]), bits(b.final_per_seed[k]));
+      ASSERT_EQ(a.curve_mean.size(), b.curve_mean.size());
+      for (std::size_t k = 0; k < b.curve_mean.size(); ++k) EXPECT_EQ(bits(a.curve_mean[k]), bits(b.curve_mean[k])) << b.spec;
+      EXPECT_EQ(bits(a.final_std_clients), bits(b.final_std_clients)) << b.spec;
+      EXPECT_EQ(a.uplink_per_client_step, b.uplink_per_client_step) << b.spec;
+      EXPECT_EQ(a.params, b.params) << b.spec;
+      if (std::isfinite(b.regret_eq11_mean)) EXPECT_EQ(bits(a.regret_eq11_mean), bits(b.regret_eq11_mean)) << b.spec;
+    }
+  }
+}

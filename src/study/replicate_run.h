@@ -1,0 +1,63 @@
+/// @file replicate_run.h
+/// @brief What one replicate of one algorithm produced in a study — the unit that the study
+/// aggregates over seeds and that the processes of a sharded study send to rank 0 — and its
+/// exact binary form (doubles as their bits, so a gathered study equals a one-process one).
+#pragma once
+
+#include <cmath>
+#include <vector>
+
+#include "core/algorithm_base.h"
+#include "core/state_io.h"
+
+namespace omkl::detail {
+
+struct ReplicateRun {
+  double final_metric = 0.0;
+  double seconds = 0.0;
+  double kernel_updates = 0.0;
+  bool diverged = false;
+  std::vector<double> curve;   ///< metric at the curve points
+  std::vector<double> regret;  ///< cumulative regret at the curve points (StudyConfig::regret)
+  // Federated streams: the std across clients of the per-client metric, and what was sent.
+  double client_std = 0.0;
+  CommunicationCount communication;
+  // The client regret of eq. (11), mean and std across clients (NaN where undefined).
+  double regret_eq11 = NAN, regret_eq11_std = NAN;
+};
+
+inline void write_run(StateWriter& out, const ReplicateRun& run) {
+  out.put_f64(run.final_metric);
+  out.put_f64(run.seconds);
+  out.put_f64(run.kernel_updates);
+  out.put_u64(run.diverged ? 1 : 0);
+  out.put_f64s(run.curve);
+  out.put_f64s(run.regret);
+  out.put_f64(run.client_std);
+  out.put_f64(run.communication.uplink_floats);
+  out.put_f64(run.communication.downlink_floats);
+  out.put_f64(run.communication.max_uplink);
+  out.put_f64(run.communication.client_steps);
+  out.put_f64(run.regret_eq11);
+  out.put_f64(run.regret_eq11_std);
+}
+
+inline ReplicateRun read_run(StateReader& in) {
+  ReplicateRun run;
+  run.final_metric = in.get_f64();
+  run.seconds = in.get_f64();
+  run.kernel_updates = in.get_f64();
+  run.diverged = in.get_u64() != 0;
+  run.curve = in.get_f64s();
+  run.regret = in.get_f64s();
+  run.client_std = in.get_f64();
+  run.communication.uplink_floats = in.get_f64();
+  run.communication.downlink_floats = in.get_f64();
+  run.communication.max_uplink = in.get_f64();
+  run.communication.client_steps = in.get_f64();
+  run.regret_eq11 = in.get_f64();
+  run.regret_eq11_std = in.get_f64();
+  return run;
+}
+
+}  // namespace omkl::detail
