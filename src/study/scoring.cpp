@@ -1,0 +1,189 @@
+/// @file scoring.cpp
+/// @brief Replicate scores and their aggregation over seeds (scoring.h).
+#include "study/scoring.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace omkl::detail {
+
+std::vector<std::size_t> curve_points(std::size_t n_samples, std::size_t n_points) {
+  std::vector<std::size_t> t;
+  n_points = std::max<std::size_t>(1, std::min(n_points, n_samples));
+  for (std::size_t k = 1; k <= n_points; ++k) {
+    const std::size_t v = (k * n_samples + n_points - 1) / n_points;
+    if (t.empty() || v != t.back()) t.push_back(v);
+  }
+  return t;
+}
+
+double step_error(Task task, double prediction, double y) {
+  if (task == Task::Regression) return (y - prediction) * (y - prediction);
+  return y * prediction < 0.0 ? 1.0 : 0.0;
+}
+
+void mean_std(const std::vector<double>& v, double& mean, double& std_dev) {
+  if (v.empty()) {
+    mean = std_dev = NAN;
+    return;
+  }
+  double s = 0.0;
+  for (double x : v) s += x;
+  mean = s / static_cast<double>(v.size());
+  double q = 0.0;
+  for (double x : v) q += (x - mean) * (x - mean);
+  // Sample standard deviation across seeds (0 for a single seed).
+  std_dev = v.size() > 1 ? std::sqrt(q / static_cast<double>(v.size() - 1)) : 0.0;
+}
+
+std::vector<ReplicateRun> score_replicates(const detail::Algorithm& algorithm, const std::vector<double>& predictions,
+                                           const std::vector<double>& regularizer, double seconds,
+                                           const Dataset& data, const std::vector<std::size_t>& points,
+                                           const std::vector<double>* regret_residual2) {
+  const bool first_is_one = algorithm.metric_convention().first_error_is_one;
+  const std::size_t R = algorithm.n_replicates(), T = data.n_samples;
+  std::vector<ReplicateRun> runs(R);
+  const double updates = static_cast<double>(algorithm.kernel_updates()) / static_cast<double>(R);
+  // What a federated algorithm sent, shared out evenly over the replicates it ran in lockstep.
+  detail::CommunicationCount sent = algorithm.communication();
+  sent.uplink_floats /= static_cast<double>(R);
+  sent.downlink_floats /= static_cast<double>(R);
+  sent.client_steps /= static_cast<double>(R);
+  const std::size_t K = data.n_clients;
+  std::vector<double> client_total(K);
+  for (std::size_t r = 0; r < R; ++r) {
+    ReplicateRun& run = runs[r];
+    run.seconds = seconds / static_cast<double>(R);
+    run.kernel_updates = updates;
+    run.communication = sent;
+    std::fill(client_total.begin(), client_total.end(), 0.0);
+    double total = 0.0;
+    std::size_t next = 0;
+    for (std::size_t t = 0; t < T; ++t) {
+      const double p = predictions[t * R + r];
+      if (!std::isfinite(p)) run.diverged = true;
+      const double e = (t == 0 && first_is_one) ? 1.0 : step_error(data.task, p, data.y[t]);
+      total += e;
+      if (K) client_total[t % K] += e;
+      if (next < points.size() && points[next] == t + 1) {
+        run.curve.push_back(total / static_cast<double>(t + 1));
+        ++next;
+      }
+    }
+    run.final_metric = total / static_cast<double>(T);
+    if (K) {
+      // Population std across the clients of each client's metric over its T / K samples.
+      const double per_client = static_cast<double>(T / K);
+      double mean = 0.0, sq = 0.0;
+      for (double c : client_total) mean += c / per_client;
+      mean /= static_cast<double>(K);
+      for (double c : client_total) sq += (c / per_client - mean) * (c / per_client - mean);
+      run.client_std = std::sqrt(sq / static_cast<double>(K));
+      // eq. (11): Σ_t (ŷ − y)² − min_i Σ_t (f_i − y)², per client (regression streams).
+      const std::vector<double> comparators = algorithm.client_kernel_losses(r);
+      if (!comparators.empty() && data.task == Task::Regression && !first_is_one) {
+        const std::size_t N = comparators.size() / K;
+        std::vector<double> regret(K);
+        for (std::size_t k = 0; k < K; ++k)
+          regret[k] = client_total[k] - *std::min_element(comparators.begin() + static_cast<std::ptrdiff_t>(k * N),
+                                                          comparators.begin() + static_cast<std::ptrdiff_t>((k + 1) * N));
+        double m = 0.0, v = 0.0;
+        for (double g : regret) m += g / static_cast<double>(K);
+        for (double g : regret) v += (g - m) * (g - m) / static_cast<double>(K);
+        run.regret_eq11 = m;
+        run.regret_eq11_std = std::sqrt(v);
+      }
+    }
+    if (regret_residual2) {
+      // r_t = (ŷ_t − y_t)² − m_t + λ‖Σ_k w_k θ_k‖² (§4.5), summed.
+      double regret = 0.0;
+      std::size_t point = 0;
+      for (std::size_t t = 0; t < T; ++t) {
+        const double e = predictions[t * R + r] - data.y[t];
+        regret += e * e - (*regret_residual2)[t] + regularizer[t * R + r];
+        if (point < points.size() && points[point] == t + 1) {
+          run.regret.push_back(regret);
+          ++point;
+        }
+      }
+    }
+    if (!std::isfinite(run.final_metric)) run.diverged = true;
+  }
+  return runs;
+}
+
+AlgorithmResult aggregate(const AlgorithmSpec& spec, bool randomized,
+                          const std::vector<std::pair<std::string, std::string>>& reported,
+                          const std::vector<ReplicateRun>& cell_runs, const StudyConfig& cfg, const Dataset& data,
+                          const std::vector<std::size_t>& points) {
+  AlgorithmResult r;
+  r.algo = spec.name;
+  r.spec = spec.to_string();
+  r.params = spec.params;
+  for (const auto& kv : reported)
+    if (!spec.find(kv.first)) r.params.push_back(kv);
+  r.metric = data.task == Task::Regression ? "mse" : "error_rate";
+  r.seeds = cfg.n_seeds;
+  r.curve_t = points;
+  // Deterministic algorithms ran once; every seed has that same result.
+  std::vector<ReplicateRun> all = cell_runs;
+  if (!randomized) all.assign(cfg.n_seeds, cell_runs[0]);
+  std::vector<double> finals, seconds;
+  for (const auto& run : all) {
+    r.final_per_seed.push_back(run.diverged ? NAN : run.final_metric);
+    seconds.push_back(run.seconds);
+    r.kernel_updates_mean += run.kernel_updates / static_cast<double>(all.size());
+    if (run.diverged) ++r.diverged;
+    else finals.push_back(run.final_metric);
+  }
+  double ignored;
+  mean_std(finals, r.final_mean, r.final_std);
+  mean_std(seconds, r.seconds_mean, ignored);
+  if (data.n_clients) {
+    r.n_clients = data.n_clients;
+    std::vector<double> client_std;
+    for (const auto& run : all)
+      if (!run.diverged) client_std.push_back(run.client_std);
+    mean_std(client_std, r.final_std_clients, ignored);
+    std::vector<double> regret, regret_std;
+    for (const auto& run : all)
+      if (!run.diverged && std::isfinite(run.regret_eq11)) {
+        regret.push_back(run.regret_eq11);
+        regret_std.push_back(run.regret_eq11_std);
+      }
+    if (!regret.empty()) {
+      mean_std(regret, r.regret_eq11_mean, ignored);
+      mean_std(regret_std, r.regret_eq11_std_clients, ignored);
+    }
+  }
+  double client_steps = 0.0;
+  for (const auto& run : all) {
+    client_steps += run.communication.client_steps;
+    r.uplink_per_client_step += run.communication.uplink_floats;
+    r.downlink_per_client_step += run.communication.downlink_floats;
+    r.max_uplink = std::max(r.max_uplink, run.communication.max_uplink);
+  }
+  if (client_steps > 0) {
+    r.uplink_per_client_step /= client_steps;
+    r.downlink_per_client_step /= client_steps;
+  }
+  for (std::size_t k = 0; k < points.size(); ++k) {
+    std::vector<double> v;
+    for (const auto& run : all)
+      if (!run.diverged) v.push_back(run.curve[k]);
+    double m, s;
+    mean_std(v, m, s);
+    r.curve_mean.push_back(m);
+    r.curve_std.push_back(s);
+    if (!cfg.regret) continue;
+    std::vector<double> g;
+    for (const auto& run : all)
+      if (!run.diverged) g.push_back(run.regret[k]);
+    mean_std(g, m, s);
+    r.regret_mean.push_back(m);
+    r.regret_std.push_back(s);
+  }
+  return r;
+}
+
+}  // namespace omkl::detail

@@ -1,0 +1,44 @@
+/// @file scoring.h
+/// @brief From predictions to a study's numbers: each replicate's metric, curve, regret and
+/// federated measures (score_replicates), and their mean and spread over the seeds (aggregate).
+/// Pure functions of the predictions, the stream and the algorithm's reported counters, so a
+/// study gathered from several processes scores exactly as one process does.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/algorithm_base.h"
+#include "omkl/study.h"
+#include "study/replicate_run.h"
+
+namespace omkl::detail {
+
+/// The 1-based times of at most n_points curve points, evenly spread, ending at n_samples.
+std::vector<std::size_t> curve_points(std::size_t n_samples, std::size_t n_points);
+
+/// Per-step error: squared error (regression) or the 0/1 mistake y·ŷ < 0 (classification;
+/// ŷ = 0 counts as correct, spec/raker.md §2.4).
+double step_error(Task task, double prediction, double y);
+
+/// Mean and sample standard deviation (0 for one value; NaN for none).
+void mean_std(const std::vector<double>& v, double& mean, double& std_dev);
+
+/// The outcome of each replicate of a run from its predictions (n × R) and, with a regret
+/// comparator (`regret_residual2`), the regulariser term after every step (`regularizer`,
+/// n × R, or empty for none): final metric, curve, regret, the federated measures.
+std::vector<ReplicateRun> score_replicates(const Algorithm& algorithm, const std::vector<double>& predictions,
+                                           const std::vector<double>& regularizer, double seconds,
+                                           const Dataset& data, const std::vector<std::size_t>& points,
+                                           const std::vector<double>* regret_residual2);
+
+/// Mean and std over the seeds of one algorithm's replicates (a deterministic algorithm ran
+/// once and counts for every seed); `reported` are the algorithm's reported_params().
+AlgorithmResult aggregate(const AlgorithmSpec& spec, bool randomized,
+                          const std::vector<std::pair<std::string, std::string>>& reported,
+                          const std::vector<ReplicateRun>& cell_runs, const StudyConfig& cfg, const Dataset& data,
+                          const std::vector<std::size_t>& points);
+
+}  // namespace omkl::detail
