@@ -47,9 +47,14 @@ struct StudyConfig {
   /// Also the graph journal's cumulative regret (spec/graph-aided.md §4.5, [J] Fig. 6) against a
   /// batch kernel-ridge comparator on the jmlr23-76 dictionary: regression streams of at most
   /// 6000 samples and algorithms that define the regret's regulariser (the graph-aided
-  /// family); written to regret.csv. Reading the regulariser copies every θ each step, which is
+  /// family); written to regret.csv. On a federated stream, the POF-MKL paper's batch regret
+  /// instead (spec/federated.md §4.7 regret_batch, mean over clients): against the best of its 51
+  /// Gaussians fitted by random-feature ridge on the pooled data, for every algorithm. Reading the regulariser copies every θ each step, which is
   /// cheap on the CPU backend and slow on the GPU one.
   bool regret = false;
+  /// Random features per kernel of the federated regret's comparator (its ridge solves are
+  /// 2D × 2D per kernel).
+  std::size_t regret_features = 500;
   /// Called after each finished replicate with (done, total); may be empty.
   std::function<void(std::size_t, std::size_t)> progress;
   /// Several processes running this study together (every one calls run_study() with the same
@@ -90,6 +95,9 @@ struct AlgorithmResult {
   /// algorithm's own kernels on that client — mean over clients, and its std across clients,
   /// both averaged over the seeds; NaN where the algorithm has no per-kernel predictors.
   double regret_eq11_mean = NAN, regret_eq11_std_clients = NAN;
+  /// With StudyConfig::regret on a federated stream: the std across clients of their cumulative
+  /// regret at T against the batch comparator (regret_mean is then the mean over clients).
+  double regret_std_clients = NAN;
 };
 
 struct StudyResult {

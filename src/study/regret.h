@@ -27,4 +27,13 @@ struct RegretBenchmark {
 /// ConfigError for other kernel families, a classification stream or T > kRegretMaxSamples.
 RegretBenchmark batch_kernel_ridge(const Dataset& data, const Dictionary& dictionary, double lambda);
 
+/// The comparator of the POF-MKL paper's batch regret (spec/federated.md §4.7 `regret_batch`):
+/// for every kernel of `dictionary`, ridge regression min ‖y − Zw‖² + λ‖w‖² fitted once on the
+/// whole pooled stream, in random-feature form (`n_rff` features per kernel, z = [sin, cos]/√D,
+/// frequencies from a fixed stream that does not depend on the study's seed; the spec's exact
+/// KRR is O(n³) for Naval's 11 500 rows); keeps the kernel with the smallest Σ_t m_t.
+/// ConfigError for a classification stream or kernels without random features.
+RegretBenchmark federated_ridge_comparator(const Dataset& data, const Dictionary& dictionary, double lambda,
+                                           std::size_t n_rff);
+
 }  // namespace omkl::detail

@@ -24,6 +24,8 @@ struct ReplicateRun {
   CommunicationCount communication;
   // The client regret of eq. (11), mean and std across clients (NaN where undefined).
   double regret_eq11 = NAN, regret_eq11_std = NAN;
+  // Federated streams with a regret comparator: the std across clients of their cumulative regret.
+  double regret_batch_std = NAN;
 };
 
 inline void write_run(StateWriter& out, const ReplicateRun& run) {
@@ -40,6 +42,7 @@ inline void write_run(StateWriter& out, const ReplicateRun& run) {
   out.put_f64(run.communication.client_steps);
   out.put_f64(run.regret_eq11);
   out.put_f64(run.regret_eq11_std);
+  out.put_f64(run.regret_batch_std);
 }
 
 inline ReplicateRun read_run(StateReader& in) {
@@ -57,6 +60,7 @@ inline ReplicateRun read_run(StateReader& in) {
   run.communication.client_steps = in.get_f64();
   run.regret_eq11 = in.get_f64();
   run.regret_eq11_std = in.get_f64();
+  run.regret_batch_std = in.get_f64();
   return run;
 }
 

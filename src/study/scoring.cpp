@@ -95,16 +95,27 @@ std::vector<ReplicateRun> score_replicates(const detail::Algorithm& algorithm, c
       }
     }
     if (regret_residual2) {
-      // r_t = (ŷ_t − y_t)² − m_t + λ‖Σ_k w_k θ_k‖² (§4.5), summed.
+      // r_t = (ŷ_t − y_t)² − m_t (+ λ‖Σ_k w_k θ_k‖² where the algorithm defines it, §4.5), summed;
+      // on a federated stream the mean over clients (÷ K) and the spread of the clients' totals.
       double regret = 0.0;
       std::size_t point = 0;
+      std::fill(client_total.begin(), client_total.end(), 0.0);
+      const double per = K ? 1.0 / static_cast<double>(K) : 1.0;
       for (std::size_t t = 0; t < T; ++t) {
         const double e = predictions[t * R + r] - data.y[t];
-        regret += e * e - (*regret_residual2)[t] + regularizer[t * R + r];
+        const double increment = e * e - (*regret_residual2)[t] + (regularizer.empty() ? 0.0 : regularizer[t * R + r]);
+        regret += increment;
+        if (K) client_total[t % K] += increment;
         if (point < points.size() && points[point] == t + 1) {
-          run.regret.push_back(regret);
+          run.regret.push_back(regret * per);
           ++point;
         }
+      }
+      if (K) {
+        double m = 0.0, v = 0.0;
+        for (double c : client_total) m += c / static_cast<double>(K);
+        for (double c : client_total) v += (c - m) * (c - m) / static_cast<double>(K);
+        run.regret_batch_std = std::sqrt(v);
       }
     }
     if (!std::isfinite(run.final_metric)) run.diverged = true;
@@ -154,6 +165,12 @@ AlgorithmResult aggregate(const AlgorithmSpec& spec, bool randomized,
     if (!regret.empty()) {
       mean_std(regret, r.regret_eq11_mean, ignored);
       mean_std(regret_std, r.regret_eq11_std_clients, ignored);
+    }
+    if (cfg.regret) {
+      std::vector<double> spread;
+      for (const auto& run : all)
+        if (!run.diverged) spread.push_back(run.regret_batch_std);
+      mean_std(spread, r.regret_std_clients, ignored);
     }
   }
   double client_steps = 0.0;

@@ -88,11 +88,13 @@ std::vector<ReplicateRun> run_replicates(const AlgorithmSpec& spec, const Preset
   auto algorithm = prepared ? std::move(prepared) : build(spec, preset, config, data, replicates);
   const std::size_t R = replicates.size(), T = data.n_samples;
   std::vector<double> predictions(T * R);
-  // With regret, one step at a time: the regulariser term is read after every update.
+  // With regret, one step at a time where the regulariser term is read after every update (the
+  // graph family); the federated regret has none (spec/federated.md §4.7, include_reg = false).
+  const bool per_step = regret_residual2 && !std::isnan(algorithm->regret_regularizer(0));
   std::vector<double> regularizer;
-  if (regret_residual2) regularizer.resize(T * R);
+  if (per_step) regularizer.resize(T * R);
   const auto start = std::chrono::steady_clock::now();
-  if (!regret_residual2) {
+  if (!per_step) {
     algorithm->step_block(data.x.data(), data.y.data(), T, data.n_features, predictions.data());
   } else {
     for (std::size_t t = 0; t < T; ++t) {
@@ -148,7 +150,7 @@ std::vector<Cell> prepare_cells(const StudyConfig& cfg, const Preset* preset, co
     cell.prepared = build(spec, preset, cfg, data, first_replicates);
     cell.randomized = cell.prepared->randomized();
     cell.reported = cell.prepared->reported_params();
-    if (cfg.regret && std::isnan(cell.prepared->regret_regularizer(0)))
+    if (cfg.regret && data.n_clients == 0 && std::isnan(cell.prepared->regret_regularizer(0)))
       throw ConfigError("--regret: algorithm '" + spec.name +
                         "' does not define the regret's regulariser term λ‖Σ w θ‖² (spec/graph-aided.md "
                         "§4.5 defines it for omkl-gf, omkl-sfg, omkl-sfg-r and the sfg-mkl variants)");
@@ -333,8 +335,16 @@ StudyResult run_study(const StudyConfig& config, const Dataset& data) {
 
   // 2. The regret's comparator (§4.5), once the algorithms are known to define the regret:
   // the notebook's λ = 1e-3 on the 76-kernel journal dictionary.
+  // On a federated stream: the POF-MKL paper's batch comparator over its 51 Gaussians (§4.7).
   std::vector<double> regret_residual2;
-  if (cfg.regret) {
+  if (cfg.regret && data.n_clients > 0) {
+    const std::size_t D = cfg.regret_features;
+    if (D == 0) throw ConfigError("study: the regret comparator needs at least one random feature");
+    detail::RegretBenchmark benchmark =
+        detail::federated_ridge_comparator(data, parse_dictionary("fed-51"), 1e-3, D);
+    result.regret_benchmark = benchmark.kernel + " (random-feature ridge, D = " + std::to_string(D) + ")";
+    regret_residual2 = std::move(benchmark.residual2);
+  } else if (cfg.regret) {
     detail::RegretBenchmark benchmark = detail::batch_kernel_ridge(data, parse_dictionary("jmlr23-76"), 1e-3);
     result.regret_benchmark = benchmark.kernel;
     regret_residual2 = std::move(benchmark.residual2);

@@ -29,7 +29,8 @@ json cell_key(const AlgorithmSpec& spec, const StudyConfig& config, const Datase
               {"preset", config.preset},    {"seeds", config.n_seeds},
               {"base_seed", config.base_seed}, {"backend", to_string(config.backend)},
               {"curve_points", config.curve_points}, {"regret", config.regret},
-              {"n_clients", data.n_clients}};
+              {"n_clients", data.n_clients},
+              {"regret_features", config.regret && data.n_clients ? config.regret_features : 0}};
 }
 
 json result_to_json(const AlgorithmResult& r) {
@@ -52,6 +53,10 @@ json result_to_json(const AlgorithmResult& r) {
   if (r.n_clients) {
     out["n_clients"] = r.n_clients;
     out["final_std_clients"] = number(r.final_std_clients);
+    if (!r.regret_mean.empty()) {
+      out["regret_batch"] = number(r.regret_mean.back());
+      out["regret_batch_std_clients"] = number(r.regret_std_clients);
+    }
     if (std::isfinite(r.regret_eq11_mean)) {
       out["regret_eq11"] = r.regret_eq11_mean;
       out["regret_eq11_std_clients"] = number(r.regret_eq11_std_clients);
@@ -83,6 +88,7 @@ AlgorithmResult result_from_cell(const json& cell) {
   for (const auto& v : j.at("final_per_seed")) r.final_per_seed.push_back(number(v));
   r.n_clients = j.value("n_clients", std::size_t{0});
   if (j.contains("final_std_clients")) r.final_std_clients = number(j.at("final_std_clients"));
+  if (j.contains("regret_batch_std_clients")) r.regret_std_clients = number(j.at("regret_batch_std_clients"));
   if (j.contains("regret_eq11")) {
     r.regret_eq11_mean = number(j.at("regret_eq11"));
     r.regret_eq11_std_clients = number(j.at("regret_eq11_std_clients"));

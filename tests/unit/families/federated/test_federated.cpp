@@ -16,6 +16,7 @@
 #include "omkl/error.h"
 #include "omkl/kernel_spec.h"
 #include "omkl/study.h"
+#include "study/regret.h"
 
 using namespace omkl;
 using namespace omkl::detail;
@@ -625,4 +626,31 @@ TEST(FederatedProcessesTest, ShardedAndFederatedStudyEqualsOneProcess) {
       if (std::isfinite(b.regret_eq11_mean)) EXPECT_EQ(bits(a.regret_eq11_mean), bits(b.regret_eq11_mean)) << b.spec;
     }
   }
+}
+
+TEST(FederatedStudyTest, BatchRegretIsTheMeanOverClientsAgainstTheRidgeComparator) {
+  // §4.7 regret_batch: Σ_t (ŷ − y)² − m_t per client, m the comparator's in-sample residuals;
+  // the study reports the mean over clients, i.e. (T·MSE − Σ m) / K, for every algorithm.
+  const std::size_t K = 3;
+  const Dataset data = federated_stream(K, 20, 2);
+  StudyConfig config;
+  config.algorithms = {parse_algorithm_spec("pof-mkl:dict=" + kDict4 + ",D=6,M=2"), parse_algorithm_spec("perfedavg")};
+  config.n_seeds = 2;
+  config.threads = 1;
+  config.regret = true;
+  config.regret_features = 10;
+  const StudyResult result = run_study(config, data);
+  const detail::RegretBenchmark comparator =
+      detail::federated_ridge_comparator(data, parse_dictionary("fed-51"), 1e-3, 10);
+  double total_m = 0.0;
+  for (double m : comparator.residual2) total_m += m;
+  EXPECT_NE(result.regret_benchmark.find(comparator.kernel), std::string::npos);
+  for (const AlgorithmResult& r : result.results) {
+    ASSERT_FALSE(r.regret_mean.empty()) << r.spec;
+    const double expected = (r.final_mean * double(data.n_samples) - total_m) / double(K);
+    EXPECT_NEAR(r.regret_mean.back(), expected, 1e-9 * std::max(1.0, std::fabs(expected))) << r.spec;
+    EXPECT_TRUE(std::isfinite(r.regret_std_clients)) << r.spec;
+  }
+  // The comparator fits the pooled data: its loss is below every online learner's.
+  EXPECT_LT(total_m, result.results[0].final_mean * double(data.n_samples));
 }
