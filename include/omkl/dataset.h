@@ -88,7 +88,10 @@ enum class Normalization {
   /// [0, 1], computed as the reference code writes it, y/(max−min) − min/(max−min); inputs
   /// divided by the largest row norm max_τ ‖x_τ‖₂ (no centring, no per-feature scaling), so
   /// afterwards max_t ‖x_t‖₂ = 1. Constant targets map to 0; all-zero inputs stay zero.
-  Jmlr23
+  Jmlr23,
+  /// Bandit kernel selection (spec/bandit.md §8.2): every feature to [−1, 1] by min–max over
+  /// the stream (constant columns to 0), regression targets to [0, 1], labels ±1 kept.
+  Symmetric
 };
 Normalization parse_normalization(const std::string& text);
 /// Applies a normalisation in place (constant columns map to 0).

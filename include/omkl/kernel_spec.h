@@ -53,6 +53,7 @@ KernelSpec parse_kernel(const std::string& text);
 ///  - "conf-41":      41 Gaussians γ = 10^((k−20)/10) (graph-aided conference)
 ///  - "fed-51":       51 Gaussians of variance σ_i = 10^((2i−52)/25) (federated §4.4, the authors'
 ///                    convention ρ ~ N(0, σ⁻¹I)); "fed-51-textbook": the same σ_i as bandwidths
+///  - "oks-6":        6 Gaussians σ ∈ {0.25, 0.5, 1, 2, 4, 8} (bandit kernel selection §8.3)
 Dictionary parse_dictionary(const std::string& text);
 
 /// Names of the built-in dictionary presets.

@@ -25,6 +25,8 @@ struct Preset {
   std::string description;
   std::vector<std::pair<std::string, std::string>> defaults;  ///< soft algorithm defaults
   Normalization normalization = Normalization::None;
+  /// Each replicate sees the stream in its own random order (StudyConfig::shuffle).
+  bool shuffle = false;
   /// > 0: a federated protocol — the stream is dealt to clients (arrange_federated) with this
   /// many rounds T before the normalisation, which then covers exactly the rows used.
   std::size_t federated_rounds = 0;
@@ -44,6 +46,14 @@ struct StudyConfig {
   std::size_t threads = 0;            ///< 0 = all hardware threads
   std::string out_dir;                ///< empty = write nothing
   std::size_t curve_points = 200;     ///< points per curve in curves.csv
+  /// The metric: "mse", "mae" or "error_rate"; empty = by task (mse for regression, error_rate
+  /// for classification).
+  std::string metric;
+  /// Each replicate sees the stream in its own random order, a permutation keyed by (base_seed,
+  /// replicate) (spec/bandit.md §8.4); not for federated streams, whose order is the protocol.
+  bool shuffle = false;
+  /// Soft parameter defaults for every algorithm, over the preset's (e.g. the CLI's --loss).
+  std::vector<std::pair<std::string, std::string>> defaults;
   /// Also the graph journal's cumulative regret (spec/graph-aided.md §4.5, [J] Fig. 6) against a
   /// batch kernel-ridge comparator on the jmlr23-76 dictionary: regression streams of at most
   /// 6000 samples and algorithms that define the regret's regulariser (the graph-aided

@@ -40,7 +40,7 @@ void add_common_options(CLI::App& app, CommonOptions& o, bool with_seeds) {
                  "federated clients K (default with a federated preset: as many as the data allow)");
   app.add_option("--rounds", o.rounds, "federated rounds T, samples per client (default: the preset's)");
   app.add_option("--normalize", o.normalize,
-                 "preprocessing: none, minmax, minmax-global, minmax-all, zscore, unit-rows, jmlr23 "
+                 "preprocessing: none, minmax, minmax-global, minmax-all, zscore, unit-rows, jmlr23, symmetric "
                  "(default: the preset's, else none)");
   if (with_seeds)
     app.add_option("--seeds", o.seeds, "number of Monte Carlo replicates R")->capture_default_str();
@@ -50,7 +50,11 @@ void add_common_options(CLI::App& app, CommonOptions& o, bool with_seeds) {
       ->capture_default_str();
   app.add_option("--preset", o.preset,
                  "published protocol: jmlr19-regression, jmlr19-classification, jmlr23-graph, conf-sfg, "
-                 "fed-pofmkl");
+                 "fed-pofmkl, bandit-oks");
+  app.add_option("--loss", o.loss,
+                 "logistic, square or absolute: every algorithm's loss (a soft default, under each --algo's "
+                 "own) and the metric (error rate, MSE, MAE)")
+      ->check(CLI::IsMember({"logistic", "square", "absolute"}));
   app.add_option("--backend", o.backend, "cpu, cuda or auto")->capture_default_str();
   app.add_option("--threads", o.threads, "worker threads (0 = all cores)")->capture_default_str();
 }
@@ -100,7 +104,7 @@ namespace {
 
 std::string format_metric(const std::string& metric, double v) {
   if (!std::isfinite(v)) return "diverged";
-  return metric == "mse" ? fmt::format("{:.4f}e-3", v * 1e3) : fmt::format("{:.3f} %", v * 100);
+  return metric == "error_rate" ? fmt::format("{:.3f} %", v * 100) : fmt::format("{:.4f}e-3", v * 1e3);
 }
 
 void print_table(const StudyResult& result) {
@@ -153,6 +157,11 @@ int run_study_command(const CommonOptions& o, const std::string& out_dir, std::s
   config.curve_points = curve_points;
   config.regret = regret;
   config.regret_features = regret_features;
+  if (!o.loss.empty()) {
+    // The library's names: squared, logistic, absolute; the metric follows the loss (§8.6).
+    config.defaults.emplace_back("loss", o.loss == "square" ? "squared" : o.loss);
+    config.metric = o.loss == "square" ? "mse" : o.loss == "absolute" ? "mae" : "error_rate";
+  }
   const bool root = !comm || comm->rank() == 0;
   if (root) config.progress = progress_bar();
   config.communicator = comm;
@@ -200,6 +209,7 @@ int run_command(const CommonOptions& o, const RunOptions& r) {
     context.horizon = data.n_samples;
     context.backend = resolve_backend(o.backend);
     if (!o.preset.empty()) context.defaults = find_preset(o.preset).defaults;
+    if (!o.loss.empty()) context.defaults.emplace_back("loss", o.loss == "square" ? "squared" : o.loss);
     return make_learner(specs[0], context);
   }();
   if (learner.n_features() != data.n_features)

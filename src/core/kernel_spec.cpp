@@ -132,7 +132,7 @@ KernelSpec parse_kernel(const std::string& text) {
 }
 
 std::vector<std::string> dictionary_preset_names() {
-  return {"jmlr19-rf", "jmlr19-exact", "jmlr23-76", "conf-41", "fed-51", "fed-51-textbook"};
+  return {"jmlr19-rf", "jmlr19-exact", "jmlr23-76", "conf-41", "fed-51", "fed-51-textbook", "oks-6"};
 }
 
 Dictionary parse_dictionary(const std::string& text) {
@@ -155,6 +155,11 @@ Dictionary parse_dictionary(const std::string& text) {
   }
   if (text == "conf-41") {
     for (int k = 0; k <= 40; ++k) dict.push_back(KernelSpec::gaussian_sigma2(std::pow(10.0, (k - 20) / 10.0)));
+    return dict;
+  }
+  if (text == "oks-6") {
+    // spec/bandit.md §8.3: Gaussians exp(−‖δ‖²/(2σ²)), σ = 2^−2 … 2^3, in increasing σ.
+    for (double sigma : {0.25, 0.5, 1.0, 2.0, 4.0, 8.0}) dict.push_back(KernelSpec::gaussian(sigma));
     return dict;
   }
   if (text == "fed-51" || text == "fed-51-textbook") {

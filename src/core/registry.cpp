@@ -27,6 +27,7 @@ void add_exact_kernel_algorithms(std::vector<AlgorithmInfo>& registry);
 void add_ada_mkl_algorithms(std::vector<AlgorithmInfo>& registry);
 void add_graph_aided_algorithms(std::vector<AlgorithmInfo>& registry);
 void add_federated_algorithms(std::vector<AlgorithmInfo>& registry);
+void add_bandit_algorithms(std::vector<AlgorithmInfo>& registry);
 
 const std::vector<FamilyRegistration>& algorithm_families() {
   // The families: one line each. A new family adds its line here and its folder; the CLI's
@@ -37,6 +38,7 @@ const std::vector<FamilyRegistration>& algorithm_families() {
       {"ada_mkl", add_ada_mkl_algorithms},
       {"graph_aided", add_graph_aided_algorithms},
       {"federated", add_federated_algorithms},
+      {"bandit", add_bandit_algorithms},
   };
   return families;
 }

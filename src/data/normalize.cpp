@@ -21,6 +21,7 @@ constexpr std::pair<const char*, Normalization> kNames[] = {
     {"zscore", Normalization::ZScore},
     {"unit-rows", Normalization::UnitRows},
     {"jmlr23", Normalization::Jmlr23},
+    {"symmetric", Normalization::Symmetric},
 };
 
 // Maps n values spaced by `stride` to [0, 1]; a constant column maps to 0 (no information,
@@ -111,6 +112,23 @@ void normalize(Dataset& data, Normalization how) {
         if (norm == 0.0) continue;  // an all-zero row stays zero
         for (std::size_t j = 0; j < d; ++j) row[j] /= norm;
       }
+      return;
+    case Normalization::Symmetric:
+      // Every feature to [−1, 1] (2·minmax − 1; a constant column to 0, as minmax maps it to 0
+      // and then to −1 would carry a spurious value); regression targets to [0, 1].
+      for (std::size_t j = 0; j < d; ++j) {
+        double lo = n ? data.x[j] : 0.0, hi = lo;
+        for (std::size_t t = 1; t < n; ++t) {
+          lo = std::min(lo, data.x[t * d + j]);
+          hi = std::max(hi, data.x[t * d + j]);
+        }
+        const double range = hi - lo;
+        for (std::size_t t = 0; t < n; ++t) {
+          double& v = data.x[t * d + j];
+          v = range > 0.0 ? 2.0 * ((v - lo) / range) - 1.0 : 0.0;
+        }
+      }
+      if (data.task == Task::Regression) min_max(data.y.data(), n, 1);
       return;
     case Normalization::Jmlr23: {
       // Targets: the notebooks compute y/(max − min) − min/(max − min); the same expression is

@@ -13,12 +13,14 @@ const std::vector<Preset>& presets() {
        "for MKL baselines), D = 50, step 1/√T, η_w = 0.5, λ = 0.01; data used as stored",
        {{"D", "50"}, {"lambda", "0.01"}, {"eta_w", "0.5"}, {"B", "50"}},
        Normalization::None,
+       false,
        0},
       {"jmlr19-classification",
        "Raker/AdaRaker JMLR 2019 classification: as regression with the logistic loss and "
        "λ = 0.005 (AdaRaker reference profile: 0.0005)",
        {{"D", "50"}, {"eta_w", "0.5"}, {"B", "50"}},
        Normalization::None,
+       false,
        0},
       // spec/graph-aided.md §5.1 (journal tables). R = 20 repetitions is the study's --seeds.
       // Keys are soft defaults shared by every algorithm of a study; each algorithm reads only
@@ -53,6 +55,7 @@ const std::vector<Preset>& presets() {
         {"weight_theta", "post"},
         {"first_error_is_one", "false"}},
        Normalization::Jmlr23,
+       false,
        0},
       // spec/graph-aided.md §2.7 / §5.5b (conference tables; no reference code exists, so use it
       // with the paper profile). ξ = η = 1/√T is the default of eta_schedule=const. M is left to
@@ -75,6 +78,7 @@ const std::vector<Preset>& presets() {
         {"weight_rule", "exp_eta"},
         {"first_error_is_one", "false"}},
        Normalization::Jmlr23,
+       false,
        0},
       // spec/federated.md §4 (POF-MKL, NeurIPS 2022): T = 500 rounds, K from the data (Naval 23,
       // UJI 42, Air 240 with --group-column site), i.i.d. or by-group split (§4.3), inputs divided
@@ -87,7 +91,20 @@ const std::vector<Preset>& presets() {
        "1000 uploaded floats per client-step; x / max‖x‖, y min-max (§4.2); use --seeds 20",
        {{"lambda", "0.001"}, {"xi", "1"}},
        Normalization::Jmlr23,
+       false,
        500},
+      // spec/bandit.md §8 (OKS++ / IOKS, ECML-PKDD 2022): the six Gaussians σ = 2^−2 … 2^3, every
+      // feature to [−1, 1] and regression targets to [0, 1] (§8.2), a fresh permutation of the
+      // stream per repetition (§8.4); the loss (and so the table) from --loss; U, C₀, G, G₁, ℓ_max
+      // follow the loss (§1.3). Use --seeds 10; OKS's c_λ and Raker's c_η are grids (§8.5).
+      {"bandit-oks",
+       "Online kernel selection under bandit feedback, ECML-PKDD 2022: 6 Gaussians σ ∈ {0.25 … 8} (oks-6), "
+       "features to [−1, 1], targets to [0, 1], a fresh permutation per repetition; --loss "
+       "logistic|square|absolute picks the table; use --seeds 10",
+       {{"dict", "oks-6"}},
+       Normalization::Symmetric,
+       true,
+       0},
   };
   return all;
 }

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "omkl/error.h"
+
 namespace omkl::detail {
 
 std::vector<std::size_t> curve_points(std::size_t n_samples, std::size_t n_points) {
@@ -17,8 +19,16 @@ std::vector<std::size_t> curve_points(std::size_t n_samples, std::size_t n_point
   return t;
 }
 
-double step_error(Task task, double prediction, double y) {
-  if (task == Task::Regression) return (y - prediction) * (y - prediction);
+std::string study_metric(const StudyConfig& config, Task task) {
+  if (config.metric.empty()) return task == Task::Regression ? "mse" : "error_rate";
+  if (config.metric != "mse" && config.metric != "mae" && config.metric != "error_rate")
+    throw ConfigError("study: unknown metric '" + config.metric + "' (mse, mae or error_rate)");
+  return config.metric;
+}
+
+double step_error(const std::string& metric, double prediction, double y) {
+  if (metric == "mse") return (y - prediction) * (y - prediction);
+  if (metric == "mae") return std::fabs(y - prediction);
   return y * prediction < 0.0 ? 1.0 : 0.0;
 }
 
@@ -39,7 +49,7 @@ void mean_std(const std::vector<double>& v, double& mean, double& std_dev) {
 std::vector<ReplicateRun> score_replicates(const detail::Algorithm& algorithm, const std::vector<double>& predictions,
                                            const std::vector<double>& regularizer, double seconds,
                                            const Dataset& data, const std::vector<std::size_t>& points,
-                                           const std::vector<double>* regret_residual2) {
+                                           const std::vector<double>* regret_residual2, const std::string& metric) {
   const bool first_is_one = algorithm.metric_convention().first_error_is_one;
   const std::size_t R = algorithm.n_replicates(), T = data.n_samples;
   std::vector<ReplicateRun> runs(R);
@@ -62,7 +72,7 @@ std::vector<ReplicateRun> score_replicates(const detail::Algorithm& algorithm, c
     for (std::size_t t = 0; t < T; ++t) {
       const double p = predictions[t * R + r];
       if (!std::isfinite(p)) run.diverged = true;
-      const double e = (t == 0 && first_is_one) ? 1.0 : step_error(data.task, p, data.y[t]);
+      const double e = (t == 0 && first_is_one) ? 1.0 : step_error(metric, p, data.y[t]);
       total += e;
       if (K) client_total[t % K] += e;
       if (next < points.size() && points[next] == t + 1) {
@@ -133,7 +143,7 @@ AlgorithmResult aggregate(const AlgorithmSpec& spec, bool randomized,
   r.params = spec.params;
   for (const auto& kv : reported)
     if (!spec.find(kv.first)) r.params.push_back(kv);
-  r.metric = data.task == Task::Regression ? "mse" : "error_rate";
+  r.metric = study_metric(cfg, data.task);
   r.seeds = cfg.n_seeds;
   r.curve_t = points;
   // Deterministic algorithms ran once; every seed has that same result.

@@ -19,20 +19,24 @@ namespace omkl::detail {
 /// The 1-based times of at most n_points curve points, evenly spread, ending at n_samples.
 std::vector<std::size_t> curve_points(std::size_t n_samples, std::size_t n_points);
 
-/// Per-step error: squared error (regression) or the 0/1 mistake y·ŷ < 0 (classification;
-/// ŷ = 0 counts as correct, spec/raker.md §2.4).
-double step_error(Task task, double prediction, double y);
+/// The study's metric: StudyConfig::metric, or by task — "mse" (regression) or "error_rate"
+/// (classification). ConfigError for an unknown name.
+std::string study_metric(const StudyConfig& config, Task task);
+
+/// Per-step error of `metric`: squared error ("mse"), absolute error ("mae") or the 0/1 mistake
+/// y·ŷ < 0 ("error_rate"; ŷ = 0 counts as correct, spec/raker.md §2.4).
+double step_error(const std::string& metric, double prediction, double y);
 
 /// Mean and sample standard deviation (0 for one value; NaN for none).
 void mean_std(const std::vector<double>& v, double& mean, double& std_dev);
 
 /// The outcome of each replicate of a run from its predictions (n × R) and, with a regret
 /// comparator (`regret_residual2`), the regulariser term after every step (`regularizer`,
-/// n × R, or empty for none): final metric, curve, regret, the federated measures.
+/// n × R, or empty for none): final `metric` (study_metric()), curve, regret, the federated measures.
 std::vector<ReplicateRun> score_replicates(const Algorithm& algorithm, const std::vector<double>& predictions,
                                            const std::vector<double>& regularizer, double seconds,
                                            const Dataset& data, const std::vector<std::size_t>& points,
-                                           const std::vector<double>* regret_residual2);
+                                           const std::vector<double>* regret_residual2, const std::string& metric);
 
 /// Mean and std over the seeds of one algorithm's replicates (a deterministic algorithm ran
 /// once and counts for every seed); `reported` are the algorithm's reported_params().

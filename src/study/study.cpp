@@ -20,6 +20,7 @@
 #include "features/rf_backend.h"
 #include "omkl/error.h"
 #include "omkl/study.h"
+#include "random/rng.h"
 #include "study/regret.h"
 #include "study/replicate_run.h"
 #include "study/scoring.h"
@@ -58,6 +59,41 @@ void check_result_memory(const StudyConfig& config, std::size_t n_points) {
 
 using Params = std::vector<std::pair<std::string, std::string>>;
 
+// Replicates of a cell run in lockstep in one algorithm on the GPU — unless each has its own
+// order of the stream.
+bool lockstep(const StudyConfig& cfg) { return cfg.backend != BackendKind::Cpu && !cfg.shuffle; }
+
+// The stream in replicate r's own order (StudyConfig::shuffle): Fisher–Yates from the stream
+// (base seed, r, Permutation), independent of every other draw.
+Dataset shuffled_stream(const Dataset& data, std::uint64_t seed, std::uint64_t replicate) {
+  std::vector<std::size_t> order(data.n_samples);
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  detail::RandomStream rng(seed, replicate, detail::RngPurpose::Permutation, 0x5u);
+  for (std::size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[rng.below(i)]);
+  Dataset out = data;
+  for (std::size_t t = 0; t < order.size(); ++t) {
+    std::copy(data.row(order[t]), data.row(order[t]) + data.n_features, out.x.begin() + static_cast<std::ptrdiff_t>(t * data.n_features));
+    out.y[t] = data.y[order[t]];
+  }
+  out.groups.clear();
+  return out;
+}
+
+// Preset defaults under the study's own (StudyConfig::defaults wins for a key both give).
+Params soft_defaults(const Preset* preset, const StudyConfig& config) {
+  Params out = preset ? preset->defaults : Params{};
+  for (const auto& kv : config.defaults) {
+    bool replaced = false;
+    for (auto& existing : out)
+      if (existing.first == kv.first) {
+        existing.second = kv.second;
+        replaced = true;
+      }
+    if (!replaced) out.push_back(kv);
+  }
+  return out;
+}
+
 std::unique_ptr<detail::Algorithm> build(const AlgorithmSpec& spec, const Preset* preset,
                                          const StudyConfig& config, const Dataset& data,
                                          std::vector<std::uint64_t> replicates) {
@@ -74,8 +110,13 @@ std::unique_ptr<detail::Algorithm> build(const AlgorithmSpec& spec, const Preset
   // host work of a step can then use the other cores.
   if (config.backend != BackendKind::Cpu && context.replicates.size() > 1)
     context.host_threads = config.threads ? config.threads : std::max(1u, std::thread::hardware_concurrency());
-  return detail::make_algorithm(spec.name, spec.params, preset ? preset->defaults : Params{}, context);
+  return detail::make_algorithm(spec.name, spec.params, soft_defaults(preset, config), context);
 }
+
+std::vector<ReplicateRun> run_on(const AlgorithmSpec& spec, const Preset* preset, const StudyConfig& config,
+                                 const Dataset& data, const std::vector<std::uint64_t>& replicates,
+                                 const std::vector<std::size_t>& points, std::unique_ptr<detail::Algorithm> prepared,
+                                 const std::vector<double>* regret_residual2);
 
 // Runs `replicates` of one algorithm through the whole stream in lockstep. `prepared`, when
 // given, is that algorithm already built for exactly these replicates.
@@ -85,6 +126,17 @@ std::vector<ReplicateRun> run_replicates(const AlgorithmSpec& spec, const Preset
                                          const std::vector<std::size_t>& points,
                                          std::unique_ptr<detail::Algorithm> prepared,
                                          const std::vector<double>* regret_residual2) {
+  // Each replicate in its own order of the stream: one replicate per run.
+  if (config.shuffle && replicates.size() != 1) throw Error("study: a shuffled stream runs one replicate at a time");
+  const Dataset shuffled = config.shuffle ? shuffled_stream(data, config.base_seed, replicates[0]) : Dataset{};
+  const Dataset& stream = config.shuffle ? shuffled : data;
+  return run_on(spec, preset, config, stream, replicates, points, std::move(prepared), regret_residual2);
+}
+
+std::vector<ReplicateRun> run_on(const AlgorithmSpec& spec, const Preset* preset, const StudyConfig& config,
+                                 const Dataset& data, const std::vector<std::uint64_t>& replicates,
+                                 const std::vector<std::size_t>& points, std::unique_ptr<detail::Algorithm> prepared,
+                                 const std::vector<double>* regret_residual2) {
   auto algorithm = prepared ? std::move(prepared) : build(spec, preset, config, data, replicates);
   const std::size_t R = replicates.size(), T = data.n_samples;
   std::vector<double> predictions(T * R);
@@ -104,7 +156,8 @@ std::vector<ReplicateRun> run_replicates(const AlgorithmSpec& spec, const Preset
   }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  return score_replicates(*algorithm, predictions, regularizer, seconds, data, points, regret_residual2);
+  return score_replicates(*algorithm, predictions, regularizer, seconds, data, points, regret_residual2,
+                          detail::study_metric(config, data.task));
 }
 
 std::string device_name(BackendKind backend) {
@@ -140,15 +193,15 @@ struct WorkItem {
 std::vector<Cell> prepare_cells(const StudyConfig& cfg, const Preset* preset, const Dataset& data,
                                 const fs::path& cell_dir) {
   const std::uint64_t checksum = detail::data_checksum(data);
-  const bool lockstep = cfg.backend != BackendKind::Cpu;
   std::vector<std::uint64_t> first_replicates{0};
-  if (lockstep)
+  if (lockstep(cfg))
     for (std::uint64_t r = 1; r < cfg.n_seeds; ++r) first_replicates.push_back(r);
   std::vector<Cell> cells;
   for (const auto& spec : cfg.algorithms) {
     Cell cell{spec, detail::cell_key(spec, cfg, data, checksum), {}, true, false, {}, {}, false, nullptr};
     cell.prepared = build(spec, preset, cfg, data, first_replicates);
-    cell.randomized = cell.prepared->randomized();
+    // With a shuffled stream every replicate differs, deterministic algorithms included.
+    cell.randomized = cell.prepared->randomized() || cfg.shuffle;
     cell.reported = cell.prepared->reported_params();
     if (cfg.regret && data.n_clients == 0 && std::isnan(cell.prepared->regret_regularizer(0)))
       throw ConfigError("--regret: algorithm '" + spec.name +
@@ -178,12 +231,11 @@ std::vector<Cell> prepare_cells(const StudyConfig& cfg, const Preset* preset, co
 // The work left: the CPU runs one replicate per task so threads share it evenly; the CUDA
 // backend takes all replicates of a cell in lockstep. Deterministic algorithms run once.
 std::vector<WorkItem> plan_tasks(const std::vector<Cell>& cells, const StudyConfig& cfg) {
-  const bool lockstep = cfg.backend != BackendKind::Cpu;
   std::vector<WorkItem> tasks;
   for (std::size_t c = 0; c < cells.size(); ++c) {
     if (cells[c].done || cells[c].federation) continue;
     const std::size_t n = cells[c].randomized ? cfg.n_seeds : 1;
-    if (!lockstep)
+    if (!lockstep(cfg))
       for (std::size_t r = 0; r < n; ++r) tasks.push_back(WorkItem{c, r, 1});
     else
       tasks.push_back(WorkItem{c, 0, n});
@@ -201,7 +253,7 @@ void run_tasks(const std::vector<WorkItem>& tasks, std::vector<Cell>& cells, con
   for (const WorkItem& task : tasks) total_replicates += task.count;
 
   std::size_t n_threads = cfg.threads ? cfg.threads : std::max(1u, std::thread::hardware_concurrency());
-  if (cfg.backend != BackendKind::Cpu) n_threads = 1;
+  if (lockstep(cfg)) n_threads = 1;
   n_threads = std::max<std::size_t>(1, std::min(n_threads, tasks.size()));
   std::atomic<std::size_t> next{0}, finished{0};
   std::mutex error_mutex, progress_mutex;
@@ -285,7 +337,7 @@ std::vector<ReplicateRun> run_federation(const Cell& cell, const Preset* preset,
                              comm, cfg.message_timeout_s);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (comm.rank() != 0) return {};
-  return score_replicates(*algorithm, predictions, {}, seconds, data, points, nullptr);
+  return score_replicates(*algorithm, predictions, {}, seconds, data, points, nullptr, detail::study_metric(cfg, data.task));
 }
 
 // Ranks ≠ 0 send the replicate results of their tasks; rank 0 puts them in place.
@@ -317,6 +369,10 @@ StudyResult run_study(const StudyConfig& config, const Dataset& data) {
   StudyConfig cfg = config;
   if (cfg.backend == BackendKind::Auto)
     cfg.backend = detail::cuda_available() ? BackendKind::Cuda : BackendKind::Cpu;
+  cfg.shuffle = cfg.shuffle || (preset && preset->shuffle);
+  if (cfg.shuffle && data.n_clients > 0)
+    throw ConfigError("study: a federated stream's order is its protocol; it cannot also be shuffled per replicate");
+  detail::study_metric(cfg, data.task);  // an unknown metric fails before any work
 
   StudyResult result;
   result.dataset = data.name;

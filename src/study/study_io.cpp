@@ -30,6 +30,9 @@ json cell_key(const AlgorithmSpec& spec, const StudyConfig& config, const Datase
               {"base_seed", config.base_seed}, {"backend", to_string(config.backend)},
               {"curve_points", config.curve_points}, {"regret", config.regret},
               {"n_clients", data.n_clients},
+              {"metric", config.metric},
+              {"shuffle", config.shuffle},
+              {"defaults", config.defaults},
               {"regret_features", config.regret && data.n_clients ? config.regret_features : 0}};
 }
 

@@ -1,0 +1,265 @@
+/// @file bandit.cpp
+/// @brief Online kernel selection under bandit feedback (Li & Liao, ECML-PKDD 2022;
+/// spec/bandit.md): OKS, OKS++, IOKS on kernel expansions and their random-feature versions
+/// RF-OKS, RF-OKS++, RF-IOKS. One loop: each round draws one kernel I ~ p_t, evaluates only f_I
+/// (bandit feedback: no other hypothesis is computed), suffers its loss, lets the selection rule
+/// (selection_rules.h) update p and size the step, and moves f_I by −λ·(ℓ'/p_I)·κ_I(x, ·), projected
+/// as the rule asks. The rule and the representation (hypotheses.h) are parameters of the loop.
+///
+/// Randomness: the kernel draws come from the stream (seed, replicate, Selection, index) and the
+/// random-feature matrix Ω from (seed, replicate, Frequencies, index), so every replicate is
+/// independent of the others, of threads and of the backend.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "families/bandit/bandit.h"
+#include "families/bandit/hypotheses.h"
+#include "families/bandit/selection_rules.h"
+#include "features/rf_ensemble.h"
+#include "omkl/error.h"
+#include "random/rng.h"
+
+namespace omkl::detail {
+
+namespace {
+
+enum class Rule { Oks, OksPlusPlus, Ioks };
+
+constexpr std::uint64_t kDrawStream = 0xb0a0u;   // + rule: the kernel draws
+constexpr std::uint64_t kOmegaStream = 0xb0b0u;  // the random-feature matrix Ω
+
+LossKind read_bandit_loss(ParamReader& params, const AlgoContext& context) {
+  const bool classification = context.task == Task::Classification;
+  const LossKind loss = parse_loss(params.get_choice("loss", classification ? "logistic" : "squared",
+                                                     {"logistic", "squared", "absolute"},
+                                                     "loss: logistic (labels ±1), squared or absolute"));
+  if (loss == LossKind::Logistic && !classification)
+    params.fail("loss", "logistic needs labels ±1; the stream's targets are not all −1 or +1");
+  return loss;
+}
+
+class BanditSelection final : public Algorithm {
+ public:
+  BanditSelection(ParamReader& params, const AlgoContext& context, Rule rule, bool random_features)
+      : context_(context), rule_(rule), random_features_(random_features) {
+    if (context.horizon == 0)
+      throw ConfigError("algorithm '" + params.algorithm() + "': bandit kernel selection needs the stream length T "
+                        "(its δ, η and λ are set from T)");
+    const std::size_t T = context.horizon;
+    dictionary_ = read_dictionary_param(params, "oks-6", "kernel dictionary: a preset name or kernels joined by '+'");
+    const std::size_t K = dictionary_.size();
+    loss_ = read_bandit_loss(params, context);
+    if (rule == Rule::OksPlusPlus && loss_ == LossKind::Absolute)
+      params.fail("loss", "absolute is not defined for OKS++ (its step sizes need a smooth loss, §4); use ioks or oks");
+    BanditConstants c = bandit_constants(loss_);
+    c.U = params.get_double("U", c.U, "radius of the hypothesis balls ‖f‖ ≤ U (15 logistic, 1 otherwise)");
+    if (!(c.U > 0)) params.fail("U", "must be > 0");
+    U_ = c.U;
+    if (rule == Rule::Oks) {
+      const double c_lambda = params.get_double("c_lambda", 1.0,
+                                                "λ = c_λ·√(δ/(KT)); the paper picks c_λ ∈ {1, 5, 10, 25} in hindsight");
+      if (!(c_lambda > 0)) params.fail("c_lambda", "must be > 0");
+      c_lambda_ = c_lambda;
+      rule_factory_ = [K, T, c_lambda] { return make_oks_rule(K, T, c_lambda); };
+    } else if (rule == Rule::OksPlusPlus) {
+      c.C0 = params.get_double("C0", c.C0, "smoothness constant C₀ (1 logistic, 4 squared)");
+      c.G = params.get_double("G", c.G, "gradient bound G in δ_t and λ_{t,i} (1 by the paper's rule)");
+      if (!(c.C0 > 0) || !(c.G > 0)) params.fail("C0", "C0 and G must be > 0");
+      const bool reference = params.get_choice("logistic_mode", context.profile == Profile::Reference ? "reference" : "paper",
+                                               {"paper", "reference"},
+                                               "logistic loss: A = (GC₀)^{1/3}(UK)^{2/3} (paper) or, as the authors' "
+                                               "scripts, exp(−y f) of the round (§4.4)") == "reference";
+      const bool reference_logistic = reference && loss_ == LossKind::Logistic;
+      rule_factory_ = [K, c, reference_logistic] { return make_oks_plus_plus_rule(K, c, reference_logistic); };
+    } else {
+      c.G1 = params.get_double("G1", c.G1, "Lipschitz constant G₁ (4 squared, 1 otherwise)");
+      c.lmax = params.get_double("lmax", c.lmax, "loss bound ℓ_max (1 in the experiments)");
+      if (!(c.G1 > 0) || !(c.lmax > 0)) params.fail("G1", "G1 and lmax must be > 0");
+      const double eta_scale = params.get_double("eta_scale", 8.0,
+                                                 "η = eta_scale·ℓ_max K^{3/8}/(U G₁ √(T ln T)): 8 experiments, 1.5 theory");
+      if (!(eta_scale > 0)) params.fail("eta_scale", "must be > 0");
+      const bool clean = params.get_choice("bisection", "reference", {"reference", "clean"},
+                                           "μ* to |Σq − 1| ≤ 1e−5, q not renormalised (reference), or to 1e−12 "
+                                           "and renormalised (clean)") == "clean";
+      if (T < 3) params.fail("eta_scale", "IOKS needs T ≥ 3 (its rates use ln T)");
+      rule_factory_ = [K, T, c, eta_scale, clean] { return make_ioks_rule(K, T, c, eta_scale, clean); };
+    }
+    if (random_features) {
+      const std::int64_t D = params.get_int("D", 400, "random frequencies per kernel (w has 2D entries)");
+      if (D < 1 || D > 1000000) params.fail("D", "must be in 1..1000000 (the budget must hold one feature)");
+      n_rff_ = static_cast<std::size_t>(D);
+      independent_omega_ = params.get_bool("independent_omega", false,
+                                           "one Ω per kernel instead of one shared matrix scaled by 1/σ_i (§10 A10)");
+      for (const KernelSpec& k : dictionary_)
+        if (k.family != KernelFamily::Gaussian) params.fail("dict", "random features here need Gaussian kernels");
+    }
+    for (const KernelSpec& k : dictionary_)
+      if (k.family != KernelFamily::Gaussian && k.family != KernelFamily::Laplacian && k.family != KernelFamily::Cauchy)
+        params.fail("dict", "contains " + k.name() + ": the bandit algorithms need kernels with κ(x, x) = 1");
+    projection_ = rule_factory_()->projection(random_features);
+    const std::size_t R = context.n_replicates();
+    reps_.resize(R);
+    for (std::size_t r = 0; r < R; ++r) build_replicate(r, rule);
+  }
+
+  std::size_t n_replicates() const override { return reps_.size(); }
+
+  void step(const double* x, double y, double* predictions) override {
+    ++t_;
+    for (std::size_t r = 0; r < reps_.size(); ++r) {
+      Replicate& rep = reps_[r];
+      const std::vector<double>& p = rep.rule->p();
+      const std::size_t I = draw(p, rep.draws.uniform());
+      const double F = rep.hypotheses->evaluate(I, x);
+      predictions[r] = F;
+      const double loss = loss_value(loss_, F, y), derivative = loss_derivative(loss_, F, y);
+      const double pI = p[I];
+      const double lambda = rep.rule->observe(I, F, y, loss, derivative);
+      rep.hypotheses->update(I, x, F, -lambda * derivative / pI, projection_, U_);
+      rep.selected[I] += 1.0;
+      rep.kernel_loss[I] += loss;
+    }
+  }
+
+  void predict(const double* x, double* predictions) override {
+    // The next round's draw, on a copy of the stream: predict() equals the next step's prediction.
+    for (std::size_t r = 0; r < reps_.size(); ++r) {
+      RandomStream draws = reps_[r].draws;
+      const std::size_t I = draw(reps_[r].rule->p(), draws.uniform());
+      predictions[r] = reps_[r].hypotheses->evaluate(I, x);
+    }
+  }
+
+  void save_state(StateWriter& out) const override {
+    out.put_tag("bandit/1");
+    out.put_i64(t_);
+    for (const Replicate& rep : reps_) {
+      out.put_u64(rep.draws.position());
+      rep.rule->save(out);
+      rep.hypotheses->save(out);
+      out.put_f64s(rep.selected);
+      out.put_f64s(rep.kernel_loss);
+    }
+  }
+
+  void load_state(StateReader& in) override {
+    in.expect_tag("bandit/1");
+    t_ = in.get_i64();
+    if (t_ < 0) throw InputError("checkpoint: negative round count");
+    for (Replicate& rep : reps_) {
+      rep.draws.seek(in.get_u64());
+      rep.rule->load(in);
+      rep.hypotheses->load(in);
+      in.get_f64s(rep.selected.data(), rep.selected.size());
+      in.get_f64s(rep.kernel_loss.data(), rep.kernel_loss.size());
+    }
+  }
+
+  std::vector<std::pair<std::string, std::string>> reported_params() const override {
+    std::vector<std::pair<std::string, std::string>> out{{"loss", to_string(loss_)}};
+    if (rule_ == Rule::Oks) {
+      char v[32];
+      std::snprintf(v, sizeof v, "%g", c_lambda_);
+      out.emplace_back("c_lambda", v);
+    }
+    if (random_features_) out.emplace_back("D", std::to_string(n_rff_));
+    return out;
+  }
+
+  // ---- inspection (bandit.h) -------------------------------------------------------------------
+  BanditLog log(std::size_t r) const {
+    const Replicate& rep = reps_.at(r);
+    return {rep.selected, rep.rule->p(), rep.kernel_loss};
+  }
+  Hypotheses& hypotheses(std::size_t r) { return *reps_.at(r).hypotheses; }
+
+ private:
+  struct Replicate {
+    RandomStream draws{0, 0, RngPurpose::Selection, 0};
+    std::unique_ptr<SelectionRule> rule;
+    std::unique_ptr<Hypotheses> hypotheses;
+    std::vector<double> selected, kernel_loss;  // §8.6 logs
+  };
+
+  // §2.2: the smallest i with Σ_{k≤i} p_k > u·Σ p (p may miss 1 by IOKS's tolerance).
+  static std::size_t draw(const std::vector<double>& p, double u) {
+    double total = 0.0;
+    for (double v : p) total += v;
+    const double target = u * total;
+    double cumulative = 0.0;
+    for (std::size_t i = 0; i < p.size(); ++i) {
+      cumulative += p[i];
+      if (cumulative > target) return i;
+    }
+    return p.size() - 1;
+  }
+
+  void build_replicate(std::size_t r, Rule rule) {
+    Replicate& rep = reps_[r];
+    const std::uint64_t replicate = context_.replicates[r];
+    const std::size_t K = dictionary_.size(), d = context_.n_features;
+    rep.draws = RandomStream(context_.seed, replicate, RngPurpose::Selection, kDrawStream + static_cast<std::uint64_t>(rule));
+    rep.rule = rule_factory_();
+    if (random_features_) {
+      const std::size_t matrices = independent_omega_ ? K : 1;
+      std::vector<double> omega(matrices * n_rff_ * d);
+      RandomStream rng(context_.seed, replicate, RngPurpose::Frequencies, kOmegaStream);
+      rng.normals(omega.data(), omega.size());
+      rep.hypotheses = std::make_unique<FeatureHypotheses>(dictionary_, d, n_rff_, std::move(omega), independent_omega_);
+    } else {
+      rep.hypotheses = std::make_unique<KernelHypotheses>(dictionary_, d, std::min<std::size_t>(context_.horizon / K + 8, 1u << 16));
+    }
+    rep.selected.assign(K, 0.0);
+    rep.kernel_loss.assign(K, 0.0);
+  }
+
+  AlgoContext context_;
+  Rule rule_;
+  bool random_features_;
+  Dictionary dictionary_;
+  LossKind loss_ = LossKind::Squared;
+  double U_ = 1.0, c_lambda_ = 1.0;
+  std::size_t n_rff_ = 0;
+  bool independent_omega_ = false;
+  Projection projection_ = Projection::None;
+  std::function<std::unique_ptr<SelectionRule>()> rule_factory_;  // a rule in its initial state
+  std::vector<Replicate> reps_;
+  std::int64_t t_ = 0;
+};
+
+const BanditSelection& as_bandit(const Algorithm& algorithm) {
+  const auto* b = dynamic_cast<const BanditSelection*>(&algorithm);
+  if (!b) throw Error("not a bandit kernel-selection algorithm");
+  return *b;
+}
+
+AlgorithmFactory factory(Rule rule, bool random_features) {
+  return [rule, random_features](ParamReader& params, const AlgoContext& context) {
+    return std::unique_ptr<Algorithm>(new BanditSelection(params, context, rule, random_features));
+  };
+}
+
+}  // namespace
+
+BanditLog bandit_log(const Algorithm& algorithm, std::size_t replicate) { return as_bandit(algorithm).log(replicate); }
+
+void add_bandit_algorithms(std::vector<AlgorithmInfo>& registry) {
+  registry.push_back({"oks", "OKS (Yang et al. 2012): exponential weights over kernels, one sampled per round, fixed δ, η, λ (bandit §3)",
+                      factory(Rule::Oks, false)});
+  registry.push_back({"oks++", "OKS++ (Li & Liao, ECML-PKDD 2022): OKS with adaptive δ_t, η_t, λ_{t,i} and projection onto ‖f‖ ≤ U (§4)",
+                      factory(Rule::OksPlusPlus, false)});
+  registry.push_back({"ioks", "IOKS: online mirror descent with a modified 8-Tsallis entropy and increasing rates (§5)",
+                      factory(Rule::Ioks, false)});
+  registry.push_back({"rf-oks", "RF-OKS: OKS on shared-Ω random features, no projection (§7.1)", factory(Rule::Oks, true)});
+  registry.push_back({"rf-oks++", "RF-OKS++: OKS++ on random features, box projection |w_j| ≤ U/√D (§6.3)",
+                      factory(Rule::OksPlusPlus, true)});
+  registry.push_back({"rf-ioks", "RF-IOKS: IOKS on random features, box projection (§6.3)", factory(Rule::Ioks, true)});
+  add_lkmbooks(registry);
+}
+
+}  // namespace omkl::detail

@@ -1,0 +1,155 @@
+/// @file hypotheses.cpp
+/// @brief Kernel-expansion and random-feature hypotheses of the bandit family (hypotheses.h).
+#include "families/bandit/hypotheses.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "cpu/fast_sincos.h"
+#include "omkl/error.h"
+
+namespace omkl::detail {
+
+namespace {
+// Fold the lazy scale into the coefficients before it underflows (spec §2.1: "≈ 1e−100").
+constexpr double kMinScale = 1e-100;
+}  // namespace
+
+// ---- kernel expansions ---------------------------------------------------------------------------
+
+KernelHypotheses::KernelHypotheses(const Dictionary& kernels, std::size_t n_features, std::size_t capacity_hint)
+    : n_features_(n_features), norm_(kernels.size(), 0.0) {
+  for (const KernelSpec& k : kernels) {
+    if (k.family != KernelFamily::Gaussian && k.family != KernelFamily::Laplacian && k.family != KernelFamily::Cauchy)
+      throw ConfigError("bandit kernel selection: " + k.name() + " is not a bounded shift-invariant kernel (κ(x, x) = 1)");
+    kernels_.push_back({SupportSet(n_features, 1, 0, capacity_hint), KernelBank({k}, false), 1.0});
+  }
+}
+
+double KernelHypotheses::evaluate(std::size_t i, const double* x) {
+  Kernel& k = kernels_[i];
+  const auto n = static_cast<Eigen::Index>(k.support.size());
+  if (n == 0) return 0.0;
+  x_ = Eigen::Map<const Eigen::VectorXd>(x, static_cast<Eigen::Index>(n_features_));
+  k.bank.evaluate(k.support, x_, x_.squaredNorm(), k_);
+  return k.scale * k.support.column(0).dot(k_.col(0).head(n));
+}
+
+void KernelHypotheses::update(std::size_t i, const double* x, double F, double step, Projection projection,
+                              double bound) {
+  Kernel& k = kernels_[i];
+  x_ = Eigen::Map<const Eigen::VectorXd>(x, static_cast<Eigen::Index>(n_features_));
+  // x is appended whenever the kernel is selected, even with step 0 (§2.1).
+  k.support.push_back(x_, x_.squaredNorm());
+  k.support.coefficient(0, k.support.size() - 1) = step / k.scale;
+  if (projection != Projection::Ball) return;
+  // ‖f + a·κ(x,·)‖² = ‖f‖² + 2a·f(x) + a²·κ(x, x), κ(x, x) = 1 for these kernels.
+  double n2 = norm_[i] * norm_[i] + 2.0 * step * F + step * step;
+  if (n2 < 0) n2 = 0;
+  const double n = std::sqrt(n2);
+  if (n > bound) {
+    k.scale *= bound / n;
+    norm_[i] = bound;
+  } else {
+    norm_[i] = n;
+  }
+  if (std::fabs(k.scale) < kMinScale) {
+    k.support.column(0) *= k.scale;
+    k.scale = 1.0;
+  }
+}
+
+void KernelHypotheses::save(StateWriter& out) const {
+  out.put_tag("bandit-kernel-hypotheses/1");
+  for (std::size_t i = 0; i < kernels_.size(); ++i) {
+    kernels_[i].support.save(out);
+    out.put_f64(kernels_[i].scale);
+    out.put_f64(norm_[i]);
+  }
+}
+
+void KernelHypotheses::load(StateReader& in) {
+  in.expect_tag("bandit-kernel-hypotheses/1");
+  for (std::size_t i = 0; i < kernels_.size(); ++i) {
+    kernels_[i].support.load(in);
+    if (kernels_[i].support.n_features() != n_features_ || kernels_[i].support.n_columns() != 1)
+      throw InputError("checkpoint: a bandit support set of another shape");
+    kernels_[i].scale = in.get_f64();
+    norm_[i] = in.get_f64();
+    if (!std::isfinite(kernels_[i].scale) || kernels_[i].scale == 0.0 || !(norm_[i] >= 0))
+      throw InputError("checkpoint: damaged bandit hypothesis scale or norm");
+  }
+}
+
+// ---- random features ------------------------------------------------------------------------------
+
+FeatureHypotheses::FeatureHypotheses(const Dictionary& kernels, std::size_t n_features, std::size_t n_rff,
+                                     std::vector<double> omega, bool independent)
+    : n_features_(n_features), n_rff_(n_rff), omega_(std::move(omega)), independent_(independent) {
+  for (const KernelSpec& k : kernels) {
+    if (k.family != KernelFamily::Gaussian)
+      throw ConfigError("bandit random features: " + k.name() + " is not Gaussian (the shared-Ω map of §6.1)");
+    inv_sigma_.push_back(1.0 / k.sigma);
+  }
+  const std::size_t matrices = independent ? kernels.size() : 1;
+  if (omega_.size() != matrices * n_rff * n_features) throw Error("bandit random features: Ω of the wrong size");
+  w_.assign(kernels.size(), std::vector<double>(2 * n_rff, 0.0));
+  angle_.resize(n_rff);
+  sin_.resize(n_rff);
+  cos_.resize(n_rff);
+  z_.resize(2 * n_rff);
+}
+
+void FeatureHypotheses::features(std::size_t i, const double* x) {
+  const std::size_t D = n_rff_, d = n_features_;
+  const double* omega = omega_.data() + (independent_ ? i * D * d : 0);
+  const double inv_sigma = inv_sigma_[i];
+  for (std::size_t j = 0; j < D; ++j) {
+    double a = 0.0;
+    for (std::size_t k = 0; k < d; ++k) a += omega[j * d + k] * x[k];
+    angle_[j] = a * inv_sigma;
+  }
+  cpu::fast_sincos(angle_.data(), sin_.data(), cos_.data(), D);
+  const double scale = 1.0 / std::sqrt(static_cast<double>(D));
+  for (std::size_t j = 0; j < D; ++j) {
+    z_[j] = scale * cos_[j];
+    z_[D + j] = scale * sin_[j];
+  }
+  z_kernel_ = i;
+}
+
+double FeatureHypotheses::evaluate(std::size_t i, const double* x) {
+  features(i, x);
+  const std::vector<double>& w = w_[i];
+  double f = 0.0;
+  for (std::size_t j = 0; j < 2 * n_rff_; ++j) f += w[j] * z_[j];
+  return f;
+}
+
+void FeatureHypotheses::update(std::size_t i, const double* x, double, double step, Projection projection,
+                               double bound) {
+  if (z_kernel_ != i) features(i, x);
+  z_kernel_ = ~std::size_t{0};
+  std::vector<double>& w = w_[i];
+  const double box = bound / std::sqrt(static_cast<double>(n_rff_));
+  for (std::size_t j = 0; j < 2 * n_rff_; ++j) {
+    w[j] += step * z_[j];
+    if (projection == Projection::Box) w[j] = std::clamp(w[j], -box, box);
+  }
+}
+
+void FeatureHypotheses::save(StateWriter& out) const {
+  out.put_tag("bandit-feature-hypotheses/1");
+  out.put_f64s(omega_);
+  for (const auto& w : w_) out.put_f64s(w);
+}
+
+void FeatureHypotheses::load(StateReader& in) {
+  in.expect_tag("bandit-feature-hypotheses/1");
+  in.get_f64s(omega_.data(), omega_.size());
+  for (auto& w : w_) in.get_f64s(w.data(), w.size());
+  z_kernel_ = ~std::size_t{0};
+}
+
+}  // namespace omkl::detail

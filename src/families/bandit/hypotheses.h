@@ -1,0 +1,93 @@
+/// @file hypotheses.h
+/// @brief The K per-kernel hypotheses of a bandit kernel-selection run (spec/bandit.md §2.1, §6):
+/// only the sampled kernel's hypothesis is ever evaluated or updated in a round.
+///
+/// Two representations behind one interface:
+///  - KernelHypotheses: f_i(x) = s_i Σ_{j∈S_i} α̂_{i,j} κ_i(x_j, x) over a per-kernel support set (the
+///    exact-kernel family's SupportSet and KernelBank), with a lazy scale s_i so that the projection
+///    onto ‖f‖ ≤ U is O(1) and the squared RKHS norm tracked incrementally;
+///  - FeatureHypotheses: w_i ∈ R^{2D} on z_i(x) = D^{−1/2}[cos(Ωx/σ_i); sin(Ωx/σ_i)], one N(0, I) matrix Ω
+///    per replicate shared by every kernel (§6.1), with the box projection |w_j| ≤ U/√D.
+/// An update appends −λ·g·κ_I(x, ·) (or adds −λ·g·z_I(x)), then projects when asked to.
+#pragma once
+
+#include <Eigen/Dense>
+#include <cstddef>
+#include <memory>
+#include <vector>
+
+#include "core/state_io.h"
+#include "families/exact_kernel/support_set.h"
+#include "omkl/kernel_spec.h"
+
+namespace omkl::detail {
+
+enum class Projection { None, Ball, Box };
+
+class Hypotheses {
+ public:
+  virtual ~Hypotheses() = default;
+  /// f_i(x) (x has n_features entries).
+  virtual double evaluate(std::size_t i, const double* x) = 0;
+  /// f_i ← project(f_i + step·κ_i(x, ·)), with F = f_i(x) from evaluate() of this round (the norm
+  /// recursion's cross term). `bound` is U (ball) or the box's U/√D is derived from it.
+  virtual void update(std::size_t i, const double* x, double F, double step, Projection projection, double bound) = 0;
+  virtual void save(StateWriter& out) const = 0;
+  virtual void load(StateReader& in) = 0;
+};
+
+class KernelHypotheses final : public Hypotheses {
+ public:
+  KernelHypotheses(const Dictionary& kernels, std::size_t n_features, std::size_t capacity_hint);
+  double evaluate(std::size_t i, const double* x) override;
+  void update(std::size_t i, const double* x, double F, double step, Projection projection, double bound) override;
+  void save(StateWriter& out) const override;
+  void load(StateReader& in) override;
+
+  /// ‖f_i‖ as the recursion tracks it, and the support-set size (tests).
+  double norm(std::size_t i) const { return norm_[i]; }
+  std::size_t support_size(std::size_t i) const { return kernels_[i].support.size(); }
+  /// The effective coefficient s_i·α̂_{i,j}.
+  double coefficient(std::size_t i, std::size_t j) const { return kernels_[i].scale * kernels_[i].support.coefficient(0, j); }
+
+ private:
+  struct Kernel {
+    SupportSet support;
+    KernelBank bank;
+    double scale = 1.0;
+  };
+  std::size_t n_features_;
+  std::vector<Kernel> kernels_;
+  std::vector<double> norm_;
+  Eigen::VectorXd x_;
+  Eigen::MatrixXd k_;  // scratch: kernel values against a support set
+};
+
+class FeatureHypotheses final : public Hypotheses {
+ public:
+  /// @param omega D × d standard normal entries, row-major; with `independent` one such matrix
+  /// per kernel (K·D × d), else one shared by every kernel (§6.1, §10 A10).
+  FeatureHypotheses(const Dictionary& kernels, std::size_t n_features, std::size_t n_rff, std::vector<double> omega,
+                    bool independent);
+  double evaluate(std::size_t i, const double* x) override;
+  void update(std::size_t i, const double* x, double F, double step, Projection projection, double bound) override;
+  void save(StateWriter& out) const override;
+  void load(StateReader& in) override;
+
+  const std::vector<double>& weights(std::size_t i) const { return w_[i]; }
+
+ private:
+  void features(std::size_t i, const double* x);  // z_ = z_i(x)
+
+  std::size_t n_features_, n_rff_;
+  std::vector<double> inv_sigma_;
+  std::vector<double> omega_;
+  bool independent_;
+  std::vector<std::vector<double>> w_;
+  std::vector<double> angle_, sin_, cos_, z_;  // scratch
+  // evaluate() leaves z_i(x) in z_ for the update of the same round (kernel z_kernel_); any
+  // other update recomputes it.
+  std::size_t z_kernel_ = ~std::size_t{0};
+};
+
+}  // namespace omkl::detail
