@@ -42,11 +42,11 @@ void exponential_weights(const std::vector<double>& L, double eta, double delta,
 class OksRule final : public SelectionRule {
  public:
   OksRule(std::size_t K, std::size_t T, double c_lambda) : L_(K, 0.0), q_(K, 1.0 / static_cast<double>(K)) {
-    const double k = static_cast<double>(K), t = static_cast<double>(T);
-    delta_ = std::cbrt(k / t);
-    eta_ = std::sqrt(2.0 * (1.0 - delta_) * std::log(k) / (k * t));
-    lambda_ = c_lambda * std::sqrt(delta_ / (k * t));
-    p_.assign(K, 1.0 / k);
+    const OksParameters o = oks_parameters(K, T);
+    delta_ = o.delta;
+    eta_ = o.eta;
+    lambda_ = c_lambda * o.lambda_unit;
+    p_.assign(K, 1.0 / static_cast<double>(K));
   }
   double observe(std::size_t I, double, double, double loss, double) override {
     L_[I] += loss / p_[I];
@@ -127,11 +127,10 @@ class IoksRule final : public SelectionRule {
  public:
   IoksRule(std::size_t K, std::size_t T, const BanditConstants& c, double eta_scale, bool clean)
       : K_(static_cast<double>(K)), c_(c), clean_(clean), q_(K, 1.0 / static_cast<double>(K)), G_(K, 0.0) {
-    const double t = static_cast<double>(T), lnT = std::log(t);
-    const double eta0 = eta_scale * c.lmax * std::pow(K_, 3.0 / 8.0) / (c.U * c.G1 * std::sqrt(t * lnT));
-    nu_ = std::exp(2.0 / (3.0 * lnT));
-    delta_ = std::pow(t, -0.75);
-    eta_.assign(K, eta0);
+    const IoksParameters o = ioks_parameters(K, T, c, eta_scale);
+    nu_ = o.nu;
+    delta_ = o.delta;
+    eta_.assign(K, o.eta0);
     rho_.assign(K, 2.0 * K_);
     p_.assign(K, 1.0 / K_);
   }
@@ -189,6 +188,24 @@ class IoksRule final : public SelectionRule {
 };
 
 }  // namespace
+
+OksParameters oks_parameters(std::size_t K, std::size_t T) {
+  const double k = static_cast<double>(K), t = static_cast<double>(T);
+  OksParameters o;
+  o.delta = std::cbrt(k / t);
+  o.eta = std::sqrt(2.0 * (1.0 - o.delta) * std::log(k) / (k * t));
+  o.lambda_unit = std::sqrt(o.delta / (k * t));
+  return o;
+}
+
+IoksParameters ioks_parameters(std::size_t K, std::size_t T, const BanditConstants& c, double eta_scale) {
+  const double k = static_cast<double>(K), t = static_cast<double>(T), lnT = std::log(t);
+  IoksParameters o;
+  o.eta0 = eta_scale * c.lmax * std::pow(k, 3.0 / 8.0) / (c.U * c.G1 * std::sqrt(t * lnT));
+  o.delta = std::pow(t, -0.75);
+  o.nu = std::exp(2.0 / (3.0 * lnT));
+  return o;
+}
 
 int ioks_mirror_step(std::vector<double>& q, const std::vector<double>& eta, std::size_t I, double c_hat,
                      double tolerance) {

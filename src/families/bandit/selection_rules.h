@@ -47,7 +47,20 @@ class SelectionRule {
   std::vector<double> p_;
 };
 
-/// OKS (§3): δ = (K/T)^{1/3}, η = √(2(1−δ) ln K/(KT)), λ = c_λ√(δ/(KT)); no projection.
+/// OKS's constants (§3, §8.5): δ = (K/T)^{1/3}, η = √(2(1−δ) ln K/(KT)), and √(δ/(KT)), the λ of
+/// c_λ = 1.
+struct OksParameters {
+  double delta, eta, lambda_unit;
+};
+OksParameters oks_parameters(std::size_t K, std::size_t T);
+
+/// IOKS's constants (§5.2): the initial rate η, δ = T^{−3/4} and the rate factor ν_η = e^{2/(3 ln T)}.
+struct IoksParameters {
+  double eta0, delta, nu;
+};
+IoksParameters ioks_parameters(std::size_t K, std::size_t T, const BanditConstants& c, double eta_scale);
+
+/// OKS (§3): δ, η from oks_parameters(), λ = c_λ√(δ/(KT)); no projection.
 std::unique_ptr<SelectionRule> make_oks_rule(std::size_t K, std::size_t T, double c_lambda);
 
 /// OKS++ (§4) with the constants of `loss`; `reference_logistic` runs the authors' logistic
