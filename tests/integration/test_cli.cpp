@@ -298,3 +298,21 @@ TEST_F(CliTest, FederatedBadInputIsOneClearMessage) {
   expect_study_fails("--data air.csv --group-column site --algo raker", {"--group-column", "federated"});
   expect_study_fails("--data air.csv --algo pof-mkl", {"'clients'", "not federated"});
 }
+
+// ---- bandit kernel selection (spec/bandit.md) ---------------------------------------------------
+
+TEST_F(CliTest, BanditStudyWithTheLossOptionAndItsErrors) {
+  ASSERT_EQ(omkl("gen --kind dataset2 --samples 300 --out f.csv").code, 0);
+  const Outcome o = omkl("study --preset bandit-oks --loss absolute --data f.csv --algo ioks --algo oks:c_lambda=5 "
+                         "--seeds 2 --out out");
+  ASSERT_EQ(o.code, 0) << o.err;
+  const auto summary = nlohmann::json::parse(read_text(dir_ / "out" / "summary.json"));
+  const auto& r = summary.at("results").at(1);
+  EXPECT_EQ(r.at("metric"), "mae");
+  EXPECT_EQ(r.at("params").at("c_lambda"), "5");
+  EXPECT_EQ(r.at("params").at("loss"), "absolute");
+  expect_study_fails("--preset bandit-oks --loss absolute --data f.csv --algo oks++", {"not defined for OKS++"});
+  expect_study_fails("--preset bandit-oks --loss logistic --data f.csv --algo ioks", {"labels ±1"});
+  expect_study_fails("--preset bandit-oks --loss square --data f.csv --algo rf-oks++:D=0", {"one feature"});
+  expect_study_fails("--preset bandit-oks --loss hinge --data f.csv --algo ioks", {"--loss"});
+}
