@@ -108,6 +108,9 @@ struct AlgorithmResult {
   /// With StudyConfig::regret on a federated stream: the std across clients of their cumulative
   /// regret at T against the batch comparator (regret_mean is then the mean over clients).
   double regret_std_clients = NAN;
+  /// Per seed, the algorithm's named end-of-run logs (the bandit family's selection counts, final
+  /// p, per-kernel loss; spec/bandit.md §8.6); empty for most algorithms. Written to logs.json.
+  std::vector<std::vector<std::pair<std::string, std::vector<double>>>> logs;
 };
 
 struct StudyResult {

@@ -145,6 +145,14 @@ class Algorithm {
     return {};
   }
 
+  /// Named per-kernel logs of replicate r at the end of a run, written to a study's logs.json
+  /// (the bandit family's §8.6: selection counts, the final sampling distribution, the loss
+  /// suffered per kernel); empty for most algorithms.
+  virtual std::vector<std::pair<std::string, std::vector<double>>> final_logs(std::size_t replicate) const {
+    (void)replicate;
+    return {};
+  }
+
   /// Federated algorithms whose server and clients can run in separate processes: rank 0 the
   /// server, the other ranks the clients (client k on rank 1 + k mod (P − 1)), exchanging only
   /// the messages of spec/federated.md §6.4.

@@ -5,6 +5,8 @@
 #pragma once
 
 #include <cmath>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "core/algorithm_base.h"
@@ -26,6 +28,8 @@ struct ReplicateRun {
   double regret_eq11 = NAN, regret_eq11_std = NAN;
   // Federated streams with a regret comparator: the std across clients of their cumulative regret.
   double regret_batch_std = NAN;
+  // Algorithm::final_logs() of this replicate (logs.json).
+  std::vector<std::pair<std::string, std::vector<double>>> logs;
 };
 
 inline void write_run(StateWriter& out, const ReplicateRun& run) {
@@ -43,6 +47,11 @@ inline void write_run(StateWriter& out, const ReplicateRun& run) {
   out.put_f64(run.regret_eq11);
   out.put_f64(run.regret_eq11_std);
   out.put_f64(run.regret_batch_std);
+  out.put_u64(run.logs.size());
+  for (const auto& [name, values] : run.logs) {
+    out.put_string(name);
+    out.put_f64s(values);
+  }
 }
 
 inline ReplicateRun read_run(StateReader& in) {
@@ -61,6 +70,12 @@ inline ReplicateRun read_run(StateReader& in) {
   run.regret_eq11 = in.get_f64();
   run.regret_eq11_std = in.get_f64();
   run.regret_batch_std = in.get_f64();
+  const std::uint64_t n_logs = in.get_u64();
+  in.require_values(n_logs, 16);
+  for (std::uint64_t i = 0; i < n_logs; ++i) {
+    std::string name = in.get_string();
+    run.logs.emplace_back(std::move(name), in.get_f64s());
+  }
   return run;
 }
 

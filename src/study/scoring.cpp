@@ -66,6 +66,7 @@ std::vector<ReplicateRun> score_replicates(const detail::Algorithm& algorithm, c
     run.seconds = seconds / static_cast<double>(R);
     run.kernel_updates = updates;
     run.communication = sent;
+    run.logs = algorithm.final_logs(r);
     std::fill(client_total.begin(), client_total.end(), 0.0);
     double total = 0.0;
     std::size_t next = 0;
@@ -149,6 +150,8 @@ AlgorithmResult aggregate(const AlgorithmSpec& spec, bool randomized,
   // Deterministic algorithms ran once; every seed has that same result.
   std::vector<ReplicateRun> all = cell_runs;
   if (!randomized) all.assign(cfg.n_seeds, cell_runs[0]);
+  for (const auto& run : all)
+    if (!run.logs.empty()) r.logs.push_back(run.logs);
   std::vector<double> finals, seconds;
   for (const auto& run : all) {
     r.final_per_seed.push_back(run.diverged ? NAN : run.final_metric);

@@ -106,9 +106,27 @@ AlgorithmResult result_from_cell(const json& cell) {
     for (const auto& v : cell.at("regret_mean")) r.regret_mean.push_back(number(v));
     for (const auto& v : cell.at("regret_std")) r.regret_std.push_back(number(v));
   }
+  if (cell.contains("logs"))
+    for (const auto& one : cell.at("logs")) {
+      std::vector<std::pair<std::string, std::vector<double>>> logs;
+      for (auto it = one.begin(); it != one.end(); ++it) logs.emplace_back(it.key(), it.value().get<std::vector<double>>());
+      r.logs.push_back(std::move(logs));
+    }
   r.reused = true;
   return r;
 }
+
+namespace {
+json logs_to_json(const AlgorithmResult& r) {
+  json replicates = json::array();
+  for (const auto& logs : r.logs) {
+    json one = json::object();
+    for (const auto& [name, values] : logs) one[name] = values;
+    replicates.push_back(one);
+  }
+  return replicates;
+}
+}  // namespace
 
 json cell_to_json(const json& key, const AlgorithmResult& r) {
   auto numbers = [](const std::vector<double>& v) {
@@ -118,6 +136,7 @@ json cell_to_json(const json& key, const AlgorithmResult& r) {
   };
   json cell{{"key", key}, {"result", result_to_json(r)}, {"curve_t", r.curve_t},
             {"curve_mean", numbers(r.curve_mean)}, {"curve_std", numbers(r.curve_std)}};
+  if (!r.logs.empty()) cell["logs"] = logs_to_json(r);
   if (!r.regret_mean.empty()) {
     cell["regret_mean"] = numbers(r.regret_mean);
     cell["regret_std"] = numbers(r.regret_std);
@@ -147,6 +166,11 @@ void write_study_outputs(const StudyResult& result, const std::string& dir) {
       csv << r.algo << ",\"" << r.spec << "\"," << r.metric << "," << r.curve_t[k] << ","
           << r.curve_mean[k] << "," << r.curve_std[k] << "\n";
   detail::write_file_atomic((std::filesystem::path(dir) / "curves.csv").string(), csv.str());
+  // The algorithms' end-of-run logs, per seed (spec/bandit.md §8.6), where any has them.
+  json logs = json::array();
+  for (const auto& r : result.results)
+    if (!r.logs.empty()) logs.push_back(json{{"algo", r.algo}, {"spec", r.spec}, {"replicates", detail::logs_to_json(r)}});
+  if (!logs.empty()) detail::write_file_atomic((std::filesystem::path(dir) / "logs.json").string(), logs.dump(1) + "\n");
   if (result.regret_benchmark.empty()) return;
   std::ostringstream regret;
   regret.precision(17);

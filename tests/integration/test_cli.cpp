@@ -311,6 +311,15 @@ TEST_F(CliTest, BanditStudyWithTheLossOptionAndItsErrors) {
   EXPECT_EQ(r.at("metric"), "mae");
   EXPECT_EQ(r.at("params").at("c_lambda"), "5");
   EXPECT_EQ(r.at("params").at("loss"), "absolute");
+  // §8.6 logs: per algorithm and seed, selection counts (summing to T), the final p, the losses.
+  const auto logs = nlohmann::json::parse(read_text(dir_ / "out" / "logs.json"));
+  ASSERT_EQ(logs.size(), 2u);
+  const auto& replicate = logs.at(0).at("replicates").at(1);
+  double selected = 0.0;
+  for (double v : replicate.at("selected")) selected += v;
+  EXPECT_EQ(selected, 300.0);
+  EXPECT_EQ(replicate.at("p").size(), 6u);
+  EXPECT_EQ(replicate.at("kernel_loss").size(), 6u);
   expect_study_fails("--preset bandit-oks --loss absolute --data f.csv --algo oks++", {"not defined for OKS++"});
   expect_study_fails("--preset bandit-oks --loss logistic --data f.csv --algo ioks", {"labels ±1"});
   expect_study_fails("--preset bandit-oks --loss square --data f.csv --algo rf-oks++:D=0", {"one feature"});

@@ -171,6 +171,11 @@ class BanditSelection final : public Algorithm {
     return out;
   }
 
+  std::vector<std::pair<std::string, std::vector<double>>> final_logs(std::size_t r) const override {
+    const BanditLog l = log(r);
+    return {{"selected", l.selected}, {"p", l.p}, {"kernel_loss", l.kernel_loss}};
+  }
+
   // ---- inspection (bandit.h) -------------------------------------------------------------------
   BanditLog log(std::size_t r) const {
     const Replicate& rep = reps_.at(r);
