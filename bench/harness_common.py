@@ -2,8 +2,11 @@
 algorithm availability, and replacing a marked block of bench/RESULTS.md atomically."""
 from __future__ import annotations
 
+import json
 import os
 import resource
+import shlex
+import shutil
 import subprocess
 import sys
 import time
@@ -42,6 +45,28 @@ def run_timed(cmd: list[str]) -> tuple[subprocess.CompletedProcess, float, float
     ru1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (ru1.ru_utime - ru0.ru_utime) + (ru1.ru_stime - ru0.ru_stime)
     return proc, wall, cpu
+
+
+def run_study_command(cmd: list[str], out_dir: str, resume: bool = False) -> dict:
+    """Runs one `omkl study ... --out out_dir` (cmd); returns {"cmd", "rc", "wall_s", "cpu_s",
+    "results": {spec: result}, "summary"} or, on failure, "error" with the end of stderr. The
+    out_dir is cleared first unless resume (the cell cache is not keyed on the library version)."""
+    if not resume and os.path.isdir(out_dir):
+        shutil.rmtree(out_dir)
+    os.makedirs(out_dir, exist_ok=True)
+    log("$ " + shlex.join(cmd))
+    proc, wall, cpu = run_timed(cmd)
+    info = {"cmd": shlex.join(cmd), "rc": proc.returncode, "wall_s": wall, "cpu_s": cpu, "results": {}}
+    if proc.returncode != 0:
+        info["error"] = proc.stderr.strip()[-2000:]
+        log(f"  FAILED rc={proc.returncode}: {info['error']}")
+        return info
+    log(f"  done in {wall:.1f} s wall, {cpu:.1f} s CPU")
+    with open(os.path.join(out_dir, "summary.json"), encoding="utf-8") as f:
+        info["summary"] = json.load(f)
+    for r in info["summary"]["results"]:
+        info["results"][r["spec"]] = r
+    return info
 
 
 def algo_available(omkl: str, name: str) -> bool:

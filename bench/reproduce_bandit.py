@@ -23,15 +23,12 @@ Nothing is tuned. Standard library only. Example:
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
 import platform
-import shlex
-import shutil
 import sys
 
-from harness_common import cpu_model, log, run_timed, sh, write_marked_block
+from harness_common import cpu_model, log, sh, write_marked_block, run_study_command
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BEGIN_MARK = "<!-- bandit:begin -->"
@@ -118,24 +115,11 @@ def diagnostics_for(table: dict) -> list[tuple[str, str]]:
 
 
 def run_study(omkl: str, data: str, loss: str, specs: list[str], seeds: int, threads: int, out_dir: str) -> dict:
-    if os.path.isdir(out_dir):
-        shutil.rmtree(out_dir)
     cmd = [omkl, "study", "--preset", "bandit-oks", "--loss", loss, "--data", data, "--seeds", str(seeds),
            "--threads", str(threads), "--out", out_dir]
     for s in specs:
         cmd += ["--algo", s]
-    log("$ " + shlex.join(cmd))
-    proc, wall, cpu = run_timed(cmd)
-    info = {"cmd": shlex.join(cmd), "rc": proc.returncode, "wall_s": wall, "results": {}}
-    if proc.returncode != 0:
-        info["error"] = proc.stderr.strip()[-2000:]
-        log(f"  FAILED rc={proc.returncode}: {info['error']}")
-        return info
-    log(f"  done in {wall:.1f} s wall, {cpu:.1f} s CPU")
-    with open(os.path.join(out_dir, "summary.json"), encoding="utf-8") as f:
-        for r in json.load(f)["results"]:
-            info["results"][r["spec"]] = r
-    return info
+    return run_study_command(cmd, out_dir)
 
 
 def main() -> int:

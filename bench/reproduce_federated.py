@@ -28,15 +28,12 @@ parameter changed are labelled as such and never replace the table's values). UJ
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
 import platform
-import shlex
-import shutil
 import sys
 
-from harness_common import cpu_model, log, run_timed, sh, write_marked_block
+from harness_common import cpu_model, log, sh, write_marked_block, run_study_command
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BEGIN_MARK = "<!-- federated:begin -->"
@@ -89,26 +86,11 @@ def machine_info() -> dict:
 
 def run_study(omkl: str, data: str, extra: list[str], specs: list[str], seeds: int, threads: int,
               out_dir: str, regret: bool = False) -> dict:
-    if os.path.isdir(out_dir):
-        shutil.rmtree(out_dir)  # the cell cache is not keyed on the library version
     cmd = [omkl, "study", "--preset", PRESET, "--data", data, *extra, "--seeds", str(seeds),
            "--threads", str(threads), "--out", out_dir] + (["--regret"] if regret else [])
     for s in specs:
         cmd += ["--algo", s]
-    log("$ " + shlex.join(cmd))
-    proc, wall, cpu = run_timed(cmd)
-    info = {"cmd": shlex.join(cmd), "rc": proc.returncode, "wall_s": wall, "cpu_s": cpu, "results": {}}
-    if proc.returncode != 0:
-        info["error"] = proc.stderr.strip()[-2000:]
-        log(f"  FAILED rc={proc.returncode}: {info['error']}")
-        return info
-    log(f"  done in {wall:.1f} s wall, {cpu:.1f} s CPU")
-    with open(os.path.join(out_dir, "summary.json"), encoding="utf-8") as f:
-        summary = json.load(f)
-    info["summary"] = summary
-    for r in summary["results"]:
-        info["results"][r["spec"]] = r
-    return info
+    return run_study_command(cmd, out_dir)
 
 
 def fmt(x, digits: int = 2) -> str:

@@ -34,11 +34,10 @@ import math
 import os
 import platform
 import shlex
-import shutil
 import sys
 import time
 
-from harness_common import algo_available, cpu_model, log, run_timed, sh, write_marked_block
+from harness_common import algo_available, cpu_model, log, sh, write_marked_block, run_study_command
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -127,26 +126,11 @@ def machine_info() -> dict:
 def run_study(omkl: str, data: str, specs: list[str], seeds: int, seed: int, profile: str,
               threads: int, out_dir: str, resume: bool) -> dict:
     """Runs one `omkl study`; returns {"results": {spec: result}, ...run metadata}."""
-    if not resume and os.path.isdir(out_dir):
-        shutil.rmtree(out_dir)  # the cell cache is not keyed on the library version
-    os.makedirs(out_dir, exist_ok=True)
     cmd = [omkl, "study", "--data", data, "--seeds", str(seeds), "--seed", str(seed),
            "--profile", profile, "--preset", PRESET, "--threads", str(threads), "--out", out_dir]
     for s in specs:
         cmd += ["--algo", s]
-    log("$ " + shlex.join(cmd))
-    proc, wall, cpu = run_timed(cmd)
-    info = {"cmd": shlex.join(cmd), "rc": proc.returncode, "wall_s": wall, "cpu_s": cpu, "results": {}}
-    if proc.returncode != 0:
-        info["error"] = proc.stderr.strip()[-2000:]
-        log(f"  FAILED rc={proc.returncode}: {info['error']}")
-        return info
-    log(f"  done in {wall:.1f} s wall, {cpu:.1f} s CPU")
-    with open(os.path.join(out_dir, "summary.json"), encoding="utf-8") as f:
-        summary = json.load(f)
-    for r in summary["results"]:
-        info["results"][r["spec"]] = r
-    return info
+    return run_study_command(cmd, out_dir, resume)
 
 
 def fmt(x) -> str:

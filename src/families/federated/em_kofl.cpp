@@ -122,9 +122,7 @@ class EmKofl final : public Algorithm {
     out.put_tag("federated-em-kofl/1");
     out.put_i64(seen_);
     save_backend_state(*backend_, out);
-    out.put_f64s(log_w_);
-    out.put_f64s(round_loss_);
-    out.put_f64s(kernel_loss_);
+    write_federated_weights(out, log_w_, round_loss_, kernel_loss_);
     std::vector<std::uint64_t> sampled(sampled_.begin(), sampled_.end());
     out.put_u64s(sampled);
   }
@@ -134,12 +132,7 @@ class EmKofl final : public Algorithm {
     seen_ = in.get_i64();
     if (seen_ < 0) throw InputError("checkpoint: negative sample count");
     load_backend_state(*backend_, in);
-    in.get_f64s(log_w_.data(), log_w_.size());
-    in.get_f64s(round_loss_.data(), round_loss_.size());
-    in.get_f64s(kernel_loss_.data(), kernel_loss_.size());
-    for (double v : log_w_)
-      if (std::isnan(v) || v == std::numeric_limits<double>::infinity())
-        throw InputError("checkpoint: federated weights hold a log-weight of " + std::to_string(v));
+    read_federated_weights(in, log_w_, round_loss_, kernel_loss_);
     const std::vector<std::uint64_t> sampled = in.get_u64s();
     if (sampled.size() != sampled_.size()) throw InputError("checkpoint: sampled kernels of another model");
     for (std::size_t r = 0; r < sampled.size(); ++r) {

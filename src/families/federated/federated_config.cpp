@@ -3,6 +3,7 @@
 #include "families/federated/federated_config.h"
 
 #include <cmath>
+#include <limits>
 #include <string>
 
 #include "omkl/error.h"
@@ -114,6 +115,24 @@ void CommunicationLedger::client_step(double downlink, double uplink) {
   totals_.downlink_floats += downlink;
   totals_.max_uplink = std::max(totals_.max_uplink, uplink);
   totals_.client_steps += 1.0;
+}
+
+void write_federated_weights(StateWriter& out, const std::vector<double>& log_w, const std::vector<double>& round_loss,
+                             const std::vector<double>& kernel_loss) {
+  out.put_f64s(log_w);
+  out.put_f64s(round_loss);
+  out.put_f64s(kernel_loss);
+}
+
+void read_federated_weights(StateReader& in, std::vector<double>& log_w, std::vector<double>& round_loss,
+                            std::vector<double>& kernel_loss) {
+  in.get_f64s(log_w.data(), log_w.size());
+  in.get_f64s(round_loss.data(), round_loss.size());
+  in.get_f64s(kernel_loss.data(), kernel_loss.size());
+  // Log-weights only ever decrease from 0: −∞ is a weight that underflowed, NaN or +∞ damage.
+  for (double v : log_w)
+    if (std::isnan(v) || v == std::numeric_limits<double>::infinity())
+      throw InputError("checkpoint: federated weights hold a log-weight of " + std::to_string(v));
 }
 
 double client_uniform(std::uint64_t seed, std::uint64_t replicate, std::uint64_t stream_base, std::size_t client,

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "core/algorithm_base.h"
 #include "features/rf_ensemble.h"
@@ -61,6 +62,14 @@ class CommunicationLedger {
   double max_upload_;
   CommunicationCount totals_;
 };
+
+/// Checkpoints: the weights every kernel federation keeps beside θ — log-weights (client or
+/// server), the round's reported losses, each client's per-kernel losses (the regret's
+/// comparators) — written, and read back with their sizes and log-weights checked.
+void write_federated_weights(StateWriter& out, const std::vector<double>& log_w, const std::vector<double>& round_loss,
+                             const std::vector<double>& kernel_loss);
+void read_federated_weights(StateReader& in, std::vector<double>& log_w, std::vector<double>& round_loss,
+                            std::vector<double>& kernel_loss);
 
 /// The uniform of client `client`'s draw at round t (1-based) of replicate `replicate`: word 2(t−1)
 /// of the counter-based stream (seed, replicate, Selection, `stream_base` + client), so a draw is

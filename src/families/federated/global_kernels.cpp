@@ -149,9 +149,7 @@ class GlobalKernelFederation final : public Algorithm {
     out.put_tag("federated-global/1");
     out.put_i64(seen_);
     save_backend_state(*backend_, out);
-    out.put_f64s(log_w_);
-    out.put_f64s(round_loss_);
-    out.put_f64s(kernel_loss_);
+    write_federated_weights(out, log_w_, round_loss_, kernel_loss_);
     out.put_f64s(round_x_);
     out.put_u64(updates_.size());
     for (const ClientUpdate& u : updates_) {
@@ -168,12 +166,7 @@ class GlobalKernelFederation final : public Algorithm {
     seen_ = in.get_i64();
     if (seen_ < 0) throw InputError("checkpoint: negative sample count");
     load_backend_state(*backend_, in);
-    in.get_f64s(log_w_.data(), log_w_.size());
-    in.get_f64s(round_loss_.data(), round_loss_.size());
-    in.get_f64s(kernel_loss_.data(), kernel_loss_.size());
-    for (double v : log_w_)
-      if (std::isnan(v) || v == std::numeric_limits<double>::infinity())
-        throw InputError("checkpoint: federated weights hold a log-weight of " + std::to_string(v));
+    read_federated_weights(in, log_w_, round_loss_, kernel_loss_);
     // The round in progress: the clients that have reported and their updates.
     const std::size_t in_round = static_cast<std::size_t>(seen_ % static_cast<std::int64_t>(n_clients_));
     round_x_.resize(in_round * context_.n_features);
