@@ -280,6 +280,17 @@ TEST_F(LearnerApiTest, ResealedDamagedStateLoadsOrFailsCleanly) {
       {"kogd", Task::Regression},
       {"rbf", Task::Regression},
       {"m-forgetron", Task::Classification},
+      // Federated (4 clients: 120 samples are 30 rounds; a damaged round in progress too).
+      {"pof-mkl:clients=4,D=4,M=2,dict=gauss2:0.5+gauss2:2+gauss2:8", Task::Regression},
+      {"vm-kofl:clients=4,D=4,dict=gauss2:0.5+gauss2:2+gauss2:8", Task::Regression},
+      {"em-kofl:clients=4,D=4,dict=gauss2:0.5+gauss2:2+gauss2:8", Task::Regression},
+      {"perfedavg:clients=4,hidden_layers=1,width=3", Task::Regression},
+      // Bandit kernel selection.
+      {"oks++", Task::Regression},
+      {"ioks", Task::Regression},
+      {"rf-oks++:D=8", Task::Regression},
+      {"oks++:loss=logistic", Task::Classification},
+      {"lkmbooks:B=20", Task::Regression},
   };
   omkl::detail::RandomStream rng(23, 0, omkl::detail::RngPurpose::Misc, 4);
   for (const auto& [algo, task] : algorithms) {
@@ -435,3 +446,33 @@ TEST_F(LearnerApiTest, CheckpointWritesAreAtomic) {
 }
 
 }  // namespace
+
+// The federated and bandit families through the public API: blocks equal steps, and a learner
+// saved mid-stream (mid-round for the federated ones) and loaded from its file continues
+// bit-identically. The federated learners take their clients from the spec, or from
+// LearnerContext::n_clients.
+TEST_F(LearnerApiTest, FederatedAndBanditLearnersSaveAndResume) {
+  const Dataset data = omkl::test::random_stream(300, kFeatures, Task::Regression);
+  for (const std::string algo : {"pof-mkl:clients=4,D=6,M=2,dict=gauss2:0.5+gauss2:2+gauss2:8",
+                                 "vm-kofl:D=6,dict=gauss2:0.5+gauss2:2", "em-kofl:clients=4,D=6,dict=gauss2:1",
+                                 "perfedavg:clients=4", "oks++", "ioks", "rf-ioks:D=16", "lkmbooks:B=30"}) {
+    omkl::LearnerContext context;
+    context.n_features = data.n_features;
+    context.horizon = data.n_samples;
+    context.seed = 9;
+    context.n_clients = 4;  // read by vm-kofl, which names no clients itself
+    Learner straight = omkl::make_learner(omkl::parse_algorithm_spec(algo), context);
+    const std::vector<double> expected = run_steps(straight, data, 0, 300);
+    Learner blocked = omkl::make_learner(omkl::parse_algorithm_spec(algo), context);
+    EXPECT_TRUE(same_bits(run_block(blocked, data, 0, 300), expected)) << algo;
+    Learner first = omkl::make_learner(omkl::parse_algorithm_spec(algo), context);
+    run_steps(first, data, 0, 150);
+    const fs::path path = dir_ / "mid.ckpt";
+    first.save(path.string());
+    Learner resumed = Learner::load(path.string());
+    EXPECT_EQ(resumed.n_seen(), 150);
+    const std::vector<double> rest = run_steps(resumed, data, 150, 300);
+    EXPECT_TRUE(same_bits(rest, std::vector<double>(expected.begin() + 150, expected.end())))
+        << algo << ": " << first_difference(rest, std::vector<double>(expected.begin() + 150, expected.end()));
+  }
+}
