@@ -387,7 +387,9 @@ StudyResult run_study(const StudyConfig& config, const Dataset& data) {
   const auto points = curve_points(data.n_samples, cfg.curve_points);
   check_result_memory(cfg, points.size());
   const fs::path cell_dir = cfg.out_dir.empty() ? fs::path() : fs::path(cfg.out_dir) / "cells";
-  std::vector<Cell> cells = prepare_cells(cfg, preset, data, cell_dir);
+  // With several processes only rank 0 reads (and later writes) the cache; it tells the others.
+  Communicator* comm = cfg.communicator && cfg.communicator->size() > 1 ? cfg.communicator.get() : nullptr;
+  std::vector<Cell> cells = prepare_cells(cfg, preset, data, comm && comm->rank() != 0 ? fs::path() : cell_dir);
 
   // 2. The regret's comparator (§4.5), once the algorithms are known to define the regret:
   // the notebook's λ = 1e-3 on the 76-kernel journal dictionary.
@@ -407,7 +409,6 @@ StudyResult run_study(const StudyConfig& config, const Dataset& data) {
   }
 
   // 3. Run what the cache does not hold: on several processes, each its share.
-  Communicator* comm = cfg.communicator && cfg.communicator->size() > 1 ? cfg.communicator.get() : nullptr;
   if (comm) {
     share_cache_decisions(cells, *comm);
     for (Cell& cell : cells)
