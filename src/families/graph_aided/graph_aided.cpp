@@ -92,6 +92,7 @@ class GraphAided final : public Algorithm {
     // context grants host threads (lockstep GPU runs), inline otherwise.
     pool_->run(R, [&](std::size_t r) { plan_pairs(r, t, eta); });
     backend_step(x, y);
+    vertex_ridge_terms();
     pool_->run(R, [&](std::size_t r) { learn(r, y, eta, predictions); });
     t_ = t;
   }
@@ -108,6 +109,7 @@ class GraphAided final : public Algorithm {
     pool_->run(R, [&](std::size_t r) { plan_pairs(r, t, eta); });
     for (std::size_t i = 0; i < n; ++i) {
       backend_step(x + i * n_features, y[i]);
+      vertex_ridge_terms();
       double* out = predictions + i * R;
       if (i + 1 < n) {
         const std::int64_t t_next = t + 1;
@@ -141,6 +143,30 @@ class GraphAided final : public Algorithm {
     f_.assign(pairs_.size(), 0.0);
     norm2_.assign(pairs_.size(), 0.0);
     if (!pairs_.empty()) backend_->step_selected(x, y, pairs_.data(), pairs_.size(), f_.data(), norm2_.data());
+  }
+
+  /// u_loss = ridge: λ‖Σ_{k∈S} w̄_k θ_k‖² of every replicate after its step, w̄ the weights that
+  /// made the prediction (§7 A-5). On the calling thread: it reads θ from the backend.
+  void vertex_ridge_terms() {
+    if (!config_.vertex_ridge || config_.family == GraphFamily::Gf) return;
+    const std::size_t n = backend_->problem().theta_size();
+    std::vector<double> sum(n), theta(n);
+    for (std::size_t r = 0; r < reps_.size(); ++r) {
+      GraphReplicate& rep = reps_[r];
+      const std::vector<std::size_t>& S = rep.trace.predicted;
+      double top = -std::numeric_limits<double>::infinity(), total = 0.0;
+      for (std::size_t k : S) top = std::max(top, rep.log_w[k]);
+      for (std::size_t k : S) total += std::exp(rep.log_w[k] - top);
+      std::fill(sum.begin(), sum.end(), 0.0);
+      for (std::size_t k : S) {
+        const double w = std::exp(rep.log_w[k] - top) / total;
+        backend_->get_theta(r, k, theta.data());
+        for (std::size_t j = 0; j < n; ++j) sum[j] += w * theta[j];
+      }
+      double n2 = 0.0;
+      for (double v : sum) n2 += v * v;
+      rep.vertex_ridge = config_.rf.lambda * n2;
+    }
   }
 
   /// plan_selection(config_, ) for replicate r, then its pairs for the backend (replicate index r).
@@ -184,7 +210,7 @@ class GraphAided final : public Algorithm {
     }
     // Vertex weight (§2.5 step 7).
     if (config_.family != GraphFamily::Gf) {
-      const double err = (tr.prediction - y) * (tr.prediction - y);
+      const double err = (tr.prediction - y) * (tr.prediction - y) + (config_.vertex_ridge ? rep.vertex_ridge : 0.0);
       const double p_tilde = std::max(tr.node_pmf[tr.node], config_.p_floor);
       rep.log_u[tr.node] -= eta * err / p_tilde;
       if (rep.u_valid) set_vertex_weight(rep, tr.node, exp_or_zero(rep.log_u[tr.node] - rep.u_ref));

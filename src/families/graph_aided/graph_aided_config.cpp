@@ -181,8 +181,9 @@ GraphAidedConfig read_graph_aided_config(ParamReader& params, const AlgoContext&
     read_graph(params, context, reference, c);
     if (c.family == GraphFamily::SfgR && c.eta >= 1) params.fail("eta", "must be < 1 for the refinement threshold");
   }
-  params.get_choice("u_loss", "sq_error", {"sq_error"},
-                    "vertex loss L(ŷ, y) of eq. 37 (squared error, §7 A-5)");
+  c.vertex_ridge = params.get_choice("u_loss", "sq_error", {"sq_error", "ridge"},
+                                     "vertex loss L(ŷ, y) of eq. 37: squared error, or with eq. 5's ridge term "
+                                     "λ‖Σ_{k∈S} w̄_k θ_k‖² (θ after the step; §7 A-5)") == "ridge";
   return c;
 }
 

@@ -45,6 +45,7 @@ struct GraphReplicate {
   std::vector<double> weights;
   std::vector<std::size_t> candidate_set;
   std::vector<PairStep> pairs;  // this step's backend pairs
+  double vertex_ridge = 0.0;    // u_loss = ridge: this step's λ‖Σ w̄ θ‖²
 };
 
 /// exp(a − max a), so the largest entry is 1 (weights are only used through ratios).

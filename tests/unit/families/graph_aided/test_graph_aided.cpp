@@ -365,3 +365,33 @@ TEST(GraphAidedTest, GfSurvivesLargeLossesAfterTheGraphFreezes) {
     for (double p : pred) ASSERT_TRUE(std::isfinite(p));
   }
 }
+
+TEST(GraphAidedTest, VertexLossWithTheRidgeTerm) {
+  // u_loss = ridge (§7 A-5): L = (ŷ − y)² + λ‖Σ_{k∈S} w̄_k θ_k‖², θ after the step. After one step
+  // (uniform w̄), the drawn vertex's log u differs from the squared-error run by η·ridge/p̃.
+  const Dataset data = random_stream(3, 3, Task::Regression);
+  const AlgoContext c = context_for(data);
+  const Params common{{"dict", kDict3}, {"D", "8"}, {"M", "2"}, {"lambda", "0.3"}};
+  Params ridge = common;
+  ridge.emplace_back("u_loss", "ridge");
+  auto plain = make("sfg-mkl", c, common);
+  auto with_ridge = make("sfg-mkl", c, ridge);
+  double p1, p2;
+  plain->step(data.row(0), data.y[0], &p1);
+  with_ridge->step(data.row(0), data.y[0], &p2);
+  ASSERT_EQ(p1, p2);
+  const GraphAidedTrace& tr = *graph_aided_trace(*with_ridge, 0);
+  std::vector<double> sum(16, 0.0);
+  for (std::size_t k : tr.predicted) {
+    const auto theta = graph_aided_theta(*with_ridge, 0, k);
+    for (std::size_t j = 0; j < 16; ++j) sum[j] += theta[j] / double(tr.predicted.size());
+  }
+  double n2 = 0.0;
+  for (double v : sum) n2 += v * v;
+  const double expected = tr.eta * 0.3 * n2 / tr.node_pmf[tr.node];
+  const auto u_plain = graph_aided_vertex_weights(*plain, 0), u_ridge = graph_aided_vertex_weights(*with_ridge, 0);
+  // Vertex weights are normalised to max 1: compare the drawn vertex's ratio to an untouched one.
+  const std::size_t other = tr.node == 0 ? 1 : 0;
+  EXPECT_GT(n2, 0.0);
+  EXPECT_NEAR(std::log(u_plain[tr.node] / u_plain[other]) - std::log(u_ridge[tr.node] / u_ridge[other]), expected, 1e-12);
+}
