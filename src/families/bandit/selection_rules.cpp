@@ -143,7 +143,7 @@ class IoksRule final : public SelectionRule {
     // Loss estimate (eq. (4)) and the mirror step (eq. (5)) with the rates before this round's increase.
     const double eta_max = *std::max_element(eta_.begin(), eta_.end());
     const double c_hat = pI >= eta_max ? c / pI : c / (pI + eta_max);
-    iterations_ = ioks_mirror_step(q_, eta_, I, c_hat, clean_ ? 1e-12 : 1e-5);
+    ioks_mirror_step(q_, eta_, I, c_hat, clean_ ? 1e-12 : 1e-5);
     if (clean_) {
       double total = 0.0;
       for (double v : q_) total += v;
@@ -184,7 +184,6 @@ class IoksRule final : public SelectionRule {
   bool clean_;
   double nu_ = 1.0, delta_ = 0.0;
   std::vector<double> q_, eta_, rho_, G_;
-  int iterations_ = 0;
 };
 
 }  // namespace

@@ -310,7 +310,8 @@ class GlobalKernelFederation final : public Algorithm {
   void serve(std::size_t rounds, double* predictions, Communicator& comm, double timeout_s) {
     const std::size_t R = n_replicates(), N = n_kernels(), K = n_clients_, D2 = backend_->problem().theta_size();
     const int P = comm.size();
-    std::vector<double> theta(R * N * D2), acc(D2);
+    std::vector<double> theta(R * N * D2), acc(N * D2);
+    std::vector<char> touched(N);
     // Per client, per replicate: the uploads (kernel and g) of this round.
     std::vector<std::vector<std::vector<std::pair<std::uint32_t, std::vector<double>>>>> uploads(K);
     std::vector<std::vector<double>> reported(K);
@@ -357,21 +358,23 @@ class GlobalKernelFederation final : public Algorithm {
                       std::to_string(rank_of(k, P)) + ") for round " + std::to_string(t));
       // §1.3 S8: θ ← θ − (1/K)·Σ_k g, each kernel's sum in ascending client order.
       const double scale = 1.0 / static_cast<double>(K);
-      for (std::size_t r = 0; r < R; ++r)
+      for (std::size_t r = 0; r < R; ++r) {
+        std::fill(acc.begin(), acc.end(), 0.0);
+        std::fill(touched.begin(), touched.end(), 0);
+        for (std::size_t k = 0; k < K; ++k)
+          for (const auto& [kernel, g] : uploads[k][r]) {
+            double* a = acc.data() + kernel * D2;
+            for (std::size_t j = 0; j < D2; ++j) a[j] += g[j];
+            touched[kernel] = 1;
+          }
         for (std::size_t i = 0; i < N; ++i) {
-          std::fill(acc.begin(), acc.end(), 0.0);
-          bool any = false;
-          for (std::size_t k = 0; k < K; ++k)
-            for (const auto& [kernel, g] : uploads[k][r])
-              if (kernel == i) {
-                for (std::size_t j = 0; j < D2; ++j) acc[j] += g[j];
-                any = true;
-              }
-          if (!any) continue;
+          if (!touched[i]) continue;  // a kernel no client selected keeps its θ
           double* th = theta.data() + (r * N + i) * D2;
-          for (std::size_t j = 0; j < D2; ++j) th[j] -= scale * acc[j];
+          const double* a = acc.data() + i * D2;
+          for (std::size_t j = 0; j < D2; ++j) th[j] -= scale * a[j];
           backend_->set_theta(r, i, th);
         }
+      }
       if (variant_.head == Head::GlobalHedge) {
         for (std::size_t k = 0; k < K; ++k)
           for (std::size_t j = 0; j < R * N; ++j) round_loss_[j] += reported[k][j];
