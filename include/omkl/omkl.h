@@ -3,6 +3,7 @@
 #pragma once
 
 #include "omkl/algorithm.h"
+#include "omkl/communicator.h"
 #include "omkl/config.h"
 #include "omkl/dataset.h"
 #include "omkl/error.h"
