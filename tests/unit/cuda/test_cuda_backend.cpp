@@ -418,3 +418,26 @@ TEST_F(CudaTest, AlgorithmsOnDeviceDrawnFrequenciesMatchTheCpu) {
     for (std::size_t i = 0; i < a.size(); ++i) ASSERT_LE(relative_error(b[i], a[i]), 1e-9) << name << " " << i;
   }
 }
+
+// The federated family on the device (spec/federated.md §6): predictions of every client step
+// and the server's aggregated θ through the CUDA backend against the CPU backend. The round's
+// aggregation goes through the backend's generic aggregate_round() on the device backend (its
+// θ and frequencies copied through get/set), so this checks that path too.
+TEST_F(CudaTest, FederatedAlgorithmsMatchTheCpuBackend) {
+  Dataset data = random_stream(4 * 40, 3, Task::Regression, 17);
+  data.n_clients = 4;
+  for (const char* name : {"pof-mkl", "vm-kofl", "ofmkl-avg", "em-kofl"}) {
+    auto cpu_ctx = context_for(data, Profile::Paper, {0, 3});
+    cpu_ctx.n_clients = 4;
+    auto gpu_ctx = cpu_ctx;
+    gpu_ctx.backend = BackendKind::Cuda;
+    std::vector<std::pair<std::string, std::string>> params = {{"D", "7"}, {"dict", "gauss2:0.5+gauss2:2+gauss2:8"}};
+    if (std::string(name) == "pof-mkl") params.emplace_back("M", "2");
+    auto cpu = make(name, cpu_ctx, params);
+    auto gpu = make(name, gpu_ctx, params);
+    const auto a = run_steps(*cpu, data);
+    const auto b = run_steps(*gpu, data);
+    ASSERT_EQ(a.size(), b.size());
+    for (std::size_t i = 0; i < a.size(); ++i) ASSERT_LE(relative_error(b[i], a[i]), 1e-9) << name << " " << i;
+  }
+}
