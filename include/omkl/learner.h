@@ -43,11 +43,13 @@ class Learner {
   double predict(const std::vector<double>& x);
 
   /// Predicts x, then learns from (x, y). Returns the prediction made before the update.
+  /// Throws InputError, and changes nothing, for a non-finite feature or target, or a label other
+  /// than −1 or +1 for a classifier (the 1-based sample count names the sample).
   double partial_fit(const double* x, double y);
   double partial_fit(const std::vector<double>& x, double y);
 
   /// Same as calling partial_fit on each row in order (bit-identical results), but lets the
-  /// backend batch the work. @param x n × n_features row-major; @param predictions n values out.
+  /// backend batch the work. Every row is checked first: a bad one refuses the whole block. @param x n × n_features row-major; @param predictions n values out.
   void partial_fit_block(const double* x, const double* y, std::size_t n, double* predictions);
 
   /// Writes the full state (parameters, random features, θ, weights, RNG counters) to `path`

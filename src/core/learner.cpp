@@ -1,4 +1,6 @@
 #include <cctype>
+#include <cmath>
+#include <string>
 
 #include "core/algorithm_base.h"
 #include "omkl/algorithm.h"
@@ -153,13 +155,24 @@ std::size_t Learner::n_features() const { return n_features_; }
 Task Learner::task() const { return task_; }
 std::int64_t Learner::n_seen() const { return n_seen_; }
 
-double Learner::predict(const double* x) {
-  double prediction = 0.0;
-  algorithm_->predict(x, &prediction);
-  return prediction;
-}
 
 namespace {
+// Inputs are checked before anything changes: a refused sample leaves the learner as it was.
+void check_sample(const double* x, std::size_t n_features, const std::string& where) {
+  for (std::size_t j = 0; j < n_features; ++j)
+    if (!std::isfinite(x[j]))
+      throw InputError(where + ": feature " + std::to_string(j + 1) + " is " + std::to_string(x[j]) +
+                       " (features must be finite)");
+}
+
+void check_target(double y, Task task, std::size_t index) {
+  if (!std::isfinite(y))
+    throw InputError("sample " + std::to_string(index) + ": target " + std::to_string(y) + " is not finite");
+  if (task == Task::Classification && y != 1.0 && y != -1.0)
+    throw InputError("sample " + std::to_string(index) + ": label " + std::to_string(y) +
+                     " of a classifier must be −1 or +1");
+}
+
 void check_size(const std::vector<double>& x, std::size_t n_features) {
   if (x.size() != n_features)
     throw InputError("sample has " + std::to_string(x.size()) + " features, the model expects " +
@@ -167,12 +180,21 @@ void check_size(const std::vector<double>& x, std::size_t n_features) {
 }
 }  // namespace
 
+double Learner::predict(const double* x) {
+  check_sample(x, n_features_, "the sample to predict");
+  double prediction = 0.0;
+  algorithm_->predict(x, &prediction);
+  return prediction;
+}
+
 double Learner::predict(const std::vector<double>& x) {
   check_size(x, n_features_);
   return predict(x.data());
 }
 
 double Learner::partial_fit(const double* x, double y) {
+  check_sample(x, n_features_, "sample " + std::to_string(n_seen_ + 1));
+  check_target(y, task_, static_cast<std::size_t>(n_seen_) + 1);
   double prediction = 0.0;
   algorithm_->step(x, y, &prediction);
   ++n_seen_;
@@ -186,6 +208,11 @@ double Learner::partial_fit(const std::vector<double>& x, double y) {
 
 void Learner::partial_fit_block(const double* x, const double* y, std::size_t n,
                                 double* predictions) {
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::size_t index = static_cast<std::size_t>(n_seen_) + i + 1;
+    check_sample(x + i * n_features_, n_features_, "sample " + std::to_string(index));
+    check_target(y[i], task_, index);
+  }
   algorithm_->step_block(x, y, n, n_features_, predictions);
   n_seen_ += static_cast<std::int64_t>(n);
 }

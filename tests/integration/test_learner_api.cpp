@@ -476,3 +476,32 @@ TEST_F(LearnerApiTest, FederatedAndBanditLearnersSaveAndResume) {
         << algo << ": " << first_difference(rest, std::vector<double>(expected.begin() + 150, expected.end()));
   }
 }
+
+// Strict inputs: NaN/Inf features and targets, and classifier labels other than ±1, are refused
+// with an InputError naming the sample, and the learner is left as it was.
+TEST_F(LearnerApiTest, BadSamplesAreRefusedAndChangeNothing) {
+  const Dataset data = omkl::test::random_stream(40, kFeatures, Task::Regression);
+  Learner learner = make({"raker:D=8", Profile::Paper, Task::Regression}, data);
+  run_steps(learner, data, 0, 10);
+  Learner twin = make({"raker:D=8", Profile::Paper, Task::Regression}, data);
+  run_steps(twin, data, 0, 10);
+  std::vector<double> x(data.row(10), data.row(10) + kFeatures);
+  x[2] = std::nan("");
+  EXPECT_NE(input_error_of([&] { learner.partial_fit(x, 0.5); }).find("sample 11: feature 3"), std::string::npos);
+  EXPECT_NE(input_error_of([&] { learner.predict(x); }).find("feature 3"), std::string::npos);
+  x[2] = 0.1;
+  EXPECT_NE(input_error_of([&] { learner.partial_fit(x, INFINITY); }).find("not finite"), std::string::npos);
+  // A block with one bad row in the middle learns nothing.
+  std::vector<double> xs(data.x.begin() + 10 * kFeatures, data.x.begin() + 20 * kFeatures);
+  std::vector<double> ys(data.y.begin() + 10, data.y.begin() + 20), out(10);
+  xs[5 * kFeatures] = -INFINITY;
+  EXPECT_NE(input_error_of([&] { learner.partial_fit_block(xs.data(), ys.data(), 10, out.data()); }).find("sample 16"),
+            std::string::npos);
+  EXPECT_EQ(learner.n_seen(), 10);
+  EXPECT_TRUE(same_bits(run_steps(learner, data, 10, 40), run_steps(twin, data, 10, 40)));
+  // A classifier takes labels ±1 only.
+  const Dataset labels = omkl::test::random_stream(20, kFeatures, Task::Classification);
+  Learner classifier = make({"raker:D=8", Profile::Paper, Task::Classification}, labels);
+  EXPECT_NE(input_error_of([&] { classifier.partial_fit(labels.row(0), 0.0); }).find("−1 or +1"), std::string::npos);
+  EXPECT_EQ(classifier.n_seen(), 0);
+}
