@@ -193,7 +193,35 @@ struct RunOptions {
   std::size_t replicate = 0;
 };
 
-int run_command(const CommonOptions& o, const RunOptions& r) {
+// Options that would change what a model is: refused beside --resume / --model, which fix them
+// (given there, they would be silently ignored).
+void refuse_model_options(const CLI::App& command, const char* with) {
+  for (const char* name : {"--algo", "--seed", "--profile", "--preset", "--backend", "--loss", "--replicate"})
+    if (command.get_option_no_throw(name) && command.count(name) > 0)
+      throw ConfigError(std::string(name) + " cannot be given with " + with + ": the model fixes it");
+}
+
+// The metric of a stream's predictions, by task.
+double stream_metric(const Dataset& data, const std::vector<double>& predictions, std::size_t n) {
+  double total = 0.0;
+  for (std::size_t t = 0; t < n; ++t) {
+    const double p = predictions[t], y = data.y[t];
+    total += data.task == Task::Regression ? (y - p) * (y - p) : (y * p < 0 ? 1.0 : 0.0);
+  }
+  return n ? total / static_cast<double>(n) : NAN;
+}
+
+// t (the learner's 1-based sample count), y, prediction.
+void write_predictions(const std::string& path, const Dataset& data, const std::vector<double>& predictions,
+                       std::size_t n, std::size_t first_t) {
+  std::string csv = "t,y,prediction\n";
+  for (std::size_t t = 0; t < n; ++t)
+    csv += fmt::format("{},{:.17g},{:.17g}\n", first_t + t + 1, data.y[t], predictions[t]);
+  detail::write_file_atomic(path, csv);
+}
+
+int run_command(const CommonOptions& o, const RunOptions& r, const CLI::App& command) {
+  if (!r.resume.empty()) refuse_model_options(command, "--resume");
   const Dataset data = load_data(o);
   if (data.n_samples == 0) throw InputError(data.name + ": empty stream");
   const auto specs = parse_algos(o, {"raker"});
@@ -216,34 +244,42 @@ int run_command(const CommonOptions& o, const RunOptions& r) {
     throw InputError(o.data + ": stream has " + std::to_string(data.n_features) +
                      " features, the model in " + r.resume + " expects " +
                      std::to_string(learner.n_features()));
-  // A resumed learner continues the stream where it stopped.
-  const std::size_t first = static_cast<std::size_t>(learner.n_seen());
-  if (first > data.n_samples)
-    throw InputError(r.resume + ": the model has seen " + std::to_string(first) +
-                     " samples, more than the stream holds (" + std::to_string(data.n_samples) + ")");
-  const std::size_t stop = r.save_at >= 0 ? std::min<std::size_t>(data.n_samples, r.save_at) : data.n_samples;
-  if (stop < first) throw ConfigError("--save-at " + std::to_string(r.save_at) + " is before the resumed position");
-  std::vector<double> predictions(stop - first);
-  learner.partial_fit_block(data.row(first), data.y.data() + first, stop - first, predictions.data());
-  double total = 0.0;
-  for (std::size_t t = first; t < stop; ++t) {
-    const double p = predictions[t - first], y = data.y[t];
-    total += data.task == Task::Regression ? (y - p) * (y - p) : (y * p < 0 ? 1.0 : 0.0);
-  }
-  const std::size_t n = stop - first;
-  fmt::print("{} on {}: samples {}..{}, {} {}\n", learner.spec(), data.name, first + 1, stop,
-             data.task == Task::Regression ? "mse" : "error_rate",
-             n ? fmt::format("{:.6g}", total / n) : std::string("n/a"));
-  if (!r.predictions.empty()) {
-    std::string csv = "t,y,prediction\n";
-    for (std::size_t t = first; t < stop; ++t)
-      csv += fmt::format("{},{:.17g},{:.17g}\n", t + 1, data.y[t], predictions[t - first]);
-    detail::write_file_atomic(r.predictions, csv);
-  }
+  // A resumed learner continues learning on this stream from its first row: the samples it has
+  // seen are its state, not a position in the file.
+  const std::size_t seen = static_cast<std::size_t>(learner.n_seen());
+  if (r.save_at < -1) throw ConfigError("--save-at " + std::to_string(r.save_at) + " is negative");
+  const std::size_t n = r.save_at >= 0 ? std::min<std::size_t>(data.n_samples, static_cast<std::size_t>(r.save_at))
+                                       : data.n_samples;
+  std::vector<double> predictions(n);
+  learner.partial_fit_block(data.row(0), data.y.data(), n, predictions.data());
+  fmt::print("{} on {}: rows 1..{} (samples {}..{} of the model), {} {}\n", learner.spec(), data.name, n, seen + 1,
+             seen + n, data.task == Task::Regression ? "mse" : "error_rate",
+             n ? fmt::format("{:.6g}", stream_metric(data, predictions, n)) : std::string("n/a"));
+  if (!r.predictions.empty()) write_predictions(r.predictions, data, predictions, n, seen);
   if (!r.save.empty()) {
     learner.save(r.save);
     fmt::print("saved checkpoint after {} samples to {}\n", learner.n_seen(), r.save);
   }
+  return 0;
+}
+
+// `omkl predict`: a saved model applied to new rows without learning; the model file is not
+// touched. Each row gets the prediction the model would make for it as its next sample.
+int predict_command(const CommonOptions& o, const std::string& model, const std::string& predictions_path,
+                    const CLI::App& command) {
+  refuse_model_options(command, "--model");
+  Learner learner = Learner::load(model);
+  const Dataset data = load_data(o);
+  if (data.n_samples == 0) throw InputError(data.name + ": empty stream");
+  if (learner.n_features() != data.n_features)
+    throw InputError(o.data + ": stream has " + std::to_string(data.n_features) + " features, the model in " + model +
+                     " expects " + std::to_string(learner.n_features()));
+  std::vector<double> predictions(data.n_samples);
+  for (std::size_t t = 0; t < data.n_samples; ++t) predictions[t] = learner.predict(data.row(t));
+  fmt::print("{} (after {} samples) on {}: {} rows, {} {:.6g}\n", learner.spec(), learner.n_seen(), data.name,
+             data.n_samples, data.task == Task::Regression ? "mse" : "error_rate",
+             stream_metric(data, predictions, data.n_samples));
+  if (!predictions_path.empty()) write_predictions(predictions_path, data, predictions, data.n_samples, 0);
   return 0;
 }
 
@@ -302,9 +338,20 @@ int main(int argc, char** argv) {
   add_common_options(*run, run_options, false);
   run->add_option("--replicate", run_extra.replicate, "replicate index (randomness from (seed, replicate))");
   run->add_option("--save", run_extra.save, "write a checkpoint here at the end (or at --save-at)");
-  run->add_option("--save-at", run_extra.save_at, "stop after this many samples (then --save)");
-  run->add_option("--resume", run_extra.resume, "continue a checkpoint on the same stream");
+  run->add_option("--save-at", run_extra.save_at, "stop after this many rows of the stream (then --save)");
+  run->add_option("--resume", run_extra.resume,
+                  "continue learning from a checkpoint on this stream, from its first row (the model fixes "
+                  "--algo, --seed, --profile, --preset, --backend, --loss)");
   run->add_option("--predictions", run_extra.predictions, "write t,y,prediction CSV here");
+
+  CommonOptions predict_options;
+  std::string predict_model, predict_out;
+  auto* predict = app.add_subcommand("predict", "apply a saved model to new rows, without learning");
+  predict->add_option("--model", predict_model, "a checkpoint written by omkl run --save")->required();
+  predict->add_option("--data", predict_options.data, "rows to predict (as for run)")->required();
+  predict->add_option("--target", predict_options.target, "CSV target column name (default: the last column)");
+  predict->add_option("--normalize", predict_options.normalize, "preprocessing, as the model was trained with");
+  predict->add_option("--predictions", predict_out, "write t,y,prediction CSV here");
 
   std::string gen_kind = "dataset1", gen_out;
   std::size_t gen_samples = 0;
@@ -345,7 +392,8 @@ int main(int argc, char** argv) {
       throw ConfigError("only `omkl study` runs over several processes; start other commands without mpirun");
     if (*study)
       return run_study_command(study_options, out_dir, curve_points, regret, comm, message_timeout, regret_features);
-    if (*run) return run_command(run_options, run_extra);
+    if (*run) return run_command(run_options, run_extra, *run);
+    if (*predict) return predict_command(predict_options, predict_model, predict_out, *predict);
     if (*gen) return gen_command(gen_kind, gen_samples, gen_seed, gen_out, gen_raw, gen_target);
     if (*list) {
       fmt::print("algorithms (name, family, summary):\n");

@@ -192,7 +192,13 @@ TEST_F(CliTest, CheckpointResumeEqualsStraightRun) {
   Outcome o = omkl("run --data f.csv --algo raker:D=8 --save-at 150 --save ck --predictions a.csv");
   ASSERT_EQ(o.code, 0) << o.err;
   ASSERT_TRUE(fs::exists(dir_ / "ck"));
-  o = omkl("run --data f.csv --resume ck --predictions b.csv");
+  // A resumed model learns on the stream it is given from that stream's first row: the rest of
+  // f.csv, rows 151..300, as a file of its own.
+  const auto rows = lines_of(read_text(dir_ / "f.csv"));
+  std::string rest = rows[0] + "\n";
+  for (std::size_t i = 151; i < rows.size(); ++i) rest += rows[i] + "\n";
+  write("rest.csv", rest);
+  o = omkl("run --data rest.csv --resume ck --predictions b.csv");
   ASSERT_EQ(o.code, 0) << o.err;
   o = omkl("run --data f.csv --algo raker:D=8 --predictions c.csv");
   ASSERT_EQ(o.code, 0) << o.err;
@@ -212,6 +218,29 @@ TEST_F(CliTest, CheckpointResumeEqualsStraightRun) {
   // No temporary files are left beside the outputs.
   for (const auto& entry : fs::directory_iterator(dir_))
     EXPECT_EQ(entry.path().filename().string().find(".tmp"), std::string::npos) << entry.path();
+}
+
+TEST_F(CliTest, PredictAppliesAModelWithoutChangingIt) {
+  // The prediction for row n + 1 of a model saved after row n is the one the uninterrupted run
+  // made there; the model file is untouched.
+  ASSERT_EQ(omkl("gen --kind dataset2 --samples 300 --out f.csv").code, 0);
+  ASSERT_EQ(omkl("run --data f.csv --algo raker:D=8 --save-at 120 --save ck").code, 0);
+  ASSERT_EQ(omkl("run --data f.csv --algo raker:D=8 --predictions straight.csv").code, 0);
+  const std::string model = read_text(dir_ / "ck");
+  const auto rows = lines_of(read_text(dir_ / "f.csv"));
+  write("next.csv", rows[0] + "\n" + rows[121] + "\n" + rows[200] + "\n");
+  const Outcome o = omkl("predict --model ck --data next.csv --predictions p.csv");
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_NE(o.out.find("after 120 samples"), std::string::npos) << o.out;
+  const auto predicted = lines_of(read_text(dir_ / "p.csv"));
+  const auto straight = lines_of(read_text(dir_ / "straight.csv"));
+  ASSERT_EQ(predicted.size(), 3u);
+  const auto last_field = [](const std::string& line) { return line.substr(line.rfind(',') + 1); };
+  EXPECT_EQ(last_field(predicted[1]), last_field(straight[121])) << "row 121's prediction";
+  EXPECT_EQ(read_text(dir_ / "ck"), model) << "predict leaves the model file as it was";
+  // Options that a model fixes are refused beside it, not ignored.
+  expect_run_fails("--data f.csv --resume ck --algo adaraker", {"--algo", "--resume"});
+  expect_run_fails("--data f.csv --resume ck --seed 3", {"--seed"});
 }
 
 TEST_F(CliTest, ResumeOnAStreamWithOtherFeaturesFails) {
