@@ -309,6 +309,9 @@ int main(int argc, char** argv) {
                " — online multi-kernel learning with random features (CPU"
                + std::string(OMKL_WITH_CUDA ? " + CUDA" : "") + " build)"};
   app.require_subcommand(0, 1);
+  app.set_version_flag("--version", std::string("omkl ") + OMKL_VERSION_STRING +
+                                        (OMKL_WITH_CUDA ? " (CUDA" : " (CPU only") +
+                                        (OMKL_WITH_MPI ? ", MPI)" : ")"));
 
   CommonOptions study_options;
   std::string out_dir;

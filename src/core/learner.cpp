@@ -59,7 +59,10 @@ AlgorithmSpec parse_algorithm_spec(const std::string& text) {
     const std::size_t eq = item.find('=');
     if (eq == std::string::npos || eq == 0)
       throw ConfigError("algorithm '" + spec.name + "': expected key=value, got '" + item + "'");
-    spec.params.emplace_back(item.substr(0, eq), item.substr(eq + 1));
+    const std::string key = item.substr(0, eq);
+    if (spec.find(key))
+      throw ConfigError("algorithm '" + spec.name + "': parameter '" + key + "' is given twice in '" + text + "'");
+    spec.params.emplace_back(key, item.substr(eq + 1));
     begin = i + 1;
   }
   return spec;

@@ -64,12 +64,39 @@ const std::vector<AlgorithmInfo>& algorithm_registry() {
   return registry;
 }
 
+namespace {
+// Levenshtein distance, for "did you mean".
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = up;
+    }
+  }
+  return row[b.size()];
+}
+}  // namespace
+
 const AlgorithmInfo& find_algorithm(const std::string& name) {
   for (const auto& info : algorithm_registry())
     if (info.name == name) return info;
-  std::string known;
-  for (const auto& info : algorithm_registry()) known += (known.empty() ? "" : ", ") + info.name;
-  throw ConfigError("unknown algorithm '" + name + "' (known: " + known + ")");
+  std::string known, closest;
+  std::size_t best = 3;  // suggest only names within two edits
+  for (const auto& info : algorithm_registry()) {
+    known += (known.empty() ? "" : ", ") + info.name;
+    const std::size_t d = edit_distance(name, info.name);
+    if (d < best) {
+      best = d;
+      closest = info.name;
+    }
+  }
+  throw ConfigError("unknown algorithm '" + name + "'" + (closest.empty() ? "" : " (did you mean '" + closest + "'?)") +
+                    " (known: " + known + ")");
 }
 
 std::unique_ptr<Algorithm> make_algorithm(

@@ -177,6 +177,19 @@ Dataset load_csv(const std::string& path, const CsvOptions& options) {
     cell = cell_end + 1;
   }
   const std::size_t n_columns = names.size();
+  // A first row of numbers is data, not names: reading it as a header would drop a sample and
+  // name columns "0.5"; say so instead.
+  {
+    bool all_numbers = true;
+    for (const std::string& name : names) {
+      double v = 0.0;
+      all_numbers = all_numbers && !name.empty() &&
+                    detail::parse_double(name.data(), name.data() + name.size(), v) == NumberStatus::Ok;
+    }
+    if (all_numbers)
+      throw InputError(location(path, 1, 1) + "the first row holds numbers, not column names: the file needs a "
+                       "header row (names of the features, then the target)");
+  }
   if (n_columns < 2) {
     throw InputError(location(path, 1, 1) +
                      "need at least 2 columns (features and a target), got " +

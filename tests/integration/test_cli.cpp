@@ -354,3 +354,14 @@ TEST_F(CliTest, BanditStudyWithTheLossOptionAndItsErrors) {
   expect_study_fails("--preset bandit-oks --loss square --data f.csv --algo rf-oks++:D=0", {"one feature"});
   expect_study_fails("--preset bandit-oks --loss hinge --data f.csv --algo ioks", {"--loss"});
 }
+
+TEST_F(CliTest, VersionSuggestionsDuplicatesAndHeaderlessFiles) {
+  const Outcome v = omkl("--version");
+  EXPECT_EQ(v.code, 0);
+  EXPECT_NE(v.out.find("omkl 0."), std::string::npos) << v.out;
+  write("f.csv", "a,y\n0.1,0.2\n0.3,0.4\n");
+  expect_study_fails("--data f.csv --algo rakr", {"unknown algorithm 'rakr'", "did you mean 'raker'"});
+  expect_study_fails("--data f.csv --algo raker:D=8,D=9", {"parameter 'D' is given twice"});
+  write("numbers.csv", "1,2,3\n4,5,6\n");
+  expect_study_fails("--data numbers.csv --algo raker", {"numbers.csv:1:1", "header row"});
+}

@@ -217,3 +217,10 @@ TEST_F(CsvTest, SharedAirfoilFile) {
 }
 
 }  // namespace
+
+TEST_F(CsvTest, AFirstRowOfNumbersIsNotAHeader) {
+  const std::string path = write("numbers.csv", "1,2.5,-3\n4,5,6\n");
+  omkl::test::expect_input_error([&] { omkl::load_csv(path); }, path + ":1:1", "header row");
+  // A header with one name among numbers is a header.
+  EXPECT_EQ(omkl::load_csv(write("mixed.csv", "1,2,y\n4,5,6\n")).n_samples, 1u);
+}
