@@ -52,6 +52,9 @@ struct StudyConfig {
   /// Each replicate sees the stream in its own random order, a permutation keyed by (base_seed,
   /// replicate) (spec/bandit.md §8.4); not for federated streams, whose order is the protocol.
   bool shuffle = false;
+  /// What produced the study, recorded in summary.json (e.g. the command line, the data path,
+  /// the normalisation); summary.json always records the library version as well.
+  std::vector<std::pair<std::string, std::string>> provenance;
   /// Soft parameter defaults for every algorithm, over the preset's (e.g. the CLI's --loss).
   std::vector<std::pair<std::string, std::string>> defaults;
   /// Also the graph journal's cumulative regret (spec/graph-aided.md §4.5, [J] Fig. 6) against a
@@ -119,6 +122,7 @@ struct StudyResult {
   std::string backend, device, profile, preset;
   std::string regret_benchmark;  ///< the comparator's kernel (empty without regret)
   std::size_t processes = 1;     ///< processes that ran the study (StudyConfig::communicator)
+  std::vector<std::pair<std::string, std::string>> provenance;  ///< StudyConfig::provenance
   std::vector<AlgorithmResult> results;
 };
 

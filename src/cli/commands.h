@@ -23,6 +23,7 @@ struct CommonOptions {
   std::size_t seeds = 5;
   std::uint64_t seed = 0;
   std::string profile = "paper";
+  std::string command;  // the whole command line, recorded in summary.json
   std::string loss;  // logistic, square or absolute: every algorithm's loss and the metric (empty: their own)
   std::string preset;
   std::string backend = "cpu";

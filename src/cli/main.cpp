@@ -157,6 +157,8 @@ int run_study_command(const CommonOptions& o, const std::string& out_dir, std::s
   config.curve_points = curve_points;
   config.regret = regret;
   config.regret_features = regret_features;
+  config.provenance = {{"command", o.command}, {"data", o.data},
+                       {"normalization", o.normalize.empty() ? (o.preset.empty() ? "none" : "the preset's") : o.normalize}};
   if (!o.loss.empty()) {
     // The library's names: squared, logistic, absolute; the metric follows the loss (§8.6).
     config.defaults.emplace_back("loss", o.loss == "square" ? "squared" : o.loss);
@@ -305,6 +307,8 @@ int gen_command(const std::string& kind, std::size_t samples, std::uint64_t seed
 int main(int argc, char** argv) {
   using namespace omkl;
   using namespace omkl::cli;
+  std::string command;
+  for (int i = 0; i < argc; ++i) command += (i ? " " : "") + std::string(argv[i]);
   CLI::App app{"omkl " OMKL_VERSION_STRING
                " — online multi-kernel learning with random features (CPU"
                + std::string(OMKL_WITH_CUDA ? " + CUDA" : "") + " build)"};
@@ -314,6 +318,7 @@ int main(int argc, char** argv) {
                                         (OMKL_WITH_MPI ? ", MPI)" : ")"));
 
   CommonOptions study_options;
+  study_options.command = command;
   std::string out_dir;
   std::size_t curve_points = 200;
   auto* study = app.add_subcommand("study", "Monte Carlo study: seeds × algorithms on one stream");

@@ -382,6 +382,7 @@ StudyResult run_study(const StudyConfig& config, const Dataset& data) {
   result.device = device_name(cfg.backend);
   result.profile = to_string(cfg.profile);
   result.preset = cfg.preset;
+  result.provenance = cfg.provenance;
 
   // 1. Validate: curve points, memory for the results, every algorithm built once.
   const auto points = curve_points(data.n_samples, cfg.curve_points);

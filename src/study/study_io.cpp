@@ -8,6 +8,7 @@
 #include <string>
 
 #include "core/state_io.h"
+#include "omkl/config.h"
 
 namespace omkl {
 
@@ -156,6 +157,8 @@ void write_study_outputs(const StudyResult& result, const std::string& dir) {
                      {"preset", result.preset},     {"results", results}};
   if (!result.regret_benchmark.empty()) summary["regret_benchmark"] = result.regret_benchmark;
   if (result.processes > 1) summary["processes"] = result.processes;
+  summary["omkl_version"] = OMKL_VERSION_STRING;
+  for (const auto& [key, value] : result.provenance) summary[key] = value;
   detail::write_file_atomic((std::filesystem::path(dir) / "summary.json").string(), summary.dump(2) + "\n");
 
   std::ostringstream csv;

@@ -364,4 +364,11 @@ TEST_F(CliTest, VersionSuggestionsDuplicatesAndHeaderlessFiles) {
   expect_study_fails("--data f.csv --algo raker:D=8,D=9", {"parameter 'D' is given twice"});
   write("numbers.csv", "1,2,3\n4,5,6\n");
   expect_study_fails("--data numbers.csv --algo raker", {"numbers.csv:1:1", "header row"});
+  // summary.json records what produced it.
+  ASSERT_EQ(omkl("study --data f.csv --algo raker:D=4 --seeds 1 --normalize minmax --out out").code, 0);
+  const auto summary = nlohmann::json::parse(read_text(dir_ / "out" / "summary.json"));
+  EXPECT_EQ(summary.at("omkl_version").get<std::string>().rfind("0.", 0), 0u);
+  EXPECT_NE(summary.at("command").get<std::string>().find("--normalize minmax"), std::string::npos);
+  EXPECT_EQ(summary.at("data"), "f.csv");
+  EXPECT_EQ(summary.at("normalization"), "minmax");
 }
