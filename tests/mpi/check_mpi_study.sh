@@ -11,8 +11,9 @@ omkl=$1; mpiexec=$2; work=$3
 rm -rf "$work"; mkdir -p "$work"; cd "$work" || exit 1
 fail() { echo "FAIL: $*" >&2; exit 1; }
 mpi() { "$mpiexec" --allow-run-as-root --oversubscribe "$@"; }
-# summary.json without the fields that legitimately differ (times, the process count, the device).
-values() { grep -v -e '"seconds_mean"' -e '"processes"' -e '"device"' "$1"; }
+# summary.json without the fields that legitimately differ (times, the process count, the device,
+# the command line).
+values() { grep -v -e '"seconds_mean"' -e '"processes"' -e '"device"' -e '"command"' "$1"; }
 
 "$omkl" gen --kind dataset2 --samples 700 --out stream.csv >/dev/null || fail "gen"
 
