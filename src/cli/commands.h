@@ -28,6 +28,7 @@ struct CommonOptions {
   std::string preset;
   std::string backend = "cpu";
   std::size_t threads = 0;
+  std::size_t progress = 0;  // > 0: a progress line on stderr every this many rows (run) or replicates (study)
 };
 
 void add_common_options(CLI::App& app, CommonOptions& options, bool with_seeds);

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fmt/core.h>
 #include <iostream>
+#include <memory>
 #include <new>
 #include <thread>
 #include <chrono>
@@ -57,6 +58,9 @@ void add_common_options(CLI::App& app, CommonOptions& o, bool with_seeds) {
       ->check(CLI::IsMember({"logistic", "square", "absolute"}));
   app.add_option("--backend", o.backend, "cpu, cuda or auto")->capture_default_str();
   app.add_option("--threads", o.threads, "worker threads (0 = all cores)")->capture_default_str();
+  app.add_option("--progress", o.progress,
+                 "a progress line on stderr (rate, ETA; run: the running metric) every N rows (run) or "
+                 "finished replicates (study), to a terminal or a log alike");
 }
 
 Dataset load_data(const CommonOptions& o) {
@@ -131,6 +135,25 @@ void print_table(const StudyResult& result) {
                std::isfinite(r.regret_eq11_mean) ? fmt::format("{:.4g}", r.regret_eq11_mean) : std::string("—"));
 }
 
+// "--progress N": one line every N units, with the rate and the time left, for logs as well as
+// terminals. `what` names the unit.
+// `note` (may be empty) is printed after the counts, e.g. the running metric.
+using ProgressLine = std::function<void(std::size_t, std::size_t, const std::string&)>;
+ProgressLine progress_lines(std::size_t every, const char* what) {
+  const auto start = std::chrono::steady_clock::now();
+  auto last = std::make_shared<std::size_t>(0);
+  return [=](std::size_t done, std::size_t total, const std::string& note) {
+    if (done < *last + every && done != total) return;
+    *last = done;
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const double rate = elapsed > 0 ? static_cast<double>(done) / elapsed : 0.0;
+    const double left = rate > 0 ? static_cast<double>(total - done) / rate : 0.0;
+    std::cerr << fmt::format("omkl: {}/{} {}{} ({:.3g}/s, {:.1f} s elapsed, about {:.1f} s left)\n", done, total, what,
+                             note, rate, elapsed, left)
+              << std::flush;
+  };
+}
+
 std::function<void(std::size_t, std::size_t)> progress_bar() {
   if (!::isatty(STDERR_FILENO)) return {};
   return [](std::size_t done, std::size_t total) {
@@ -165,7 +188,12 @@ int run_study_command(const CommonOptions& o, const std::string& out_dir, std::s
     config.metric = o.loss == "square" ? "mse" : o.loss == "absolute" ? "mae" : "error_rate";
   }
   const bool root = !comm || comm->rank() == 0;
-  if (root) config.progress = progress_bar();
+  if (root && o.progress) {
+    const ProgressLine line = progress_lines(o.progress, "replicates");
+    config.progress = [line](std::size_t done, std::size_t total) { line(done, total, ""); };
+  } else if (root) {
+    config.progress = progress_bar();
+  }
   config.communicator = comm;
   config.message_timeout_s = message_timeout_s;
   const Dataset data = load_data(o);
@@ -253,7 +281,18 @@ int run_command(const CommonOptions& o, const RunOptions& r, const CLI::App& com
   const std::size_t n = r.save_at >= 0 ? std::min<std::size_t>(data.n_samples, static_cast<std::size_t>(r.save_at))
                                        : data.n_samples;
   std::vector<double> predictions(n);
-  learner.partial_fit_block(data.row(0), data.y.data(), n, predictions.data());
+  if (o.progress == 0) {
+    learner.partial_fit_block(data.row(0), data.y.data(), n, predictions.data());
+  } else {
+    // In blocks of --progress rows (the same numbers: blocks equal steps), a line after each.
+    const auto report = progress_lines(o.progress, "rows");
+    for (std::size_t first = 0; first < n; first += o.progress) {
+      const std::size_t m = std::min(o.progress, n - first);
+      learner.partial_fit_block(data.row(first), data.y.data() + first, m, predictions.data() + first);
+      report(first + m, n, fmt::format(", {} so far {:.6g}", data.task == Task::Regression ? "mse" : "error_rate",
+                                      stream_metric(data, predictions, first + m)));
+    }
+  }
   fmt::print("{} on {}: rows 1..{} (samples {}..{} of the model), {} {}\n", learner.spec(), data.name, n, seen + 1,
              seen + n, data.task == Task::Regression ? "mse" : "error_rate",
              n ? fmt::format("{:.6g}", stream_metric(data, predictions, n)) : std::string("n/a"));

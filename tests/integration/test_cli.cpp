@@ -372,3 +372,16 @@ TEST_F(CliTest, VersionSuggestionsDuplicatesAndHeaderlessFiles) {
   EXPECT_EQ(summary.at("data"), "f.csv");
   EXPECT_EQ(summary.at("normalization"), "minmax");
 }
+
+TEST_F(CliTest, ProgressLinesGoToStderrAndChangeNothing) {
+  ASSERT_EQ(omkl("gen --kind dataset2 --samples 300 --out f.csv").code, 0);
+  ASSERT_EQ(omkl("run --data f.csv --algo raker:D=8 --predictions quiet.csv").code, 0);
+  const Outcome o = omkl("run --data f.csv --algo raker:D=8 --progress 100 --predictions loud.csv");
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_EQ(lines_of(o.err).size(), 3u) << o.err;  // after 100, 200 and 300 rows
+  EXPECT_NE(o.err.find("300/300 rows, mse so far"), std::string::npos) << o.err;
+  EXPECT_EQ(read_text(dir_ / "quiet.csv"), read_text(dir_ / "loud.csv")) << "blocks of 100 rows: the same numbers";
+  const Outcome s = omkl("study --data f.csv --algo raker:D=8 --seeds 4 --threads 1 --progress 2");
+  ASSERT_EQ(s.code, 0) << s.err;
+  EXPECT_NE(s.err.find("4/4 replicates"), std::string::npos) << s.err;
+}
