@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "omkl/dataset.h"
 #include "omkl/learner.h"
 #include "omkl/types.h"
 
@@ -43,6 +44,9 @@ struct LearnerContext {
   /// t·K + k being client k's t-th sample; 0 for an ordinary stream. The federated algorithms
   /// read it as their default number of clients.
   std::size_t n_clients = 0;
+  /// The normalisation (with its statistics) of the stream the learner is trained on: saved with
+  /// the model, so that new rows for it get the same transform (Learner::preprocessing()).
+  Normalizer preprocessing;
   /// Default parameters (e.g. from a preset) applied under the spec's own parameters;
   /// keys an algorithm does not use are ignored (unlike the spec's, which must be known).
   std::vector<std::pair<std::string, std::string>> defaults;

@@ -94,7 +94,24 @@ enum class Normalization {
   Symmetric
 };
 Normalization parse_normalization(const std::string& text);
-/// Applies a normalisation in place (constant columns map to 0).
+std::string to_string(Normalization how);
+
+/// A normalisation with the statistics it was fitted on (minimum and range, mean and standard
+/// deviation, the largest row norm, per feature and for the target), so that another stream —
+/// new rows for a saved model — gets the same transform. apply() on the stream it was fitted on
+/// gives normalize()'s result bit for bit.
+struct Normalizer {
+  Normalization how = Normalization::None;
+  std::size_t n_features = 0;
+  std::vector<double> offset, scale;  ///< per feature (one value for minmax-global and jmlr23)
+  double y_offset = 0.0, y_scale = 0.0;
+  bool scale_y = false;               ///< the target is transformed too
+  /// Transforms `data` in place. InputError for a stream of another width.
+  void apply(Dataset& data) const;
+};
+/// The statistics of `how` on `data` (data unchanged).
+Normalizer fit_normalizer(const Dataset& data, Normalization how);
+/// Applies a normalisation in place (constant columns map to 0): fit_normalizer(data, how).apply(data).
 void normalize(Dataset& data, Normalization how);
 
 /// How a pooled dataset is dealt to the clients of a federated study (spec/federated.md §4.3).

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "omkl/dataset.h"
 #include "omkl/types.h"
 
 namespace omkl {
@@ -36,6 +37,9 @@ class Learner {
   Task task() const;
   /// Number of samples consumed by partial_fit so far.
   std::int64_t n_seen() const;
+  /// The normalisation of the training stream (LearnerContext::preprocessing), kept in the
+  /// checkpoint: apply it to new rows before predict() or partial_fit().
+  const Normalizer& preprocessing() const { return preprocessing_; }
 
   /// Current real-valued prediction (score, for classification) for one sample; no update.
   /// @param x host array of n_features() values
@@ -60,7 +64,7 @@ class Learner {
 
   /// Internal: wraps an algorithm with one replicate.
   Learner(std::unique_ptr<detail::Algorithm> algorithm, std::string spec, std::size_t n_features,
-          Task task, std::string context_blob);
+          Task task, std::string context_blob, Normalizer preprocessing = {});
 
  private:
   std::unique_ptr<detail::Algorithm> algorithm_;
@@ -69,6 +73,7 @@ class Learner {
   Task task_ = Task::Regression;
   std::int64_t n_seen_ = 0;
   std::string context_blob_;  // serialised LearnerContext, to rebuild on load()
+  Normalizer preprocessing_;
 };
 
 }  // namespace omkl

@@ -9,9 +9,9 @@
 #include <iostream>
 #include <memory>
 #include <new>
+#include <optional>
 #include <thread>
 #include <chrono>
-#include <memory>
 
 #include "cli/commands.h"
 #include "features/rf_backend.h"
@@ -63,7 +63,8 @@ void add_common_options(CLI::App& app, CommonOptions& o, bool with_seeds) {
                  "finished replicates (study), to a terminal or a log alike");
 }
 
-Dataset load_data(const CommonOptions& o) {
+// The stream as read (and dealt to federated clients), before any normalisation.
+Dataset load_raw_data(const CommonOptions& o) {
   CsvOptions csv;
   csv.target_column = o.target;
   csv.group_column = o.group_column;
@@ -80,10 +81,41 @@ Dataset load_data(const CommonOptions& o) {
     throw ConfigError("--group-column deals rows to federated clients by group: give a federated preset "
                       "(--preset fed-pofmkl) or --clients / --rounds");
   if (federated) arrange_federated(data, layout);
-  Normalization how = Normalization::None;
-  if (preset) how = preset->normalization;
+  return data;
+}
+
+// The preset's normalisation, overridden by --normalize.
+Normalization requested_normalization(const CommonOptions& o) {
+  Normalization how = o.preset.empty() ? Normalization::None : find_preset(o.preset).normalization;
   if (!o.normalize.empty()) how = parse_normalization(o.normalize);
-  normalize(data, how);
+  return how;
+}
+
+Dataset load_data(const CommonOptions& o) {
+  Dataset data = load_raw_data(o);
+  normalize(data, requested_normalization(o));
+  return data;
+}
+
+// New rows for a saved model get the model's own normalisation, with the statistics of the
+// stream it was trained on (so a row means what it meant in training). A --normalize that says
+// otherwise is refused. A checkpoint from before models kept their normalisation stores none:
+// then --normalize is fitted on this stream, as it used to be.
+Dataset load_data_for_model(const CommonOptions& o, const Learner& learner, const std::string& model_path) {
+  Dataset data = load_raw_data(o);
+  const Normalizer& stored = learner.preprocessing();
+  if (stored.n_features == 0) {
+    normalize(data, requested_normalization(o));
+    return data;
+  }
+  if (!o.normalize.empty() && parse_normalization(o.normalize) != stored.how)
+    throw ConfigError("--normalize " + o.normalize + ": the model in " + model_path + " was trained on a '" +
+                      to_string(stored.how) + "'-normalised stream and applies that normalisation, with its "
+                      "training statistics, to new rows (leave --normalize out)");
+  if (data.n_features != learner.n_features())
+    throw InputError(o.data + ": stream has " + std::to_string(data.n_features) + " features, the model in " +
+                     model_path + " expects " + std::to_string(learner.n_features()));
+  stored.apply(data);
   return data;
 }
 
@@ -252,13 +284,18 @@ void write_predictions(const std::string& path, const Dataset& data, const std::
 
 int run_command(const CommonOptions& o, const RunOptions& r, const CLI::App& command) {
   if (!r.resume.empty()) refuse_model_options(command, "--resume");
-  const Dataset data = load_data(o);
-  if (data.n_samples == 0) throw InputError(data.name + ": empty stream");
   const auto specs = parse_algos(o, {"raker"});
   if (specs.size() != 1) throw ConfigError("run: give exactly one --algo");
+  std::optional<Learner> resumed;
+  if (!r.resume.empty()) resumed.emplace(Learner::load(r.resume));
+  Dataset data = resumed ? load_data_for_model(o, *resumed, r.resume) : load_raw_data(o);
+  if (data.n_samples == 0) throw InputError(data.name + ": empty stream");
   Learner learner = [&] {
-    if (!r.resume.empty()) return Learner::load(r.resume);
+    if (resumed) return std::move(*resumed);
     LearnerContext context;
+    // The normalisation is fitted here and kept in the model, for --resume and predict.
+    context.preprocessing = fit_normalizer(data, requested_normalization(o));
+    context.preprocessing.apply(data);
     context.n_features = data.n_features;
     context.task = data.task;
     context.profile = parse_profile(o.profile);
@@ -310,7 +347,7 @@ int predict_command(const CommonOptions& o, const std::string& model, const std:
                     const CLI::App& command) {
   refuse_model_options(command, "--model");
   Learner learner = Learner::load(model);
-  const Dataset data = load_data(o);
+  const Dataset data = load_data_for_model(o, learner, model);
   if (data.n_samples == 0) throw InputError(data.name + ": empty stream");
   if (learner.n_features() != data.n_features)
     throw InputError(o.data + ": stream has " + std::to_string(data.n_features) + " features, the model in " + model +
@@ -388,7 +425,7 @@ int main(int argc, char** argv) {
   run->add_option("--save-at", run_extra.save_at, "stop after this many rows of the stream (then --save)");
   run->add_option("--resume", run_extra.resume,
                   "continue learning from a checkpoint on this stream, from its first row (the model fixes "
-                  "--algo, --seed, --profile, --preset, --backend, --loss)");
+                  "--algo, --seed, --profile, --preset, --backend, --loss, and normalises the rows as in training)");
   run->add_option("--predictions", run_extra.predictions, "write t,y,prediction CSV here");
 
   CommonOptions predict_options;
@@ -397,7 +434,8 @@ int main(int argc, char** argv) {
   predict->add_option("--model", predict_model, "a checkpoint written by omkl run --save")->required();
   predict->add_option("--data", predict_options.data, "rows to predict (as for run)")->required();
   predict->add_option("--target", predict_options.target, "CSV target column name (default: the last column)");
-  predict->add_option("--normalize", predict_options.normalize, "preprocessing, as the model was trained with");
+  predict->add_option("--normalize", predict_options.normalize,
+                      "only for checkpoints that do not store their normalisation (the model applies its own)");
   predict->add_option("--predictions", predict_out, "write t,y,prediction CSV here");
 
   std::string gen_kind = "dataset1", gen_out;

@@ -100,6 +100,14 @@ std::string encode_context(const LearnerContext& context) {
     out.put_string(kv.second);
   }
   out.put_u64(context.n_clients);  // appended: contexts written before it end here
+  const Normalizer& z = context.preprocessing;  // appended after n_clients
+  out.put_u64(static_cast<std::uint64_t>(z.how));
+  out.put_u64(z.n_features);
+  out.put_f64s(z.offset);
+  out.put_f64s(z.scale);
+  out.put_f64(z.y_offset);
+  out.put_f64(z.y_scale);
+  out.put_u64(z.scale_y ? 1 : 0);
   return out.bytes();
 }
 
@@ -127,6 +135,18 @@ LearnerContext decode_context(detail::StateReader& in, const std::string& path) 
     c.defaults.emplace_back(key, in.get_string());
   }
   if (!in.at_end()) c.n_clients = in.get_u64();
+  if (!in.at_end()) {
+    Normalizer& z = c.preprocessing;
+    z.how = stored_enum(in, Normalization::Symmetric, path, "normalisation");
+    z.n_features = in.get_u64();
+    z.offset = in.get_f64s();
+    z.scale = in.get_f64s();
+    z.y_offset = in.get_f64();
+    z.y_scale = in.get_f64();
+    z.scale_y = in.get_u64() != 0;
+    if (z.offset.size() != z.scale.size() || z.offset.size() > z.n_features + 1)
+      throw InputError(path + ": damaged learner context (normalisation statistics)");
+  }
   return c;
 }
 
@@ -136,18 +156,19 @@ Learner make_learner(const AlgorithmSpec& spec, const LearnerContext& context) {
   auto algorithm = detail::make_algorithm(spec.name, spec.params, context.defaults,
                                           to_algo_context(context));
   return Learner(std::move(algorithm), spec.to_string(), context.n_features, context.task,
-                 encode_context(context));
+                 encode_context(context), context.preprocessing);
 }
 
 // ---- Learner ------------------------------------------------------------------------------------
 
 Learner::Learner(std::unique_ptr<detail::Algorithm> algorithm, std::string spec,
-                 std::size_t n_features, Task task, std::string context_blob)
+                 std::size_t n_features, Task task, std::string context_blob, Normalizer preprocessing)
     : algorithm_(std::move(algorithm)),
       spec_(std::move(spec)),
       n_features_(n_features),
       task_(task),
-      context_blob_(std::move(context_blob)) {}
+      context_blob_(std::move(context_blob)),
+      preprocessing_(std::move(preprocessing)) {}
 
 Learner::~Learner() = default;
 Learner::Learner(Learner&&) noexcept = default;

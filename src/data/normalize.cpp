@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstddef>
 #include <string>
+#include <tuple>
 #include <utility>
 
 #include "omkl/dataset.h"
@@ -24,29 +25,6 @@ constexpr std::pair<const char*, Normalization> kNames[] = {
     {"symmetric", Normalization::Symmetric},
 };
 
-// Maps n values spaced by `stride` to [0, 1]; a constant column maps to 0 (no information,
-// and 0/0 would put NaN into the stream).
-void min_max(double* v, std::size_t n, std::size_t stride) {
-  if (n == 0) return;
-  double lo = v[0];
-  double hi = v[0];
-  for (std::size_t i = 1; i < n; ++i) {
-    lo = std::min(lo, v[i * stride]);
-    hi = std::max(hi, v[i * stride]);
-  }
-  const double range = hi - lo;
-  for (std::size_t i = 0; i < n; ++i) {
-    // (v − lo)/(hi − lo): exactly 0 at the minimum and exactly 1 at the maximum.
-    v[i * stride] = range > 0.0 ? (v[i * stride] - lo) / range : 0.0;
-  }
-}
-
-void min_max_features(Dataset& data) {
-  for (std::size_t j = 0; j < data.n_features; ++j) {
-    min_max(data.x.data() + j, data.n_samples, data.n_features);
-  }
-}
-
 }  // namespace
 
 Normalization parse_normalization(const std::string& text) {
@@ -58,7 +36,26 @@ Normalization parse_normalization(const std::string& text) {
   throw ConfigError("unknown normalization '" + text + "' (valid: " + valid + ")");
 }
 
-void normalize(Dataset& data, Normalization how) {
+std::string to_string(Normalization how) {
+  for (const auto& [name, value] : kNames)
+    if (value == how) return name;
+  return "?";
+}
+
+namespace {
+// (lo, range) of n values spaced by `stride`, as min_max() computes them.
+std::pair<double, double> min_range(const double* v, std::size_t n, std::size_t stride) {
+  if (n == 0) return {0.0, 0.0};
+  double lo = v[0], hi = v[0];
+  for (std::size_t i = 1; i < n; ++i) {
+    lo = std::min(lo, v[i * stride]);
+    hi = std::max(hi, v[i * stride]);
+  }
+  return {lo, hi - lo};
+}
+}  // namespace
+
+Normalizer fit_normalizer(const Dataset& data, Normalization how) {
   const std::size_t n = data.n_samples;
   const std::size_t d = data.n_features;
   if (data.x.size() != n * d || data.y.size() != n) {
@@ -66,21 +63,36 @@ void normalize(Dataset& data, Normalization how) {
                      " values and y " + std::to_string(data.y.size()) + ", expected " +
                      std::to_string(n) + " x " + std::to_string(d) + " and " + std::to_string(n));
   }
+  Normalizer z;
+  z.how = how;
+  z.n_features = d;
+  const auto per_feature = [&] {
+    z.offset.resize(d);
+    z.scale.resize(d);
+    for (std::size_t j = 0; j < d; ++j) std::tie(z.offset[j], z.scale[j]) = min_range(data.x.data() + j, n, d);
+  };
+  const auto target = [&] { std::tie(z.y_offset, z.y_scale) = min_range(data.y.data(), n, 1); };
   switch (how) {
     case Normalization::None:
-      return;
+    case Normalization::UnitRows:
+      break;
     case Normalization::MinMaxFeatures:
-      min_max_features(data);
-      return;
-    case Normalization::MinMaxGlobal:
-      min_max(data.x.data(), data.x.size(), 1);
-      return;
+      per_feature();
+      break;
+    case Normalization::MinMaxGlobal: {
+      const auto [lo, range] = min_range(data.x.data(), data.x.size(), 1);
+      z.offset.assign(1, lo);
+      z.scale.assign(1, range);
+      break;
+    }
     case Normalization::MinMaxAll:
-      // The task is left unchanged: rescaling ±1 labels to {0, 1} is the caller's choice.
-      min_max_features(data);
-      min_max(data.y.data(), n, 1);
-      return;
+      per_feature();
+      target();
+      z.scale_y = true;
+      break;
     case Normalization::ZScore:
+      z.offset.resize(d);
+      z.scale.resize(d);
       for (std::size_t j = 0; j < d; ++j) {
         if (n == 0) break;
         // Two passes (mean, then squared deviations): no cancellation for columns with a
@@ -93,16 +105,71 @@ void normalize(Dataset& data, Normalization how) {
           const double diff = data.x[t * d + j] - mean;
           squares += diff * diff;
         }
-        const double sd = std::sqrt(squares / static_cast<double>(n));  // population std
         // Constancy is tested on the values themselves: the rounded mean of a constant column
-        // (e.g. all 0.1) can differ from the value and leave a tiny non-zero sd.
+        // (e.g. all 0.1) can differ from the value and leave a tiny non-zero sd. Such a column
+        // keeps sd 0, which apply() maps to 0.
         bool constant = true;
         for (std::size_t t = 1; t < n && constant; ++t) constant = data.x[t * d + j] == data.x[j];
-        for (std::size_t t = 0; t < n; ++t) {
-          data.x[t * d + j] = constant || !(sd > 0.0) ? 0.0 : (data.x[t * d + j] - mean) / sd;
-        }
+        z.offset[j] = mean;
+        z.scale[j] = constant ? 0.0 : std::sqrt(squares / static_cast<double>(n));  // population std
       }
-      return;
+      break;
+    case Normalization::Jmlr23: {
+      target();
+      z.scale_y = true;
+      // Inputs: one common divisor, the largest ℓ2 row norm.
+      double largest = 0.0;
+      for (std::size_t t = 0; t < n; ++t) {
+        const double* row = data.x.data() + t * d;
+        double squares = 0.0;
+        for (std::size_t j = 0; j < d; ++j) squares += row[j] * row[j];
+        largest = std::max(largest, std::sqrt(squares));
+      }
+      z.offset.assign(1, 0.0);
+      z.scale.assign(1, largest);
+      break;
+    }
+    case Normalization::Symmetric:
+      per_feature();
+      if (data.task == Task::Regression) {
+        target();
+        z.scale_y = true;
+      }
+      break;
+  }
+  return z;
+}
+
+void Normalizer::apply(Dataset& data) const {
+  const std::size_t n = data.n_samples;
+  const std::size_t d = data.n_features;
+  if (data.x.size() != n * d || data.y.size() != n)
+    throw InputError("dataset '" + data.name + "': x and y do not match its " + std::to_string(n) + " × " +
+                     std::to_string(d) + " shape");
+  if (how != Normalization::None && how != Normalization::UnitRows && d != n_features)
+    throw InputError(data.name + ": " + std::to_string(d) + " features, the " + to_string(how) +
+                     " normalisation was fitted on " + std::to_string(n_features));
+  // (v − lo)/range: exactly 0 at the minimum and 1 at the maximum; a constant column maps to 0
+  // (no information, and 0/0 would put NaN into the stream).
+  const auto unit = [](double v, double lo, double range) { return range > 0.0 ? (v - lo) / range : 0.0; };
+  switch (how) {
+    case Normalization::None:
+      break;
+    case Normalization::MinMaxFeatures:
+    case Normalization::MinMaxAll:
+      for (std::size_t t = 0; t < n; ++t)
+        for (std::size_t j = 0; j < d; ++j) data.x[t * d + j] = unit(data.x[t * d + j], offset[j], scale[j]);
+      break;
+    case Normalization::MinMaxGlobal:
+      for (double& v : data.x) v = unit(v, offset[0], scale[0]);
+      break;
+    case Normalization::ZScore:
+      for (std::size_t t = 0; t < n; ++t)
+        for (std::size_t j = 0; j < d; ++j) {
+          double& v = data.x[t * d + j];
+          v = scale[j] > 0.0 ? (v - offset[j]) / scale[j] : 0.0;
+        }
+      break;
     case Normalization::UnitRows:
       for (std::size_t t = 0; t < n; ++t) {
         double* row = data.x.data() + t * d;
@@ -112,48 +179,28 @@ void normalize(Dataset& data, Normalization how) {
         if (norm == 0.0) continue;  // an all-zero row stays zero
         for (std::size_t j = 0; j < d; ++j) row[j] /= norm;
       }
+      break;
+    case Normalization::Jmlr23:
+      // Targets as the notebooks compute them, y/(max − min) − min/(max − min) (it equals
+      // (y − min)/(max − min) up to rounding), so that the stream matches the reference bit for bit.
+      for (double& v : data.y) v = y_scale > 0.0 ? v / y_scale - y_offset / y_scale : 0.0;
+      if (scale[0] > 0.0)
+        for (double& v : data.x) v /= scale[0];
       return;
     case Normalization::Symmetric:
       // Every feature to [−1, 1] (2·minmax − 1; a constant column to 0, as minmax maps it to 0
-      // and then to −1 would carry a spurious value); regression targets to [0, 1].
-      for (std::size_t j = 0; j < d; ++j) {
-        double lo = n ? data.x[j] : 0.0, hi = lo;
-        for (std::size_t t = 1; t < n; ++t) {
-          lo = std::min(lo, data.x[t * d + j]);
-          hi = std::max(hi, data.x[t * d + j]);
-        }
-        const double range = hi - lo;
-        for (std::size_t t = 0; t < n; ++t) {
+      // and then to −1 would carry a spurious value).
+      for (std::size_t t = 0; t < n; ++t)
+        for (std::size_t j = 0; j < d; ++j) {
           double& v = data.x[t * d + j];
-          v = range > 0.0 ? 2.0 * ((v - lo) / range) - 1.0 : 0.0;
+          v = scale[j] > 0.0 ? 2.0 * ((v - offset[j]) / scale[j]) - 1.0 : 0.0;
         }
-      }
-      if (data.task == Task::Regression) min_max(data.y.data(), n, 1);
-      return;
-    case Normalization::Jmlr23: {
-      // Targets: the notebooks compute y/(max − min) − min/(max − min); the same expression is
-      // kept here (it equals (y − min)/(max − min) up to rounding) so that the stream matches
-      // the reference bit for bit where possible.
-      if (n > 0) {
-        const auto [lo_it, hi_it] = std::minmax_element(data.y.begin(), data.y.end());
-        const double lo = *lo_it;
-        const double range = *hi_it - lo;
-        for (double& v : data.y) v = range > 0.0 ? v / range - lo / range : 0.0;
-      }
-      // Inputs: one common divisor, the largest ℓ2 row norm.
-      double largest = 0.0;
-      for (std::size_t t = 0; t < n; ++t) {
-        const double* row = data.x.data() + t * d;
-        double squares = 0.0;
-        for (std::size_t j = 0; j < d; ++j) squares += row[j] * row[j];
-        largest = std::max(largest, std::sqrt(squares));
-      }
-      if (largest > 0.0) {
-        for (double& v : data.x) v /= largest;
-      }
-      return;
-    }
+      break;
   }
+  if (scale_y)
+    for (double& v : data.y) v = unit(v, y_offset, y_scale);
 }
+
+void normalize(Dataset& data, Normalization how) { fit_normalizer(data, how).apply(data); }
 
 }  // namespace omkl

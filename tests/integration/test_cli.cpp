@@ -243,6 +243,42 @@ TEST_F(CliTest, PredictAppliesAModelWithoutChangingIt) {
   expect_run_fails("--data f.csv --resume ck --seed 3", {"--seed"});
 }
 
+TEST_F(CliTest, ModelKeepsItsNormalisationForResumeAndPredict) {
+  // A model trained on a z-scored raw stream stores the training statistics: the rest of the
+  // stream, resumed without --normalize, gets the training stream's transform (not statistics of
+  // its own), so the resumed run continues the straight one digit for digit.
+  ASSERT_EQ(omkl("gen --kind dataset2 --samples 300 --raw --out raw.csv").code, 0);
+  ASSERT_EQ(omkl("run --data raw.csv --normalize zscore --algo raker:D=8 --predictions straight.csv").code, 0);
+  Outcome o = omkl("run --data raw.csv --normalize zscore --algo raker:D=8 --save-at 150 --save ck");
+  ASSERT_EQ(o.code, 0) << o.err;
+  const auto rows = lines_of(read_text(dir_ / "raw.csv"));
+  std::string rest = rows[0] + "\n";
+  for (std::size_t i = 151; i < rows.size(); ++i) rest += rows[i] + "\n";
+  write("rest.csv", rest);
+  o = omkl("run --data rest.csv --resume ck --predictions resumed.csv");
+  ASSERT_EQ(o.code, 0) << o.err;
+  const auto straight = lines_of(read_text(dir_ / "straight.csv"));
+  const auto resumed = lines_of(read_text(dir_ / "resumed.csv"));
+  ASSERT_EQ(straight.size(), 301u);
+  ASSERT_EQ(resumed.size(), 151u);
+  for (std::size_t i = 1; i < resumed.size(); ++i)
+    ASSERT_EQ(resumed[i], straight[150 + i]) << "row " << 150 + i << " of the resumed run";
+  // predict applies the same transform: row 151's prediction is the straight run's.
+  write("next.csv", rows[0] + "\n" + rows[151] + "\n");
+  o = omkl("predict --model ck --data next.csv --predictions p.csv");
+  ASSERT_EQ(o.code, 0) << o.err;
+  const auto predicted = lines_of(read_text(dir_ / "p.csv"));
+  ASSERT_EQ(predicted.size(), 2u);
+  const auto last_field = [](const std::string& line) { return line.substr(line.rfind(',') + 1); };
+  EXPECT_EQ(last_field(predicted[1]), last_field(straight[151]));
+  // Repeating the model's normalisation is allowed; contradicting it is refused, for both commands.
+  EXPECT_EQ(omkl("run --data rest.csv --resume ck --normalize zscore").code, 0);
+  expect_run_fails("--data rest.csv --resume ck --normalize minmax", {"--normalize minmax", "zscore", "ck"});
+  o = omkl("predict --model ck --data next.csv --normalize none");
+  EXPECT_NE(o.code, 0);
+  EXPECT_NE(o.err.find("zscore"), std::string::npos) << o.err;
+}
+
 TEST_F(CliTest, ResumeOnAStreamWithOtherFeaturesFails) {
   ASSERT_EQ(omkl("gen --kind dataset2 --samples 200 --out f.csv").code, 0);
   const Outcome o = omkl("run --data f.csv --algo raker:D=8 --save-at 100 --save ck");

@@ -505,3 +505,29 @@ TEST_F(LearnerApiTest, BadSamplesAreRefusedAndChangeNothing) {
   EXPECT_NE(input_error_of([&] { classifier.partial_fit(labels.row(0), 0.0); }).find("−1 or +1"), std::string::npos);
   EXPECT_EQ(classifier.n_seen(), 0);
 }
+
+// The training stream's normalisation travels with the model: LearnerContext::preprocessing is
+// kept through save/load, statistics and all, so new rows can get the transform of training.
+TEST_F(LearnerApiTest, PreprocessingIsKeptInTheCheckpoint) {
+  Dataset data = omkl::test::random_stream(60, kFeatures, Task::Regression);
+  omkl::LearnerContext context;
+  context.n_features = data.n_features;
+  context.horizon = data.n_samples;
+  context.preprocessing = omkl::fit_normalizer(data, omkl::Normalization::ZScore);
+  context.preprocessing.apply(data);
+  Learner learner = omkl::make_learner(omkl::parse_algorithm_spec("raker:D=8"), context);
+  run_steps(learner, data, 0, 30);
+  const fs::path path = dir_ / "z.ckpt";
+  learner.save(path.string());
+  const Learner loaded = Learner::load(path.string());
+  const omkl::Normalizer& kept = loaded.preprocessing();
+  EXPECT_EQ(kept.how, omkl::Normalization::ZScore);
+  EXPECT_EQ(kept.n_features, static_cast<std::size_t>(kFeatures));
+  EXPECT_EQ(kept.offset, context.preprocessing.offset);
+  EXPECT_EQ(kept.scale, context.preprocessing.scale);
+  EXPECT_EQ(kept.scale_y, context.preprocessing.scale_y);
+  // A learner made without one keeps the identity (how = none, no statistics).
+  Learner plain = make({"raker:D=8", Profile::Paper, Task::Regression}, data);
+  plain.save(path.string());
+  EXPECT_EQ(Learner::load(path.string()).preprocessing().how, omkl::Normalization::None);
+}

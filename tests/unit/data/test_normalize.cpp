@@ -188,4 +188,48 @@ TEST(NormalizeTest, InconsistentShapeIsRejected) {
   EXPECT_THROW(omkl::normalize(data, omkl::Normalization::MinMaxFeatures), omkl::InputError);
 }
 
+TEST(NormalizeTest, FittedStatisticsApplyToNewRows) {
+  // Fitted on sample(), a min-max transform maps a new row with the training minimum and range,
+  // so values outside the training range land outside [0, 1].
+  const omkl::Normalizer z = omkl::fit_normalizer(sample(), omkl::Normalization::MinMaxFeatures);
+  EXPECT_EQ(z.n_features, 3u);
+  omkl::Dataset next;
+  next.name = "next";
+  next.n_samples = 1;
+  next.n_features = 3;
+  next.x = {5, -2, 7};
+  next.y = {99};
+  z.apply(next);
+  EXPECT_DOUBLE_EQ(next.x[0], 4.0 / 3.0);  // (5 − 1) / 3
+  EXPECT_DOUBLE_EQ(next.x[1], 0.0);        // the training minimum
+  EXPECT_DOUBLE_EQ(next.x[2], 0.0);        // a constant training column stays 0
+  EXPECT_DOUBLE_EQ(next.y[0], 99.0);       // minmax leaves the target alone
+  // z-score with the training mean and population std; the target too for minmax-all.
+  const omkl::Normalizer s = omkl::fit_normalizer(sample(), omkl::Normalization::ZScore);
+  omkl::Dataset one = next;
+  one.x = {2.5, 1.5, 0.1};
+  s.apply(one);
+  EXPECT_NEAR(one.x[0], 0.0, 1e-15);  // the mean of 1..4
+  EXPECT_NEAR(one.x[1], 0.0, 1e-15);  // the mean of −2, 0, 6, 2
+  const omkl::Normalizer all = omkl::fit_normalizer(sample(), omkl::Normalization::MinMaxAll);
+  one.y = {30};
+  all.apply(one);
+  EXPECT_DOUBLE_EQ(one.y[0], 0.5);  // (30 − 10) / 40
+  // Fit-then-apply on the fitted stream is normalize(), bit for bit, in every mode.
+  for (const char* name : {"none", "minmax", "minmax-global", "minmax-all", "zscore", "unit-rows", "jmlr23", "symmetric"}) {
+    const auto how = omkl::parse_normalization(name);
+    omkl::Dataset a = sample(), b = sample();
+    omkl::normalize(a, how);
+    omkl::fit_normalizer(b, how).apply(b);
+    EXPECT_EQ(a.x, b.x) << name;
+    EXPECT_EQ(a.y, b.y) << name;
+    EXPECT_EQ(omkl::to_string(how), name);
+  }
+  // A stream of another width is refused.
+  omkl::Dataset wide = next;
+  wide.n_features = 1;
+  wide.n_samples = 3;
+  EXPECT_THROW(z.apply(wide), omkl::InputError);
+}
+
 }  // namespace
