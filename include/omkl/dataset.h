@@ -1,5 +1,6 @@
 /// @file dataset.h
-/// @brief Data streams: CSV and LIBSVM readers, the synthetic generators of spec/raker.md §6,
+/// @brief Data streams: CSV and LIBSVM readers, the synthetic generators of [Raker]
+/// (docs/papers.md),
 /// and the normalisations the papers use. All data live on the host, row-major.
 #pragma once
 
@@ -56,7 +57,7 @@ Dataset load_csv(const std::string& path, const CsvOptions& options = {});
 /// as written (0/1 labels are not mapped to −1/+1, so such a file reads as Regression).
 Dataset load_libsvm(const std::string& path, std::size_t n_features = 0);
 
-/// Which synthetic generator of spec/raker.md §6.
+/// Which synthetic generator of [Raker] (its Datasets 1 and 2).
 enum class SyntheticKind { Dataset1, Dataset2 };
 
 struct SyntheticOptions {
@@ -84,12 +85,12 @@ enum class Normalization {
   MinMaxAll,        ///< each feature column and y to [0, 1]
   ZScore,           ///< each feature column to zero mean, unit variance
   UnitRows,         ///< each sample to unit ℓ2 norm
-  /// Graph-aided journal notebooks (spec/graph-aided.md §1.2): targets min–max scaled to
+  /// Graph-aided journal notebooks ([GA-J] reference code): targets min–max scaled to
   /// [0, 1], computed as the reference code writes it, y/(max−min) − min/(max−min); inputs
   /// divided by the largest row norm max_τ ‖x_τ‖₂ (no centring, no per-feature scaling), so
   /// afterwards max_t ‖x_t‖₂ = 1. Constant targets map to 0; all-zero inputs stay zero.
   Jmlr23,
-  /// Bandit kernel selection (spec/bandit.md §8.2): every feature to [−1, 1] by min–max over
+  /// Bandit kernel selection ([OKS] reference code): every feature to [−1, 1] by min–max over
   /// the stream (constant columns to 0), regression targets to [0, 1], labels ±1 kept.
   Symmetric
 };
@@ -114,7 +115,7 @@ Normalizer fit_normalizer(const Dataset& data, Normalization how);
 /// Applies a normalisation in place (constant columns map to 0): fit_normalizer(data, how).apply(data).
 void normalize(Dataset& data, Normalization how);
 
-/// How a pooled dataset is dealt to the clients of a federated study (spec/federated.md §4.3).
+/// How a pooled dataset is dealt to the clients of a federated study ([POF], its experiments).
 struct FederatedLayout {
   std::size_t rounds = 500;   ///< T: samples per client
   std::size_t clients = 0;    ///< K; 0 = as many as the data allow (see arrange_federated)

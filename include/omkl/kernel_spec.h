@@ -1,7 +1,7 @@
 /// @file kernel_spec.h
 /// @brief Kernel functions and named kernel dictionaries.
 ///
-/// Conventions (spec/raker.md §1.2, §1.4; spec/graph-aided.md §1.3):
+/// Conventions ([Raker], [GA-J]; docs/papers.md):
 ///  - Gaussian:  exp(-||δ||² / (2 σ²)); spectral law N(0, σ⁻² I).
 ///  - Laplacian: exp(-||δ||₁ / σ) (product / ℓ1 form); spectral law: Cauchy(0, 1/σ) per coordinate.
 ///  - Cauchy:    Π_k 1 / (1 + δ_k² / σ²); spectral law: Laplace(0, 1/σ) per coordinate.
@@ -47,7 +47,7 @@ KernelSpec parse_kernel(const std::string& text);
 /// A named dictionary preset, or a "+"-separated list of kernels for parse_kernel()
 /// (e.g. "gauss:0.1+gauss:1+lap:10"; "+" because "," separates algorithm parameters).
 /// Presets:
-///  - "jmlr19-rf":    Gaussians σ ∈ {0.1, 1, 10} (Raker/AdaRaker, spec/raker.md §7.2)
+///  - "jmlr19-rf":    Gaussians σ ∈ {0.1, 1, 10} (Raker/AdaRaker, [Raker]'s experiments)
 ///  - "jmlr19-exact": those three Gaussians + LINEAR + POLY2 (exact MKL baselines)
 ///  - "jmlr23-76":    51 Gaussians γ = 10^(0.08k−2) and 25 Laplacians γ = 10^(l/6−2) (graph-aided §1.3)
 ///  - "conf-41":      41 Gaussians γ = 10^((k−20)/10) (graph-aided conference)

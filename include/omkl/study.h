@@ -1,6 +1,6 @@
 /// @file study.h
 /// @brief Monte Carlo studies: seeds × algorithms on one stream, with the output contract of
-/// ARCHITECTURE.md (summary.json, curves.csv).
+/// README.md, "Output contract" (summary.json, curves.csv).
 #pragma once
 
 #include <cmath>
@@ -50,18 +50,18 @@ struct StudyConfig {
   /// for classification).
   std::string metric;
   /// Each replicate sees the stream in its own random order, a permutation keyed by (base_seed,
-  /// replicate) (spec/bandit.md §8.4); not for federated streams, whose order is the protocol.
+  /// replicate) (as [OKS]'s reference code does); not for federated streams, whose order is the protocol.
   bool shuffle = false;
   /// What produced the study, recorded in summary.json (e.g. the command line, the data path,
   /// the normalisation); summary.json always records the library version as well.
   std::vector<std::pair<std::string, std::string>> provenance;
   /// Soft parameter defaults for every algorithm, over the preset's (e.g. the CLI's --loss).
   std::vector<std::pair<std::string, std::string>> defaults;
-  /// Also the graph journal's cumulative regret (spec/graph-aided.md §4.5, [J] Fig. 6) against a
+  /// Also the graph journal's cumulative regret ([GA-J] Fig. 6) against a
   /// batch kernel-ridge comparator on the jmlr23-76 dictionary: regression streams of at most
   /// 6000 samples and algorithms that define the regret's regulariser (the graph-aided
   /// family); written to regret.csv. On a federated stream, the POF-MKL paper's batch regret
-  /// instead (spec/federated.md §4.7 regret_batch, mean over clients): against the best of its 51
+  /// instead ([POF]'s batch regret, mean over clients): against the best of its 51
   /// Gaussians fitted by random-feature ridge on the pooled data, for every algorithm. Reading the regulariser copies every θ each step, which is
   /// cheap on the CPU backend and slow on the GPU one.
   bool regret = false;
@@ -104,7 +104,7 @@ struct AlgorithmResult {
   double uplink_per_client_step = 0.0;    ///< floats a client sends per step (mean)
   double downlink_per_client_step = 0.0;  ///< floats a client receives per step (mean)
   double max_uplink = 0.0;                ///< largest upload of one client in one step
-  /// The client regret of spec/federated.md eq. (11) at T — Σ_t (ŷ − y)² minus the best of the
+  /// The client regret of [POF] eq. (11) at T — Σ_t (ŷ − y)² minus the best of the
   /// algorithm's own kernels on that client — mean over clients, and its std across clients,
   /// both averaged over the seeds; NaN where the algorithm has no per-kernel predictors.
   double regret_eq11_mean = NAN, regret_eq11_std_clients = NAN;
@@ -112,7 +112,7 @@ struct AlgorithmResult {
   /// regret at T against the batch comparator (regret_mean is then the mean over clients).
   double regret_std_clients = NAN;
   /// Per seed, the algorithm's named end-of-run logs (the bandit family's selection counts, final
-  /// p, per-kernel loss; spec/bandit.md §8.6); empty for most algorithms. Written to logs.json.
+  /// p, per-kernel loss; as [OKS]'s reference code logs them); empty for most algorithms. Written to logs.json.
   std::vector<std::vector<std::pair<std::string, std::vector<double>>>> logs;
 };
 

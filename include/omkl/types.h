@@ -9,7 +9,7 @@ namespace omkl {
 /// The learning task of a stream.
 enum class Task { Regression, Classification };
 
-/// Behaviour profile of an algorithm (see ARCHITECTURE.md, "Profiles").
+/// Behaviour profile of an algorithm (see README.md, "Profiles and reproduction").
 /// Paper: the corrected equations of the papers (library default).
 /// Reference: the conventions of the authors' released code, which reproduce the tables.
 enum class Profile { Paper, Reference };

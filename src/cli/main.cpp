@@ -380,6 +380,12 @@ int gen_command(const std::string& kind, std::size_t samples, std::uint64_t seed
 }  // namespace
 }  // namespace omkl::cli
 
+// The exit status, one scheme for every command (README, "Command line").
+constexpr int kExitOk = 0;
+constexpr int kExitInput = 1;    // a data file or checkpoint is missing, malformed or does not fit
+constexpr int kExitUsage = 2;    // the command line or a configuration is wrong (options, specs, presets)
+constexpr int kExitFailure = 3;  // the run itself failed: out of memory, a device or MPI error, ...
+
 int main(int argc, char** argv) {
   using namespace omkl;
   using namespace omkl::cli;
@@ -461,7 +467,8 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // --help and --version end here with 0; a malformed command line is a usage error.
+    return app.exit(e) == 0 ? kExitOk : kExitUsage;
   }
   // Started by mpirun (and built with MPI): one of several processes of one study.
   std::shared_ptr<Communicator> comm;
@@ -469,7 +476,7 @@ int main(int argc, char** argv) {
     comm = mpi_communicator();
   } catch (const std::exception& e) {
     std::cerr << "omkl: error: " << e.what() << "\n";
-    return 1;
+    return kExitFailure;
   }
   const bool several = comm && comm->size() > 1;
   const auto dispatch = [&]() -> int {
@@ -512,20 +519,20 @@ int main(int argc, char** argv) {
     code = dispatch();
   } catch (const ConfigError& e) {
     message = e.what();
-    code = 2;
+    code = kExitUsage;
     deterministic = true;
   } catch (const InputError& e) {
     message = e.what();
-    code = 1;
+    code = kExitInput;
     deterministic = true;
   } catch (const std::bad_alloc&) {
     // The sizes are the user's (seeds × kernels × D × d, the stream): say which knobs to turn.
     message = "out of memory: the run needs more memory than this machine can give "
               "(fewer --seeds, a smaller D or dictionary, or a shorter stream)";
-    code = 1;
+    code = kExitFailure;
   } catch (const std::exception& e) {
     message = e.what();
-    code = 1;
+    code = kExitFailure;
   }
   if (message.empty()) return code;
   if (!several) {

@@ -37,6 +37,27 @@ foreach(required include/omkl/omkl.h include/omkl/config.h)
   endif()
 endforeach()
 
+# A shared libomkl keeps CUDA and MPI private: its exported link interface names neither, so
+# an application links libomkl alone.
+file(GLOB shared_libs "${prefix}/lib*/libomkl.so")
+if(shared_libs)
+  file(GLOB targets_files "${prefix}/lib*/cmake/omkl/omklTargets*.cmake")
+  foreach(targets_file ${targets_files})
+    file(READ "${targets_file}" exported)
+    foreach(private CUDA:: cublas curand MPI::)
+      string(FIND "${exported}" "${private}" at)
+      if(NOT at EQUAL -1)
+        message(FATAL_ERROR "consumer test: ${targets_file} makes applications link ${private}")
+      endif()
+    endforeach()
+  endforeach()
+endif()
+foreach(doc README.md LICENSE papers.md)
+  if(NOT EXISTS "${prefix}/share/doc/omkl/${doc}")
+    message(FATAL_ERROR "consumer test: the install lacks share/doc/omkl/${doc}, which the headers cite")
+  endif()
+endforeach()
+
 set(configure_args -S "${CONSUMER_SOURCE_DIR}" -B "${build}"
   "-DCMAKE_PREFIX_PATH=${prefix}"
   "-DCMAKE_BUILD_TYPE=${BUILD_CONFIG}"

@@ -111,6 +111,19 @@ TEST_F(CliTest, MissingFileIsNamed) {
   expect_study_fails("--data does_not_exist.csv --algo raker:D=8", {"does_not_exist.csv"});
 }
 
+TEST_F(CliTest, ExitStatusSaysWhatKindOfErrorItWas) {
+  // 0 success (help and version included), 1 bad input, 2 bad usage (README, "Command line").
+  EXPECT_EQ(omkl("--help").code, 0);
+  EXPECT_EQ(omkl("--version").code, 0);
+  EXPECT_EQ(omkl("run --data does_not_exist.csv --algo raker:D=8").code, 1);
+  write("ragged.csv", "a,b,y\n0.1,0.2,0.3\n0.4,0.5\n");
+  EXPECT_EQ(omkl("run --data ragged.csv --algo raker:D=8").code, 1);
+  EXPECT_EQ(omkl("run --data synthetic:dataset2:50 --no-such-option 3").code, 2);
+  EXPECT_EQ(omkl("run --data synthetic:dataset2:50 --algo no-such-algo").code, 2);
+  EXPECT_EQ(omkl("run --data synthetic:dataset2:50 --algo raker:D=8,bogus_param=1").code, 2);
+  EXPECT_EQ(omkl("no-such-command").code, 2);
+}
+
 TEST_F(CliTest, RaggedRowIsLocated) {
   write("file.csv", "a,b,y\n0.1,0.2,0.3\n0.4,0.5\n0.7,0.8,0.9\n");
   expect_run_fails("--data file.csv --algo raker:D=8", {"file.csv:3:", "ragged"});
