@@ -109,6 +109,12 @@ struct Normalizer {
   bool scale_y = false;               ///< the target is transformed too
   /// Transforms `data` in place. InputError for a stream of another width.
   void apply(Dataset& data) const;
+  /// Transforms one row of `d` features in place, and its target when `y` is not null (a row
+  /// to predict has none): apply() row by row, bit for bit.
+  void apply_row(double* x, std::size_t d, double* y) const;
+  /// Whether the transform needs statistics of a whole stream (fitted or to be fitted), as
+  /// opposed to none or unit-rows, which transform each row on its own.
+  bool needs_statistics() const { return how != Normalization::None && how != Normalization::UnitRows; }
 };
 /// The statistics of `how` on `data` (data unchanged).
 Normalizer fit_normalizer(const Dataset& data, Normalization how);

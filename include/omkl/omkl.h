@@ -6,6 +6,7 @@
 #include "omkl/communicator.h"
 #include "omkl/config.h"
 #include "omkl/dataset.h"
+#include "omkl/row_stream.h"
 #include "omkl/error.h"
 #include "omkl/kernel_spec.h"
 #include "omkl/learner.h"

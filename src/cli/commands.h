@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "omkl/algorithm.h"
 #include "omkl/dataset.h"
 #include "omkl/study.h"
 
@@ -36,6 +37,30 @@ void add_common_options(CLI::App& app, CommonOptions& options, bool with_seeds);
 /// --normalize overrides it); a federated preset, --clients or --rounds first deals the rows to
 /// the clients (arrange_federated), so that the normalisation covers the rows used.
 Dataset load_data(const CommonOptions& options);
+/// The preset's normalisation, overridden by --normalize.
+Normalization requested_normalization(const CommonOptions& options);
+
+/// Options of `omkl run` beside the common ones.
+struct RunOptions {
+  std::string save, resume, predictions;
+  std::int64_t save_at = -1;
+  std::size_t replicate = 0;
+  std::size_t save_every = 0;  // live: a checkpoint to --save every this many learned rows
+  std::size_t horizon = 0;     // live: the T a fresh model's step sizes assume
+  bool follow = false;         // live: wait for a regular file to grow
+};
+/// Refuses the options that a loaded model fixes (they would be silently ignored beside it).
+void refuse_model_options(const CLI::App& command, const char* with);
+/// The learner context of a fresh model for `omkl run`, from the options.
+LearnerContext fresh_learner_context(const CommonOptions& options, const RunOptions& run, std::size_t n_features,
+                                     Task task, std::size_t horizon);
+/// Whether `path` is read live (RowStream): "-", a named pipe or character device, or --follow.
+bool is_live_input(const std::string& path, const RunOptions& run);
+/// `omkl run` on a live stream: each row predicted, written, then learned from (live_run.cpp).
+int live_run_command(const CommonOptions& options, const RunOptions& run, const CLI::App& command);
+/// A metric's name for a task: mse or error_rate.
+const char* task_metric(Task task);
+
 std::vector<AlgorithmSpec> parse_algos(const CommonOptions& options,
                                        const std::vector<std::string>& fallback);
 /// The backend after resolving "auto" (with a one-line notice on stderr when it falls back).

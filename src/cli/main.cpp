@@ -1,5 +1,6 @@
 /// @file main.cpp
 /// @brief The `omkl` command-line tool: run, study, gen, bench, list, describe.
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -31,7 +32,8 @@ void add_common_options(CLI::App& app, CommonOptions& o, bool with_seeds) {
                  "raker:D=20,dict=gauss:1+gauss:10 (see `omkl list` and `omkl describe NAME`)");
   app.add_option("--data", o.data,
                  "stream: a CSV file (header row, last column = target), a LIBSVM file "
-                 "(.svm/.libsvm/.txt), or synthetic:dataset1[:T] / synthetic:dataset2[:T]")
+                 "(.svm/.libsvm/.txt), or synthetic:dataset1[:T] / synthetic:dataset2[:T]; for run also - "
+                 "(CSV rows on standard input, read live) or a named pipe")
       ->capture_default_str();
   app.add_option("--target", o.target, "CSV target column name (default: the last column)");
   app.add_option("--group-column", o.group_column,
@@ -249,11 +251,9 @@ int run_study_command(const CommonOptions& o, const std::string& out_dir, std::s
   return 0;
 }
 
-struct RunOptions {
-  std::string save, resume, predictions;
-  std::int64_t save_at = -1;
-  std::size_t replicate = 0;
-};
+}  // namespace
+
+// ---- omkl run / predict (the pieces live_run.cpp shares are declared in commands.h) ------------
 
 // Options that would change what a model is: refused beside --resume / --model, which fix them
 // (given there, they would be silently ignored).
@@ -282,7 +282,35 @@ void write_predictions(const std::string& path, const Dataset& data, const std::
   detail::write_file_atomic(path, csv);
 }
 
+LearnerContext fresh_learner_context(const CommonOptions& o, const RunOptions& r, std::size_t n_features, Task task,
+                                     std::size_t horizon) {
+  LearnerContext context;
+  context.n_features = n_features;
+  context.task = task;
+  context.profile = parse_profile(o.profile);
+  context.seed = o.seed;
+  context.replicate = r.replicate;
+  context.horizon = horizon;
+  context.backend = resolve_backend(o.backend);
+  if (!o.preset.empty()) context.defaults = find_preset(o.preset).defaults;
+  if (!o.loss.empty()) context.defaults.emplace_back("loss", o.loss == "square" ? "squared" : o.loss);
+  return context;
+}
+
+const char* task_metric(Task task) { return task == Task::Regression ? "mse" : "error_rate"; }
+
+bool is_live_input(const std::string& path, const RunOptions& r) {
+  if (path == "-" || r.follow) return true;
+  struct stat info {};
+  return ::stat(path.c_str(), &info) == 0 && (S_ISFIFO(info.st_mode) || S_ISCHR(info.st_mode));
+}
+
 int run_command(const CommonOptions& o, const RunOptions& r, const CLI::App& command) {
+  if (is_live_input(o.data, r)) return live_run_command(o, r, command);
+  for (const char* live_only : {"--save-every", "--horizon"})
+    if (command.count(live_only) > 0)
+      throw ConfigError(std::string(live_only) + " is for live input (--data -, a named pipe, or --follow); " + o.data +
+                        " is read whole");
   if (!r.resume.empty()) refuse_model_options(command, "--resume");
   const auto specs = parse_algos(o, {"raker"});
   if (specs.size() != 1) throw ConfigError("run: give exactly one --algo");
@@ -292,19 +320,10 @@ int run_command(const CommonOptions& o, const RunOptions& r, const CLI::App& com
   if (data.n_samples == 0) throw InputError(data.name + ": empty stream");
   Learner learner = [&] {
     if (resumed) return std::move(*resumed);
-    LearnerContext context;
+    LearnerContext context = fresh_learner_context(o, r, data.n_features, data.task, data.n_samples);
     // The normalisation is fitted here and kept in the model, for --resume and predict.
     context.preprocessing = fit_normalizer(data, requested_normalization(o));
     context.preprocessing.apply(data);
-    context.n_features = data.n_features;
-    context.task = data.task;
-    context.profile = parse_profile(o.profile);
-    context.seed = o.seed;
-    context.replicate = r.replicate;
-    context.horizon = data.n_samples;
-    context.backend = resolve_backend(o.backend);
-    if (!o.preset.empty()) context.defaults = find_preset(o.preset).defaults;
-    if (!o.loss.empty()) context.defaults.emplace_back("loss", o.loss == "square" ? "squared" : o.loss);
     return make_learner(specs[0], context);
   }();
   if (learner.n_features() != data.n_features)
@@ -377,7 +396,6 @@ int gen_command(const std::string& kind, std::size_t samples, std::uint64_t seed
   return 0;
 }
 
-}  // namespace
 }  // namespace omkl::cli
 
 // The exit status, one scheme for every command (README, "Command line").
@@ -432,7 +450,12 @@ int main(int argc, char** argv) {
   run->add_option("--resume", run_extra.resume,
                   "continue learning from a checkpoint on this stream, from its first row (the model fixes "
                   "--algo, --seed, --profile, --preset, --backend, --loss, and normalises the rows as in training)");
-  run->add_option("--predictions", run_extra.predictions, "write t,y,prediction CSV here");
+  run->add_option("--predictions", run_extra.predictions, "write t,y,prediction CSV here (- : standard output)");
+  run->add_option("--horizon", run_extra.horizon,
+                  "live input: the number of rows a fresh model's step sizes assume (T)");
+  run->add_option("--save-every", run_extra.save_every, "live input: a checkpoint to --save every N learned rows");
+  run->add_flag("--follow", run_extra.follow,
+                "read --data live and, at its end, wait for more rows (a file that grows); ends on SIGINT/SIGTERM");
 
   CommonOptions predict_options;
   std::string predict_model, predict_out;

@@ -13,6 +13,7 @@
 
 #include <unistd.h>
 
+#include "data/csv_rows.h"
 #include "data/parse_number.h"
 #include "omkl/dataset.h"
 #include "omkl/error.h"
@@ -109,13 +110,6 @@ Line next_line(const char* p, const char* text_end) {
   return {p, content_end, newline == text_end ? text_end : newline + 1};
 }
 
-bool is_blank_line(const char* begin, const char* end) {
-  for (; begin < end; ++begin) {
-    if (*begin != ' ' && *begin != '\t' && *begin != '\r') return false;
-  }
-  return true;
-}
-
 std::size_t count_fields(const char* begin, const char* end) {
   std::size_t commas = 0;
   for (; begin < end; ++begin) commas += (*begin == ',');
@@ -152,26 +146,21 @@ std::string header_name(const char* begin, const char* end) {
 
 }  // namespace
 
-Dataset load_csv(const std::string& path, const CsvOptions& options) {
-  const std::string text = detail::read_whole_file(path);
-  const char* p = text.data();
-  const char* const text_end = p + text.size();
-  // A UTF-8 byte-order mark (spreadsheet exports) is not part of the first header name.
-  if (text.size() >= 3 && std::memcmp(p, "\xEF\xBB\xBF", 3) == 0) p += 3;
-  {
-    bool empty = true;
-    for (const char* q = p; q < text_end && empty; ++q) {
-      empty = (*q == ' ' || *q == '\t' || *q == '\r' || *q == '\n');
-    }
-    if (empty) throw InputError(path + ": empty file");
-  }
+namespace detail {
 
-  // ---- header -------------------------------------------------------------------------------
-  const Line header = next_line(p, text_end);
-  std::vector<std::string> names;
-  for (const char* cell = header.begin;;) {
-    const void* comma = std::memchr(cell, ',', static_cast<std::size_t>(header.end - cell));
-    const char* cell_end = comma ? static_cast<const char*>(comma) : header.end;
+bool is_blank_line(const char* begin, const char* end) {
+  for (; begin < end; ++begin) {
+    if (*begin != ' ' && *begin != '\t' && *begin != '\r') return false;
+  }
+  return true;
+}
+
+CsvHeader parse_csv_header(const std::string& path, const char* begin, const char* end, const CsvOptions& options) {
+  CsvHeader header;
+  std::vector<std::string>& names = header.names;
+  for (const char* cell = begin;;) {
+    const void* comma = std::memchr(cell, ',', static_cast<std::size_t>(end - cell));
+    const char* cell_end = comma ? static_cast<const char*>(comma) : end;
     names.push_back(header_name(cell, cell_end));
     if (!comma) break;
     cell = cell_end + 1;
@@ -214,32 +203,100 @@ Dataset load_csv(const std::string& path, const CsvOptions& options) {
     }
     return found;
   };
-  const std::size_t target = options.target_column.empty() ? n_columns - 1 : find_column(options.target_column, "target");
+  header.target = options.target_column.empty() ? n_columns - 1 : find_column(options.target_column, "target");
   const bool grouped = !options.group_column.empty();
-  const std::size_t group = grouped ? find_column(options.group_column, "group") : n_columns;
-  if (grouped && group == target)
-    throw InputError(location(path, 1, group + 1) + "column '" + names[group] + "' cannot be both the target and the group");
+  header.group = grouped ? find_column(options.group_column, "group") : n_columns;
+  if (grouped && header.group == header.target)
+    throw InputError(location(path, 1, header.group + 1) + "column '" + names[header.group] +
+                     "' cannot be both the target and the group");
   if (grouped && n_columns < 3)
     throw InputError(location(path, 1, 1) + "need at least 3 columns (features, a group and a target), got " +
                      std::to_string(n_columns));
+  return header;
+}
+
+CsvRowValues parse_csv_row(const std::string& path, std::size_t line_number, const CsvHeader& header,
+                           const char* begin, const char* end, double* x, bool target_optional) {
+  const std::size_t n_columns = header.n_columns();
+  CsvRowValues values;
+  std::size_t column = 0;
+  for (const char* cell = begin;;) {
+    const void* comma = std::memchr(cell, ',', static_cast<std::size_t>(end - cell));
+    const char* cell_end = comma ? static_cast<const char*>(comma) : end;
+    if (column == n_columns) {
+      throw InputError(location(path, line_number, n_columns + 1) + "ragged row: expected " +
+                       std::to_string(n_columns) + " fields, got " + std::to_string(count_fields(begin, end)));
+    }
+    double value = 0.0;
+    const NumberStatus status = detail::parse_double(cell, cell_end, value);
+    if (column == header.target && status == NumberStatus::Empty && target_optional) {
+      values.has_target = false;  // a row to predict, not to learn from
+    } else if (status != NumberStatus::Ok) {
+      throw_cell_error(path, line_number, column + 1, status, cell, cell_end);
+    } else if (column == header.target) {
+      values.y = value;
+    } else if (column == header.group) {
+      // Group labels are small non-negative integers (site 0, 1, ...).
+      if (!(value >= 0 && value <= 4294967295.0 && value == std::floor(value)))
+        throw InputError(location(path, line_number, column + 1) + "group label '" + std::string(cell, cell_end) +
+                         "' is not a non-negative integer");
+      values.group = static_cast<std::uint32_t>(value);
+    } else {
+      *x++ = value;
+    }
+    ++column;
+    if (!comma) break;
+    cell = cell_end + 1;
+  }
+  if (target_optional && column + 1 == n_columns && header.target == n_columns - 1) {
+    values.has_target = false;  // the target column left out altogether
+    return values;
+  }
+  if (column < n_columns) {
+    throw InputError(location(path, line_number, column + 1) + "ragged row: expected " +
+                     std::to_string(n_columns) + " fields, got " + std::to_string(column));
+  }
+  return values;
+}
+
+}  // namespace detail
+
+Dataset load_csv(const std::string& path, const CsvOptions& options) {
+  const std::string text = detail::read_whole_file(path);
+  const char* p = text.data();
+  const char* const text_end = p + text.size();
+  // A UTF-8 byte-order mark (spreadsheet exports) is not part of the first header name.
+  if (text.size() >= 3 && std::memcmp(p, "\xEF\xBB\xBF", 3) == 0) p += 3;
+  {
+    bool empty = true;
+    for (const char* q = p; q < text_end && empty; ++q) {
+      empty = (*q == ' ' || *q == '\t' || *q == '\r' || *q == '\n');
+    }
+    if (empty) throw InputError(path + ": empty file");
+  }
+
+  // ---- header -------------------------------------------------------------------------------
+  const Line header_line = next_line(p, text_end);
+  const detail::CsvHeader header = detail::parse_csv_header(path, header_line.begin, header_line.end, options);
+  const std::size_t n_columns = header.n_columns();
 
   // ---- data rows: one pass over the buffer --------------------------------------------------
   Dataset data;
   data.name = detail::dataset_name_from_path(path);
-  data.n_features = n_columns - (grouped ? 2 : 1);
+  data.n_features = header.n_features();
   {
     const auto newlines = static_cast<std::size_t>(
-        std::count(header.next, text_end, '\n'));  // upper bound on rows, minus at most one
+        std::count(header_line.next, text_end, '\n'));  // upper bound on rows, minus at most one
     data.y.reserve(newlines + 1);
     data.x.reserve((newlines + 1) * data.n_features);
   }
   std::size_t line_number = 1;
   std::size_t first_blank_line = 0;  // a blank line is fine only if nothing follows it
-  for (p = header.next; p < text_end;) {
+  for (p = header_line.next; p < text_end;) {
     const Line line = next_line(p, text_end);
     p = line.next;
     ++line_number;
-    if (is_blank_line(line.begin, line.end)) {
+    if (detail::is_blank_line(line.begin, line.end)) {
       if (first_blank_line == 0) first_blank_line = line_number;
       continue;
     }
@@ -248,39 +305,11 @@ Dataset load_csv(const std::string& path, const CsvOptions& options) {
                        "blank line inside the data (expected " + std::to_string(n_columns) +
                        " fields)");
     }
-    std::size_t column = 0;
-    for (const char* cell = line.begin;;) {
-      const void* comma = std::memchr(cell, ',', static_cast<std::size_t>(line.end - cell));
-      const char* cell_end = comma ? static_cast<const char*>(comma) : line.end;
-      if (column == n_columns) {
-        throw InputError(location(path, line_number, n_columns + 1) + "ragged row: expected " +
-                         std::to_string(n_columns) + " fields, got " +
-                         std::to_string(count_fields(line.begin, line.end)));
-      }
-      double value = 0.0;
-      const NumberStatus status = detail::parse_double(cell, cell_end, value);
-      if (status != NumberStatus::Ok) {
-        throw_cell_error(path, line_number, column + 1, status, cell, cell_end);
-      }
-      if (column == target) {
-        data.y.push_back(value);
-      } else if (column == group) {
-        // Group labels are small non-negative integers (site 0, 1, ...).
-        if (!(value >= 0 && value <= 4294967295.0 && value == std::floor(value)))
-          throw InputError(location(path, line_number, column + 1) + "group label '" + std::string(cell, cell_end) +
-                           "' is not a non-negative integer");
-        data.groups.push_back(static_cast<std::uint32_t>(value));
-      } else {
-        data.x.push_back(value);
-      }
-      ++column;
-      if (!comma) break;
-      cell = cell_end + 1;
-    }
-    if (column < n_columns) {
-      throw InputError(location(path, line_number, column + 1) + "ragged row: expected " +
-                       std::to_string(n_columns) + " fields, got " + std::to_string(column));
-    }
+    data.x.resize(data.x.size() + data.n_features);
+    const detail::CsvRowValues values = detail::parse_csv_row(path, line_number, header, line.begin, line.end,
+                                                              data.x.data() + data.x.size() - data.n_features);
+    data.y.push_back(values.y);
+    if (header.grouped()) data.groups.push_back(values.group);
   }
   if (data.y.empty()) throw InputError(path + ": no data rows");
   data.n_samples = data.y.size();

@@ -149,56 +149,52 @@ void Normalizer::apply(Dataset& data) const {
   if (how != Normalization::None && how != Normalization::UnitRows && d != n_features)
     throw InputError(data.name + ": " + std::to_string(d) + " features, the " + to_string(how) +
                      " normalisation was fitted on " + std::to_string(n_features));
+  if (how == Normalization::None) return;
+  for (std::size_t t = 0; t < n; ++t) apply_row(data.x.data() + t * d, d, &data.y[t]);
+}
+
+void Normalizer::apply_row(double* x, std::size_t d, double* y) const {
+  if (how != Normalization::None && how != Normalization::UnitRows && d != n_features)
+    throw InputError("a row of " + std::to_string(d) + " features: the " + to_string(how) +
+                     " normalisation was fitted on " + std::to_string(n_features));
   // (v − lo)/range: exactly 0 at the minimum and 1 at the maximum; a constant column maps to 0
   // (no information, and 0/0 would put NaN into the stream).
   const auto unit = [](double v, double lo, double range) { return range > 0.0 ? (v - lo) / range : 0.0; };
   switch (how) {
     case Normalization::None:
-      break;
+      return;
     case Normalization::MinMaxFeatures:
     case Normalization::MinMaxAll:
-      for (std::size_t t = 0; t < n; ++t)
-        for (std::size_t j = 0; j < d; ++j) data.x[t * d + j] = unit(data.x[t * d + j], offset[j], scale[j]);
+      for (std::size_t j = 0; j < d; ++j) x[j] = unit(x[j], offset[j], scale[j]);
       break;
     case Normalization::MinMaxGlobal:
-      for (double& v : data.x) v = unit(v, offset[0], scale[0]);
+      for (std::size_t j = 0; j < d; ++j) x[j] = unit(x[j], offset[0], scale[0]);
       break;
     case Normalization::ZScore:
-      for (std::size_t t = 0; t < n; ++t)
-        for (std::size_t j = 0; j < d; ++j) {
-          double& v = data.x[t * d + j];
-          v = scale[j] > 0.0 ? (v - offset[j]) / scale[j] : 0.0;
-        }
+      for (std::size_t j = 0; j < d; ++j) x[j] = scale[j] > 0.0 ? (x[j] - offset[j]) / scale[j] : 0.0;
       break;
-    case Normalization::UnitRows:
-      for (std::size_t t = 0; t < n; ++t) {
-        double* row = data.x.data() + t * d;
-        double squares = 0.0;
-        for (std::size_t j = 0; j < d; ++j) squares += row[j] * row[j];
-        const double norm = std::sqrt(squares);
-        if (norm == 0.0) continue;  // an all-zero row stays zero
-        for (std::size_t j = 0; j < d; ++j) row[j] /= norm;
-      }
+    case Normalization::UnitRows: {
+      double squares = 0.0;
+      for (std::size_t j = 0; j < d; ++j) squares += x[j] * x[j];
+      const double norm = std::sqrt(squares);
+      if (norm != 0.0)  // an all-zero row stays zero
+        for (std::size_t j = 0; j < d; ++j) x[j] /= norm;
       break;
+    }
     case Normalization::Jmlr23:
       // Targets as the notebooks compute them, y/(max − min) − min/(max − min) (it equals
       // (y − min)/(max − min) up to rounding), so that the stream matches the reference bit for bit.
-      for (double& v : data.y) v = y_scale > 0.0 ? v / y_scale - y_offset / y_scale : 0.0;
+      if (y) *y = y_scale > 0.0 ? *y / y_scale - y_offset / y_scale : 0.0;
       if (scale[0] > 0.0)
-        for (double& v : data.x) v /= scale[0];
+        for (std::size_t j = 0; j < d; ++j) x[j] /= scale[0];
       return;
     case Normalization::Symmetric:
       // Every feature to [−1, 1] (2·minmax − 1; a constant column to 0, as minmax maps it to 0
       // and then to −1 would carry a spurious value).
-      for (std::size_t t = 0; t < n; ++t)
-        for (std::size_t j = 0; j < d; ++j) {
-          double& v = data.x[t * d + j];
-          v = scale[j] > 0.0 ? 2.0 * ((v - offset[j]) / scale[j]) - 1.0 : 0.0;
-        }
+      for (std::size_t j = 0; j < d; ++j) x[j] = scale[j] > 0.0 ? 2.0 * ((x[j] - offset[j]) / scale[j]) - 1.0 : 0.0;
       break;
   }
-  if (scale_y)
-    for (double& v : data.y) v = unit(v, y_offset, y_scale);
+  if (scale_y && y) *y = unit(*y, y_offset, y_scale);
 }
 
 void normalize(Dataset& data, Normalization how) { fit_normalizer(data, how).apply(data); }

@@ -1,0 +1,177 @@
+// `omkl run` on a live stream: rows read as they arrive (RowStream), each predicted and its
+// prediction written before the learner learns from it, in memory that does not grow with the
+// stream. Ended by the end of the input or by SIGINT / SIGTERM, after which the checkpoint (if
+// --save) is written and the predictions are complete up to the last row read.
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <fmt/core.h>
+#include <optional>
+
+#include "cli/commands.h"
+#include "omkl/error.h"
+#include "omkl/learner.h"
+#include "omkl/row_stream.h"
+
+namespace omkl::cli {
+
+namespace {
+
+// A signal handler may only touch lock-free atomics: these two are the whole of what it sees,
+// one pair per process, as there is one set of signal dispositions per process.
+std::atomic<bool> g_stop_requested{false};
+std::atomic<int> g_stop_signal{0};
+
+extern "C" void request_stop(int signal_number) {
+  g_stop_signal.store(signal_number);
+  g_stop_requested.store(true);
+}
+
+// SIGINT / SIGTERM end the stream at the next row boundary. No SA_RESTART, so that a read
+// blocked on a quiet pipe returns (EINTR) and the reader sees the request; SA_RESETHAND, so
+// that a second signal ends the process at once.
+void install_stop_handlers() {
+  struct sigaction action {};
+  action.sa_handler = request_stop;
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = SA_RESETHAND;
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
+}
+
+// Where predictions go: a file (opened before the first row, so that a bad path fails first)
+// or standard output; one line per row, flushed as written so a reader sees it at once.
+class PredictionSink {
+ public:
+  explicit PredictionSink(const std::string& path) {
+    if (path.empty()) return;
+    file_ = path == "-" ? stdout : std::fopen(path.c_str(), "w");
+    if (!file_) throw InputError("--predictions " + path + ": cannot open for writing");
+    owned_ = path != "-";
+    write("t,y,prediction\n");
+  }
+  ~PredictionSink() {
+    if (owned_) std::fclose(file_);
+  }
+  PredictionSink(const PredictionSink&) = delete;
+  PredictionSink& operator=(const PredictionSink&) = delete;
+  bool enabled() const { return file_ != nullptr; }
+  void write(const std::string& line) {
+    if (!file_) return;
+    std::fputs(line.c_str(), file_);
+    std::fflush(file_);
+  }
+
+ private:
+  std::FILE* file_ = nullptr;
+  bool owned_ = false;
+};
+
+// The transform for a live stream's rows: a loaded model's own (with its training statistics),
+// or, for a fresh model, one that needs no statistics of the whole stream.
+Normalizer live_normalizer(const CommonOptions& o, const std::optional<Learner>& resumed, const std::string& model_path,
+                           std::size_t n_features) {
+  if (resumed && resumed->preprocessing().n_features != 0) {
+    const Normalizer& stored = resumed->preprocessing();
+    if (!o.normalize.empty() && parse_normalization(o.normalize) != stored.how)
+      throw ConfigError("--normalize " + o.normalize + ": the model in " + model_path + " was trained on a '" +
+                        to_string(stored.how) + "'-normalised stream and applies that normalisation, with its "
+                        "training statistics, to new rows (leave --normalize out)");
+    return stored;
+  }
+  Normalizer z;
+  z.how = requested_normalization(o);
+  z.n_features = n_features;
+  if (z.needs_statistics())
+    throw ConfigError("--normalize " + to_string(z.how) + " needs statistics of the whole stream, which a live "
+                      "stream does not have: use none or unit-rows, or train a model on a file with --normalize " +
+                      to_string(z.how) + " and --resume it here (it brings that file's statistics)");
+  return z;
+}
+
+}  // namespace
+
+int live_run_command(const CommonOptions& o, const RunOptions& r, const CLI::App& command) {
+  if (!r.resume.empty()) refuse_model_options(command, "--resume");
+  if (r.save_at >= 0) throw ConfigError("--save-at: a live stream has no row to stop at; use --save-every N");
+  if (r.save_every > 0 && r.save.empty()) throw ConfigError("--save-every needs --save PATH (where to checkpoint)");
+  if (o.clients > 0 || o.rounds > 0 || !o.group_column.empty())
+    throw ConfigError("--clients / --rounds / --group-column deal a whole file to federated clients; a live stream "
+                      "is one client's rows");
+  const auto specs = parse_algos(o, {"raker"});
+  if (specs.size() != 1) throw ConfigError("run: give exactly one --algo");
+  std::optional<Learner> resumed;
+  if (!r.resume.empty()) resumed.emplace(Learner::load(r.resume));
+  if (!resumed && r.horizon == 0)
+    throw ConfigError("--horizon T: a fresh model on a live stream needs the horizon its step sizes assume "
+                      "(the number of rows it will learn from, e.g. --horizon 100000)");
+
+  install_stop_handlers();
+  RowStreamOptions stream_options;
+  stream_options.csv.target_column = o.target;
+  stream_options.follow = r.follow;
+  stream_options.stop = &g_stop_requested;
+  RowStream rows(o.data, stream_options);
+  const std::size_t d = rows.n_features();
+  if (resumed && resumed->n_features() != d)
+    throw InputError(rows.name() + ": stream has " + std::to_string(d) + " features, the model in " + r.resume +
+                     " expects " + std::to_string(resumed->n_features()));
+  const Normalizer transform = live_normalizer(o, resumed, r.resume, d);
+  Learner learner = [&] {
+    if (resumed) return std::move(*resumed);
+    // A live stream's task cannot be read off its targets in advance: the logistic loss means ±1 labels.
+    const Task task = o.loss == "logistic" ? Task::Classification : Task::Regression;
+    LearnerContext context = fresh_learner_context(o, r, d, task, r.horizon);
+    context.preprocessing = transform;
+    return make_learner(specs[0], context);
+  }();
+  PredictionSink predictions(r.predictions);
+  // With predictions on standard output, the report goes to standard error.
+  std::FILE* report = r.predictions == "-" ? stderr : stdout;
+
+  const auto start = std::chrono::steady_clock::now();
+  const std::int64_t seen_before = learner.n_seen();
+  std::size_t n_rows = 0, n_learned = 0;
+  double loss_sum = 0.0;
+  StreamRow row;
+  while (rows.next(row)) {
+    ++n_rows;
+    transform.apply_row(row.x.data(), d, row.has_target ? &row.y : nullptr);
+    double prediction = 0.0;
+    try {
+      prediction = row.has_target ? learner.partial_fit(row.x, row.y) : learner.predict(row.x);
+    } catch (const InputError& e) {  // e.g. a label other than ±1: name the line it came from
+      throw InputError(rows.name() + ":" + std::to_string(row.line) + ": " + e.what());
+    }
+    if (row.has_target) {
+      ++n_learned;
+      const double err = row.y - prediction;
+      loss_sum += learner.task() == Task::Regression ? err * err : (row.y * prediction < 0 ? 1.0 : 0.0);
+    }
+    // t: the model's sample number for a learned row; the one it would be, for a row to predict.
+    if (predictions.enabled())
+      predictions.write(fmt::format("{},{},{:.17g}\n", learner.n_seen() + (row.has_target ? 0 : 1),
+                                    row.has_target ? fmt::format("{:.17g}", row.y) : std::string(), prediction));
+    if (r.save_every > 0 && row.has_target && n_learned % r.save_every == 0) learner.save(r.save);
+    if (o.progress > 0 && n_rows % o.progress == 0) {
+      const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      fmt::print(stderr, "omkl: {} rows ({} learned), {} so far {:.6g} ({:.3g} rows/s)\n", n_rows, n_learned,
+                 task_metric(learner.task()), n_learned ? loss_sum / static_cast<double>(n_learned) : NAN,
+                 elapsed > 0 ? static_cast<double>(n_rows) / elapsed : 0.0);
+    }
+  }
+  const int signal_number = g_stop_signal.load();
+  fmt::print(report, "{} on {} (live): {} rows, {} learned (samples {}..{} of the model), {} {}{}\n", learner.spec(),
+             rows.name(), n_rows, n_learned, seen_before + 1, learner.n_seen(), task_metric(learner.task()),
+             n_learned ? fmt::format("{:.6g}", loss_sum / static_cast<double>(n_learned)) : std::string("n/a"),
+             signal_number ? fmt::format("; stopped by signal {}", signal_number) : std::string());
+  if (!r.save.empty()) {
+    learner.save(r.save);
+    fmt::print(report, "saved checkpoint after {} samples to {}\n", learner.n_seen(), r.save);
+  }
+  std::fflush(report);
+  return signal_number ? 128 + signal_number : 0;
+}
+
+}  // namespace omkl::cli
