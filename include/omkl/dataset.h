@@ -92,7 +92,12 @@ enum class Normalization {
   Jmlr23,
   /// Bandit kernel selection ([OKS] reference code): every feature to [−1, 1] by min–max over
   /// the stream (constant columns to 0), regression targets to [0, 1], labels ±1 kept.
-  Symmetric
+  Symmetric,
+  /// Online scalers, for live streams: each feature by the statistics of the rows seen so far,
+  /// this row included (nothing of the future), updated row by row. Running min–max to [0, 1]
+  /// (a feature constant so far maps to 0) and running mean / population standard deviation.
+  RunningMinMax,
+  RunningZScore
 };
 Normalization parse_normalization(const std::string& text);
 std::string to_string(Normalization how);
@@ -107,16 +112,26 @@ struct Normalizer {
   std::vector<double> offset, scale;  ///< per feature (one value for minmax-global and jmlr23)
   double y_offset = 0.0, y_scale = 0.0;
   bool scale_y = false;               ///< the target is transformed too
-  /// Transforms `data` in place. InputError for a stream of another width.
+  /// Online scalers: the rows observed so far (offset / scale then hold the running minimum /
+  /// maximum, or mean / sum of squared deviations).
+  std::uint64_t n_observed = 0;
+  /// Transforms `data` in place. InputError for a stream of another width. An online scaler
+  /// transforms the rows in order as a copy of it observes them (this one is unchanged).
   void apply(Dataset& data) const;
+  /// Whether the statistics are updated row by row (RunningMinMax, RunningZScore).
+  bool online() const { return how == Normalization::RunningMinMax || how == Normalization::RunningZScore; }
+  /// An online scaler's update with one row of `d` features (before apply_row() of that row);
+  /// nothing for the other normalisations.
+  void observe_row(const double* x, std::size_t d);
   /// Transforms one row of `d` features in place, and its target when `y` is not null (a row
   /// to predict has none): apply() row by row, bit for bit.
   void apply_row(double* x, std::size_t d, double* y) const;
   /// Whether the transform needs statistics of a whole stream (fitted or to be fitted), as
   /// opposed to none or unit-rows, which transform each row on its own.
-  bool needs_statistics() const { return how != Normalization::None && how != Normalization::UnitRows; }
+  bool needs_statistics() const { return how != Normalization::None && how != Normalization::UnitRows && !online(); }
 };
-/// The statistics of `how` on `data` (data unchanged).
+/// The statistics of `how` on `data` (data unchanged); for an online scaler, its state before
+/// any row (it learns its statistics as it goes).
 Normalizer fit_normalizer(const Dataset& data, Normalization how);
 /// Applies a normalisation in place (constant columns map to 0): fit_normalizer(data, how).apply(data).
 void normalize(Dataset& data, Normalization how);

@@ -40,6 +40,9 @@ class Learner {
   /// The normalisation of the training stream (LearnerContext::preprocessing), kept in the
   /// checkpoint: apply it to new rows before predict() or partial_fit().
   const Normalizer& preprocessing() const { return preprocessing_; }
+  /// Replaces it (e.g. an online scaler's state after the rows learned so far), to be saved
+  /// with the next save(). ConfigError for one of another width.
+  void set_preprocessing(Normalizer preprocessing);
 
   /// Current real-valued prediction (score, for classification) for one sample; no update.
   /// @param x host array of n_features() values

@@ -80,12 +80,16 @@ Normalizer live_normalizer(const CommonOptions& o, const std::optional<Learner>&
                         "training statistics, to new rows (leave --normalize out)");
     return stored;
   }
+  Dataset no_rows;  // the scaler's state before any row
+  no_rows.n_features = n_features;
+  const Normalization how = requested_normalization(o);
   Normalizer z;
-  z.how = requested_normalization(o);
-  z.n_features = n_features;
+  z.how = how;
+  if (!z.needs_statistics()) z = fit_normalizer(no_rows, how);
   if (z.needs_statistics())
     throw ConfigError("--normalize " + to_string(z.how) + " needs statistics of the whole stream, which a live "
-                      "stream does not have: use none or unit-rows, or train a model on a file with --normalize " +
+                      "stream does not have: use an online scaler (running-minmax, running-zscore), none or "
+                      "unit-rows, or train a model on a file with --normalize " +
                       to_string(z.how) + " and --resume it here (it brings that file's statistics)");
   return z;
 }
@@ -117,7 +121,7 @@ int live_run_command(const CommonOptions& o, const RunOptions& r, const CLI::App
   if (resumed && resumed->n_features() != d)
     throw InputError(rows.name() + ": stream has " + std::to_string(d) + " features, the model in " + r.resume +
                      " expects " + std::to_string(resumed->n_features()));
-  const Normalizer transform = live_normalizer(o, resumed, r.resume, d);
+  Normalizer transform = live_normalizer(o, resumed, r.resume, d);
   Learner learner = [&] {
     if (resumed) return std::move(*resumed);
     // A live stream's task cannot be read off its targets in advance: the logistic loss means ±1 labels.
@@ -137,6 +141,7 @@ int live_run_command(const CommonOptions& o, const RunOptions& r, const CLI::App
   StreamRow row;
   while (rows.next(row)) {
     ++n_rows;
+    if (transform.online()) transform.observe_row(row.x.data(), d);
     transform.apply_row(row.x.data(), d, row.has_target ? &row.y : nullptr);
     double prediction = 0.0;
     try {
@@ -153,7 +158,10 @@ int live_run_command(const CommonOptions& o, const RunOptions& r, const CLI::App
     if (predictions.enabled())
       predictions.write(fmt::format("{},{},{:.17g}\n", learner.n_seen() + (row.has_target ? 0 : 1),
                                     row.has_target ? fmt::format("{:.17g}", row.y) : std::string(), prediction));
-    if (r.save_every > 0 && row.has_target && n_learned % r.save_every == 0) learner.save(r.save);
+    if (r.save_every > 0 && row.has_target && n_learned % r.save_every == 0) {
+      if (transform.online()) learner.set_preprocessing(transform);  // the scaler's state goes with the model
+      learner.save(r.save);
+    }
     if (o.progress > 0 && n_rows % o.progress == 0) {
       const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       fmt::print(stderr, "omkl: {} rows ({} learned), {} so far {:.6g} ({:.3g} rows/s)\n", n_rows, n_learned,
@@ -167,6 +175,7 @@ int live_run_command(const CommonOptions& o, const RunOptions& r, const CLI::App
              n_learned ? fmt::format("{:.6g}", loss_sum / static_cast<double>(n_learned)) : std::string("n/a"),
              signal_number ? fmt::format("; stopped by signal {}", signal_number) : std::string());
   if (!r.save.empty()) {
+    if (transform.online()) learner.set_preprocessing(transform);
     learner.save(r.save);
     fmt::print(report, "saved checkpoint after {} samples to {}\n", learner.n_seen(), r.save);
   }

@@ -43,8 +43,8 @@ void add_common_options(CLI::App& app, CommonOptions& o, bool with_seeds) {
                  "federated clients K (default with a federated preset: as many as the data allow)");
   app.add_option("--rounds", o.rounds, "federated rounds T, samples per client (default: the preset's)");
   app.add_option("--normalize", o.normalize,
-                 "preprocessing: none, minmax, minmax-global, minmax-all, zscore, unit-rows, jmlr23, symmetric "
-                 "(default: the preset's, else none)");
+                 "preprocessing: none, minmax, minmax-global, minmax-all, zscore, unit-rows, jmlr23, symmetric, or "
+                 "the online scalers running-minmax, running-zscore (default: the preset's, else none)");
   if (with_seeds)
     app.add_option("--seeds", o.seeds, "number of Monte Carlo replicates R")->capture_default_str();
   app.add_option("--seed", o.seed, "base seed; replicate r draws from (seed, r)")->capture_default_str();
@@ -102,8 +102,11 @@ Dataset load_data(const CommonOptions& o) {
 // New rows for a saved model get the model's own normalisation, with the statistics of the
 // stream it was trained on (so a row means what it meant in training). A --normalize that says
 // otherwise is refused. A checkpoint from before models kept their normalisation stores none:
-// then --normalize is fitted on this stream, as it used to be.
-Dataset load_data_for_model(const CommonOptions& o, const Learner& learner, const std::string& model_path) {
+// then --normalize is fitted on this stream, as it used to be. An online scaler is returned in
+// `online` with the rows left raw, for a caller that learns (it transforms them as it goes and
+// saves the scaler's new state); without `online` (predict) it transforms them as it stands.
+Dataset load_data_for_model(const CommonOptions& o, const Learner& learner, const std::string& model_path,
+                            std::optional<Normalizer>* online = nullptr) {
   Dataset data = load_raw_data(o);
   const Normalizer& stored = learner.preprocessing();
   if (stored.n_features == 0) {
@@ -117,7 +120,11 @@ Dataset load_data_for_model(const CommonOptions& o, const Learner& learner, cons
   if (data.n_features != learner.n_features())
     throw InputError(o.data + ": stream has " + std::to_string(data.n_features) + " features, the model in " +
                      model_path + " expects " + std::to_string(learner.n_features()));
-  stored.apply(data);
+  if (stored.online() && online) {
+    *online = stored;
+    return data;
+  }
+  for (std::size_t t = 0; t < data.n_samples; ++t) stored.apply_row(data.x.data() + t * data.n_features, data.n_features, &data.y[t]);
   return data;
 }
 
@@ -316,14 +323,16 @@ int run_command(const CommonOptions& o, const RunOptions& r, const CLI::App& com
   if (specs.size() != 1) throw ConfigError("run: give exactly one --algo");
   std::optional<Learner> resumed;
   if (!r.resume.empty()) resumed.emplace(Learner::load(r.resume));
-  Dataset data = resumed ? load_data_for_model(o, *resumed, r.resume) : load_raw_data(o);
+  std::optional<Normalizer> online;  // an online scaler: rows transformed as the learner reaches them
+  Dataset data = resumed ? load_data_for_model(o, *resumed, r.resume, &online) : load_raw_data(o);
   if (data.n_samples == 0) throw InputError(data.name + ": empty stream");
   Learner learner = [&] {
     if (resumed) return std::move(*resumed);
     LearnerContext context = fresh_learner_context(o, r, data.n_features, data.task, data.n_samples);
     // The normalisation is fitted here and kept in the model, for --resume and predict.
     context.preprocessing = fit_normalizer(data, requested_normalization(o));
-    context.preprocessing.apply(data);
+    if (context.preprocessing.online()) online = context.preprocessing;
+    else context.preprocessing.apply(data);
     return make_learner(specs[0], context);
   }();
   if (learner.n_features() != data.n_features)
@@ -336,6 +345,15 @@ int run_command(const CommonOptions& o, const RunOptions& r, const CLI::App& com
   if (r.save_at < -1) throw ConfigError("--save-at " + std::to_string(r.save_at) + " is negative");
   const std::size_t n = r.save_at >= 0 ? std::min<std::size_t>(data.n_samples, static_cast<std::size_t>(r.save_at))
                                        : data.n_samples;
+  if (online) {
+    // Each row by the statistics of the rows before it and itself; the model keeps the state
+    // after its last row, so that --resume continues the scaler where it stopped.
+    for (std::size_t t = 0; t < n; ++t) {
+      online->observe_row(data.row(t), data.n_features);
+      online->apply_row(data.x.data() + t * data.n_features, data.n_features, &data.y[t]);
+    }
+    learner.set_preprocessing(*online);
+  }
   std::vector<double> predictions(n);
   if (o.progress == 0) {
     learner.partial_fit_block(data.row(0), data.y.data(), n, predictions.data());

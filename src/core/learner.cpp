@@ -1,5 +1,7 @@
 #include <cctype>
 #include <cmath>
+#include <new>
+#include <stdexcept>
 #include <string>
 
 #include "core/algorithm_base.h"
@@ -108,6 +110,7 @@ std::string encode_context(const LearnerContext& context) {
   out.put_f64(z.y_offset);
   out.put_f64(z.y_scale);
   out.put_u64(z.scale_y ? 1 : 0);
+  out.put_u64(z.n_observed);  // appended after scale_y
   return out.bytes();
 }
 
@@ -120,9 +123,16 @@ Enum stored_enum(detail::StateReader& in, Enum last, const std::string& path, co
   return static_cast<Enum>(v);
 }
 
+// Widths and client counts a checkpoint may declare. The model is allocated from them before its
+// state is read, and sizes derived from a damaged count (n_rff · n_features · ...) wrap around
+// size_t; 2^24 is far beyond any dense model (one RF kernel of D = 50 would take 6.7 GB).
+constexpr std::uint64_t kMaxStoredCount = std::uint64_t{1} << 24;
+
 LearnerContext decode_context(detail::StateReader& in, const std::string& path) {
   LearnerContext c;
   c.n_features = in.get_u64();
+  if (c.n_features > kMaxStoredCount)
+    throw InputError(path + ": damaged learner context (n_features " + std::to_string(c.n_features) + ")");
   c.task = stored_enum(in, Task::Classification, path, "task");
   c.profile = stored_enum(in, Profile::Reference, path, "profile");
   c.seed = in.get_u64();
@@ -135,15 +145,18 @@ LearnerContext decode_context(detail::StateReader& in, const std::string& path) 
     c.defaults.emplace_back(key, in.get_string());
   }
   if (!in.at_end()) c.n_clients = in.get_u64();
+  if (c.n_clients > kMaxStoredCount)
+    throw InputError(path + ": damaged learner context (n_clients " + std::to_string(c.n_clients) + ")");
   if (!in.at_end()) {
     Normalizer& z = c.preprocessing;
-    z.how = stored_enum(in, Normalization::Symmetric, path, "normalisation");
+    z.how = stored_enum(in, Normalization::RunningZScore, path, "normalisation");
     z.n_features = in.get_u64();
     z.offset = in.get_f64s();
     z.scale = in.get_f64s();
     z.y_offset = in.get_f64();
     z.y_scale = in.get_f64();
     z.scale_y = in.get_u64() != 0;
+    if (!in.at_end()) z.n_observed = in.get_u64();
     if (z.offset.size() != z.scale.size() || z.offset.size() > z.n_features + 1)
       throw InputError(path + ": damaged learner context (normalisation statistics)");
   }
@@ -169,6 +182,18 @@ Learner::Learner(std::unique_ptr<detail::Algorithm> algorithm, std::string spec,
       task_(task),
       context_blob_(std::move(context_blob)),
       preprocessing_(std::move(preprocessing)) {}
+
+void Learner::set_preprocessing(Normalizer preprocessing) {
+  if (preprocessing.how != Normalization::None && preprocessing.how != Normalization::UnitRows &&
+      preprocessing.n_features != n_features_)
+    throw ConfigError("set_preprocessing: a normalisation of " + std::to_string(preprocessing.n_features) +
+                      " features for a learner of " + std::to_string(n_features_));
+  detail::StateReader in(context_blob_, "learner context");
+  LearnerContext context = decode_context(in, "learner context");
+  context.preprocessing = preprocessing;
+  context_blob_ = encode_context(context);
+  preprocessing_ = std::move(preprocessing);
+}
 
 Learner::~Learner() = default;
 Learner::Learner(Learner&&) noexcept = default;
@@ -258,7 +283,18 @@ Learner Learner::load(const std::string& path) {
   const std::string blob = in.get_string();
   detail::StateReader context_in(blob, path);
   const LearnerContext context = decode_context(context_in, path);
-  Learner learner = make_learner(spec, context);
+  // The model is allocated from the stored context and spec before its state is read (and its
+  // shapes checked): a size that cannot be allocated is the checkpoint's error, an InputError,
+  // not a std::length_error / std::bad_alloc escaping from the constructors.
+  Learner learner = [&] {
+    try {
+      return make_learner(spec, context);
+    } catch (const std::length_error& e) {
+      throw InputError(path + ": the model this checkpoint describes cannot be allocated (" + e.what() + ")");
+    } catch (const std::bad_alloc&) {
+      throw InputError(path + ": the model this checkpoint describes cannot be allocated (out of memory)");
+    }
+  }();
   learner.n_seen_ = in.get_i64();
   learner.algorithm_->load_state(in);
   if (!in.at_end()) throw InputError(path + ": trailing data after the learner state");

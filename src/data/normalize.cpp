@@ -23,6 +23,8 @@ constexpr std::pair<const char*, Normalization> kNames[] = {
     {"unit-rows", Normalization::UnitRows},
     {"jmlr23", Normalization::Jmlr23},
     {"symmetric", Normalization::Symmetric},
+    {"running-minmax", Normalization::RunningMinMax},
+    {"running-zscore", Normalization::RunningZScore},
 };
 
 }  // namespace
@@ -75,6 +77,11 @@ Normalizer fit_normalizer(const Dataset& data, Normalization how) {
   switch (how) {
     case Normalization::None:
     case Normalization::UnitRows:
+      break;
+    case Normalization::RunningMinMax:
+    case Normalization::RunningZScore:
+      z.offset.assign(d, 0.0);
+      z.scale.assign(d, 0.0);
       break;
     case Normalization::MinMaxFeatures:
       per_feature();
@@ -150,7 +157,37 @@ void Normalizer::apply(Dataset& data) const {
     throw InputError(data.name + ": " + std::to_string(d) + " features, the " + to_string(how) +
                      " normalisation was fitted on " + std::to_string(n_features));
   if (how == Normalization::None) return;
+  if (online()) {
+    Normalizer running = *this;
+    for (std::size_t t = 0; t < n; ++t) {
+      running.observe_row(data.x.data() + t * d, d);
+      running.apply_row(data.x.data() + t * d, d, &data.y[t]);
+    }
+    return;
+  }
   for (std::size_t t = 0; t < n; ++t) apply_row(data.x.data() + t * d, d, &data.y[t]);
+}
+
+void Normalizer::observe_row(const double* x, std::size_t d) {
+  if (!online()) return;
+  if (d != n_features || offset.size() != d || scale.size() != d)
+    throw InputError("a row of " + std::to_string(d) + " features: the " + to_string(how) + " scaler has " +
+                     std::to_string(n_features));
+  ++n_observed;
+  if (how == Normalization::RunningMinMax) {
+    for (std::size_t j = 0; j < d; ++j) {
+      offset[j] = n_observed == 1 ? x[j] : std::min(offset[j], x[j]);  // minimum so far
+      scale[j] = n_observed == 1 ? x[j] : std::max(scale[j], x[j]);    // maximum so far
+    }
+    return;
+  }
+  // Welford: the mean and the sum of squared deviations, stable for any offset.
+  const double count = static_cast<double>(n_observed);
+  for (std::size_t j = 0; j < d; ++j) {
+    const double delta = x[j] - offset[j];
+    offset[j] += delta / count;
+    scale[j] += delta * (x[j] - offset[j]);
+  }
 }
 
 void Normalizer::apply_row(double* x, std::size_t d, double* y) const {
@@ -193,6 +230,17 @@ void Normalizer::apply_row(double* x, std::size_t d, double* y) const {
       // and then to −1 would carry a spurious value).
       for (std::size_t j = 0; j < d; ++j) x[j] = scale[j] > 0.0 ? 2.0 * ((x[j] - offset[j]) / scale[j]) - 1.0 : 0.0;
       break;
+    case Normalization::RunningMinMax:  // offset: minimum so far, scale: maximum so far
+      for (std::size_t j = 0; j < d; ++j) x[j] = unit(x[j], offset[j], scale[j] - offset[j]);
+      break;
+    case Normalization::RunningZScore: {  // offset: mean so far, scale: sum of squared deviations
+      const double count = static_cast<double>(n_observed);
+      for (std::size_t j = 0; j < d; ++j) {
+        const double sd = n_observed > 0 ? std::sqrt(scale[j] / count) : 0.0;
+        x[j] = sd > 0.0 ? (x[j] - offset[j]) / sd : 0.0;
+      }
+      break;
+    }
   }
   if (scale_y && y) *y = unit(*y, y_offset, y_scale);
 }

@@ -222,6 +222,36 @@ TEST_F(LiveCliTest, ResumedModelBringsItsNormalisationToLiveRows) {
   EXPECT_EQ(read_text(dir_ / "live.csv"), read_text(dir_ / "file.csv"));
 }
 
+TEST_F(LiveCliTest, OnlineScalerStateTravelsWithTheModel) {
+  // A running z-score: the model saved after row 40 keeps the scaler's state, so resuming on
+  // rows 41..80 (a file, or the same rows live) continues the uninterrupted run digit for digit.
+  std::string csv = "a,b,c,y\n", rest = "a,b,c,y\n";
+  for (int i = 0; i < 80; ++i) {
+    csv += row(i) + "\n";
+    if (i >= 40) rest += row(i) + "\n";
+  }
+  std::ofstream(dir_ / "all.csv") << csv;
+  std::ofstream(dir_ / "rest.csv") << rest;
+  ASSERT_EQ(omkl("run --data all.csv --normalize running-zscore --algo raker:D=8 --predictions straight.csv"), 0)
+      << err();
+  ASSERT_EQ(omkl("run --data all.csv --normalize running-zscore --algo raker:D=8 --save-at 40 --save ck"), 0) << err();
+  ASSERT_EQ(omkl("run --data rest.csv --resume ck --predictions resumed.csv"), 0) << err();
+  const std::string live = "cd '" + dir_.string() + "' && '" + cli_ +
+                           "' run --data - --resume ck --predictions live.csv <rest.csv >out.txt 2>err.txt";
+  ASSERT_EQ(std::system(live.c_str()), 0) << err();
+  const auto straight = lines_of(read_text(dir_ / "straight.csv"));
+  const auto resumed = lines_of(read_text(dir_ / "resumed.csv"));
+  ASSERT_EQ(straight.size(), 81u);
+  ASSERT_EQ(resumed.size(), 41u);
+  for (std::size_t i = 1; i < resumed.size(); ++i) EXPECT_EQ(resumed[i], straight[40 + i]) << "row " << 40 + i;
+  EXPECT_EQ(read_text(dir_ / "live.csv"), read_text(dir_ / "resumed.csv"));
+  // A fresh live model may use an online scaler.
+  const std::string fresh = "cd '" + dir_.string() + "' && '" + cli_ +
+                            "' run --data - --algo raker:D=8 --horizon 40 --normalize running-minmax <rest.csv "
+                            ">out.txt 2>err.txt";
+  EXPECT_EQ(std::system(fresh.c_str()), 0) << err();
+}
+
 TEST_F(LiveCliTest, WhatALiveStreamCannotDoIsRefused) {
   std::ofstream(dir_ / "in.csv") << "a,b,c,y\n" << row(0) << "\n";
   const auto refused = [&](const std::string& args, const std::string& part) {

@@ -232,4 +232,54 @@ TEST(NormalizeTest, FittedStatisticsApplyToNewRows) {
   EXPECT_THROW(z.apply(wide), omkl::InputError);
 }
 
+TEST(NormalizeTest, OnlineScalersUseOnlyTheRowsSoFar) {
+  // Row t is scaled by the statistics of rows 1..t, computed here directly.
+  const omkl::Dataset raw = sample();
+  for (const char* name : {"running-minmax", "running-zscore"}) {
+    const auto how = omkl::parse_normalization(name);
+    omkl::Dataset data = raw;
+    omkl::Normalizer running = omkl::fit_normalizer(data, how);
+    EXPECT_TRUE(running.online()) << name;
+    EXPECT_FALSE(running.needs_statistics()) << name;
+    omkl::normalize(data, how);  // a copy of the scaler walks the rows; `running` is unchanged
+    EXPECT_EQ(running.n_observed, 0u);
+    for (std::size_t t = 0; t < raw.n_samples; ++t) {
+      for (std::size_t j = 0; j < raw.n_features; ++j) {
+        double lo = raw.x[j], hi = raw.x[j], mean = 0.0, squares = 0.0;
+        for (std::size_t u = 0; u <= t; ++u) {
+          const double v = raw.x[u * raw.n_features + j];
+          lo = std::min(lo, v);
+          hi = std::max(hi, v);
+          mean += v / static_cast<double>(t + 1);
+        }
+        for (std::size_t u = 0; u <= t; ++u) {
+          const double diff = raw.x[u * raw.n_features + j] - mean;
+          squares += diff * diff;
+        }
+        const double v = raw.x[t * raw.n_features + j];
+        const double sd = std::sqrt(squares / static_cast<double>(t + 1));
+        const double expected = how == omkl::Normalization::RunningMinMax ? (hi > lo ? (v - lo) / (hi - lo) : 0.0)
+                                                                          : (sd > 1e-12 ? (v - mean) / sd : 0.0);
+        EXPECT_NEAR(data.x[t * raw.n_features + j], expected, 1e-12) << name << " row " << t + 1 << " feature " << j + 1;
+      }
+      EXPECT_EQ(data.y[t], raw.y[t]) << "targets are left alone";
+    }
+    // Row by row by hand gives the same numbers, and the scaler's state after the rows.
+    omkl::Dataset by_hand = raw;
+    for (std::size_t t = 0; t < raw.n_samples; ++t) {
+      running.observe_row(by_hand.row(t), raw.n_features);
+      running.apply_row(by_hand.x.data() + t * raw.n_features, raw.n_features, &by_hand.y[t]);
+    }
+    EXPECT_EQ(by_hand.x, data.x) << name;
+    EXPECT_EQ(running.n_observed, raw.n_samples);
+  }
+  // The first row of a running scaler maps to 0 (nothing to compare it with yet).
+  omkl::Dataset one = sample();
+  one.n_samples = 1;
+  one.x.resize(3);
+  one.y.resize(1);
+  omkl::normalize(one, omkl::Normalization::RunningZScore);
+  EXPECT_EQ(one.x, (std::vector<double>{0.0, 0.0, 0.0}));
+}
+
 }  // namespace
