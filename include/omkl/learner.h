@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "omkl/dataset.h"
@@ -43,6 +44,10 @@ class Learner {
   /// Replaces it (e.g. an online scaler's state after the rows learned so far), to be saved
   /// with the next save(). ConfigError for one of another width.
   void set_preprocessing(Normalizer preprocessing);
+
+  /// Every parameter of the algorithm with the value it uses — given in the spec, from a preset,
+  /// or the default — in the order the algorithm reads them (e.g. {"D", "50"}, {"eta", "0.0141…"}).
+  std::vector<std::pair<std::string, std::string>> parameters() const;
 
   /// Current real-valued prediction (score, for classification) for one sample; no update.
   /// @param x host array of n_features() values

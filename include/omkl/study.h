@@ -86,6 +86,9 @@ struct AlgorithmResult {
   std::string algo;                   ///< algorithm name
   std::string spec;                   ///< full spec text
   std::vector<std::pair<std::string, std::string>> params;
+  /// Every parameter the algorithm used, given or default ("D" = "50", "eta" = "0.01", ...), in
+  /// the order it read them: summary.json's "resolved_params".
+  std::vector<std::pair<std::string, std::string>> resolved_params;
   std::string metric;                 ///< "mse" or "error_rate"
   double final_mean = 0.0, final_std = 0.0;
   double seconds_mean = 0.0;          ///< mean wall time of one replicate's online loop

@@ -149,7 +149,8 @@ namespace {
 
 std::string format_metric(const std::string& metric, double v) {
   if (!std::isfinite(v)) return "diverged";
-  return metric == "error_rate" ? fmt::format("{:.3f} %", v * 100) : fmt::format("{:.4f}e-3", v * 1e3);
+  // Error rates in percent; losses in plain scientific notation (1.2346e-02), whatever their size.
+  return metric == "error_rate" ? fmt::format("{:.3f} %", v * 100) : fmt::format("{:.4e}", v);
 }
 
 void print_table(const StudyResult& result) {

@@ -172,6 +172,16 @@ class Algorithm {
   /// False for algorithms without any randomness (exact-kernel baselines): every replicate is
   /// identical, so a study runs one and reuses it for all seeds.
   virtual bool randomized() const { return true; }
+
+  /// Every parameter the factory read, with the value used (given, preset or default), in the
+  /// order read; set by make_algorithm(), not by the families.
+  const std::vector<std::pair<std::string, std::string>>& resolved_params() const { return resolved_params_; }
+  void set_resolved_params(std::vector<std::pair<std::string, std::string>> params) {
+    resolved_params_ = std::move(params);
+  }
+
+ private:
+  std::vector<std::pair<std::string, std::string>> resolved_params_;
 };
 
 using AlgorithmFactory =

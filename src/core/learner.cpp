@@ -301,4 +301,8 @@ Learner Learner::load(const std::string& path) {
   return learner;
 }
 
+std::vector<std::pair<std::string, std::string>> Learner::parameters() const {
+  return algorithm_->resolved_params();
+}
+
 }  // namespace omkl

@@ -1,6 +1,7 @@
 #include "core/params.h"
 
 #include <cerrno>
+#include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <sstream>
@@ -47,6 +48,21 @@ void ParamReader::record(const std::string& key, const std::string& fallback,
   docs_.push_back({key, fallback, meaning});
 }
 
+void ParamReader::resolve(const std::string& key, const std::string& value) {
+  for (const auto& kv : resolved_)
+    if (kv.first == key) return;
+  resolved_.emplace_back(key, value);
+}
+
+namespace {
+// The shortest text that reads back as the same double.
+std::string exact_text(double v) {
+  char buffer[32];
+  const auto result = std::to_chars(buffer, buffer + sizeof buffer, v);
+  return std::string(buffer, result.ptr);
+}
+}  // namespace
+
 void ParamReader::fail(const std::string& key, const std::string& message) const {
   throw ConfigError("algorithm '" + algorithm_ + "': parameter '" + key + "' " + message);
 }
@@ -56,12 +72,16 @@ double ParamReader::get_double(const std::string& key, double fallback, const st
   text << fallback;
   record(key, text.str(), meaning);
   const std::string* value = lookup(key);
-  if (!value) return fallback;
+  if (!value) {
+    resolve(key, exact_text(fallback));
+    return fallback;
+  }
   char* end = nullptr;
   errno = 0;
   const double parsed = std::strtod(value->c_str(), &end);
   if (value->empty() || *end != '\0' || errno == ERANGE || !std::isfinite(parsed))
     fail(key, "expects a finite number, got '" + *value + "'");
+  resolve(key, *value);
   return parsed;
 }
 
@@ -69,28 +89,36 @@ std::int64_t ParamReader::get_int(const std::string& key, std::int64_t fallback,
                                   const std::string& meaning) {
   record(key, std::to_string(fallback), meaning);
   const std::string* value = lookup(key);
-  if (!value) return fallback;
+  if (!value) {
+    resolve(key, std::to_string(fallback));
+    return fallback;
+  }
   char* end = nullptr;
   errno = 0;
   const long long parsed = std::strtoll(value->c_str(), &end, 10);
   if (value->empty() || *end != '\0' || errno == ERANGE)
     fail(key, "expects an integer, got '" + *value + "'");
+  resolve(key, *value);
   return parsed;
 }
 
 bool ParamReader::get_bool(const std::string& key, bool fallback, const std::string& meaning) {
   record(key, fallback ? "true" : "false", meaning);
   const std::string* value = lookup(key);
-  if (!value) return fallback;
-  if (*value == "true" || *value == "1" || *value == "on" || *value == "yes") return true;
-  if (*value == "false" || *value == "0" || *value == "off" || *value == "no") return false;
-  fail(key, "expects true or false, got '" + *value + "'");
+  bool result = fallback;
+  if (!value) result = fallback;
+  else if (*value == "true" || *value == "1" || *value == "on" || *value == "yes") result = true;
+  else if (*value == "false" || *value == "0" || *value == "off" || *value == "no") result = false;
+  else fail(key, "expects true or false, got '" + *value + "'");
+  resolve(key, result ? "true" : "false");
+  return result;
 }
 
 std::string ParamReader::get_string(const std::string& key, const std::string& fallback,
                                     const std::string& meaning) {
   record(key, fallback, meaning);
   const std::string* value = lookup(key);
+  resolve(key, value ? *value : fallback);
   return value ? *value : fallback;
 }
 

@@ -43,9 +43,14 @@ class ParamReader {
 
   const std::string& algorithm() const { return algorithm_; }
 
+  /// Every parameter read so far with the value used, given or default, in the order read
+  /// (a key read twice keeps its first entry).
+  const std::vector<std::pair<std::string, std::string>>& resolved() const { return resolved_; }
+
  private:
   const std::string* lookup(const std::string& key);
   void record(const std::string& key, const std::string& fallback, const std::string& meaning);
+  void resolve(const std::string& key, const std::string& value);
 
   std::string algorithm_;
   std::vector<std::pair<std::string, std::string>> explicit_;
@@ -55,6 +60,7 @@ class ParamReader {
     std::string key, fallback, meaning;
   };
   std::vector<Doc> docs_;
+  std::vector<std::pair<std::string, std::string>> resolved_;
 };
 
 }  // namespace omkl::detail

@@ -108,6 +108,7 @@ std::unique_ptr<Algorithm> make_algorithm(
   ParamReader reader(name, params, defaults);
   auto algorithm = info.make(reader, context);
   reader.finish();
+  algorithm->set_resolved_params(reader.resolved());
   return algorithm;
 }
 

@@ -177,6 +177,7 @@ struct Cell {
   bool done = false;  // found finished in the cache: `reused` holds its result
   AlgorithmResult reused;
   std::vector<std::pair<std::string, std::string>> reported;  // the algorithm's reported_params()
+  std::vector<std::pair<std::string, std::string>> resolved;  // every parameter it used
   bool federation = false;  // run as a server and clients over the study's processes
   // Built while validating, for the replicates of the cell's first task (one on the CPU, all
   // of them on the GPU) and handed to that task, so validation costs no second construction.
@@ -198,11 +199,12 @@ std::vector<Cell> prepare_cells(const StudyConfig& cfg, const Preset* preset, co
     for (std::uint64_t r = 1; r < cfg.n_seeds; ++r) first_replicates.push_back(r);
   std::vector<Cell> cells;
   for (const auto& spec : cfg.algorithms) {
-    Cell cell{spec, detail::cell_key(spec, cfg, data, checksum), {}, true, false, {}, {}, false, nullptr};
+    Cell cell{spec, detail::cell_key(spec, cfg, data, checksum), {}, true, false, {}, {}, {}, false, nullptr};
     cell.prepared = build(spec, preset, cfg, data, first_replicates);
     // With a shuffled stream every replicate differs, deterministic algorithms included.
     cell.randomized = cell.prepared->randomized() || cfg.shuffle;
     cell.reported = cell.prepared->reported_params();
+    cell.resolved = cell.prepared->resolved_params();
     if (cfg.regret && data.n_clients == 0 && std::isnan(cell.prepared->regret_regularizer(0)))
       throw ConfigError("--regret: algorithm '" + spec.name +
                         "' does not define the regret's regulariser term λ‖Σ w θ‖² (spec/graph-aided.md "
@@ -446,6 +448,7 @@ StudyResult run_study(const StudyConfig& config, const Dataset& data) {
       continue;
     }
     AlgorithmResult r = aggregate(cells[c].spec, cells[c].randomized, cells[c].reported, runs[c], cfg, data, points);
+    r.resolved_params = cells[c].resolved;
     if (!cells[c].file.empty())
       detail::write_file_atomic(cells[c].file.string(), detail::cell_to_json(cells[c].key, r).dump());
     result.results.push_back(std::move(r));

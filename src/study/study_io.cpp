@@ -40,12 +40,15 @@ json cell_key(const AlgorithmSpec& spec, const StudyConfig& config, const Datase
 json result_to_json(const AlgorithmResult& r) {
   json params = json::object();
   for (const auto& kv : r.params) params[kv.first] = kv.second;
+  json resolved = json::array();  // an array of pairs: the order the algorithm read them in
+  for (const auto& kv : r.resolved_params) resolved.push_back(json::array({kv.first, kv.second}));
   auto number = [](double v) { return std::isfinite(v) ? json(v) : json(nullptr); };
   json per_seed = json::array();
   for (double v : r.final_per_seed) per_seed.push_back(number(v));
   json out{{"algo", r.algo},
               {"spec", r.spec},
               {"params", params},
+              {"resolved_params", resolved},
               {"metric", r.metric},
               {"final_mean", number(r.final_mean)},
               {"final_std", number(r.final_std)},
@@ -81,6 +84,8 @@ AlgorithmResult result_from_cell(const json& cell) {
   r.spec = j.at("spec");
   for (auto it = j.at("params").begin(); it != j.at("params").end(); ++it)
     r.params.emplace_back(it.key(), it.value().get<std::string>());
+  if (j.contains("resolved_params"))  // cells cached before it was recorded have none
+    for (const auto& kv : j.at("resolved_params")) r.resolved_params.emplace_back(kv.at(0), kv.at(1));
   r.metric = j.at("metric");
   auto number = [](const json& v) { return v.is_null() ? NAN : v.get<double>(); };
   r.final_mean = number(j.at("final_mean"));

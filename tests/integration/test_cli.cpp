@@ -186,6 +186,16 @@ TEST_F(CliTest, StudyWritesSummaryAndCurves) {
   EXPECT_EQ(r.at("metric"), "mse");
   EXPECT_EQ(r.at("seeds").get<std::size_t>(), 2u);
   EXPECT_TRUE(r.at("final_mean").is_number());
+  // Every parameter used, not only the typed D: the default η = 1/√400 = 0.05 among them.
+  const auto& resolved = r.at("resolved_params");
+  const auto value = [&](const std::string& key) {
+    for (const auto& kv : resolved)
+      if (kv.at(0) == key) return kv.at(1).get<std::string>();
+    return std::string("<absent>");
+  };
+  EXPECT_EQ(value("D"), "8");
+  EXPECT_EQ(value("eta"), "0.05");
+  EXPECT_EQ(value("loss"), "squared");
   const auto curves = lines_of(read_text(dir_ / "out" / "curves.csv"));
   EXPECT_GE(curves.size(), 2u) << "a header and at least one point";
 }

@@ -531,3 +531,27 @@ TEST_F(LearnerApiTest, PreprocessingIsKeptInTheCheckpoint) {
   plain.save(path.string());
   EXPECT_EQ(Learner::load(path.string()).preprocessing().how, omkl::Normalization::None);
 }
+
+// Learner::parameters(): every parameter with the value used, the typed ones and the defaults
+// (Raker's η = 1/√T), the same after a save/load round trip.
+TEST_F(LearnerApiTest, ParametersListEveryResolvedValue) {
+  const Dataset data = omkl::test::random_stream(100, kFeatures, Task::Regression);
+  omkl::LearnerContext context;
+  context.n_features = data.n_features;
+  context.horizon = 100;
+  Learner learner = omkl::make_learner(omkl::parse_algorithm_spec("raker:D=8,lambda=0.25"), context);
+  const auto params = learner.parameters();
+  const auto value = [&](const std::vector<std::pair<std::string, std::string>>& list, const std::string& key) {
+    for (const auto& kv : list)
+      if (kv.first == key) return kv.second;
+    return std::string("<absent>");
+  };
+  EXPECT_EQ(value(params, "D"), "8");
+  EXPECT_EQ(value(params, "lambda"), "0.25");
+  EXPECT_EQ(value(params, "eta"), "0.1") << "the default 1/√T for T = 100, as the shortest exact text";
+  EXPECT_EQ(value(params, "dict"), "jmlr19-rf");
+  run_steps(learner, data, 0, 10);
+  const fs::path path = dir_ / "p.ckpt";
+  learner.save(path.string());
+  EXPECT_EQ(Learner::load(path.string()).parameters(), params);
+}
