@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <iosfwd>
 #include <string>
 #include <utility>
 #include <vector>
@@ -69,6 +70,12 @@ class Learner {
   void save(const std::string& path) const;
   /// Restores a learner written by save(); it continues exactly as if never interrupted.
   static Learner load(const std::string& path);
+  /// The same checkpoint through a stream (binary mode) or a buffer, e.g. to keep models in a
+  /// database or send them over a network. Errors name `name`.
+  void save(std::ostream& out) const;
+  static Learner load(std::istream& in, const std::string& name = "<stream>");
+  std::string to_bytes() const;
+  static Learner from_bytes(const std::string& bytes, const std::string& name = "<buffer>");
 
   /// Internal: wraps an algorithm with one replicate.
   Learner(std::unique_ptr<detail::Algorithm> algorithm, std::string spec, std::size_t n_features,

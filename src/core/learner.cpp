@@ -2,6 +2,10 @@
 #include <cmath>
 #include <new>
 #include <stdexcept>
+#include <fstream>
+#include <sstream>
+#include <istream>
+#include <ostream>
 #include <string>
 
 #include "core/algorithm_base.h"
@@ -266,18 +270,38 @@ void Learner::partial_fit_block(const double* x, const double* y, std::size_t n,
   n_seen_ += static_cast<std::int64_t>(n);
 }
 
-void Learner::save(const std::string& path) const {
+std::string Learner::to_bytes() const {
   detail::StateWriter out;
   out.put_tag("omkl-learner");
   out.put_string(spec_);
   out.put_string(context_blob_);
   out.put_i64(n_seen_);
   algorithm_->save_state(out);
-  detail::write_checkpoint_file(path, out.bytes());
+  return detail::seal_checkpoint(out.bytes());
+}
+
+void Learner::save(const std::string& path) const { detail::write_file_atomic(path, to_bytes()); }
+
+void Learner::save(std::ostream& out) const {
+  const std::string bytes = to_bytes();
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  if (!out) throw InputError("Learner::save: the output stream failed");
+}
+
+Learner Learner::load(std::istream& in, const std::string& name) {
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  return from_bytes(buffer.str(), name);
 }
 
 Learner Learner::load(const std::string& path) {
-  detail::StateReader in(detail::read_checkpoint_file(path), path);
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path + ": cannot open checkpoint");
+  return load(in, path);
+}
+
+Learner Learner::from_bytes(const std::string& bytes, const std::string& path) {
+  detail::StateReader in(detail::open_checkpoint(bytes, path), path);
   in.expect_tag("omkl-learner");
   const AlgorithmSpec spec = parse_algorithm_spec(in.get_string());
   const std::string blob = in.get_string();

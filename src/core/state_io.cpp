@@ -148,6 +148,10 @@ void write_file_atomic(const std::string& path, const std::string& contents) {
 }
 
 void write_checkpoint_file(const std::string& path, const std::string& payload) {
+  write_file_atomic(path, seal_checkpoint(payload));
+}
+
+std::string seal_checkpoint(const std::string& payload) {
   StateWriter header;
   std::string out(kMagic, 8);
   header.put_u64(kCheckpointVersion);
@@ -157,7 +161,7 @@ void write_checkpoint_file(const std::string& path, const std::string& payload) 
   StateWriter trailer;
   trailer.put_u64(fnv1a64(payload));
   out += trailer.bytes();
-  write_file_atomic(path, out);
+  return out;
 }
 
 std::string read_checkpoint_file(const std::string& path) {
@@ -165,7 +169,10 @@ std::string read_checkpoint_file(const std::string& path) {
   if (!in) throw InputError(path + ": cannot open checkpoint");
   std::ostringstream buffer;
   buffer << in.rdbuf();
-  const std::string all = buffer.str();
+  return open_checkpoint(buffer.str(), path);
+}
+
+std::string open_checkpoint(const std::string& all, const std::string& path) {
   if (all.size() < 8 + 16 + 8 || std::memcmp(all.data(), kMagic, 8) != 0)
     throw InputError(path + ": not an omkl checkpoint");
   StateReader header(all.substr(8, 16), path);

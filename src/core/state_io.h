@@ -60,6 +60,10 @@ std::uint64_t fnv1a64(const std::string& bytes);
 void write_checkpoint_file(const std::string& path, const std::string& payload);
 /// Reads and verifies a checkpoint; returns the payload. Throws InputError naming the file.
 std::string read_checkpoint_file(const std::string& path);
+/// The checkpoint bytes of a payload (magic, version, size, payload, checksum), as written to a file.
+std::string seal_checkpoint(const std::string& payload);
+/// Verifies checkpoint bytes and returns the payload; errors name `path` (a file or "<buffer>").
+std::string open_checkpoint(const std::string& bytes, const std::string& path);
 /// Writes `contents` to `path` atomically (temporary file in the same folder, then rename).
 void write_file_atomic(const std::string& path, const std::string& contents);
 

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <functional>
 #include <optional>
 #include <sstream>
@@ -554,4 +555,27 @@ TEST_F(LearnerApiTest, ParametersListEveryResolvedValue) {
   const fs::path path = dir_ / "p.ckpt";
   learner.save(path.string());
   EXPECT_EQ(Learner::load(path.string()).parameters(), params);
+}
+
+// Checkpoints through streams and buffers are the file's bytes, and restore the same learner.
+TEST_F(LearnerApiTest, SaveAndLoadThroughStreamsAndBuffers) {
+  const Dataset data = omkl::test::random_stream(120, kFeatures, Task::Regression);
+  Learner learner = make({"adaraker:D=8", Profile::Paper, Task::Regression}, data);
+  run_steps(learner, data, 0, 60);
+  const fs::path path = dir_ / "a.ckpt";
+  learner.save(path.string());
+  std::ifstream file(path, std::ios::binary);
+  const std::string file_bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(learner.to_bytes(), file_bytes);
+  std::stringstream stream(std::ios::in | std::ios::out | std::ios::binary);
+  learner.save(stream);
+  Learner from_stream = Learner::load(stream);
+  Learner from_buffer = Learner::from_bytes(file_bytes);
+  const std::vector<double> expected = run_steps(learner, data, 60, 120);
+  EXPECT_TRUE(same_bits(run_steps(from_stream, data, 60, 120), expected));
+  EXPECT_TRUE(same_bits(run_steps(from_buffer, data, 60, 120), expected));
+  // A damaged buffer is refused with the name given.
+  std::string damaged = file_bytes;
+  damaged[damaged.size() / 2] ^= 0x5a;
+  EXPECT_NE(input_error_of([&] { Learner::from_bytes(damaged, "model-42"); }).find("model-42"), std::string::npos);
 }
