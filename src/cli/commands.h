@@ -49,6 +49,9 @@ struct RunOptions {
   std::size_t horizon = 0;     // live: the T a fresh model's step sizes assume
   bool follow = false;         // live: wait for a regular file to grow
 };
+/// Checks before any work that `path` can be written: an existing file (or folder, for
+/// `directory`) that is writable, or a new one in a writable folder. ConfigError naming `option`.
+void check_output_path(const std::string& option, const std::string& path, bool directory);
 /// Refuses the options that a loaded model fixes (they would be silently ignored beside it).
 void refuse_model_options(const CLI::App& command, const char* with);
 /// The learner context of a fresh model for `omkl run`, from the options.

@@ -100,6 +100,8 @@ int live_run_command(const CommonOptions& o, const RunOptions& r, const CLI::App
   if (!r.resume.empty()) refuse_model_options(command, "--resume");
   if (r.save_at >= 0) throw ConfigError("--save-at: a live stream has no row to stop at; use --save-every N");
   if (r.save_every > 0 && r.save.empty()) throw ConfigError("--save-every needs --save PATH (where to checkpoint)");
+  check_output_path("--save", r.save, false);
+  check_output_path("--predictions", r.predictions, false);
   if (o.clients > 0 || o.rounds > 0 || !o.group_column.empty())
     throw ConfigError("--clients / --rounds / --group-column deal a whole file to federated clients; a live stream "
                       "is one client's rows");

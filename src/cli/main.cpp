@@ -93,6 +93,29 @@ Normalization requested_normalization(const CommonOptions& o) {
   return how;
 }
 
+void check_output_path(const std::string& option, const std::string& path, bool directory) {
+  if (path.empty() || path == "-") return;
+  namespace fs = std::filesystem;
+  std::error_code error;
+  const fs::path target(path);
+  if (fs::exists(target, error)) {
+    if (directory != fs::is_directory(target, error))
+      throw ConfigError(option + " " + path + ": " + (directory ? "is a file, not a folder" : "is a folder, not a file"));
+    if (::access(path.c_str(), W_OK) != 0) throw ConfigError(option + " " + path + ": not writable");
+    return;
+  }
+  // What will be created: the nearest existing folder above it must be a writable folder.
+  fs::path parent = fs::absolute(target, error).parent_path();
+  while (!parent.empty() && !fs::exists(parent, error) && parent != parent.root_path()) parent = parent.parent_path();
+  if (!fs::is_directory(parent, error))
+    throw ConfigError(option + " " + path + ": " + parent.string() + " is not a folder");
+  if (!directory && parent != fs::absolute(target, error).parent_path())
+    throw ConfigError(option + " " + path + ": the folder " + fs::absolute(target, error).parent_path().string() +
+                      " does not exist");
+  if (::access(parent.c_str(), W_OK) != 0)
+    throw ConfigError(option + " " + path + ": cannot write in " + parent.string());
+}
+
 Dataset load_data(const CommonOptions& o) {
   Dataset data = load_raw_data(o);
   normalize(data, requested_normalization(o));
@@ -239,6 +262,7 @@ int run_study_command(const CommonOptions& o, const std::string& out_dir, std::s
   config.communicator = comm;
   config.message_timeout_s = message_timeout_s;
   const Dataset data = load_data(o);
+  if (root) check_output_path("--out", out_dir, /*directory=*/true);  // before hours of work, not after
   const StudyResult result = run_study(config, data);
   if (!root) return 0;  // rank 0 reports and writes the outputs
   print_table(result);
@@ -355,6 +379,8 @@ int run_command(const CommonOptions& o, const RunOptions& r, const CLI::App& com
     }
     learner.set_preprocessing(*online);
   }
+  check_output_path("--predictions", r.predictions, false);
+  check_output_path("--save", r.save, false);
   std::vector<double> predictions(n);
   if (o.progress == 0) {
     learner.partial_fit_block(data.row(0), data.y.data(), n, predictions.data());
@@ -384,6 +410,7 @@ int run_command(const CommonOptions& o, const RunOptions& r, const CLI::App& com
 int predict_command(const CommonOptions& o, const std::string& model, const std::string& predictions_path,
                     const CLI::App& command) {
   refuse_model_options(command, "--model");
+  check_output_path("--predictions", predictions_path, false);
   Learner learner = Learner::load(model);
   const Dataset data = load_data_for_model(o, learner, model);
   if (data.n_samples == 0) throw InputError(data.name + ": empty stream");

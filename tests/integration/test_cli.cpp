@@ -124,6 +124,22 @@ TEST_F(CliTest, ExitStatusSaysWhatKindOfErrorItWas) {
   EXPECT_EQ(omkl("no-such-command").code, 2);
 }
 
+TEST_F(CliTest, OutputPathsAreCheckedBeforeTheRun) {
+  write("f.csv", "a,b,y\n0.1,0.2,0.3\n0.4,0.5,0.6\n");
+  Outcome o = omkl("run --data f.csv --algo raker:D=8 --save no_such_dir/ck");
+  EXPECT_EQ(o.code, 2);
+  EXPECT_NE(o.err.find("--save no_such_dir/ck"), std::string::npos) << o.err;
+  EXPECT_EQ(o.out.find("mse"), std::string::npos) << "refused before learning: " << o.out;
+  o = omkl("run --data f.csv --algo raker:D=8 --predictions .");
+  EXPECT_EQ(o.code, 2);
+  EXPECT_NE(o.err.find("folder"), std::string::npos) << o.err;
+  o = omkl("study --data f.csv --algo raker:D=8 --seeds 1 --out f.csv/results");
+  EXPECT_EQ(o.code, 2);
+  EXPECT_NE(o.err.find("--out f.csv/results"), std::string::npos) << o.err;
+  // A folder to create under an existing one is fine.
+  EXPECT_EQ(omkl("study --data f.csv --algo raker:D=8 --seeds 1 --out new/deeper").code, 0);
+}
+
 TEST_F(CliTest, RaggedRowIsLocated) {
   write("file.csv", "a,b,y\n0.1,0.2,0.3\n0.4,0.5\n0.7,0.8,0.9\n");
   expect_run_fails("--data file.csv --algo raker:D=8", {"file.csv:3:", "ragged"});
