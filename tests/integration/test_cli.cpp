@@ -140,6 +140,22 @@ TEST_F(CliTest, OutputPathsAreCheckedBeforeTheRun) {
   EXPECT_EQ(omkl("study --data f.csv --algo raker:D=8 --seeds 1 --out new/deeper").code, 0);
 }
 
+TEST_F(CliTest, TheMainJobTellsItsStory) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "36 000 samples × 5 seeds: checked in the plain build";
+#endif
+  // `omkl` alone: Raker vs AdaRaker on Dataset 1 under the reference profile, AdaRaker ahead.
+  const Outcome o = omkl("");
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_NE(o.out.find("synthetic-dataset1"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("profile reference"), std::string::npos) << o.out;
+  const auto at = o.out.find("AdaRaker's MSE is ");
+  ASSERT_NE(at, std::string::npos) << o.out;
+  const int percent = std::atoi(o.out.c_str() + at + 18);
+  EXPECT_GT(percent, 0);
+  EXPECT_LT(percent, 100) << "AdaRaker tracks the switches better than Raker: " << o.out;
+}
+
 TEST_F(CliTest, RaggedRowIsLocated) {
   write("file.csv", "a,b,y\n0.1,0.2,0.3\n0.4,0.5\n0.7,0.8,0.9\n");
   expect_run_fails("--data file.csv --algo raker:D=8", {"file.csv:3:", "ragged"});
