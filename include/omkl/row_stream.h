@@ -1,5 +1,5 @@
 /// @file row_stream.h
-/// @brief Live input: the rows of a CSV stream read as they arrive, in constant memory, from a
+/// @brief Live input: the rows of a CSV or LIBSVM stream read as they arrive, in constant memory, from a
 /// file, a named pipe or standard input ("-"), for learners that predict each row before they
 /// learn from it (omkl run --data -).
 #pragma once
@@ -23,7 +23,11 @@ struct StreamRow {
 };
 
 struct RowStreamOptions {
+  /// CSV (a header row, then one sample per line) or LIBSVM ("label idx:value ...", no header).
+  enum class Format { Csv, Libsvm } format = Format::Csv;
   CsvOptions csv;  ///< the target column (the last one by default); group columns are not supported live
+  /// LIBSVM: the number of features (required: a live stream cannot be scanned for its largest index).
+  std::size_t n_features = 0;
   /// At the end of a regular file, wait for more rows instead of ending (a file that grows, as
   /// `tail -f` reads it); the stream then ends only through `stop`.
   bool follow = false;
@@ -32,10 +36,12 @@ struct RowStreamOptions {
   const std::atomic<bool>* stop = nullptr;
 };
 
-/// Reads CSV rows (header first, then one sample per line, the grammar of load_csv) one at a
-/// time with a fixed-size buffer: memory does not grow with the length of the stream. A row
-/// without a target is returned with has_target = false. Errors are InputErrors located at
-/// "name:line:column" as load_csv's are; the name of standard input is "<stdin>".
+/// Reads CSV rows (header first, then one sample per line, the grammar of load_csv) or LIBSVM
+/// rows (load_libsvm's grammar) one at a time with a fixed-size buffer: memory does not grow
+/// with the length of the stream. A row without a target (an empty or left-out CSV target cell,
+/// a LIBSVM line of index:value pairs only) is returned with has_target = false. Errors are
+/// InputErrors located at "name:line:column" as the whole-file readers' are; the name of
+/// standard input is "<stdin>".
 class RowStream {
  public:
   /// Opens `path` ("-": standard input) and reads its header (waiting for it to arrive).

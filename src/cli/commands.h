@@ -48,6 +48,8 @@ struct RunOptions {
   std::size_t save_every = 0;  // live: a checkpoint to --save every this many learned rows
   std::size_t horizon = 0;     // live: the T a fresh model's step sizes assume
   bool follow = false;         // live: wait for a regular file to grow
+  std::string format;          // live: csv or libsvm (empty: by the file's extension; stdin: csv)
+  std::size_t features = 0;    // live LIBSVM: the number of features
 };
 /// Checks before any work that `path` can be written: an existing file (or folder, for
 /// `directory`) that is writable, or a new one in a writable folder. ConfigError naming `option`.

@@ -94,6 +94,18 @@ Normalizer live_normalizer(const CommonOptions& o, const std::optional<Learner>&
   return z;
 }
 
+// --format, or the file name's extension as whole-file reading goes by it (standard input: CSV).
+RowStreamOptions::Format live_format(const std::string& path, const std::string& format) {
+  if (format == "csv") return RowStreamOptions::Format::Csv;
+  if (format == "libsvm") return RowStreamOptions::Format::Libsvm;
+  if (!format.empty()) throw ConfigError("--format " + format + ": expected csv or libsvm");
+  const auto ends_with = [&](const std::string& suffix) {
+    return path.size() >= suffix.size() && path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  return ends_with(".svm") || ends_with(".libsvm") || ends_with(".txt") ? RowStreamOptions::Format::Libsvm
+                                                                        : RowStreamOptions::Format::Csv;
+}
+
 }  // namespace
 
 int live_run_command(const CommonOptions& o, const RunOptions& r, const CLI::App& command) {
@@ -116,6 +128,9 @@ int live_run_command(const CommonOptions& o, const RunOptions& r, const CLI::App
   install_stop_handlers();
   RowStreamOptions stream_options;
   stream_options.csv.target_column = o.target;
+  stream_options.format = live_format(o.data, r.format);
+  // LIBSVM rows carry no width: --features, or the resumed model's.
+  stream_options.n_features = r.features ? r.features : resumed ? resumed->n_features() : 0;
   stream_options.follow = r.follow;
   stream_options.stop = &g_stop_requested;
   RowStream rows(o.data, stream_options);

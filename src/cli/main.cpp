@@ -342,7 +342,7 @@ bool is_live_input(const std::string& path, const RunOptions& r) {
 
 int run_command(const CommonOptions& o, const RunOptions& r, const CLI::App& command) {
   if (is_live_input(o.data, r)) return live_run_command(o, r, command);
-  for (const char* live_only : {"--save-every", "--horizon"})
+  for (const char* live_only : {"--save-every", "--horizon", "--format", "--features"})
     if (command.count(live_only) > 0)
       throw ConfigError(std::string(live_only) + " is for live input (--data -, a named pipe, or --follow); " + o.data +
                         " is read whole");
@@ -503,6 +503,11 @@ int main(int argc, char** argv) {
   run->add_option("--horizon", run_extra.horizon,
                   "live input: the number of rows a fresh model's step sizes assume (T)");
   run->add_option("--save-every", run_extra.save_every, "live input: a checkpoint to --save every N learned rows");
+  run->add_option("--format", run_extra.format,
+                  "live input: csv or libsvm (default: by the file's extension, .svm/.libsvm/.txt for LIBSVM; "
+                  "standard input: csv)");
+  run->add_option("--features", run_extra.features,
+                  "live LIBSVM input: the number of features (a resumed model knows it)");
   run->add_flag("--follow", run_extra.follow,
                 "read --data live and, at its end, wait for more rows (a file that grows); ends on SIGINT/SIGTERM");
 

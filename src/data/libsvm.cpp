@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "data/libsvm_rows.h"
 #include "data/parse_number.h"
 #include "omkl/dataset.h"
 #include "omkl/error.h"
@@ -36,6 +37,84 @@ bool parse_index(const char* begin, const char* end, std::size_t& out) {
 
 }  // namespace
 
+namespace detail {
+
+LibsvmLine parse_libsvm_line(const std::string& path, std::size_t line_number, const char* begin, const char* line_end,
+                             std::size_t n_features, std::vector<std::size_t>& indices, std::vector<double>& values,
+                             bool label_optional) {
+  LibsvmLine line;
+  // '#' starts a comment that runs to the end of the line.
+  if (const void* hash = std::memchr(begin, '#', static_cast<std::size_t>(line_end - begin))) {
+    line_end = static_cast<const char*>(hash);
+  }
+  std::size_t token_number = 0;
+  std::size_t previous_index = 0;
+  for (const char* q = begin;;) {
+    while (q < line_end && is_space(*q)) ++q;
+    if (q == line_end) break;
+    const char* token_end = q;
+    while (token_end < line_end && !is_space(*token_end)) ++token_end;
+    ++token_number;
+    const std::string where = location(path, line_number, token_number);
+    const bool is_pair = std::memchr(q, ':', static_cast<std::size_t>(token_end - q)) != nullptr;
+    if (token_number == 1 && !(label_optional && is_pair)) {
+      double label = 0.0;
+      const NumberStatus status = detail::parse_double(q, token_end, label);
+      if (status == NumberStatus::NonFinite) {
+        throw InputError(where + "non-finite value " + detail::quote_cell(q, token_end));
+      }
+      if (status != NumberStatus::Ok) {
+        throw InputError(where + "bad label " + detail::quote_cell(q, token_end) +
+                         " (expected a number)");
+      }
+      line.label = label;
+      line.has_label = true;
+    } else {
+      const void* colon_found = std::memchr(q, ':', static_cast<std::size_t>(token_end - q));
+      if (colon_found == nullptr) {
+        throw InputError(where + "bad token " + detail::quote_cell(q, token_end) +
+                         " (expected index:value)");
+      }
+      const char* colon = static_cast<const char*>(colon_found);
+      std::size_t index = 0;
+      if (!parse_index(q, colon, index)) {
+        throw InputError(where + "bad feature index in " + detail::quote_cell(q, token_end) +
+                         " (expected a positive integer)");
+      }
+      if (index == 0) {
+        throw InputError(where + "feature index 0 in " + detail::quote_cell(q, token_end) +
+                         " (indices are 1-based)");
+      }
+      if (n_features != 0 && index > n_features) {
+        throw InputError(where + "feature index " + std::to_string(index) +
+                         " exceeds n_features = " + std::to_string(n_features));
+      }
+      if (index <= previous_index) {
+        throw InputError(where + "feature index " + std::to_string(index) +
+                         " does not increase (previous " + std::to_string(previous_index) + ")");
+      }
+      double value = 0.0;
+      const NumberStatus status = detail::parse_double(colon + 1, token_end, value);
+      if (status == NumberStatus::NonFinite) {
+        throw InputError(where + "non-finite value " + detail::quote_cell(q, token_end));
+      }
+      if (status != NumberStatus::Ok) {
+        throw InputError(where + "bad value in " + detail::quote_cell(q, token_end) +
+                         " (expected index:number)");
+      }
+      previous_index = index;
+      if (index > line.max_index) line.max_index = index;
+      indices.push_back(index);
+      values.push_back(value);
+    }
+    q = token_end;
+  }
+  line.has_row = token_number > 0;
+  return line;
+}
+
+}  // namespace detail
+
 Dataset load_libsvm(const std::string& path, std::size_t n_features) {
   const std::string text = detail::read_whole_file(path);
   {
@@ -62,80 +141,28 @@ Dataset load_libsvm(const std::string& path, std::size_t n_features) {
   while (p < text_end) {
     const void* found = std::memchr(p, '\n', static_cast<std::size_t>(text_end - p));
     const char* line_end = found ? static_cast<const char*>(found) : text_end;
-    const char* const next = found ? line_end + 1 : text_end;
     ++line_number;
-    // '#' starts a comment that runs to the end of the line.
-    if (const void* hash = std::memchr(p, '#', static_cast<std::size_t>(line_end - p))) {
-      line_end = static_cast<const char*>(hash);
+    const detail::LibsvmLine line =
+        detail::parse_libsvm_line(path, line_number, p, line_end, n_features, indices, values);
+    if (line.has_row) {  // blank and comment lines are skipped
+      labels.push_back(line.label);
+      row_start.push_back(indices.size());
+      if (line.max_index > max_index) max_index = line.max_index;
     }
-    std::size_t token_number = 0;
-    std::size_t previous_index = 0;
-    for (const char* q = p;;) {
-      while (q < line_end && is_space(*q)) ++q;
-      if (q == line_end) break;
-      const char* token_end = q;
-      while (token_end < line_end && !is_space(*token_end)) ++token_end;
-      ++token_number;
-      const std::string where = location(path, line_number, token_number);
-      if (token_number == 1) {
-        double label = 0.0;
-        const NumberStatus status = detail::parse_double(q, token_end, label);
-        if (status == NumberStatus::NonFinite) {
-          throw InputError(where + "non-finite value " + detail::quote_cell(q, token_end));
-        }
-        if (status != NumberStatus::Ok) {
-          throw InputError(where + "bad label " + detail::quote_cell(q, token_end) +
-                           " (expected a number)");
-        }
-        labels.push_back(label);
-      } else {
-        const void* colon_found = std::memchr(q, ':', static_cast<std::size_t>(token_end - q));
-        if (colon_found == nullptr) {
-          throw InputError(where + "bad token " + detail::quote_cell(q, token_end) +
-                           " (expected index:value)");
-        }
-        const char* colon = static_cast<const char*>(colon_found);
-        std::size_t index = 0;
-        if (!parse_index(q, colon, index)) {
-          throw InputError(where + "bad feature index in " + detail::quote_cell(q, token_end) +
-                           " (expected a positive integer)");
-        }
-        if (index == 0) {
-          throw InputError(where + "feature index 0 in " + detail::quote_cell(q, token_end) +
-                           " (indices are 1-based)");
-        }
-        if (n_features != 0 && index > n_features) {
-          throw InputError(where + "feature index " + std::to_string(index) +
-                           " exceeds n_features = " + std::to_string(n_features));
-        }
-        if (index <= previous_index) {
-          throw InputError(where + "feature index " + std::to_string(index) +
-                           " does not increase (previous " + std::to_string(previous_index) + ")");
-        }
-        double value = 0.0;
-        const NumberStatus status = detail::parse_double(colon + 1, token_end, value);
-        if (status == NumberStatus::NonFinite) {
-          throw InputError(where + "non-finite value " + detail::quote_cell(q, token_end));
-        }
-        if (status != NumberStatus::Ok) {
-          throw InputError(where + "bad value in " + detail::quote_cell(q, token_end) +
-                           " (expected index:number)");
-        }
-        previous_index = index;
-        if (index > max_index) max_index = index;
-        indices.push_back(index);
-        values.push_back(value);
-      }
-      q = token_end;
-    }
-    if (token_number > 0) row_start.push_back(indices.size());  // blank lines are skipped
-    p = next;
+    p = found ? line_end + 1 : text_end;
   }
 
   if (labels.empty()) throw InputError(path + ": no data rows");
   const std::size_t dimension = n_features != 0 ? n_features : max_index;
   if (dimension == 0) {
     throw InputError(path + ": no feature indices in any row; pass n_features explicitly");
+  }
+
+  // An inferred dimension comes from the file (one index can be near 2^64): refuse a dense
+  // size that does not fit in a vector instead of letting n_samples × dimension wrap around.
+  if (dimension > std::vector<double>{}.max_size() / labels.size()) {
+    throw InputError(path + ": " + std::to_string(labels.size()) + " rows of dimension " +
+                     std::to_string(dimension) + " do not fit in memory as a dense matrix");
   }
 
   Dataset data;

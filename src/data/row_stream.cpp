@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "data/csv_rows.h"
+#include "data/libsvm_rows.h"
 #include "data/parse_number.h"
 #include "omkl/error.h"
 
@@ -34,6 +35,8 @@ struct RowStream::State {
   std::size_t begin = 0, end = 0;  // unread bytes: buffer[begin, end)
   bool at_eof = false;
   std::size_t line_number = 0;
+  std::vector<std::size_t> indices;  // one LIBSVM line's pairs, reused
+  std::vector<double> values;
 
   ~State() {
     if (owns_fd && fd >= 0) ::close(fd);
@@ -101,6 +104,11 @@ RowStream::RowStream(const std::string& path, RowStreamOptions options) : state_
   }
   struct stat info {};
   s.regular_file = ::fstat(s.fd, &info) == 0 && S_ISREG(info.st_mode);
+  if (s.options.format == RowStreamOptions::Format::Libsvm) {
+    if (s.options.n_features == 0)
+      throw ConfigError(s.name + ": a live LIBSVM stream needs its number of features (--features D)");
+    return;  // no header
+  }
   const char* first = nullptr;
   const char* last = nullptr;
   while (s.read_line(first, last) && detail::is_blank_line(first, last)) {
@@ -114,23 +122,41 @@ RowStream::RowStream(const std::string& path, RowStreamOptions options) : state_
 
 RowStream::~RowStream() = default;
 
-std::size_t RowStream::n_features() const { return state_->header.n_features(); }
+std::size_t RowStream::n_features() const {
+  return state_->options.format == RowStreamOptions::Format::Libsvm ? state_->options.n_features
+                                                                     : state_->header.n_features();
+}
 const std::string& RowStream::name() const { return state_->name; }
 
 bool RowStream::next(StreamRow& row) {
   State& s = *state_;
-  const char* first = nullptr;
-  const char* last = nullptr;
-  do {
-    if (s.stopped() || !s.read_line(first, last)) return false;
-  } while (detail::is_blank_line(first, last));  // blank lines (a person typing) are skipped
-  row.x.resize(s.header.n_features());
-  const detail::CsvRowValues values =
-      detail::parse_csv_row(s.name, s.line_number, s.header, first, last, row.x.data(), /*target_optional=*/true);
-  row.y = values.has_target ? values.y : 0.0;
-  row.has_target = values.has_target;
-  row.line = s.line_number;
-  return true;
+  const bool libsvm = s.options.format == RowStreamOptions::Format::Libsvm;
+  for (;;) {
+    const char* first = nullptr;
+    const char* last = nullptr;
+    do {
+      if (s.stopped() || !s.read_line(first, last)) return false;
+    } while (detail::is_blank_line(first, last));  // blank lines (a person typing) are skipped
+    row.line = s.line_number;
+    if (!libsvm) {
+      row.x.resize(s.header.n_features());
+      const detail::CsvRowValues values =
+          detail::parse_csv_row(s.name, s.line_number, s.header, first, last, row.x.data(), /*target_optional=*/true);
+      row.y = values.has_target ? values.y : 0.0;
+      row.has_target = values.has_target;
+      return true;
+    }
+    s.indices.clear();
+    s.values.clear();
+    const detail::LibsvmLine line = detail::parse_libsvm_line(s.name, s.line_number, first, last, s.options.n_features,
+                                                              s.indices, s.values, /*label_optional=*/true);
+    if (!line.has_row) continue;  // a comment line
+    row.x.assign(s.options.n_features, 0.0);  // absent entries are zero
+    for (std::size_t k = 0; k < s.indices.size(); ++k) row.x[s.indices[k] - 1] = s.values[k];
+    row.y = line.has_label ? line.label : 0.0;
+    row.has_target = line.has_label;
+    return true;
+  }
 }
 
 }  // namespace omkl

@@ -252,6 +252,36 @@ TEST_F(LiveCliTest, OnlineScalerStateTravelsWithTheModel) {
   EXPECT_EQ(std::system(fresh.c_str()), 0) << err();
 }
 
+TEST_F(LiveCliTest, LibsvmRowsLiveEqualTheWholeFile) {
+  // The same sparse rows, read whole (dimension from the largest index) and live (--features).
+  std::string svm;
+  for (int i = 0; i < 30; ++i) {
+    std::ostringstream line;
+    line.precision(17);
+    line << 0.1 * (i % 5) << " 1:" << 0.1 * (i % 7) << (i % 3 ? " 2:0.5" : "") << " 3:" << 0.05 * (i % 11) << "\n";
+    svm += line.str();
+  }
+  std::ofstream(dir_ / "rows.svm") << svm;
+  ASSERT_EQ(omkl("run --data rows.svm --algo raker:D=8 --predictions file.csv"), 0) << err();
+  const std::string live = "cd '" + dir_.string() + "' && '" + cli_ +
+                           "' run --data - --format libsvm --features 3 --horizon 30 --algo raker:D=8 "
+                           "--predictions live.csv <rows.svm >out.txt 2>err.txt";
+  ASSERT_EQ(std::system(live.c_str()), 0) << err();
+  EXPECT_EQ(read_text(dir_ / "live.csv"), read_text(dir_ / "file.csv"));
+  // A line of index:value pairs alone is predicted, not learned from; an index beyond
+  // --features is located.
+  std::ofstream(dir_ / "more.svm") << "1 1:0.5\n2:0.25\n0.5 4:1\n";
+  const std::string more = "cd '" + dir_.string() + "' && '" + cli_ +
+                           "' run --data - --format libsvm --features 3 --horizon 5 --predictions p.csv <more.svm "
+                           ">out.txt 2>err.txt";
+  const int status = std::system(more.c_str());
+  EXPECT_EQ(WIFEXITED(status) ? WEXITSTATUS(status) : -1, 1);
+  EXPECT_NE(read_text(dir_ / "err.txt").find("<stdin>:3:2"), std::string::npos) << read_text(dir_ / "err.txt");
+  const auto p = lines_of(read_text(dir_ / "p.csv"));
+  ASSERT_GE(p.size(), 3u);
+  EXPECT_EQ(p[2].rfind("2,,", 0), 0u) << "predicted as the model's sample 2, no target: " << p[2];
+}
+
 TEST_F(LiveCliTest, WhatALiveStreamCannotDoIsRefused) {
   std::ofstream(dir_ / "in.csv") << "a,b,c,y\n" << row(0) << "\n";
   const auto refused = [&](const std::string& args, const std::string& part) {
