@@ -54,6 +54,8 @@ struct RunOptions {
 /// Checks before any work that `path` can be written: an existing file (or folder, for
 /// `directory`) that is writable, or a new one in a writable folder. ConfigError naming `option`.
 void check_output_path(const std::string& option, const std::string& path, bool directory);
+/// Refuses a --normalize that differs from the normalisation a loaded model applies.
+void check_normalize_matches_model(const CommonOptions& options, const Normalizer& stored, const std::string& model_path);
 /// Refuses the options that a loaded model fixes (they would be silently ignored beside it).
 void refuse_model_options(const CLI::App& command, const char* with);
 /// The learner context of a fresh model for `omkl run`, from the options.

@@ -73,12 +73,8 @@ class PredictionSink {
 Normalizer live_normalizer(const CommonOptions& o, const std::optional<Learner>& resumed, const std::string& model_path,
                            std::size_t n_features) {
   if (resumed && resumed->preprocessing().n_features != 0) {
-    const Normalizer& stored = resumed->preprocessing();
-    if (!o.normalize.empty() && parse_normalization(o.normalize) != stored.how)
-      throw ConfigError("--normalize " + o.normalize + ": the model in " + model_path + " was trained on a '" +
-                        to_string(stored.how) + "'-normalised stream and applies that normalisation, with its "
-                        "training statistics, to new rows (leave --normalize out)");
-    return stored;
+    check_normalize_matches_model(o, resumed->preprocessing(), model_path);
+    return resumed->preprocessing();
   }
   Dataset no_rows;  // the scaler's state before any row
   no_rows.n_features = n_features;

@@ -123,6 +123,13 @@ Dataset load_data(const CommonOptions& o) {
   return data;
 }
 
+void check_normalize_matches_model(const CommonOptions& o, const Normalizer& stored, const std::string& model_path) {
+  if (!o.normalize.empty() && parse_normalization(o.normalize) != stored.how)
+    throw ConfigError("--normalize " + o.normalize + ": the model in " + model_path + " was trained on a '" +
+                      to_string(stored.how) + "'-normalised stream and applies that normalisation, with its "
+                      "training statistics, to new rows (leave --normalize out)");
+}
+
 // New rows for a saved model get the model's own normalisation, with the statistics of the
 // stream it was trained on (so a row means what it meant in training). A --normalize that says
 // otherwise is refused. A checkpoint from before models kept their normalisation stores none:
@@ -137,10 +144,7 @@ Dataset load_data_for_model(const CommonOptions& o, const Learner& learner, cons
     normalize(data, requested_normalization(o));
     return data;
   }
-  if (!o.normalize.empty() && parse_normalization(o.normalize) != stored.how)
-    throw ConfigError("--normalize " + o.normalize + ": the model in " + model_path + " was trained on a '" +
-                      to_string(stored.how) + "'-normalised stream and applies that normalisation, with its "
-                      "training statistics, to new rows (leave --normalize out)");
+  check_normalize_matches_model(o, stored, model_path);
   if (data.n_features != learner.n_features())
     throw InputError(o.data + ": stream has " + std::to_string(data.n_features) + " features, the model in " +
                      model_path + " expects " + std::to_string(learner.n_features()));
