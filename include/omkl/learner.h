@@ -50,10 +50,12 @@ class Learner {
   /// or the default — in the order the algorithm reads them (e.g. {"D", "50"}, {"eta", "0.0141…"}).
   std::vector<std::pair<std::string, std::string>> parameters() const;
 
-  /// Current real-valued prediction (score, for classification) for one sample; no update.
+  /// Current real-valued prediction (score, for classification) for one sample; no update: the
+  /// model is left as it was (so a const learner, e.g. one loaded to serve, can predict). The
+  /// backend reuses scratch space, so one learner must not predict from two threads at once.
   /// @param x host array of n_features() values
-  double predict(const double* x);
-  double predict(const std::vector<double>& x);
+  double predict(const double* x) const;
+  double predict(const std::vector<double>& x) const;
 
   /// Predicts x, then learns from (x, y). Returns the prediction made before the update.
   /// Throws InputError, and changes nothing, for a non-finite feature or target, or a label other

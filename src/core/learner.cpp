@@ -233,14 +233,14 @@ void check_size(const std::vector<double>& x, std::size_t n_features) {
 }
 }  // namespace
 
-double Learner::predict(const double* x) {
+double Learner::predict(const double* x) const {
   check_sample(x, n_features_, "the sample to predict");
   double prediction = 0.0;
   algorithm_->predict(x, &prediction);
   return prediction;
 }
 
-double Learner::predict(const std::vector<double>& x) {
+double Learner::predict(const std::vector<double>& x) const {
   check_size(x, n_features_);
   return predict(x.data());
 }

@@ -571,7 +571,12 @@ TEST_F(LearnerApiTest, SaveAndLoadThroughStreamsAndBuffers) {
   learner.save(stream);
   Learner from_stream = Learner::load(stream);
   Learner from_buffer = Learner::from_bytes(file_bytes);
+  // A const learner serves predictions (the model as saved: row 61's is the one learning makes).
+  const Learner served = Learner::from_bytes(file_bytes);
+  const double served_prediction = served.predict(data.row(60));
   const std::vector<double> expected = run_steps(learner, data, 60, 120);
+  EXPECT_EQ(served_prediction, expected.front());
+  EXPECT_EQ(served.predict(data.row(60)), served_prediction) << "predicting changed nothing";
   EXPECT_TRUE(same_bits(run_steps(from_stream, data, 60, 120), expected));
   EXPECT_TRUE(same_bits(run_steps(from_buffer, data, 60, 120), expected));
   // A damaged buffer is refused with the name given.
