@@ -106,6 +106,8 @@ RowStreamOptions::Format live_format(const std::string& path, const std::string&
 
 int live_run_command(const CommonOptions& o, const RunOptions& r, const CLI::App& command) {
   if (!r.resume.empty()) refuse_model_options(command, "--resume");
+  if (!r.resume.empty() && r.horizon > 0)
+    throw ConfigError("--horizon cannot be given with --resume: the model fixes it");
   if (r.save_at >= 0) throw ConfigError("--save-at: a live stream has no row to stop at; use --save-every N");
   if (r.save_every > 0 && r.save.empty()) throw ConfigError("--save-every needs --save PATH (where to checkpoint)");
   check_output_path("--save", r.save, false);

@@ -68,6 +68,9 @@ void add_common_options(CLI::App& app, CommonOptions& o, bool with_seeds) {
 
 // The stream as read (and dealt to federated clients), before any normalisation.
 Dataset load_raw_data(const CommonOptions& o) {
+  if (o.data == "-")
+    throw ConfigError("--data -: standard input is read live by `omkl run` only; this command needs a whole "
+                      "stream (a file)");
   CsvOptions csv;
   csv.target_column = o.target;
   csv.group_column = o.group_column;

@@ -295,6 +295,11 @@ TEST_F(LiveCliTest, WhatALiveStreamCannotDoIsRefused) {
   refused("--algo raker:D=8 --horizon 5 --normalize zscore", "whole stream");
   refused("--algo raker:D=8 --horizon 5 --save-at 3", "--save-every");
   refused("--algo raker:D=8 --horizon 5 --save-every 2", "--save");
+  // Standard input is live input for `omkl run` only.
+  const std::string study = "cd '" + dir_.string() + "' && '" + cli_ + "' study --data - --seeds 1 <in.csv >out.txt 2>err.txt";
+  const int study_status = std::system(study.c_str());
+  EXPECT_EQ(WIFEXITED(study_status) ? WEXITSTATUS(study_status) : -1, 2);
+  EXPECT_NE(read_text(dir_ / "err.txt").find("omkl run"), std::string::npos) << read_text(dir_ / "err.txt");
   // unit-rows needs no statistics: accepted.
   const std::string ok = "cd '" + dir_.string() + "' && '" + cli_ +
                          "' run --data - --algo raker:D=8 --horizon 5 --normalize unit-rows <in.csv >out.txt 2>err.txt";
