@@ -93,7 +93,9 @@ void SupportSet::push_back(const Eigen::VectorXd& x, double x_norm2) {
   const auto i = static_cast<Eigen::Index>(head_ + count_);
   buffer_.row(i) = x.transpose();
   norms2_[i] = x_norm2;
-  coef_.row(i).setZero();
+  // A set without coefficient columns (AdaMKL's shared history) has no coefficient storage: a
+  // row of it would offset a null pointer (UBSan, pointer-overflow).
+  if (n_columns_ > 0) coef_.row(i).setZero();
   ++count_;
 }
 
@@ -127,9 +129,11 @@ void SupportSet::load(StateReader& in) {
   const std::uint64_t capacity = in.get_u64(), head = in.get_u64(), count = in.get_u64();
   // A saved capacity is the one this learner was built with, or a doubling of it past the rows
   // in use (push_back); anything far larger is damage, and is refused before it is allocated.
+  // Only unbudgeted sets grow, and they never pop_front (head stays 0), so a grown capacity is
+  // bounded by the stored rows alone: head is not backed by data and must not let it grow.
   const auto built = static_cast<std::uint64_t>(buffer_.rows());
   if (capacity == 0 || capacity % 8 != 0 || head > capacity || count > capacity - head ||
-      (capacity > built && capacity / 4 > head + count + 16))
+      (capacity > built && capacity / 4 > count + 16))
     throw InputError("exact-kernel state: inconsistent support-set layout");
   // The rows (x, ‖x‖², one coefficient per column, with their length words) must be there too.
   in.require_values(count, sizeof(double) * (n_features_ + 1 + n_columns_));

@@ -297,6 +297,12 @@ class GraphAided final : public Algorithm {
       expect_log_weights(rep.log_u, "vertex weights");
       rep.u_valid = in.get_u64() != 0;
       rep.u_ref = in.get_f64();
+      // u_ref is max log_u at the last refresh and log_u only decreases since: a reference below
+      // the largest log-weight (or NaN) makes vertex weights overflow to ∞ and the next update NaN.
+      if (rep.u_valid && !rep.log_u.empty() &&
+          !(rep.u_ref >= *std::max_element(rep.log_u.begin(), rep.log_u.end())))
+        throw InputError("checkpoint: vertex-weight reference " + std::to_string(rep.u_ref) +
+                         " is below the largest vertex log-weight");
       if (rep.u_valid) refresh_vertex_weights(rep);
       try {
         if (config_.family == GraphFamily::Gf) {
@@ -306,6 +312,11 @@ class GraphAided final : public Algorithm {
           read_values(rep.regen_uniforms, config_.J * config_.M);
           if (rep.has_graph)
             rep.bipartite->regenerate(rep.regen_w, rep.regen_eta, rep.regen_uniforms.data(), config_.gf_rule());
+          // The next step regenerates the graph only up to last_regen: past it, it must be stored.
+          else if (t_ + 1 > config_.last_regen)
+            throw InputError("checkpoint: OMKL-GF state at step " + std::to_string(t_) +
+                             " has no feedback graph (the last regeneration step is " +
+                             std::to_string(config_.last_regen) + ")");
         }
         if (config_.family == GraphFamily::SfgR) {
           rep.refined = in.get_u64() != 0;

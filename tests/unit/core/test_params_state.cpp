@@ -10,8 +10,10 @@
 #include "core/env_switch.h"
 #include "core/params.h"
 #include "core/state_io.h"
+#include "families/exact_kernel/support_set.h"
 #include "omkl/algorithm.h"
 #include "omkl/error.h"
+#include "omkl/learner.h"
 
 using namespace omkl;
 using namespace omkl::detail;
@@ -155,6 +157,114 @@ TEST(StateIoTest, CheckpointFilesDetectCorruptionAndTruncation) {
   EXPECT_NE(message_of([&] { read_checkpoint_file(path); }).find("not an omkl checkpoint"), std::string::npos);
   EXPECT_NE(message_of([&] { read_checkpoint_file((dir / "missing").string()); }).find("missing"),
             std::string::npos);
+}
+
+// ---- damaged checkpoints found by fuzzing (fuzz/fuzz_checkpoint.cpp) -------------------------
+
+namespace {
+// The payload of a checkpoint of `spec` (two features) after a few samples, saved to `path`.
+std::string trained_payload(const std::string& spec, const std::string& path, std::size_t steps = 4) {
+  LearnerContext context;
+  context.n_features = 2;
+  context.seed = 7;
+  context.horizon = 16;
+  Learner learner = make_learner(parse_algorithm_spec(spec), context);
+  for (std::size_t t = 0; t < steps; ++t)
+    learner.partial_fit(std::vector<double>{0.1 * static_cast<double>(t), 1.0 - 0.2 * static_cast<double>(t)},
+                        0.3 * static_cast<double>(t));
+  learner.save(path);
+  return read_checkpoint_file(path);
+}
+
+std::uint64_t u64_at(const std::string& bytes, std::size_t offset) {
+  std::uint64_t v = 0;
+  for (int i = 0; i < 8; ++i) v |= std::uint64_t{static_cast<unsigned char>(bytes[offset + i])} << (8 * i);
+  return v;
+}
+
+void put_u64_at(std::string& bytes, std::size_t offset, std::uint64_t v) {
+  for (int i = 0; i < 8; ++i) bytes[offset + i] = static_cast<char>(v >> (8 * i));
+}
+
+std::string checkpoint_dir() {
+  const auto dir = std::filesystem::path(::testing::TempDir()) / "omkl_ckpt_fuzz_regressions";
+  std::filesystem::create_directories(dir);
+  return dir.string();
+}
+}  // namespace
+
+TEST(CheckpointFuzzRegressionTest, StoredWidthOrClientCountBeyondAnyModelIsAnInputError) {
+  // The model is allocated from the stored context before its state is read: n_features near
+  // 2^57 escaped as std::length_error, near 2^62 its products with D wrapped around size_t.
+  const std::string path = checkpoint_dir() + "/width.ckpt";
+  const std::string payload = trained_payload("raker:D=4,dict=gauss:0.5+lap:2", path);
+  // Payload: tag, spec, context blob (whose first word is n_features), each length-prefixed.
+  const std::size_t spec_at = 8 + std::string("omkl-learner").size();
+  const std::size_t blob_at = spec_at + 8 + u64_at(payload, spec_at);
+  const std::size_t width_at = blob_at + 8;
+  ASSERT_EQ(u64_at(payload, width_at), 2u);
+  for (const std::uint64_t width : {(std::uint64_t{1} << 24) + 1, std::uint64_t{1} << 57,
+                                    (std::uint64_t{1} << 62) + 2, ~std::uint64_t{0}}) {
+    std::string damaged = payload;
+    put_u64_at(damaged, width_at, width);
+    write_checkpoint_file(path, damaged);
+    EXPECT_NE(message_of([&] { Learner::load(path); }).find("damaged learner context (n_features"),
+              std::string::npos)
+        << width;
+    EXPECT_THROW(Learner::load(path), InputError) << width;
+  }
+  write_checkpoint_file(path, payload);
+  EXPECT_EQ(Learner::load(path).n_features(), 2u);
+}
+
+TEST(CheckpointFuzzRegressionTest, SupportSetCapacityIsBoundedByTheStoredRows) {
+  // A grown (unbudgeted) support set never pops, so its head is 0; a damaged head let the
+  // capacity check (capacity / 4 ≤ head + count + 16) pass for a capacity of 2^40 rows.
+  StateWriter w;
+  w.put_u64(2);                        // d
+  w.put_u64(1);                        // columns
+  w.put_u64(0);                        // budget: unbounded
+  w.put_u64(std::uint64_t{1} << 40);   // capacity
+  w.put_u64(std::uint64_t{1} << 38);   // head
+  w.put_u64(0);                        // count
+  w.put_f64s(std::vector<double>{});
+  w.put_f64s(std::vector<double>{});
+  w.put_f64s(std::vector<double>{});
+  SupportSet damaged(2, 1, 0, 8);
+  StateReader in(w.bytes(), "support");
+  EXPECT_NE(message_of([&] { damaged.load(in); }).find("inconsistent support-set layout"), std::string::npos);
+
+  // A set that really grew (8 → 16 rows) still loads.
+  SupportSet grown(2, 1, 0, 8);
+  for (int i = 0; i < 9; ++i) grown.push_back(Eigen::VectorXd::Constant(2, i), 2.0 * i * i);
+  StateWriter saved;
+  grown.save(saved);
+  SupportSet restored(2, 1, 0, 8);
+  StateReader back(saved.bytes(), "support");
+  restored.load(back);
+  EXPECT_EQ(restored.size(), 9u);
+  EXPECT_TRUE(back.at_end());
+}
+
+TEST(CheckpointFuzzRegressionTest, GraphAidedStateWithoutItsGraphPastTheLastRegenerationIsRefused) {
+  // OMKL-GF regenerates its bipartite graph only up to gf_last_regen_step; a checkpoint past it
+  // whose "has graph" flag was cleared loaded, and the first predict() threw
+  // std::invalid_argument from the graph code (no kernel linked to any node).
+  const std::string path = checkpoint_dir() + "/gf.ckpt";
+  const std::string payload =
+      trained_payload("omkl-gf:D=4,M=2,J=2,gf_last_regen_step=1,dict=gauss:0.5+gauss:1+gauss:2", path);
+  // The OMKL-GF tail of the state: has_graph (1), regen_w (3 values), regen_eta, J·M = 4 uniforms.
+  std::size_t flag_at = std::string::npos;
+  for (std::size_t i = 0; i + 8 * 11 <= payload.size(); ++i)
+    if (u64_at(payload, i) == 1 && u64_at(payload, i + 8) == 3 && u64_at(payload, i + 8 * 6) == 4 &&
+        i + 8 * 11 == payload.size())
+      flag_at = i;
+  ASSERT_NE(flag_at, std::string::npos) << "OMKL-GF state layout changed";
+  EXPECT_NO_THROW(Learner::load(path).predict(std::vector<double>{0.5, 0.5}));
+  std::string damaged = payload;
+  put_u64_at(damaged, flag_at, 0);
+  write_checkpoint_file(path, damaged);
+  EXPECT_NE(message_of([&] { Learner::load(path); }).find("has no feedback graph"), std::string::npos);
 }
 
 // ---- the registry: families and their algorithms -------------------------------------------

@@ -100,6 +100,19 @@ TEST_F(LibsvmTest, MissingEmptyAndCommentOnlyFiles) {
   expect_input_error([&] { omkl::load_libsvm(comments); }, comments + ": no data rows", "");
 }
 
+TEST_F(LibsvmTest, InferredDimensionTooLargeToDensifyIsRefused) {
+  // Found by fuzz/fuzz_libsvm.cpp: with the dimension inferred from an index near 2^61, eight
+  // rows × dimension wrapped around size_t to 0, and densifying wrote far outside x.
+  std::string text = "1 2305843009213693952:1\n";
+  for (int i = 0; i < 7; ++i) text += "1 1:1\n";
+  const std::string path = write("wide.svm", text);
+  expect_input_error([&] { omkl::load_libsvm(path); }, path + ": 8 rows of dimension 2305843009213693952",
+                     "do not fit in memory as a dense matrix");
+  // One row of dimension 2^60 already exceeds what a vector of doubles can hold.
+  const std::string one = write("wide1.svm", "1 1152921504606846976:1\n");
+  expect_input_error([&] { omkl::load_libsvm(one); }, one + ": 1 rows of dimension", "dense matrix");
+}
+
 TEST_F(LibsvmTest, LoadStreamDispatchesOnExtension) {
   const std::string content = "1 1:0.5 2:0.25\n-1 2:1\n";
   for (const std::string name : {"a.svm", "b.libsvm", "c.txt", "d.SVM"}) {
