@@ -49,6 +49,9 @@ class Learner {
   /// Every parameter of the algorithm with the value it uses — given in the spec, from a preset,
   /// or the default — in the order the algorithm reads them (e.g. {"D", "50"}, {"eta", "0.0141…"}).
   std::vector<std::pair<std::string, std::string>> parameters() const;
+  /// The current kernel weights, normalised to sum 1, one per dictionary kernel, for algorithms
+  /// that keep one weight per kernel (raker, rf-ogd); empty for the others.
+  std::vector<double> kernel_weights() const;
 
   /// Current real-valued prediction (score, for classification) for one sample; no update: the
   /// model is left as it was (so a const learner, e.g. one loaded to serve, can predict). The

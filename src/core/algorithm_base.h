@@ -164,6 +164,10 @@ class Algorithm {
   virtual void run_distributed(const double* x, const double* y, std::size_t n, std::size_t n_features,
                                double* predictions, Communicator& comm, double timeout_s);
 
+  /// The kernel weights of `replicate`, normalised to sum 1 (one per dictionary kernel), for
+  /// algorithms that keep one weight per kernel (Raker); empty for the others.
+  virtual std::vector<double> kernel_weights(std::size_t /*replicate*/) const { return {}; }
+
   /// Parameters the algorithm resolved itself and that identify its configuration in a study's
   /// results beside the user's (the federated D chosen from M and the upload budget); empty for
   /// most.

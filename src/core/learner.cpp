@@ -325,6 +325,8 @@ Learner Learner::from_bytes(const std::string& bytes, const std::string& path) {
   return learner;
 }
 
+std::vector<double> Learner::kernel_weights() const { return algorithm_->kernel_weights(0); }
+
 std::vector<std::pair<std::string, std::string>> Learner::parameters() const {
   return algorithm_->resolved_params();
 }

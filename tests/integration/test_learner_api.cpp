@@ -584,3 +584,27 @@ TEST_F(LearnerApiTest, SaveAndLoadThroughStreamsAndBuffers) {
   damaged[damaged.size() / 2] ^= 0x5a;
   EXPECT_NE(input_error_of([&] { Learner::from_bytes(damaged, "model-42"); }).find("model-42"), std::string::npos);
 }
+
+// Learner::kernel_weights(): Raker's weights, one per dictionary kernel, summing to 1, uniform
+// before any sample and moved by learning; empty for an algorithm without per-kernel weights.
+TEST_F(LearnerApiTest, KernelWeightsAreReadable) {
+  const Dataset data = omkl::test::random_stream(200, kFeatures, Task::Regression);
+  omkl::LearnerContext context;
+  context.n_features = data.n_features;
+  context.horizon = data.n_samples;
+  Learner raker = omkl::make_learner(omkl::parse_algorithm_spec("raker:D=8,dict=gauss:0.1+gauss:1+gauss:10"), context);
+  std::vector<double> w = raker.kernel_weights();
+  ASSERT_EQ(w.size(), 3u);
+  for (double v : w) EXPECT_DOUBLE_EQ(v, 1.0 / 3.0);
+  run_steps(raker, data, 0, 200);
+  w = raker.kernel_weights();
+  ASSERT_EQ(w.size(), 3u);
+  EXPECT_NEAR(w[0] + w[1] + w[2], 1.0, 1e-12);
+  EXPECT_NE(w[0], w[1]) << "learning moved the weights";
+  for (double v : w) EXPECT_GE(v, 0.0);
+  // The weights are part of the checkpoint.
+  const fs::path path = dir_ / "w.ckpt";
+  raker.save(path.string());
+  EXPECT_EQ(Learner::load(path.string()).kernel_weights(), w);
+  EXPECT_TRUE(omkl::make_learner(omkl::parse_algorithm_spec("oks++"), context).kernel_weights().empty());
+}

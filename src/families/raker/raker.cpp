@@ -118,6 +118,13 @@ class Raker final : public Algorithm {
   MetricConvention metric_convention() const override { return metric_; }
   std::uint64_t kernel_updates() const override { return updates_; }
 
+  std::vector<double> kernel_weights(std::size_t replicate) const override {
+    pull_fused_weights();
+    std::vector<double> out(weights_.at(replicate).size());
+    weights_[replicate].normalized(out.data());
+    return out;
+  }
+
  private:
   // The fused path keeps the authoritative log-weights on the device.
   void pull_fused_weights() const {
