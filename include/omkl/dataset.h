@@ -164,6 +164,8 @@ void arrange_federated(Dataset& data, const FederatedLayout& layout);
 /// Extensions are matched case-insensitively; any other path is read as CSV. An unknown
 /// synthetic kind or a T that is not a positive integer throws ConfigError.
 Dataset load_stream(const std::string& spec, std::uint64_t seed = 1, const CsvOptions& csv = {});
+/// Whether load_stream() reads `path` as LIBSVM: a ".svm", ".libsvm" or ".txt" name, any case.
+bool is_libsvm_path(const std::string& path);
 
 /// Writes a dataset as CSV (header x1..xd,y), atomically (temporary file + rename).
 /// Values are printed with "%.17g", so load_csv reads back the same doubles. The temporary

@@ -87,6 +87,9 @@ class Learner {
           Task task, std::string context_blob, Normalizer preprocessing = {});
 
  private:
+  // A verified checkpoint payload (load, from_bytes); errors name `path`.
+  static Learner from_payload(const std::string& payload, const std::string& path);
+
   std::unique_ptr<detail::Algorithm> algorithm_;
   std::string spec_;
   std::size_t n_features_ = 0;

@@ -95,11 +95,7 @@ RowStreamOptions::Format live_format(const std::string& path, const std::string&
   if (format == "csv") return RowStreamOptions::Format::Csv;
   if (format == "libsvm") return RowStreamOptions::Format::Libsvm;
   if (!format.empty()) throw ConfigError("--format " + format + ": expected csv or libsvm");
-  const auto ends_with = [&](const std::string& suffix) {
-    return path.size() >= suffix.size() && path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0;
-  };
-  return ends_with(".svm") || ends_with(".libsvm") || ends_with(".txt") ? RowStreamOptions::Format::Libsvm
-                                                                        : RowStreamOptions::Format::Csv;
+  return is_libsvm_path(path) ? RowStreamOptions::Format::Libsvm : RowStreamOptions::Format::Csv;
 }
 
 }  // namespace
@@ -156,7 +152,7 @@ int live_run_command(const CommonOptions& o, const RunOptions& r, const CLI::App
   StreamRow row;
   while (rows.next(row)) {
     ++n_rows;
-    if (transform.online()) transform.observe_row(row.x.data(), d);
+    transform.observe_row(row.x.data(), d);  // an online scaler learns the row; the others do nothing
     transform.apply_row(row.x.data(), d, row.has_target ? &row.y : nullptr);
     double prediction = 0.0;
     try {
@@ -166,8 +162,7 @@ int live_run_command(const CommonOptions& o, const RunOptions& r, const CLI::App
     }
     if (row.has_target) {
       ++n_learned;
-      const double err = row.y - prediction;
-      loss_sum += learner.task() == Task::Regression ? err * err : (row.y * prediction < 0 ? 1.0 : 0.0);
+      loss_sum += metric_term(learner.task(), row.y, prediction);
     }
     // t: the model's sample number for a learned row; the one it would be, for a row to predict.
     if (predictions.enabled())

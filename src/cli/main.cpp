@@ -305,13 +305,14 @@ void refuse_model_options(const CLI::App& command, const char* with) {
       throw ConfigError(std::string(name) + " cannot be given with " + with + ": the model fixes it");
 }
 
+double metric_term(Task task, double y, double prediction) {
+  return task == Task::Regression ? (y - prediction) * (y - prediction) : (y * prediction < 0 ? 1.0 : 0.0);
+}
+
 // The metric of a stream's predictions, by task.
 double stream_metric(const Dataset& data, const std::vector<double>& predictions, std::size_t n) {
   double total = 0.0;
-  for (std::size_t t = 0; t < n; ++t) {
-    const double p = predictions[t], y = data.y[t];
-    total += data.task == Task::Regression ? (y - p) * (y - p) : (y * p < 0 ? 1.0 : 0.0);
-  }
+  for (std::size_t t = 0; t < n; ++t) total += metric_term(data.task, data.y[t], predictions[t]);
   return n ? total / static_cast<double>(n) : NAN;
 }
 

@@ -2,7 +2,6 @@
 #include <cmath>
 #include <new>
 #include <stdexcept>
-#include <fstream>
 #include <sstream>
 #include <istream>
 #include <ostream>
@@ -294,14 +293,14 @@ Learner Learner::load(std::istream& in, const std::string& name) {
   return from_bytes(buffer.str(), name);
 }
 
-Learner Learner::load(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path + ": cannot open checkpoint");
-  return load(in, path);
+Learner Learner::load(const std::string& path) { return from_payload(detail::read_checkpoint_file(path), path); }
+
+Learner Learner::from_bytes(const std::string& bytes, const std::string& name) {
+  return from_payload(detail::open_checkpoint(bytes, name), name);
 }
 
-Learner Learner::from_bytes(const std::string& bytes, const std::string& path) {
-  detail::StateReader in(detail::open_checkpoint(bytes, path), path);
+Learner Learner::from_payload(const std::string& payload, const std::string& path) {
+  detail::StateReader in(payload, path);
   in.expect_tag("omkl-learner");
   const AlgorithmSpec spec = parse_algorithm_spec(in.get_string());
   const std::string blob = in.get_string();

@@ -68,10 +68,12 @@ Dataset load_synthetic(const std::string& spec, std::uint64_t seed) {
 
 Dataset load_stream(const std::string& spec, std::uint64_t seed, const CsvOptions& csv) {
   if (spec.rfind(kSyntheticPrefix, 0) == 0) return load_synthetic(spec, seed);
-  if (ends_with_ci(spec, ".svm") || ends_with_ci(spec, ".libsvm") || ends_with_ci(spec, ".txt")) {
-    return load_libsvm(spec);
-  }
+  if (is_libsvm_path(spec)) return load_libsvm(spec);
   return load_csv(spec, csv);
+}
+
+bool is_libsvm_path(const std::string& path) {
+  return ends_with_ci(path, ".svm") || ends_with_ci(path, ".libsvm") || ends_with_ci(path, ".txt");
 }
 
 }  // namespace omkl
