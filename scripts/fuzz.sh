@@ -10,8 +10,9 @@
 # Usage: scripts/fuzz.sh [SECONDS_PER_TARGET (default 15)] [TARGET ...]
 #   TARGET: csv libsvm checkpoint algorithm_spec kernel_dictionary (default: all)
 # Environment:
-#   FUZZ_BUILD_DIR  build folder (default /tmp/build-fuzz)
-#   FUZZ_WORK_DIR   corpora, crash inputs and logs (default /tmp/omkl-fuzz-work)
+#   FUZZ_BUILD_DIR  build folder (default build-fuzz in the checkout: a folder outside it could
+#                   hold another checkout's CMake cache, which CMake refuses)
+#   FUZZ_WORK_DIR   corpora, crash inputs and logs (default FUZZ_BUILD_DIR/work)
 #   FUZZ_RUNS       run each target this many executions instead of for a time (e.g. 10000000)
 #   FUZZ_JOBS       targets fuzzed at once (default 1; each is one process)
 #   FUZZ_ARGS       extra libFuzzer flags
@@ -28,8 +29,8 @@ seconds=${1:-15}
 shift || true
 targets=("$@")
 [ "${#targets[@]}" -eq 0 ] && targets=(csv libsvm checkpoint algorithm_spec kernel_dictionary)
-build=${FUZZ_BUILD_DIR:-/tmp/build-fuzz}
-work=${FUZZ_WORK_DIR:-/tmp/omkl-fuzz-work}
+build=${FUZZ_BUILD_DIR:-$repo/build-fuzz}
+work=${FUZZ_WORK_DIR:-$build/work}
 jobs=${FUZZ_JOBS:-1}
 
 # ---- clang and libFuzzer (Debian 12: clang 14; libclang_rt.fuzzer is in libclang-rt-14-dev) ----
