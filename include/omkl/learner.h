@@ -50,7 +50,10 @@ class Learner {
   /// or the default — in the order the algorithm reads them (e.g. {"D", "50"}, {"eta", "0.0141…"}).
   std::vector<std::pair<std::string, std::string>> parameters() const;
   /// The current kernel weights, normalised to sum 1, one per dictionary kernel, for algorithms
-  /// that keep one weight per kernel (raker, rf-ogd); empty for the others.
+  /// that keep one weight per kernel: raker, rf-ogd (its one weight, 1), the graph-aided family (omkl-gf, omkl-sfg,
+  /// omkl-sfg-r, sfg-mkl, sfg-mkl-r), omkl, omkl-b, m-forgetron, and the bandit family (its
+  /// sampling distribution p). Empty for the others (adaraker keeps weights per instance, the
+  /// federated family per client).
   std::vector<double> kernel_weights() const;
 
   /// Current real-valued prediction (score, for classification) for one sample; no update: the

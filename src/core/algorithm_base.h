@@ -165,7 +165,10 @@ class Algorithm {
                                double* predictions, Communicator& comm, double timeout_s);
 
   /// The kernel weights of `replicate`, normalised to sum 1 (one per dictionary kernel), for
-  /// algorithms that keep one weight per kernel (Raker); empty for the others.
+  /// algorithms that keep one weight per kernel: Raker and RF-OGD, the graph-aided family,
+  /// OMKL/OMKL-B and M-Forgetron, and the bandit family (its sampling distribution p). Empty for
+  /// the others: AdaRaker's weights are per instance, the federated family's per client and
+  /// private to it, the single-kernel and fixed-combination baselines have none.
   virtual std::vector<double> kernel_weights(std::size_t /*replicate*/) const { return {}; }
 
   /// Parameters the algorithm resolved itself and that identify its configuration in a study's

@@ -585,26 +585,45 @@ TEST_F(LearnerApiTest, SaveAndLoadThroughStreamsAndBuffers) {
   EXPECT_NE(input_error_of([&] { Learner::from_bytes(damaged, "model-42"); }).find("model-42"), std::string::npos);
 }
 
-// Learner::kernel_weights(): Raker's weights, one per dictionary kernel, summing to 1, uniform
-// before any sample and moved by learning; empty for an algorithm without per-kernel weights.
+// Learner::kernel_weights(): one weight per dictionary kernel, summing to 1, uniform before any
+// sample and moved by learning, saved in the checkpoint, for every algorithm that keeps one
+// weight per kernel; empty for those that do not.
 TEST_F(LearnerApiTest, KernelWeightsAreReadable) {
-  const Dataset data = omkl::test::random_stream(200, kFeatures, Task::Regression);
-  omkl::LearnerContext context;
-  context.n_features = data.n_features;
-  context.horizon = data.n_samples;
-  Learner raker = omkl::make_learner(omkl::parse_algorithm_spec("raker:D=8,dict=gauss:0.1+gauss:1+gauss:10"), context);
-  std::vector<double> w = raker.kernel_weights();
-  ASSERT_EQ(w.size(), 3u);
-  for (double v : w) EXPECT_DOUBLE_EQ(v, 1.0 / 3.0);
-  run_steps(raker, data, 0, 200);
-  w = raker.kernel_weights();
-  ASSERT_EQ(w.size(), 3u);
-  EXPECT_NEAR(w[0] + w[1] + w[2], 1.0, 1e-12);
-  EXPECT_NE(w[0], w[1]) << "learning moved the weights";
-  for (double v : w) EXPECT_GE(v, 0.0);
-  // The weights are part of the checkpoint.
-  const fs::path path = dir_ / "w.ckpt";
-  raker.save(path.string());
-  EXPECT_EQ(Learner::load(path.string()).kernel_weights(), w);
-  EXPECT_TRUE(omkl::make_learner(omkl::parse_algorithm_spec("oks++"), context).kernel_weights().empty());
+  const std::string dict = "dict=gauss:0.1+gauss:1+gauss:10";
+  const std::vector<std::pair<std::string, Task>> weighted = {
+      {"raker:D=8," + dict, Task::Regression},
+      {"omkl-gf:D=8,M=2,J=2," + dict, Task::Regression},
+      {"omkl-sfg:D=8,M=2," + dict, Task::Regression},
+      {"sfg-mkl-r:D=8,M=2,beta_rank=2," + dict, Task::Regression},
+      {"omkl:" + dict, Task::Regression},
+      {"omkl-b:" + dict, Task::Regression},
+      {"m-forgetron:" + dict, Task::Classification},
+      {"oks++:" + dict, Task::Regression},
+      {"rf-ioks:D=8," + dict, Task::Regression},
+  };
+  for (const auto& [algo, task] : weighted) {
+    SCOPED_TRACE(algo);
+    const Dataset data = omkl::test::random_stream(200, kFeatures, task);
+    Learner learner = make({algo, Profile::Paper, task}, data);
+    std::vector<double> w = learner.kernel_weights();
+    ASSERT_EQ(w.size(), 3u);
+    for (double v : w) EXPECT_DOUBLE_EQ(v, 1.0 / 3.0);
+    run_steps(learner, data, 0, 200);
+    w = learner.kernel_weights();
+    ASSERT_EQ(w.size(), 3u);
+    EXPECT_NEAR(w[0] + w[1] + w[2], 1.0, 1e-12);
+    EXPECT_FALSE(w[0] == w[1] && w[1] == w[2]) << "learning moved the weights";
+    for (double v : w) EXPECT_GE(v, 0.0);
+    // The weights are part of the checkpoint.
+    const fs::path path = dir_ / "w.ckpt";
+    learner.save(path.string());
+    EXPECT_EQ(Learner::load(path.string()).kernel_weights(), w);
+  }
+  for (const std::string algo : {"adaraker:D=8", "avgmkl", "kogd", "perfedavg:clients=2,hidden_layers=1,width=3"}) {
+    const Dataset data = omkl::test::random_stream(20, kFeatures, Task::Regression);
+    EXPECT_TRUE(make({algo, Profile::Paper, Task::Regression}, data).kernel_weights().empty()) << algo;
+  }
+  // A single-kernel learner's one weight.
+  const Dataset data = omkl::test::random_stream(20, kFeatures, Task::Regression);
+  EXPECT_EQ(make({"rf-ogd:D=8", Profile::Paper, Task::Regression}, data).kernel_weights(), std::vector<double>{1.0});
 }

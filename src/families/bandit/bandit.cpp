@@ -176,6 +176,16 @@ class BanditSelection final : public Algorithm {
     return {{"selected", l.selected}, {"p", l.p}, {"kernel_loss", l.kernel_loss}};
   }
 
+  /// The sampling distribution p over the dictionary: this family's kernel weights. Normalised
+  /// here because IOKS's bisection (§5.4) leaves Σp within its tolerance of 1, not at 1.
+  std::vector<double> kernel_weights(std::size_t r) const override {
+    std::vector<double> p = reps_.at(r).rule->p();
+    double total = 0.0;
+    for (double v : p) total += v;
+    for (double& v : p) v /= total;
+    return p;
+  }
+
   // ---- inspection (bandit.h) -------------------------------------------------------------------
   BanditLog log(std::size_t r) const {
     const Replicate& rep = reps_.at(r);

@@ -40,6 +40,13 @@ MetricConvention MForgetron::metric_convention() const {
   return m;
 }
 
+std::vector<double> MForgetron::kernel_weights(std::size_t replicate) const {
+  if (replicate >= n_replicates_) throw Error("kernel_weights: replicate out of range");
+  std::vector<double> out(weights_.size());
+  weights_.normalized(out.data());
+  return out;
+}
+
 double MForgetron::evaluate(std::size_t p, const Eigen::VectorXd& x, double x_norm2) {
   const Learner& learner = learners_[p];
   const auto n = static_cast<Eigen::Index>(learner.support.size());

@@ -46,6 +46,7 @@ class MForgetron final : public Algorithm {
   MetricConvention metric_convention() const override;
   // Exact kernels have no randomness: a study runs one replicate and reuses it for every seed.
   bool randomized() const override { return false; }
+  std::vector<double> kernel_weights(std::size_t replicate) const override;
 
   // Inspection (tests).
   std::size_t n_learners() const { return learners_.size(); }

@@ -44,6 +44,15 @@ MetricConvention KogdEnsemble::metric_convention() const {
   return m;
 }
 
+std::vector<double> KogdEnsemble::kernel_weights(std::size_t replicate) const {
+  if (replicate >= n_replicates_) throw Error("kernel_weights: replicate out of range");
+  if (config_.combination != Combination::Learned) return {};
+  // No randomness: every replicate is this one.
+  std::vector<double> out(weights_.size());
+  weights_.normalized(out.data());
+  return out;
+}
+
 double KogdEnsemble::coefficient(std::size_t learner, std::size_t i) const {
   return scale_[learner] * support_.coefficient(learner, i);
 }

@@ -84,6 +84,8 @@ class KogdEnsemble final : public Algorithm {
   MetricConvention metric_convention() const override;
   /// No random numbers: a study runs one replicate and reuses it for every seed.
   bool randomized() const override { return false; }
+  /// The learned kernel weights (OMKL, OMKL-B); empty for a fixed combination.
+  std::vector<double> kernel_weights(std::size_t replicate) const override;
 
   // Inspection (tests, diagnostics).
   const KogdEnsembleConfig& config() const { return config_; }

@@ -356,9 +356,12 @@ class GraphAided final : public Algorithm {
     backend_->get_theta(r, k, th.data());
     return th;
   }
-  std::vector<double> kernel_weights(std::size_t r) const {
+  std::vector<double> kernel_weights(std::size_t r) const override {
     std::vector<double> w;
     shifted_exp(reps_.at(r).log_w, w);
+    double total = 0.0;
+    for (double v : w) total += v;
+    for (double& v : w) v /= total;  // the largest is 1, so total ≥ 1
     return w;
   }
   std::vector<double> log_kernel_weights(std::size_t r) const { return reps_.at(r).log_w; }
@@ -406,7 +409,9 @@ std::vector<double> graph_aided_theta(const Algorithm& algorithm, std::size_t re
   return as_graph_aided(algorithm).theta(replicate, kernel);
 }
 std::vector<double> graph_aided_kernel_weights(const Algorithm& algorithm, std::size_t replicate) {
-  return as_graph_aided(algorithm).kernel_weights(replicate);
+  std::vector<double> w;
+  shifted_exp(as_graph_aided(algorithm).log_kernel_weights(replicate), w);
+  return w;
 }
 std::vector<double> graph_aided_log_kernel_weights(const Algorithm& algorithm, std::size_t replicate) {
   return as_graph_aided(algorithm).log_kernel_weights(replicate);

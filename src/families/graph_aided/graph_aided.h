@@ -33,7 +33,8 @@ const GraphAidedTrace* graph_aided_trace(const Algorithm& algorithm, std::size_t
 /// θ of one kernel of one replicate (2D values).
 std::vector<double> graph_aided_theta(const Algorithm& algorithm, std::size_t replicate,
                                       std::size_t kernel);
-/// Kernel weights w_k (normalised to max 1) and vertex weights u_i (SFG/-R; normalised to max 1).
+/// Kernel weights w_k and vertex weights u_i (SFG/-R), normalised to max 1 as the equations
+/// write them (Algorithm::kernel_weights() gives w normalised to sum 1).
 std::vector<double> graph_aided_kernel_weights(const Algorithm& algorithm, std::size_t replicate);
 std::vector<double> graph_aided_vertex_weights(const Algorithm& algorithm, std::size_t replicate);
 /// log w_k, unnormalised (0 at the start; the reference's w is exp of it).

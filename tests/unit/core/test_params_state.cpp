@@ -1,6 +1,9 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -265,6 +268,48 @@ TEST(CheckpointFuzzRegressionTest, GraphAidedStateWithoutItsGraphPastTheLastRege
   put_u64_at(damaged, flag_at, 0);
   write_checkpoint_file(path, damaged);
   EXPECT_NE(message_of([&] { Learner::load(path); }).find("has no feedback graph"), std::string::npos);
+}
+
+TEST(CheckpointFuzzRegressionTest, VertexWeightReferenceBelowTheLargestVertexLogWeightIsRefused) {
+  // OMKL-SFG keeps its vertex weights as log u and a reference u_ref (max log u at the last
+  // refresh; log u only decreases after it). A checkpoint with u_ref below max log u loaded, the
+  // vertex weights exp(log u − u_ref) overflowed to ∞ and the next update made every weight NaN.
+  const std::string path = checkpoint_dir() + "/sfg.ckpt";
+  const std::string payload = trained_payload("omkl-sfg:D=4,M=2,dict=gauss:0.5+gauss:1+gauss:2", path, 6);
+  // The replicate's tail: log u (count 3, 3 values), u_valid, u_ref: the last 6 words.
+  const std::size_t ref_at = payload.size() - 8;
+  const std::size_t valid_at = ref_at - 8;
+  const std::size_t log_u_at = valid_at - 8 * 3;
+  ASSERT_EQ(u64_at(payload, log_u_at - 8), 3u) << "OMKL-SFG state layout changed";
+  ASSERT_EQ(u64_at(payload, valid_at), 1u) << "the vertex weights are in use after 6 samples";
+  const auto f64_at = [&](std::size_t offset) {
+    const std::uint64_t bits = u64_at(payload, offset);
+    double v;
+    std::memcpy(&v, &bits, sizeof v);
+    return v;
+  };
+  double max_log_u = f64_at(log_u_at);
+  for (int i = 1; i < 3; ++i) max_log_u = std::max(max_log_u, f64_at(log_u_at + 8 * i));
+  ASSERT_GE(f64_at(ref_at), max_log_u);
+  const double prediction = Learner::load(path).predict(std::vector<double>{0.5, 0.5});
+  EXPECT_TRUE(std::isfinite(prediction));
+  for (const double bad_ref : {max_log_u - 1.0, max_log_u - 1e-9, std::nan("")}) {
+    std::string damaged = payload;
+    std::uint64_t bits;
+    std::memcpy(&bits, &bad_ref, sizeof bits);
+    put_u64_at(damaged, ref_at, bits);
+    write_checkpoint_file(path, damaged);
+    EXPECT_NE(message_of([&] { Learner::load(path); }).find("vertex-weight reference"), std::string::npos) << bad_ref;
+    EXPECT_THROW(Learner::load(path), InputError) << bad_ref;
+  }
+  // A reference above the largest log-weight is a state the algorithm can be in: it loads.
+  std::string raised = payload;
+  const double higher = f64_at(ref_at) + 0.5;
+  std::uint64_t bits;
+  std::memcpy(&bits, &higher, sizeof bits);
+  put_u64_at(raised, ref_at, bits);
+  write_checkpoint_file(path, raised);
+  EXPECT_TRUE(std::isfinite(Learner::load(path).predict(std::vector<double>{0.5, 0.5})));
 }
 
 // ---- the registry: families and their algorithms -------------------------------------------
