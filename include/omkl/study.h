@@ -129,13 +129,50 @@ struct StudyResult {
   std::vector<AlgorithmResult> results;
 };
 
+/// Where a study's stream comes from and how it is prepared: what `omkl study --data ...` reads,
+/// so that every front end (the CLI, the Python package, a C++ app) gets the same numbers.
+struct StudySource {
+  std::string path;            ///< a CSV or LIBSVM file, or a built-in stream ("synthetic:dataset1")
+  std::string target_column;   ///< CSV: the target's column name (empty: the last column)
+  std::string group_column;    ///< CSV: each row's group, for the federated non-i.i.d. deal (not a feature)
+  std::string preset;          ///< its normalisation and, if federated, its protocol (empty: none)
+  std::string normalize;       ///< a normalisation that overrides the preset's (empty: the preset's)
+  std::size_t clients = 0;     ///< federated clients K (0: the preset's rule or from the groups)
+  std::size_t rounds = 0;      ///< federated rounds T (0: the preset's, if it is federated)
+  std::uint64_t seed = 0;      ///< synthetic streams and the federated deal
+};
+
+/// The stream as read and, for a federated preset or with clients / rounds, dealt to the
+/// clients (arrange_federated), before any normalisation. Throws InputError for the file,
+/// ConfigError for options that contradict each other (a group column without a federated
+/// protocol, a group column on a LIBSVM file).
+Dataset load_study_stream(const StudySource& source);
+/// The source's normalisation: the preset's, overridden by `normalize`.
+Normalization study_normalization(const StudySource& source);
+/// load_study_stream, then normalised by study_normalization (which then covers exactly the
+/// rows a federated protocol uses).
+Dataset load_study_data(const StudySource& source);
+
+/// One loss for every algorithm of the study, in the bandit paper's names ("logistic",
+/// "square", "absolute"; §8.6), and the metric that goes with it (error rate, MSE, MAE):
+/// what `omkl study --loss` does. Empty changes nothing; anything else is a ConfigError.
+void set_study_loss(StudyConfig& config, const std::string& loss);
+
 /// Runs the study on `data` (already normalised). Replicate r of every algorithm uses
 /// randomness derived from (base_seed, r) only, so results do not depend on `threads`.
 /// When out_dir is set, finished cells are cached there and reused by a later run with the same
 /// configuration, and summary.json / curves.csv are written atomically at the end.
 StudyResult run_study(const StudyConfig& config, const Dataset& data);
 
-/// Writes summary.json and curves.csv into `dir` (created if missing), atomically.
+/// The output contract's files as text: summary.json, curves.csv and, where the study has them,
+/// logs.json and regret.csv (empty strings otherwise).
+struct StudyOutputs {
+  std::string summary_json, curves_csv, logs_json, regret_csv;
+};
+StudyOutputs format_study_outputs(const StudyResult& result);
+
+/// Writes summary.json and curves.csv (and logs.json, regret.csv where the study has them) into
+/// `dir` (created if missing), each atomically.
 void write_study_outputs(const StudyResult& result, const std::string& dir);
 
 }  // namespace omkl

@@ -66,36 +66,26 @@ void add_common_options(CLI::App& app, CommonOptions& o, bool with_seeds) {
                  "finished replicates (study), to a terminal or a log alike");
 }
 
-// The stream as read (and dealt to federated clients), before any normalisation.
-Dataset load_raw_data(const CommonOptions& o) {
-  if (o.data == "-")
-    throw ConfigError("--data -: standard input is read live by `omkl run` only; this command needs a whole "
-                      "stream (a file)");
-  CsvOptions csv;
-  csv.target_column = o.target;
-  csv.group_column = o.group_column;
-  Dataset data = load_stream(o.data, o.seed, csv);
-  if (!o.group_column.empty() && data.groups.empty())
-    throw ConfigError("--group-column: " + o.data + " is not a CSV file with a header (only CSV streams have named columns)");
-  const Preset* preset = o.preset.empty() ? nullptr : &find_preset(o.preset);
-  FederatedLayout layout;
-  layout.rounds = o.rounds ? o.rounds : (preset && preset->federated_rounds ? preset->federated_rounds : layout.rounds);
-  layout.clients = o.clients;
-  layout.seed = o.seed;
-  const bool federated = (preset && preset->federated_rounds > 0) || o.clients > 0 || o.rounds > 0;
-  if (!federated && !data.groups.empty())
-    throw ConfigError("--group-column deals rows to federated clients by group: give a federated preset "
-                      "(--preset fed-pofmkl) or --clients / --rounds");
-  if (federated) arrange_federated(data, layout);
-  return data;
+namespace {
+StudySource study_source(const CommonOptions& o) {
+  StudySource source;
+  source.path = o.data;
+  source.target_column = o.target;
+  source.group_column = o.group_column;
+  source.preset = o.preset;
+  source.normalize = o.normalize;
+  source.clients = o.clients;
+  source.rounds = o.rounds;
+  source.seed = o.seed;
+  return source;
 }
+}  // namespace
+
+// The stream as read (and dealt to federated clients), before any normalisation.
+Dataset load_raw_data(const CommonOptions& o) { return load_study_stream(study_source(o)); }
 
 // The preset's normalisation, overridden by --normalize.
-Normalization requested_normalization(const CommonOptions& o) {
-  Normalization how = o.preset.empty() ? Normalization::None : find_preset(o.preset).normalization;
-  if (!o.normalize.empty()) how = parse_normalization(o.normalize);
-  return how;
-}
+Normalization requested_normalization(const CommonOptions& o) { return study_normalization(study_source(o)); }
 
 void check_output_path(const std::string& option, const std::string& path, bool directory) {
   if (path.empty() || path == "-") return;
@@ -256,11 +246,7 @@ int run_study_command(const CommonOptions& o, const std::string& out_dir, std::s
   config.regret_features = regret_features;
   config.provenance = {{"command", o.command}, {"data", o.data},
                        {"normalization", o.normalize.empty() ? (o.preset.empty() ? "none" : "the preset's") : o.normalize}};
-  if (!o.loss.empty()) {
-    // The library's names: squared, logistic, absolute; the metric follows the loss (§8.6).
-    config.defaults.emplace_back("loss", o.loss == "square" ? "squared" : o.loss);
-    config.metric = o.loss == "square" ? "mse" : o.loss == "absolute" ? "mae" : "error_rate";
-  }
+  set_study_loss(config, o.loss);
   const bool root = !comm || comm->rank() == 0;
   if (root && o.progress) {
     const ProgressLine line = progress_lines(o.progress, "replicates");

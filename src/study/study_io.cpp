@@ -152,8 +152,8 @@ json cell_to_json(const json& key, const AlgorithmResult& r) {
 
 }  // namespace detail
 
-void write_study_outputs(const StudyResult& result, const std::string& dir) {
-  std::filesystem::create_directories(dir);
+StudyOutputs format_study_outputs(const StudyResult& result) {
+  StudyOutputs out;
   json results = json::array();
   for (const auto& r : result.results) results.push_back(detail::result_to_json(r));
   json summary{{"dataset", result.dataset}, {"n_samples", result.n_samples},
@@ -164,7 +164,7 @@ void write_study_outputs(const StudyResult& result, const std::string& dir) {
   if (result.processes > 1) summary["processes"] = result.processes;
   summary["omkl_version"] = OMKL_VERSION_STRING;
   for (const auto& [key, value] : result.provenance) summary[key] = value;
-  detail::write_file_atomic((std::filesystem::path(dir) / "summary.json").string(), summary.dump(2) + "\n");
+  out.summary_json = summary.dump(2) + "\n";
 
   std::ostringstream csv;
   csv.precision(17);
@@ -173,13 +173,13 @@ void write_study_outputs(const StudyResult& result, const std::string& dir) {
     for (std::size_t k = 0; k < r.curve_t.size(); ++k)
       csv << r.algo << ",\"" << r.spec << "\"," << r.metric << "," << r.curve_t[k] << ","
           << r.curve_mean[k] << "," << r.curve_std[k] << "\n";
-  detail::write_file_atomic((std::filesystem::path(dir) / "curves.csv").string(), csv.str());
+  out.curves_csv = csv.str();
   // The algorithms' end-of-run logs, per seed (spec/bandit.md §8.6), where any has them.
   json logs = json::array();
   for (const auto& r : result.results)
     if (!r.logs.empty()) logs.push_back(json{{"algo", r.algo}, {"spec", r.spec}, {"replicates", detail::logs_to_json(r)}});
-  if (!logs.empty()) detail::write_file_atomic((std::filesystem::path(dir) / "logs.json").string(), logs.dump(1) + "\n");
-  if (result.regret_benchmark.empty()) return;
+  if (!logs.empty()) out.logs_json = logs.dump(1) + "\n";
+  if (result.regret_benchmark.empty()) return out;
   std::ostringstream regret;
   regret.precision(17);
   regret << "algo,spec,benchmark,t,mean,std\n";
@@ -187,7 +187,20 @@ void write_study_outputs(const StudyResult& result, const std::string& dir) {
     for (std::size_t k = 0; k < r.regret_mean.size(); ++k)
       regret << r.algo << ",\"" << r.spec << "\"," << result.regret_benchmark << "," << r.curve_t[k] << ","
              << r.regret_mean[k] << "," << r.regret_std[k] << "\n";
-  detail::write_file_atomic((std::filesystem::path(dir) / "regret.csv").string(), regret.str());
+  out.regret_csv = regret.str();
+  return out;
+}
+
+void write_study_outputs(const StudyResult& result, const std::string& dir) {
+  const StudyOutputs out = format_study_outputs(result);
+  std::filesystem::create_directories(dir);
+  const auto write = [&dir](const char* name, const std::string& text) {
+    if (!text.empty()) detail::write_file_atomic((std::filesystem::path(dir) / name).string(), text);
+  };
+  write("summary.json", out.summary_json);
+  write("curves.csv", out.curves_csv);
+  write("logs.json", out.logs_json);
+  write("regret.csv", out.regret_csv);
 }
 
 }  // namespace omkl

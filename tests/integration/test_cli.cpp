@@ -415,7 +415,7 @@ TEST_F(CliTest, FederatedBadInputIsOneClearMessage) {
                      {"'M'", "[1, 51]"});
   expect_study_fails("--preset fed-pofmkl --rounds 20 --data air.csv --group-column site --algo pof-mkl:M=25,D=30",
                      {"'D'", "max_upload"});
-  expect_study_fails("--data air.csv --group-column site --algo raker", {"--group-column", "federated"});
+  expect_study_fails("--data air.csv --group-column site --algo raker", {"group column 'site'", "federated"});
   expect_study_fails("--data air.csv --algo pof-mkl", {"'clients'", "not federated"});
 }
 

@@ -1,0 +1,54 @@
+// Reading and preparing a study's stream (omkl/study.h: StudySource), shared by every front end.
+#include <string>
+
+#include "omkl/error.h"
+#include "omkl/study.h"
+
+namespace omkl {
+
+Dataset load_study_stream(const StudySource& source) {
+  if (source.path == "-")
+    throw ConfigError("data '-': standard input is read live by `omkl run` only; a study needs a whole "
+                      "stream (a file)");
+  CsvOptions csv;
+  csv.target_column = source.target_column;
+  csv.group_column = source.group_column;
+  Dataset data = load_stream(source.path, source.seed, csv);
+  if (!source.group_column.empty() && data.groups.empty())
+    throw ConfigError("group column '" + source.group_column + "': " + source.path +
+                      " is not a CSV file with a header (only CSV streams have named columns)");
+  const Preset* preset = source.preset.empty() ? nullptr : &find_preset(source.preset);
+  FederatedLayout layout;
+  if (source.rounds) layout.rounds = source.rounds;
+  else if (preset && preset->federated_rounds) layout.rounds = preset->federated_rounds;
+  layout.clients = source.clients;
+  layout.seed = source.seed;
+  const bool federated = (preset && preset->federated_rounds > 0) || source.clients > 0 || source.rounds > 0;
+  if (!federated && !data.groups.empty())
+    throw ConfigError("group column '" + source.group_column + "' deals rows to federated clients by group: give a "
+                      "federated preset (fed-pofmkl) or a number of clients / rounds");
+  if (federated) arrange_federated(data, layout);
+  return data;
+}
+
+Normalization study_normalization(const StudySource& source) {
+  if (!source.normalize.empty()) return parse_normalization(source.normalize);
+  return source.preset.empty() ? Normalization::None : find_preset(source.preset).normalization;
+}
+
+Dataset load_study_data(const StudySource& source) {
+  Dataset data = load_study_stream(source);
+  normalize(data, study_normalization(source));
+  return data;
+}
+
+void set_study_loss(StudyConfig& config, const std::string& loss) {
+  if (loss.empty()) return;
+  if (loss != "logistic" && loss != "square" && loss != "absolute")
+    throw ConfigError("loss '" + loss + "': one of logistic, square, absolute");
+  // The library's names: squared, logistic, absolute; the metric follows the loss (§8.6).
+  config.defaults.emplace_back("loss", loss == "square" ? "squared" : loss);
+  config.metric = loss == "square" ? "mse" : loss == "absolute" ? "mae" : "error_rate";
+}
+
+}  // namespace omkl
