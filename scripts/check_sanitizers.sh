@@ -27,7 +27,7 @@ for kind in "${kinds[@]}"; do
   build="$prefix-$kind"
   echo "== $kind: -fsanitize=$sanitizers in $build"
   cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DOMKL_ENABLE_CUDA=OFF -DOMKL_ENABLE_MPI=OFF \
-    -DOMKL_BUILD_BENCH=OFF -DOMKL_SANITIZE="$sanitizers" -DCMAKE_CXX_FLAGS="$extra"
+    -DOMKL_BUILD_BENCH=OFF -DOMKL_BUILD_PYTHON=OFF -DOMKL_SANITIZE="$sanitizers" -DCMAKE_CXX_FLAGS="$extra"
   cmake --build "$build" -j2
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1 \
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \

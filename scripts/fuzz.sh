@@ -61,7 +61,7 @@ scripts/setup.sh >/dev/null  # the library's own dependencies (Eigen, nlohmann-j
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
   -DOMKL_ENABLE_CUDA=OFF -DOMKL_ENABLE_MPI=OFF -DOMKL_BUILD_TESTS=OFF -DOMKL_BUILD_BENCH=OFF \
-  -DOMKL_BUILD_FUZZERS=ON >/dev/null
+  -DOMKL_BUILD_PYTHON=OFF -DOMKL_BUILD_FUZZERS=ON >/dev/null
 cmake --build "$build" -j2 --target $(printf 'omkl_fuzz_%s ' "${targets[@]}")
 
 # ---- run ----

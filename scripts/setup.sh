@@ -1,7 +1,12 @@
 #!/usr/bin/env bash
-# Installs the Debian/Ubuntu packages omkl needs to build and test, only those that are missing
-# (Open MPI for the multi-process studies; the library builds without it, -DOMKL_ENABLE_MPI=OFF).
-# Uses sudo only when not running as root. Does nothing when everything is installed.
+# Installs what omkl needs to build and test, only what is missing:
+#  - Debian/Ubuntu packages (Open MPI for the multi-process studies; the library builds without
+#    it, -DOMKL_ENABLE_MPI=OFF), with sudo only when not running as root;
+#  - for the Python package (python/), from the package registry with pip into the python3 on
+#    PATH: nanobind (the bindings), NumPy, pytest, and matplotlib and scikit-learn (plots and
+#    the estimators, which the tests cover). Without them the C++ library, CLI and tests still
+#    build (-DOMKL_BUILD_PYTHON=OFF); OMKL_SETUP_PYTHON=0 skips this part.
+# Does nothing when everything is installed.
 set -euo pipefail
 
 packages=(
@@ -26,7 +31,25 @@ for pkg in "${packages[@]}"; do
   fi
 done
 
+install_python_packages() {
+  [ "${OMKL_SETUP_PYTHON:-1}" = 0 ] && return 0
+  if ! command -v python3 >/dev/null 2>&1; then
+    echo "setup: no python3 on PATH: the Python package will not be built" >&2
+    return 0
+  fi
+  # import name = pip name
+  local wanted=(nanobind=nanobind numpy=numpy pytest=pytest matplotlib=matplotlib sklearn=scikit-learn)
+  local pip_missing=() entry
+  for entry in "${wanted[@]}"; do
+    python3 -c "import ${entry%%=*}" >/dev/null 2>&1 || pip_missing+=("${entry#*=}")
+  done
+  [ "${#pip_missing[@]}" -eq 0 ] && return 0
+  echo "setup: pip installing ${pip_missing[*]}"
+  python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore "${pip_missing[@]}"
+}
+
 if [ "${#missing[@]}" -eq 0 ]; then
+  install_python_packages
   echo "setup: all build dependencies are installed"
   exit 0
 fi
@@ -49,3 +72,4 @@ echo "setup: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 ${sudo_cmd[@]+"${sudo_cmd[@]}"} apt-get update
 ${sudo_cmd[@]+"${sudo_cmd[@]}"} apt-get install -y --no-install-recommends "${missing[@]}"
+install_python_packages

@@ -1,0 +1,56 @@
+"""omkl: online multi-kernel learning with random features (Raker, AdaRaker, the graph-aided,
+federated and bandit families), from Python.
+
+- ``omkl.Learner``: one online learner over NumPy arrays (predict, then learn, row by row).
+- ``omkl.OMKLRegressor`` / ``omkl.OMKLClassifier``: scikit-learn estimators (need scikit-learn).
+- ``omkl.study(...)``: a Monte Carlo study, as ``omkl study`` runs it, returned as Python objects.
+- ``omkl.plot(study_or_dir, out=...)``: learning curves as PNG and SVG (needs matplotlib).
+- ``omkl.algorithms()``, ``omkl.describe(name)``, ``omkl.presets()``: what the library has.
+
+Errors are ``omkl.Error`` (``InputError`` and ``ConfigError`` are also ``ValueError``s) with the
+library's messages.
+"""
+from __future__ import annotations
+
+from typing import Any, List, Tuple
+
+from ._omkl import ConfigError, CudaError, Error, InputError, __version__, with_cuda
+from . import _omkl
+from ._learner import Learner
+from ._study import Study, study
+
+__all__ = [
+    "Learner", "OMKLRegressor", "OMKLClassifier", "Study", "study", "plot", "algorithms", "describe",
+    "presets", "Error", "InputError", "ConfigError", "CudaError", "__version__", "with_cuda",
+]
+
+
+def algorithms() -> List[Tuple[str, str, str]]:
+    """Every registered algorithm as (name, family, one-line summary), sorted by name."""
+    return [tuple(a) for a in _omkl.list_algorithms()]
+
+
+def describe(name: str) -> str:
+    """The algorithm's parameters, one per line: name, default, meaning (as ``omkl describe``)."""
+    return _omkl.describe_algorithm(name)
+
+
+def presets() -> List[str]:
+    """The names of the built-in experimental protocols (``preset=`` of study and the estimators)."""
+    return list(_omkl.preset_names())
+
+
+def plot(study_or_dir: Any, out: Any = None, formats: Tuple[str, ...] = ("png", "svg")) -> List[str]:
+    """Draws a study's learning curves (and regret curves, where it has them); see omkl.plot_study."""
+    from .plot import plot_study
+
+    return plot_study(study_or_dir, out=out, formats=formats)
+
+
+def __getattr__(name: str) -> Any:
+    # The estimators import scikit-learn, which the rest of the package does not need.
+    if name in ("OMKLRegressor", "OMKLClassifier"):
+        from . import _estimators
+
+        return getattr(_estimators, name)
+    raise AttributeError(f"module 'omkl' has no attribute {name!r}")

@@ -1,0 +1,145 @@
+"""omkl.Learner: one online learner over NumPy arrays."""
+from __future__ import annotations
+
+import os
+from typing import Dict, Optional, Sequence
+
+import numpy as np
+
+from . import _omkl
+
+
+def as_rows(x, n_features: Optional[int] = None) -> np.ndarray:
+    """x as a C-contiguous float64 array of rows: one sample (1-D) becomes one row."""
+    rows = np.ascontiguousarray(x, dtype=np.float64)
+    if rows.ndim == 1:
+        rows = rows.reshape(1, -1)
+    if rows.ndim != 2:
+        raise _omkl.InputError(f"X must be one sample (1-D) or rows of samples (2-D), not {rows.ndim}-D")
+    if n_features is not None and rows.shape[1] != n_features:
+        raise _omkl.InputError(f"X has {rows.shape[1]} features, the model expects {n_features}")
+    return rows
+
+
+def as_targets(y, n: int) -> np.ndarray:
+    targets = np.ascontiguousarray(np.atleast_1d(np.asarray(y, dtype=np.float64)))
+    if targets.ndim != 1 or targets.shape[0] != n:
+        raise _omkl.InputError(f"y must hold one target per row: {targets.size} targets for {n} rows")
+    return targets
+
+
+class Learner:
+    """One online learner: each sample is predicted, then learned from (the library's Learner).
+
+    Parameters
+    ----------
+    algo : str
+        An algorithm spec as the command line takes it, e.g. ``"raker"``, ``"adaraker:eta0=10"``,
+        ``"raker:D=20,dict=gauss:0.1+gauss:1"`` (``omkl.algorithms()`` lists them,
+        ``omkl.describe(name)`` their parameters).
+    n_features : int
+        Features per sample.
+    task : "regression" or "classification" (labels -1 / +1).
+    profile : "paper" (the papers' corrected equations, the default) or "reference" (the authors'
+        released code, which reproduces the published tables).
+    seed, replicate : randomness derives from (seed, replicate) only.
+    horizon : the stream's length T where known (default step sizes use 1/sqrt(T)); 0 = unknown.
+    backend : "cpu", "cuda" or "auto".
+    preset : a study protocol whose parameter defaults apply (``omkl.presets()``).
+    loss : "logistic", "square" or "absolute": the loss of every algorithm, as ``--loss``.
+
+    A learner pickles (its checkpoint bytes) and saves to a file; a loaded one continues exactly
+    as the original would have.
+    """
+
+    def __init__(self, algo: str = "raker", n_features: int = 1, task: str = "regression", profile: str = "paper",
+                 seed: int = 0, replicate: int = 0, horizon: int = 0, backend: str = "cpu", preset: str = "",
+                 loss: str = ""):
+        self._impl = _omkl.Learner.create(algo, int(n_features), task, profile, int(seed), int(replicate),
+                                          int(horizon), backend, preset or "", loss or "")
+
+    @classmethod
+    def _wrap(cls, impl) -> "Learner":
+        learner = cls.__new__(cls)
+        learner._impl = impl
+        return learner
+
+    # ---- learning and predicting ------------------------------------------------------------
+    def partial_fit(self, X, y) -> np.ndarray:
+        """Predicts each row, then learns from it, in order; returns the predictions made before
+        each update (for classification, real-valued scores whose sign is the label)."""
+        rows = as_rows(X, self.n_features)
+        targets = as_targets(y, rows.shape[0])
+        out = np.empty(rows.shape[0], dtype=np.float64)
+        self._impl.partial_fit(rows, targets, out)
+        return out
+
+    def predict(self, X) -> np.ndarray:
+        """Predictions for rows (or one sample) without learning: the model is left as it was."""
+        rows = as_rows(X, self.n_features)
+        out = np.empty(rows.shape[0], dtype=np.float64)
+        self._impl.predict(rows, out)
+        return out
+
+    def predict_one(self, x) -> float:
+        """The prediction for one sample (a sequence of n_features values)."""
+        return float(self.predict(np.asarray(x, dtype=np.float64).reshape(1, -1))[0])
+
+    def learn_one(self, x, y: float) -> float:
+        """Predicts one sample, then learns from it; returns the prediction made before learning."""
+        return float(self.partial_fit(np.asarray(x, dtype=np.float64).reshape(1, -1), [y])[0])
+
+    # ---- what it is -------------------------------------------------------------------------
+    @property
+    def spec(self) -> str:
+        return self._impl.spec
+
+    @property
+    def n_features(self) -> int:
+        return self._impl.n_features
+
+    @property
+    def task(self) -> str:
+        return self._impl.task
+
+    @property
+    def n_seen(self) -> int:
+        """Samples learned so far."""
+        return self._impl.n_seen
+
+    @property
+    def parameters(self) -> Dict[str, str]:
+        """Every parameter with the value used (given, from a preset, or the default)."""
+        return dict(self._impl.parameters)
+
+    @property
+    def kernel_weights(self) -> np.ndarray:
+        """The kernel weights (sum 1, one per dictionary kernel) for algorithms that keep them;
+        empty for the others."""
+        return np.asarray(self._impl.kernel_weights, dtype=np.float64)
+
+    # ---- checkpoints ------------------------------------------------------------------------
+    def save(self, path) -> None:
+        """Writes the whole state to ``path`` atomically (a versioned, checksummed file that the
+        command line's ``--resume`` and ``omkl predict --model`` read too)."""
+        self._impl.save(os.fspath(path))
+
+    @classmethod
+    def load(cls, path) -> "Learner":
+        return cls._wrap(_omkl.Learner.load(os.fspath(path)))
+
+    def to_bytes(self) -> bytes:
+        return self._impl.to_bytes()
+
+    @classmethod
+    def from_bytes(cls, data: bytes, name: str = "<bytes>") -> "Learner":
+        return cls._wrap(_omkl.Learner.from_bytes(bytes(data), name))
+
+    def __getstate__(self):
+        return {"checkpoint": self.to_bytes()}
+
+    def __setstate__(self, state) -> None:
+        self._impl = _omkl.Learner.from_bytes(state["checkpoint"], "<pickle>")
+
+    def __repr__(self) -> str:
+        return f"omkl.Learner({self.spec!r}, n_features={self.n_features}, task={self.task!r}, n_seen={self.n_seen})"
