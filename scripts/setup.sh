@@ -3,8 +3,8 @@
 #  - Debian/Ubuntu packages (Open MPI for the multi-process studies; the library builds without
 #    it, -DOMKL_ENABLE_MPI=OFF), with sudo only when not running as root;
 #  - for the Python package (python/), from the package registry with pip into the python3 on
-#    PATH: nanobind (the bindings), NumPy, pytest, and matplotlib and scikit-learn (plots and
-#    the estimators, which the tests cover). Without them the C++ library, CLI and tests still
+#    PATH: nanobind (the bindings), NumPy, pytest, and matplotlib, scikit-learn and pandas (plots,
+#    the estimators and data frames: optional for users, covered by the tests). Without them the C++ library, CLI and tests still
 #    build (-DOMKL_BUILD_PYTHON=OFF); OMKL_SETUP_PYTHON=0 skips this part.
 # Does nothing when everything is installed.
 set -euo pipefail
@@ -38,7 +38,7 @@ install_python_packages() {
     return 0
   fi
   # import name = pip name
-  local wanted=(nanobind=nanobind numpy=numpy pytest=pytest matplotlib=matplotlib sklearn=scikit-learn)
+  local wanted=(nanobind=nanobind numpy=numpy pytest=pytest matplotlib=matplotlib sklearn=scikit-learn pandas=pandas)
   local pip_missing=() entry
   for entry in "${wanted[@]}"; do
     python3 -c "import ${entry%%=*}" >/dev/null 2>&1 || pip_missing+=("${entry#*=}")

@@ -41,8 +41,8 @@ def presets() -> List[str]:
 
 
 def plot(study_or_dir: Any, out: Any = None, formats: Tuple[str, ...] = ("png", "svg")) -> List[str]:
-    """Draws a study's learning curves (and regret curves, where it has them); see omkl.plot_study."""
-    from .plot import plot_study
+    """Draws a study's learning curves (and regret curves, where it has them); see omkl._plot.plot_study."""
+    from ._plot import plot_study
 
     return plot_study(study_or_dir, out=out, formats=formats)
 

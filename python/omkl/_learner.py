@@ -142,4 +142,6 @@ class Learner:
         self._impl = _omkl.Learner.from_bytes(state["checkpoint"], "<pickle>")
 
     def __repr__(self) -> str:
+        if not hasattr(self, "_impl"):
+            return "omkl.Learner(<not constructed>)"
         return f"omkl.Learner({self.spec!r}, n_features={self.n_features}, task={self.task!r}, n_seen={self.n_seen})"

@@ -468,6 +468,10 @@ int main(int argc, char** argv) {
   add_common_options(*study, study_options, true);
   study->add_option("--out", out_dir, "write summary.json, curves.csv and a cell cache here");
   study->add_option("--curve-points", curve_points, "points per curve in curves.csv")->capture_default_str();
+  bool plot = false;
+  study->add_flag("--plot", plot,
+                  "also draw the curves into --out (curves.png/.svg, regret.png/.svg) with omkl's Python package "
+                  "and matplotlib (python3 -m omkl plot; OMKL_PYTHON names another interpreter)");
   bool regret = false;
   study->add_flag("--regret", regret,
                   "also the cumulative regret of the graph journal (Fig. 6) against batch kernel ridge "
@@ -553,8 +557,13 @@ int main(int argc, char** argv) {
   const auto dispatch = [&]() -> int {
     if (several && !*study)
       throw ConfigError("only `omkl study` runs over several processes; start other commands without mpirun");
-    if (*study)
-      return run_study_command(study_options, out_dir, curve_points, regret, comm, message_timeout, regret_features);
+    if (*study) {
+      if (plot && out_dir.empty()) throw ConfigError("--plot draws the curves from the study's files: give --out DIR");
+      const int code =
+          run_study_command(study_options, out_dir, curve_points, regret, comm, message_timeout, regret_features);
+      if (code == 0 && plot && (!comm || comm->rank() == 0)) plot_study_outputs(out_dir);
+      return code;
+    }
     if (*run) return run_command(run_options, run_extra, *run);
     if (*predict) return predict_command(predict_options, predict_model, predict_out, *predict);
     if (*gen) return gen_command(gen_kind, gen_samples, gen_seed, gen_out, gen_raw, gen_target);

@@ -1,0 +1,77 @@
+"""OMKLRegressor / OMKLClassifier: scikit-learn estimators over the online learners."""
+import pickle
+
+import numpy as np
+import pytest
+
+sklearn = pytest.importorskip("sklearn")
+from sklearn.base import clone
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+import omkl
+from conftest import read_predictions, shared_file, write_csv
+
+
+@parametrize_with_checks([omkl.OMKLRegressor(algo="raker:D=8"), omkl.OMKLClassifier(algo="raker:D=8")])
+def test_scikit_learn_estimator_checks(estimator, check):
+    check(estimator)
+
+
+def test_regressor_partial_fit_gives_the_command_line_predictions_on_airfoil(tmp_path, cli):
+    # The acceptance of the Python package (issue 18): the shared Airfoil data, same algorithm
+    # and seed as `omkl run`.
+    path = shared_file("airfoil.csv")
+    data = np.loadtxt(path, delimiter=",", skiprows=1)
+    X, y = data[:, :-1], data[:, -1]
+    cli("run", "--data", path, "--algo", "raker", "--seed", 3, "--predictions", tmp_path / "p.csv")
+    model = omkl.OMKLRegressor(algo="raker", seed=3).partial_fit(X, y)
+    np.testing.assert_array_equal(model.online_predictions_, read_predictions(tmp_path / "p.csv"))
+
+
+def test_partial_fit_continues_where_fit_restarts(regression_stream):
+    X, y = regression_stream
+    whole = omkl.OMKLRegressor(algo="raker:D=8", seed=1, horizon=300).fit(X, y)
+    parts = omkl.OMKLRegressor(algo="raker:D=8", seed=1, horizon=300)
+    parts.partial_fit(X[:100], y[:100]).partial_fit(X[100:], y[100:])
+    np.testing.assert_array_equal(parts.predict(X[:20]), whole.predict(X[:20]))
+    assert parts.learner_.n_seen == 300
+    refit = clone(whole).fit(X, y)
+    np.testing.assert_array_equal(refit.predict(X[:20]), whole.predict(X[:20]))  # same seed, same numbers
+    restored = pickle.loads(pickle.dumps(whole))
+    np.testing.assert_array_equal(restored.predict(X[:20]), whole.predict(X[:20]))
+    assert whole.get_params()["algo"] == "raker:D=8"
+    assert whole.set_params(seed=9).seed == 9
+
+
+def test_river_style_learn_one_and_predict_one(regression_stream):
+    X, y = regression_stream
+    river = omkl.OMKLRegressor(algo="raker:D=8", horizon=300)
+    for row, target in zip(X[:50], y[:50]):
+        river.learn_one({f"f{j}": v for j, v in enumerate(row)}, target)
+    batch = omkl.OMKLRegressor(algo="raker:D=8", horizon=300).partial_fit(X[:50], y[:50])
+    x_next = {f"f{j}": v for j, v in enumerate(X[50])}
+    assert river.predict_one(x_next) == batch.predict(X[50:51])[0]
+    # Keys are matched by name, whatever their order.
+    assert river.predict_one(dict(reversed(list(x_next.items())))) == river.predict_one(x_next)
+    with pytest.raises(ValueError, match="features"):
+        river.predict_one({"f0": 1.0})
+
+
+def test_classifier_maps_any_two_labels_and_goes_one_vs_rest_beyond(classification_stream):
+    X, y = classification_stream
+    labels = np.where(y > 0, "spam", "ham")
+    model = omkl.OMKLClassifier(algo="raker:D=16", seed=2).fit(X, labels)
+    assert list(model.classes_) == ["ham", "spam"]
+    # The learner saw -1 for "ham" and +1 for "spam": the same scores as on the ±1 stream.
+    plain = omkl.Learner("raker:D=16", n_features=3, task="classification", seed=2, horizon=300)
+    np.testing.assert_array_equal(model.online_predictions_, plain.partial_fit(X, y))
+    assert model.score(X, labels) > 0.7
+    three = np.where(X[:, 2] > 0.8, "other", labels)
+    multi = omkl.OMKLClassifier(algo="raker:D=16").fit(X, three)
+    assert multi.decision_function(X[:4]).shape == (4, 3) and set(multi.predict(X)) <= {"ham", "other", "spam"}
+    with pytest.raises(ValueError, match="one class"):
+        omkl.OMKLClassifier().fit(X[:5], ["a"] * 5)
+    streaming = omkl.OMKLClassifier(algo="raker:D=16", horizon=300)
+    streaming.partial_fit(X[:1], labels[:1], classes=["ham", "spam"])
+    with pytest.raises(ValueError, match="not one of the classes"):
+        streaming.partial_fit(X[1:2], ["eggs"])

@@ -1,0 +1,134 @@
+"""omkl.Learner: the library's learner over NumPy arrays."""
+import pickle
+
+import numpy as np
+import pytest
+
+import omkl
+from conftest import read_predictions, write_csv
+
+
+def test_partial_fit_returns_the_predictions_made_before_each_update(regression_stream):
+    X, y = regression_stream
+    block = omkl.Learner("raker:D=8", n_features=4, seed=3, horizon=len(y))
+    one_by_one = omkl.Learner("raker:D=8", n_features=4, seed=3, horizon=len(y))
+    predictions = block.partial_fit(X, y)
+    assert predictions.shape == (len(y),)
+    assert predictions[0] == 0.0  # nothing learned yet
+    singles = np.array([one_by_one.learn_one(x, t) for x, t in zip(X, y)])
+    np.testing.assert_array_equal(predictions, singles)  # blocks equal steps, bit for bit
+    assert block.n_seen == len(y)
+    # Learning helped: the second half is predicted better than the variance of y.
+    assert np.mean((predictions[150:] - y[150:]) ** 2) < 0.6 * np.var(y)
+
+
+def test_predict_leaves_the_model_as_it_was(regression_stream):
+    X, y = regression_stream
+    learner = omkl.Learner("adaraker:D=8", n_features=4, seed=1, horizon=len(y))
+    learner.partial_fit(X[:100], y[:100])
+    first = learner.predict(X[100:110])
+    assert learner.predict(X[100:110]).tolist() == first.tolist()
+    assert learner.n_seen == 100
+    assert learner.predict_one(X[100]) == first[0]
+    # The next sample's online prediction is what predict said.
+    assert learner.partial_fit(X[100:101], y[100:101])[0] == first[0]
+
+
+def test_the_same_numbers_as_the_command_line(tmp_path, cli, regression_stream):
+    X, y = regression_stream
+    write_csv(tmp_path / "s.csv", X, y)
+    cli("run", "--data", tmp_path / "s.csv", "--algo", "raker:D=16", "--seed", 7, "--predictions", tmp_path / "p.csv")
+    learner = omkl.Learner("raker:D=16", n_features=4, seed=7, horizon=len(y))
+    np.testing.assert_array_equal(learner.partial_fit(X, y), read_predictions(tmp_path / "p.csv"))
+
+
+def test_save_load_pickle_and_bytes_continue_bit_for_bit(tmp_path, regression_stream):
+    X, y = regression_stream
+    learner = omkl.Learner("omkl-sfg:D=8,M=2,dict=gauss:0.5+gauss:1+gauss:2", n_features=4, seed=2, horizon=300)
+    learner.partial_fit(X[:150], y[:150])
+    learner.save(tmp_path / "m.ckpt")
+    copies = [omkl.Learner.load(tmp_path / "m.ckpt"), pickle.loads(pickle.dumps(learner)),
+              omkl.Learner.from_bytes(learner.to_bytes())]
+    expected = learner.partial_fit(X[150:], y[150:])
+    for copy in copies:
+        assert copy.n_seen == 150 and copy.spec == learner.spec
+        np.testing.assert_array_equal(copy.partial_fit(X[150:], y[150:]), expected)
+
+
+def test_parameters_and_kernel_weights_are_readable(regression_stream):
+    X, y = regression_stream
+    learner = omkl.Learner("raker:D=8,dict=gauss:0.1+gauss:1+gauss:10", n_features=4, horizon=300)
+    assert learner.parameters["D"] == "8"
+    assert "eta" in learner.parameters  # defaults too, not only what was given
+    np.testing.assert_allclose(learner.kernel_weights, [1 / 3] * 3)
+    learner.partial_fit(X, y)
+    weights = learner.kernel_weights
+    assert weights.shape == (3,) and abs(weights.sum() - 1) < 1e-12 and len(set(weights)) > 1
+
+
+def test_classification_learner_takes_labels_plus_minus_one(classification_stream):
+    X, y = classification_stream
+    learner = omkl.Learner("raker:D=16", n_features=3, task="classification", horizon=300)
+    scores = learner.partial_fit(X, y)
+    assert np.mean(np.sign(scores[100:]) != y[100:]) < 0.35
+    with pytest.raises(omkl.InputError, match="label"):
+        learner.partial_fit(X[:1], [0.0])
+
+
+def test_errors_are_the_library_errors_with_its_messages(regression_stream):
+    X, y = regression_stream
+    with pytest.raises(omkl.ConfigError, match="unknown algorithm 'rakr'"):
+        omkl.Learner("rakr", n_features=4)
+    with pytest.raises(omkl.ConfigError, match="D"):
+        omkl.Learner("raker:D=-3", n_features=4)
+    with pytest.raises(omkl.ConfigError, match="'eta' has no default when the stream length is unknown"):
+        omkl.Learner("raker:D=8", n_features=4)  # horizon 0: give eta
+    learner = omkl.Learner("raker:D=8", n_features=4, horizon=300)
+    with pytest.raises(omkl.InputError, match="3 features, the model expects 4"):
+        learner.partial_fit(X[:, :3], y)
+    with pytest.raises(omkl.InputError, match="one target per row"):
+        learner.partial_fit(X, y[:-1])
+    bad = X[:5].copy()
+    bad[2, 1] = np.nan
+    with pytest.raises(omkl.InputError, match="sample 3: feature 2 is nan"):
+        learner.partial_fit(bad, y[:5])
+    assert learner.n_seen == 0  # a refused block changes nothing
+    with pytest.raises(omkl.InputError, match="no-such.ckpt"):
+        omkl.Learner.load("no-such.ckpt")
+    with pytest.raises(omkl.InputError, match="model-7"):
+        omkl.Learner.from_bytes(b"not a checkpoint", name="model-7")
+    # Both are ValueErrors too, and every library error is an omkl.Error.
+    assert issubclass(omkl.InputError, ValueError) and issubclass(omkl.ConfigError, omkl.Error)
+
+
+def test_registry_is_listed():
+    names = [name for name, family, summary in omkl.algorithms()]
+    assert {"raker", "adaraker", "omkl-sfg", "pof-mkl", "oks++"} <= set(names)
+    assert "(family: raker)" in omkl.describe("adaraker")
+    assert "jmlr19-regression" in omkl.presets()
+
+
+def test_long_calls_release_the_gil(regression_stream):
+    # While one thread is inside partial_fit, Python code in another keeps running: with the GIL
+    # held through the call, the watching loop below would stall for the whole call.
+    import threading
+    import time
+
+    X, y = regression_stream
+    X = np.tile(X, (4000, 1))
+    y = np.tile(y, 4000)
+    learner = omkl.Learner("raker:D=64", n_features=4, seed=5, horizon=len(y))
+    worker = threading.Thread(target=learner.partial_fit, args=(X, y))
+    started = time.perf_counter()
+    last = started
+    longest_stall = 0.0
+    worker.start()
+    while worker.is_alive():
+        now = time.perf_counter()
+        longest_stall = max(longest_stall, now - last)
+        last = now
+    worker.join()
+    elapsed = time.perf_counter() - started
+    assert learner.n_seen == len(y)
+    assert elapsed > 0.1, f"the call ({elapsed:.3f} s) was too short to tell"
+    assert longest_stall < elapsed / 2, f"Python stalled {longest_stall:.3f} s of a {elapsed:.3f} s call"

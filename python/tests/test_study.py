@@ -1,0 +1,88 @@
+"""omkl.study: a study from Python gives the command line's numbers and files."""
+import json
+import os
+
+import numpy as np
+import pytest
+
+import omkl
+from conftest import shared_file, write_csv
+
+
+def test_study_equals_the_command_line(tmp_path, cli, regression_stream):
+    X, y = regression_stream
+    write_csv(tmp_path / "s.csv", X, y)
+    cli("study", "--data", tmp_path / "s.csv", "--algo", "raker:D=8", "--algo", "adaraker:D=8", "--seeds", 3,
+        "--seed", 4, "--profile", "reference", "--out", tmp_path / "cli")
+    study = omkl.study(data=tmp_path / "s.csv", algos=["raker:D=8", "adaraker:D=8"], seeds=3, seed=4,
+                       profile="reference")
+    with open(tmp_path / "cli" / "summary.json") as f:
+        expected = json.load(f)
+    for mine, theirs in zip(study.results, expected["results"]):
+        assert mine["spec"] == theirs["spec"]
+        assert mine["final_mean"] == theirs["final_mean"] and mine["final_per_seed"] == theirs["final_per_seed"]
+        assert mine["resolved_params"] == theirs["resolved_params"]
+    with open(tmp_path / "cli" / "curves.csv") as f:
+        cli_curves = f.read().splitlines()[1:]
+    rows = study.curve_rows()
+    assert len(rows) == len(cli_curves)
+    first = cli_curves[0].split(",")
+    assert rows[0]["t"] == int(first[3]) and rows[0]["mean"] == float(first[4])
+    assert study.final_mean("adaraker") == expected["results"][1]["final_mean"]
+    assert study.summary["profile"] == "reference" and study.summary["n_samples"] == 300
+
+
+def test_study_writes_its_folder_and_reads_it_back(tmp_path):
+    study = omkl.study(data="synthetic:dataset1", algos="raker:D=8", seeds=2, out=tmp_path / "out", curve_points=20)
+    assert sorted(os.listdir(tmp_path / "out")) == ["cells", "curves.csv", "summary.json"]
+    again = omkl.Study.from_directory(tmp_path / "out")
+    assert again.summary == study.summary and again.curve_rows() == study.curve_rows()
+    assert len(study.curve_rows()) == 20
+    assert "raker" in repr(study)
+    with pytest.raises(KeyError, match="no result"):
+        study.final_mean("adaraker")
+
+
+def test_curves_are_a_dataframe_with_pandas():
+    pd = pytest.importorskip("pandas")
+    study = omkl.study(data="synthetic:dataset1", algos="raker:D=8", seeds=1, curve_points=10)
+    assert isinstance(study.curves, pd.DataFrame)
+    assert list(study.curves.columns) == ["algo", "spec", "metric", "t", "mean", "std"]
+
+
+def test_bandit_logs_and_regret_curves_come_back(tmp_path):
+    rng = np.random.default_rng(3)
+    X = rng.uniform(-1, 1, size=(200, 2))
+    y = np.sin(2 * X[:, 0]) + 0.1 * rng.normal(size=200)
+    write_csv(tmp_path / "r.csv", X, y)
+    bandit = omkl.study(data=tmp_path / "r.csv", algos="oks++", seeds=2, loss="square")
+    assert bandit.logs and {"selected", "p", "kernel_loss"} <= set(bandit.logs[0]["replicates"][0])
+    assert bandit.results[0]["metric"] == "mse"
+    regret = omkl.study(data=tmp_path / "r.csv", algos="omkl-sfg:D=8,M=2", seeds=1, regret=True, curve_points=10)
+    assert len(regret.regret_rows()) == 10 and regret.regret_rows()[0]["benchmark"]
+
+
+def test_study_errors_name_the_problem(tmp_path):
+    with pytest.raises(omkl.InputError, match="no-such.csv"):
+        omkl.study(data=tmp_path / "no-such.csv")
+    with pytest.raises(omkl.ConfigError, match="unknown preset"):
+        omkl.study(data="synthetic:dataset1", preset="no-such-preset")
+    (tmp_path / "ragged.csv").write_text("a,b,y\n1,2,3\n4,5\n")
+    with pytest.raises(omkl.InputError, match="ragged.csv:3"):
+        omkl.study(data=tmp_path / "ragged.csv")
+    with pytest.raises(omkl.ConfigError, match="loss 'cubic'"):
+        omkl.study(data="synthetic:dataset1", loss="cubic")
+
+
+def test_twitter_study_gives_the_command_line_mse(tmp_path, cli):
+    # The acceptance of the Python package (issue 18): AdaRaker, reference profile, 2 seeds.
+    data = shared_file("twitter.csv")
+    study = omkl.study(data=data, algos=["adaraker"], seeds=2, preset="jmlr19-regression", profile="reference")
+    cli("study", "--data", data, "--algo", "adaraker", "--seeds", 2, "--preset", "jmlr19-regression",
+        "--profile", "reference", "--out", tmp_path / "cli")
+    with open(tmp_path / "cli" / "summary.json") as f:
+        expected = json.load(f)["results"][0]
+    assert study.final_mean("adaraker") == expected["final_mean"]
+    written = omkl.plot(study, out=tmp_path / "plot" / "curves")
+    assert [os.path.basename(p) for p in written] == ["curves.png", "curves.svg"]
+    assert all(os.path.getsize(p) > 10000 for p in written)
