@@ -41,7 +41,8 @@ Dataset load_data(const CommonOptions& options);
 Normalization requested_normalization(const CommonOptions& options);
 
 /// `omkl study --plot`: draws the study in `out_dir` with the Python package (python3 -m omkl
-/// plot; OMKL_PYTHON names another interpreter), or says on stderr how to get it.
+/// plot, with the interpreter beside the tool if there is one, else python3; OMKL_PYTHON names
+/// another), or says on stderr how to get it.
 void plot_study_outputs(const std::string& out_dir);
 
 /// Options of `omkl run` beside the common ones.

@@ -54,13 +54,25 @@ int run_child(const std::vector<std::string>& argv, const std::string& python_pa
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+std::filesystem::path tool_folder() {
+  std::error_code error;
+  const auto exe = std::filesystem::read_symlink("/proc/self/exe", error);
+  return error ? std::filesystem::path() : exe.parent_path();
+}
+
 // The build tree keeps the Python package beside the tool (BUILD/omkl, BUILD/python/omkl).
 std::string package_beside_the_tool() {
   std::error_code error;
-  const auto exe = std::filesystem::read_symlink("/proc/self/exe", error);
-  if (error) return {};
-  const auto candidate = exe.parent_path() / "python";
+  const auto candidate = tool_folder() / "python";
   return std::filesystem::exists(candidate / "omkl" / "__init__.py", error) ? candidate.string() : std::string();
+}
+
+// A wheel installs the tool beside its environment's interpreter (VENV/bin/omkl, VENV/bin/python3):
+// that one has the package, whatever python3 is first on PATH.
+std::string default_python() {
+  std::error_code error;
+  const auto beside = tool_folder() / "python3";
+  return std::filesystem::exists(beside, error) ? beside.string() : std::string("python3");
 }
 
 }  // namespace
@@ -68,7 +80,7 @@ std::string package_beside_the_tool() {
 void plot_study_outputs(const std::string& out_dir) {
   std::fflush(stdout);  // the study's report before the plotter's lines
   const char* chosen = std::getenv("OMKL_PYTHON");
-  const std::string python = chosen && *chosen ? chosen : "python3";
+  const std::string python = chosen && *chosen ? chosen : default_python();
   const std::string python_path = package_beside_the_tool();
   if (run_child({python, "-c", "import omkl._plot, matplotlib"}, python_path, /*quiet=*/true) != 0) {
     std::cerr << "omkl study --plot: no plots: " << python << " cannot import omkl's Python package and matplotlib. "
