@@ -36,6 +36,22 @@ struct Preset {
 const Preset& find_preset(const std::string& name);
 std::vector<std::string> preset_names();
 
+/// What the time-matched mode found (StudyConfig::time_match; [OKS] §6.4).
+struct TimeMatchEntry {
+  std::string given;             ///< the algorithm as the study was given it
+  std::string spec;              ///< as it ran (with the budget found)
+  std::string parameter;         ///< the budget tuned, "D" or "B"; empty: none (see note)
+  std::size_t value = 0;         ///< its value
+  double seconds_per_round = 0;  ///< the measured time per round at that value
+  std::string note;              ///< why it was not tuned, or that the reference's time was not reached
+};
+struct TimeMatchReport {
+  std::string reference;                ///< the reference algorithm's spec
+  double reference_seconds_per_round = 0;
+  std::size_t probe_rows = 0;           ///< rows of each timed pass
+  std::vector<TimeMatchEntry> entries;  ///< one per algorithm of the study, in order
+};
+
 struct StudyConfig {
   std::vector<AlgorithmSpec> algorithms;
   std::size_t n_seeds = 20;
@@ -68,6 +84,15 @@ struct StudyConfig {
   /// Random features per kernel of the federated regret's comparator (its ridge solves are
   /// 2D × 2D per kernel).
   std::size_t regret_features = 500;
+  /// The bandit paper's time-matched mode ([OKS] §6.4): a reference algorithm spec (the paper's
+  /// "rf-oks++:D=400"); empty = off. Before the study, the reference's time per round is measured
+  /// on this stream and machine, and every algorithm whose spec leaves its budget unset (D for
+  /// random features, else B) gets the budget whose measured time per round is closest to it.
+  /// The budgets found depend on the machine; summary.json reports them ("time_match"). One
+  /// process only.
+  std::string time_match;
+  /// Rows of each timed pass of the time-matched mode (the fastest of three passes counts).
+  std::size_t time_match_rows = 2000;
   /// Called after each finished replicate with (done, total); may be empty.
   std::function<void(std::size_t, std::size_t)> progress;
   /// Several processes running this study together (every one calls run_study() with the same
@@ -127,6 +152,7 @@ struct StudyResult {
   std::size_t processes = 1;     ///< processes that ran the study (StudyConfig::communicator)
   std::vector<std::pair<std::string, std::string>> provenance;  ///< StudyConfig::provenance
   std::vector<AlgorithmResult> results;
+  TimeMatchReport time_match;    ///< StudyConfig::time_match (reference empty when off)
 };
 
 /// Where a study's stream comes from and how it is prepared: what `omkl study --data ...` reads,

@@ -101,7 +101,7 @@ def study(data: str = "synthetic:dataset2", algos: Union[str, Iterable[str]] = (
           preset: str = "", profile: str = "paper", seed: int = 0, normalize: str = "", target: str = "",
           group_column: str = "", clients: int = 0, rounds: int = 0, backend: str = "cpu", threads: int = 0,
           metric: str = "", loss: str = "", curve_points: int = 200, out: Optional[Union[str, os.PathLike]] = None,
-          shuffle: bool = False, regret: bool = False) -> Study:
+          shuffle: bool = False, regret: bool = False, time_match: str = "") -> Study:
     """Runs a study as ``omkl study`` does, with the same options and the same numbers.
 
     ``data`` is a CSV or LIBSVM file or a built-in stream (``"synthetic:dataset1"``); ``algos``
@@ -109,7 +109,9 @@ def study(data: str = "synthetic:dataset2", algos: Union[str, Iterable[str]] = (
     draw from (``seed``, replicate). ``preset`` sets a paper's protocol (``omkl.presets()``),
     ``profile`` "paper" or "reference". With ``out`` the output files are written there too (and
     finished cells are reused by a later run with the same configuration). The other options are
-    the command line's (``omkl study --help``). The GIL is released while the study runs.
+    the command line's (``omkl study --help``); ``time_match="rf-oks++:D=400"`` is the bandit paper's
+    time-matched mode (``summary["time_match"]`` reports the budgets found). The GIL is released
+    while the study runs.
     """
     if isinstance(algos, str):
         algos = [algos]
@@ -125,7 +127,7 @@ def study(data: str = "synthetic:dataset2", algos: Union[str, Iterable[str]] = (
     out_dir = os.fspath(out) if out is not None else ""
     command = f"omkl.study(data={source.path!r}, algos={list(algos)!r}, seeds={seeds}, preset={preset!r}, profile={profile!r})"
     texts = _omkl.run_study(source, list(algos), int(seeds), profile, backend, int(threads), metric or "", loss or "",
-                            int(curve_points), out_dir, bool(shuffle), bool(regret), command)
+                            int(curve_points), out_dir, bool(shuffle), bool(regret), time_match or "", command)
     # With out_dir the library has written the files there (atomically), as for the CLI.
     return Study(*texts, directory=out_dir or None)
 

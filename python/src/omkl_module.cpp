@@ -103,7 +103,8 @@ using StudyTexts = std::tuple<std::string, std::string, std::string, std::string
 StudyTexts run_study(const omkl::StudySource& source, const std::vector<std::string>& algos, std::size_t seeds,
                      const std::string& profile, const std::string& backend, std::size_t threads,
                      const std::string& metric, const std::string& loss, std::size_t curve_points,
-                     const std::string& out, bool shuffle, bool regret, const std::string& command) {
+                     const std::string& out, bool shuffle, bool regret, const std::string& time_match,
+                     const std::string& command) {
   omkl::StudyConfig config;
   for (const auto& text : algos) config.algorithms.push_back(omkl::parse_algorithm_spec(text));
   config.n_seeds = seeds;
@@ -117,6 +118,7 @@ StudyTexts run_study(const omkl::StudySource& source, const std::vector<std::str
   config.metric = metric;
   config.shuffle = shuffle;
   config.regret = regret;
+  config.time_match = time_match;
   omkl::set_study_loss(config, loss);
   config.provenance = {{"command", command}, {"data", source.path},
                        {"normalization", source.normalize.empty() ? (source.preset.empty() ? "none" : "the preset's")
@@ -209,7 +211,7 @@ NB_MODULE(_omkl, m) {
 
   m.def("run_study", &run_study, nb::arg("source"), nb::arg("algos"), nb::arg("seeds"), nb::arg("profile"),
         nb::arg("backend"), nb::arg("threads"), nb::arg("metric"), nb::arg("loss"), nb::arg("curve_points"),
-        nb::arg("out"), nb::arg("shuffle"), nb::arg("regret"), nb::arg("command"),
+        nb::arg("out"), nb::arg("shuffle"), nb::arg("regret"), nb::arg("time_match"), nb::arg("command"),
         nb::call_guard<nb::gil_scoped_release>(),
         "Runs a study; returns (summary.json, curves.csv, logs.json, regret.csv) as text.");
   m.def("list_algorithms", [] {

@@ -62,6 +62,18 @@ def test_bandit_logs_and_regret_curves_come_back(tmp_path):
     assert len(regret.regret_rows()) == 10 and regret.regret_rows()[0]["benchmark"]
 
 
+def test_time_matched_budgets_are_reported(tmp_path):
+    rng = np.random.default_rng(5)
+    X = rng.uniform(-1, 1, size=(300, 3))
+    write_csv(tmp_path / "b.csv", X, 0.5 + 0.4 * np.sin(X[:, 0]))
+    study = omkl.study(data=tmp_path / "b.csv", algos=["rf-ioks", "lkmbooks"], seeds=1, preset="bandit-oks",
+                       loss="square", time_match="rf-oks++:D=40")
+    match = study.summary["time_match"]
+    assert match["reference"] == "rf-oks++:D=40"
+    assert [a["spec"] for a in match["algorithms"]] == [r["spec"] for r in study.results]
+    assert "D" in match["algorithms"][0] and "B" in match["algorithms"][1]
+
+
 def test_study_errors_name_the_problem(tmp_path):
     with pytest.raises(omkl.InputError, match="no-such.csv"):
         omkl.study(data=tmp_path / "no-such.csv")

@@ -227,10 +227,27 @@ std::function<void(std::size_t, std::size_t)> progress_bar() {
   };
 }
 
+// `omkl study` options beside the common ones.
+struct StudyExtras {
+  bool regret = false;
+  std::size_t regret_features = 500;
+  double message_timeout_s = 60.0;
+  std::string time_match;
+  std::size_t time_match_rows = 2000;
+};
+
+void print_time_match(const TimeMatchReport& report) {
+  fmt::print("time-matched budgets ([OKS] §6.4): reference {} at {:.3g} µs per round ({} rows per timed pass)\n",
+             report.reference, report.reference_seconds_per_round * 1e6, report.probe_rows);
+  for (const auto& e : report.entries)
+    fmt::print("  {:<40} {:>9.3g} µs per round{}\n", e.spec.substr(0, 40), e.seconds_per_round * 1e6,
+               e.note.empty() ? "" : "  (" + e.note + ")");
+}
+
 int run_study_command(const CommonOptions& o, const std::string& out_dir, std::size_t curve_points,
-                      bool regret = false, std::shared_ptr<Communicator> comm = nullptr,
-                      double message_timeout_s = 60.0, std::size_t regret_features = 500,
+                      const StudyExtras& extras = {}, std::shared_ptr<Communicator> comm = nullptr,
                       const std::function<void(const StudyResult&)>& epilogue = {}) {
+  const bool regret = extras.regret;
   StudyConfig config;
   config.algorithms = parse_algos(o, {"raker", "adaraker"});
   config.n_seeds = o.seeds;
@@ -243,7 +260,9 @@ int run_study_command(const CommonOptions& o, const std::string& out_dir, std::s
   config.out_dir = out_dir;
   config.curve_points = curve_points;
   config.regret = regret;
-  config.regret_features = regret_features;
+  config.regret_features = extras.regret_features;
+  config.time_match = extras.time_match;
+  config.time_match_rows = extras.time_match_rows;
   config.provenance = {{"command", o.command}, {"data", o.data},
                        {"normalization", o.normalize.empty() ? (o.preset.empty() ? "none" : "the preset's") : o.normalize}};
   set_study_loss(config, o.loss);
@@ -255,11 +274,12 @@ int run_study_command(const CommonOptions& o, const std::string& out_dir, std::s
     config.progress = progress_bar();
   }
   config.communicator = comm;
-  config.message_timeout_s = message_timeout_s;
+  config.message_timeout_s = extras.message_timeout_s;
   const Dataset data = load_data(o);
   if (root) check_output_path("--out", out_dir, /*directory=*/true);  // before hours of work, not after
   const StudyResult result = run_study(config, data);
   if (!root) return 0;  // rank 0 reports and writes the outputs
+  if (!result.time_match.reference.empty()) print_time_match(result.time_match);
   print_table(result);
   if (epilogue) epilogue(result);
   if (regret && data.n_clients > 0) {
@@ -472,17 +492,22 @@ int main(int argc, char** argv) {
   study->add_flag("--plot", plot,
                   "also draw the curves into --out (curves.png/.svg, regret.png/.svg) with omkl's Python package "
                   "and matplotlib (python3 -m omkl plot; OMKL_PYTHON names another interpreter)");
-  bool regret = false;
-  study->add_flag("--regret", regret,
+  StudyExtras study_extras;
+  study->add_flag("--regret", study_extras.regret,
                   "also the cumulative regret of the graph journal (Fig. 6) against batch kernel ridge "
                   "(regression, T ≤ 6000, graph-aided algorithms), or on a federated stream the POF-MKL "
                   "paper's batch regret (every algorithm, mean over clients); writes regret.csv");
-  std::size_t regret_features = 500;
-  study->add_option("--regret-features", regret_features,
+  study->add_option("--regret-features", study_extras.regret_features,
                     "random features per kernel of the federated regret's ridge comparator")
       ->capture_default_str();
-  double message_timeout = 60.0;
-  study->add_option("--message-timeout", message_timeout,
+  study->add_option("--time-match", study_extras.time_match,
+                    "the bandit paper's time-matched mode (§6.4): measure this reference's time per round "
+                    "(the paper: rf-oks++:D=400) and give every algorithm whose spec leaves D (else B) unset "
+                    "the budget whose time per round matches it, on this machine; summary.json reports them");
+  study->add_option("--time-match-rows", study_extras.time_match_rows,
+                    "rows of each timed pass of --time-match (the fastest of three counts)")
+      ->capture_default_str();
+  study->add_option("--message-timeout", study_extras.message_timeout_s,
                     "under mpirun: seconds the federated server waits for a round's updates before it "
                     "names the missing clients and stops every process")
       ->capture_default_str();
@@ -560,7 +585,7 @@ int main(int argc, char** argv) {
     if (*study) {
       if (plot && out_dir.empty()) throw ConfigError("--plot draws the curves from the study's files: give --out DIR");
       const int code =
-          run_study_command(study_options, out_dir, curve_points, regret, comm, message_timeout, regret_features);
+          run_study_command(study_options, out_dir, curve_points, study_extras, comm);
       if (code == 0 && plot && (!comm || comm->rank() == 0)) plot_study_outputs(out_dir);
       return code;
     }
@@ -596,7 +621,7 @@ int main(int argc, char** argv) {
     demo.data = "synthetic:dataset1";
     demo.profile = "reference";
     demo.algos = {"raker", "adaraker"};
-    return run_study_command(demo, "", curve_points, false, nullptr, 60.0, 500, [](const StudyResult& result) {
+    return run_study_command(demo, "", curve_points, {}, nullptr, [](const StudyResult& result) {
       const double raker = result.results.at(0).final_mean, adaraker = result.results.at(1).final_mean;
       fmt::print("\nAdaRaker's MSE is {:.0f} % of Raker's on this stream, whose generating kernel switches at "
                  "t = 8000, 18000 and 26000: its instances, started at different times, track the switches "

@@ -25,6 +25,7 @@
 #include "study/replicate_run.h"
 #include "study/scoring.h"
 #include "study/study_io.h"
+#include "study/time_match.h"
 
 namespace omkl {
 
@@ -385,6 +386,16 @@ StudyResult run_study(const StudyConfig& config, const Dataset& data) {
   result.profile = to_string(cfg.profile);
   result.preset = cfg.preset;
   result.provenance = cfg.provenance;
+
+  // 0. The time-matched mode's budgets, measured here, before anything else runs.
+  if (!cfg.time_match.empty()) {
+    if (cfg.communicator && cfg.communicator->size() > 1)
+      throw ConfigError("study: the time-matched mode runs in one process (each would measure its own budgets)");
+    const AlgorithmSpec reference = parse_algorithm_spec(cfg.time_match);
+    result.time_match = detail::match_time_budgets(
+        cfg.algorithms, reference, [&](const AlgorithmSpec& spec) { return build(spec, preset, cfg, data, {0}); },
+        data, cfg.time_match_rows);
+  }
 
   // 1. Validate: curve points, memory for the results, every algorithm built once.
   const auto points = curve_points(data.n_samples, cfg.curve_points);

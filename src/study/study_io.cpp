@@ -162,6 +162,19 @@ StudyOutputs format_study_outputs(const StudyResult& result) {
                      {"preset", result.preset},     {"results", results}};
   if (!result.regret_benchmark.empty()) summary["regret_benchmark"] = result.regret_benchmark;
   if (result.processes > 1) summary["processes"] = result.processes;
+  if (!result.time_match.reference.empty()) {
+    json entries = json::array();
+    for (const auto& e : result.time_match.entries) {
+      json entry{{"given", e.given}, {"spec", e.spec}, {"seconds_per_round", e.seconds_per_round}};
+      if (!e.parameter.empty()) entry[e.parameter] = e.value;
+      if (!e.note.empty()) entry["note"] = e.note;
+      entries.push_back(entry);
+    }
+    summary["time_match"] = json{{"reference", result.time_match.reference},
+                                 {"reference_seconds_per_round", result.time_match.reference_seconds_per_round},
+                                 {"probe_rows", result.time_match.probe_rows},
+                                 {"algorithms", entries}};
+  }
   summary["omkl_version"] = OMKL_VERSION_STRING;
   for (const auto& [key, value] : result.provenance) summary[key] = value;
   out.summary_json = summary.dump(2) + "\n";

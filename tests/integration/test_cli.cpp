@@ -446,6 +446,39 @@ TEST_F(CliTest, BanditStudyWithTheLossOptionAndItsErrors) {
   expect_study_fails("--preset bandit-oks --loss hinge --data f.csv --algo ioks", {"--loss"});
 }
 
+// The time-matched mode (§6.4): budgets found against the reference on this machine, reported in
+// summary.json; specs that fix their budget, or have none, run as given. What the budgets come to
+// is measured, so only their presence and consistency are checked here (bench/ times them).
+TEST_F(CliTest, TimeMatchedStudyReportsTheBudgetsItFound) {
+  ASSERT_EQ(omkl("gen --kind dataset2 --samples 400 --out f.csv").code, 0);
+  const Outcome o = omkl("study --preset bandit-oks --loss square --data f.csv --algo rf-ioks --algo lkmbooks "
+                         "--algo rf-oks++:D=40 --algo oks++ --time-match rf-oks++:D=40 --time-match-rows 200 "
+                         "--seeds 2 --out out");
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_NE(o.out.find("time-matched budgets"), std::string::npos) << o.out;
+  const auto summary = nlohmann::json::parse(read_text(dir_ / "out" / "summary.json"));
+  const auto& match = summary.at("time_match");
+  EXPECT_EQ(match.at("reference"), "rf-oks++:D=40");
+  EXPECT_GT(match.at("reference_seconds_per_round").get<double>(), 0.0);
+  EXPECT_EQ(match.at("probe_rows"), 200);
+  const auto& algorithms = match.at("algorithms");
+  ASSERT_EQ(algorithms.size(), 4u);
+  const auto& results = summary.at("results");
+  // rf-ioks got a D, lkmbooks a B, and each ran with it.
+  for (const auto& [index, parameter] : {std::pair<int, const char*>{0, "D"}, {1, "B"}}) {
+    const auto& entry = algorithms.at(index);
+    ASSERT_TRUE(entry.contains(parameter)) << entry.dump();
+    const std::string value = std::to_string(entry.at(parameter).get<std::size_t>());
+    EXPECT_EQ(entry.at("spec"), entry.at("given").get<std::string>() + ":" + parameter + "=" + value);
+    EXPECT_EQ(results.at(index).at("params").at(parameter), value);
+    EXPECT_GT(entry.at("seconds_per_round").get<double>(), 0.0);
+  }
+  EXPECT_EQ(algorithms.at(2).at("spec"), "rf-oks++:D=40");
+  EXPECT_NE(algorithms.at(2).at("note").get<std::string>().find("D given"), std::string::npos);
+  EXPECT_NE(algorithms.at(3).at("note").get<std::string>().find("no budget parameter"), std::string::npos);
+  expect_study_fails("--preset bandit-oks --loss square --data f.csv --algo rf-ioks --time-match rf-okz", {"rf-okz"});
+}
+
 TEST_F(CliTest, VersionSuggestionsDuplicatesAndHeaderlessFiles) {
   const Outcome v = omkl("--version");
   EXPECT_EQ(v.code, 0);
