@@ -70,7 +70,7 @@ std::string budget_parameter(const AlgorithmSpec& spec, const AlgorithmMaker& ma
 TimeMatchReport match_time_budgets(std::vector<AlgorithmSpec>& algorithms, const AlgorithmSpec& reference,
                                    const AlgorithmMaker& make, const Dataset& data, std::size_t probe_rows) {
   if (data.n_clients > 0) throw ConfigError("time match: not for a federated stream (its rounds are its protocol)");
-  const std::size_t rows = std::min(probe_rows, data.n_samples);
+  const std::size_t rows = probe_rows == 0 ? data.n_samples : std::min(probe_rows, data.n_samples);
   TimeMatchReport report;
   report.reference = reference.to_string();
   report.reference_seconds_per_round = seconds_per_round(reference, make, data, rows);

@@ -32,8 +32,8 @@ using AlgorithmMaker = std::function<std::unique_ptr<Algorithm>(const AlgorithmS
 
 /// Measures `reference` and matches every algorithm of `algorithms` whose spec leaves its budget
 /// parameter (D, else B) unset; returns the report and rewrites the matched specs with the value
-/// found. Each time is the fastest of three passes over the first `probe_rows` rows (the
-/// algorithm built afresh for each, construction not timed).
+/// found. Each time is the fastest of three passes over the first `probe_rows` rows (0: all;
+/// the algorithm built afresh for each, construction not timed).
 TimeMatchReport match_time_budgets(std::vector<AlgorithmSpec>& algorithms, const AlgorithmSpec& reference,
                                    const AlgorithmMaker& make, const Dataset& data, std::size_t probe_rows);
 
