@@ -32,6 +32,14 @@
 /// cos entries of u are set to 0, so the padding never changes a result. θ rows are
 /// [sin part (Dp) | cos part (Dp)], 64-byte aligned.
 ///
+/// precision=float (problem.single_precision): a float copy of V in blocks of 8 rows × d (D
+/// padded to a multiple of 8), and, wherever the bound Σ|x_k|·max_i|V_ik| of a kernel's angles
+/// at a step is at most kFloatFastLimit (256), the features come from float arithmetic: float
+/// angles and an 8-lane float sincos (cpu/fast_sincos.h), widened to double into u; θ, the
+/// dot products and the updates stay in double. Larger angles take the double path above
+/// (a float angle of magnitude A is only good to about A·2⁻²⁴). Results are within the float
+/// tolerance the CUDA backend's float mode is held to (1e-4 relative against double).
+///
 /// Determinism: every number depends only on the replicate's own data and on a fixed
 /// evaluation order, never on the block length or on other replicates, so stepping one sample
 /// at a time and advancing a block give bit-identical results, and predict() returns exactly
@@ -62,9 +70,11 @@ class CpuRfBackend final : public RfBackend {
         level_(level == SimdLevel::Avx2Fma && cpu_has_avx2_fma() ? SimdLevel::Avx2Fma
                                                                  : SimdLevel::Portable) {
     const auto& p = problem_;
-    padded_ = (p.n_rff + 3) / 4 * 4;
+    single_ = p.single_precision;
+    padded_ = single_ ? (p.n_rff + 7) / 8 * 8 : (p.n_rff + 3) / 4 * 4;
     for (std::size_t r = 0; r < p.n_replicates; ++r) {
       frequencies_.emplace_back(p.n_kernels * p.n_features * padded_);
+      if (single_) float_frequencies_.emplace_back(p.n_kernels * p.n_features * padded_);
       column_max_.emplace_back(p.n_kernels * p.n_features, 0.0);
       theta_.emplace_back(p.n_slots() * 2 * padded_);
     }
@@ -94,6 +104,7 @@ class CpuRfBackend final : public RfBackend {
       for (std::size_t k = 0; k < p.n_features; ++k) {
         const double value = V[i * p.n_features + k];
         v[frequency_index(i, k)] = value;
+        if (single_) float_frequencies_[r].data()[kernel * p.n_features * padded_ + float_index(i, k)] = static_cast<float>(value);
         // NaN stays NaN in the bound, which then sends every step to the checked path.
         const double magnitude = std::fabs(value);
         if (std::isnan(magnitude) || magnitude > column_max[k]) column_max[k] = magnitude;
@@ -206,6 +217,13 @@ class CpuRfBackend final : public RfBackend {
   std::size_t frequency_index(std::size_t row, std::size_t feature) const {
     return ((row / 4) * problem_.n_features + feature) * 4 + row % 4;
   }
+  // The float copy's layout: groups of 8 rows, each d × 8.
+  std::size_t float_index(std::size_t row, std::size_t feature) const {
+    return ((row / 8) * problem_.n_features + feature) * 8 + row % 8;
+  }
+  const float* kernel_float_frequencies(std::size_t r, std::size_t kernel) const {
+    return float_frequencies_[r].data() + kernel * problem_.n_features * padded_;
+  }
   double* kernel_frequencies(std::size_t r, std::size_t kernel) {
     return frequencies_[r].data() + kernel * problem_.n_features * padded_;
   }
@@ -219,13 +237,20 @@ class CpuRfBackend final : public RfBackend {
 
   // Whether every angle of `kernel` at sample x is within the fast range of K's sincos:
   // Σ|x_k|·max_i|V_ik| bounds every |angle| (NaN and ∞ fail the test).
-  template <class K>
-  bool within_fast_range(std::size_t r, std::size_t kernel, const double* x) const {
+  double angle_bound(std::size_t r, std::size_t kernel, const double* x) const {
     const auto& p = problem_;
     const double* column_max = column_max_[r].data() + kernel * p.n_features;
     double bound = 0.0;
     for (std::size_t k = 0; k < p.n_features; ++k) bound += std::fabs(x[k]) * column_max[k];
-    return bound <= K::kFastLimit;
+    return bound;
+  }
+  template <class K>
+  bool within_fast_range(std::size_t r, std::size_t kernel, const double* x) const {
+    return angle_bound(r, kernel, x) <= K::kFastLimit;
+  }
+  // precision=float and every angle of `kernel` at x small enough for the float map.
+  bool takes_float_map(std::size_t r, std::size_t kernel, const double* x) const {
+    return single_ && angle_bound(r, kernel, x) <= kFloatFastLimit;
   }
 
   // u = features of `kernel` of replicate r at sample x. Within the fast range the kernels
@@ -235,7 +260,9 @@ class CpuRfBackend final : public RfBackend {
   void compute_features(std::size_t r, std::size_t kernel, const double* x, double* u) {
     const auto& p = problem_;
     const double* v = kernel_frequencies(r, kernel);
-    if (within_fast_range<K>(r, kernel, x))
+    if (takes_float_map(r, kernel, x))
+      K::features_float(kernel_float_frequencies(r, kernel), x, p.n_features, p.n_rff, padded_, u);
+    else if (within_fast_range<K>(r, kernel, x))
       K::template features<false>(v, x, p.n_features, p.n_rff, padded_, angle_.data(), u);
     else
       K::template features<true>(v, x, p.n_features, p.n_rff, padded_, angle_.data(), u);
@@ -250,7 +277,10 @@ class CpuRfBackend final : public RfBackend {
     const auto& p = problem_;
     const double* v = kernel_frequencies(r, kernel);
     double* theta = theta_row(r, s);
-    if (within_fast_range<K>(r, kernel, x)) {
+    if (takes_float_map(r, kernel, x)) {
+      K::fused_float_pass(kernel_float_frequencies(r, kernel), x, p.n_features, p.n_rff, padded_, u, theta,
+                          u_prev, pending, shrink, gain, dot, norm2);
+    } else if (within_fast_range<K>(r, kernel, x)) {
       K::fused_pass(v, x, p.n_features, p.n_rff, padded_, u, theta, u_prev, pending, shrink, gain,
                     dot, norm2);
     } else {
@@ -521,8 +551,10 @@ class CpuRfBackend final : public RfBackend {
   }
 
   SimdLevel level_;
-  std::size_t padded_ = 0;                       // D rounded up to a multiple of 4
+  bool single_ = false;                          // precision=float: the float feature map
+  std::size_t padded_ = 0;                       // D rounded up to a multiple of 4 (float: of 8)
   std::vector<AlignedArray> frequencies_;        // per replicate: P × d × Dp (Vᵀ per kernel)
+  std::vector<AlignedFloats> float_frequencies_; // precision=float: the same in float, 8-row blocks
   std::vector<std::vector<double>> column_max_;  // per replicate: P × d, max_i |V_ik|
   std::vector<AlignedArray> theta_;              // per replicate: S × 2Dp
   std::vector<std::vector<std::size_t>> kernel_slots_;  // slots of each kernel, ascending
@@ -538,8 +570,6 @@ class CpuRfBackend final : public RfBackend {
 }  // namespace
 
 std::unique_ptr<RfBackend> make_cpu_rf_backend(const RfProblem& problem, SimdLevel level) {
-  if (problem.single_precision)
-    throw ConfigError("precision=float is only available on the CUDA backend (the CPU computes in double)");
   return std::make_unique<CpuRfBackend>(problem, level);
 }
 

@@ -34,6 +34,16 @@ const char* to_string(SimdLevel level) {
 }
 
 #if OMKL_CPU_HAVE_AVX2_KERNELS
+OMKL_TARGET_AVX2 void sincos_float_avx2(const float* a, float* s, float* c, std::size_t n) {
+  for (std::size_t i = 0; i + 8 <= n; i += 8) {
+    const __m256 v = _mm256_loadu_ps(a + i);
+    __m256 sv, cv;
+    sincos_float_avx2_n<1>(&v, &sv, &cv);
+    _mm256_storeu_ps(s + i, sv);
+    _mm256_storeu_ps(c + i, cv);
+  }
+}
+
 OMKL_TARGET_AVX2 void sincos_avx2(const double* a, double* s, double* c, std::size_t n) {
   __m256d range = _mm256_setzero_pd();
   std::size_t i = 0;

@@ -119,6 +119,45 @@ inline void sincos_portable_fast(double a, double& s_out, double& c_out) {
   std::memcpy(&c_out, &cb, sizeof cb);
 }
 
+// ---- single precision (the CPU backend's precision=float feature map) -----------------------
+//
+// sin and cos of a float argument with |a| ≤ kFloatFastLimit: k = nearest integer to a·2/π,
+// r = a − k·π/2 with π/2 in three parts (Cephes' DP1..DP3 for π/4, doubled: P1 has 8
+// significant bits and P2 11, so k·P1 and k·P2 are exact for |k| < 2¹³, far above the
+// |k| ≤ 163 of this range), then Cephes' minimax polynomials of sinf and cosf on [−π/4, π/4]
+// and the quadrant as in the double kernels. Error ≤ 2 ulp of 1 in float (≈ 2.4e-7) against
+// the exact sin/cos of the float argument (the unit tests measure it). The limit is low on
+// purpose: the backend computes the angles in float too, and an angle of magnitude A carries
+// a rounding error of about A·2⁻²⁴ per term, ≈ 1.5e-5 at 256, which is the accuracy the
+// float mode offers; larger angles take the double path.
+
+/// Largest bound on |a| for which the CPU backend uses the float feature map.
+constexpr double kFloatFastLimit = 256.0;
+
+namespace float_sincos {
+constexpr float kTwoOverPi = 0.636619772367581343f;
+constexpr float kP1 = 1.5703125f;
+constexpr float kP2 = 4.837512969970703125e-4f;
+constexpr float kP3 = 7.54978995489188216e-8f;
+constexpr float kS1 = -1.6666654611e-1f, kS2 = 8.3321608736e-3f, kS3 = -1.9515295891e-4f;
+constexpr float kC1 = 4.166664568298827e-2f, kC2 = -1.388731625493765e-3f, kC3 = 2.443315711809948e-5f;
+}  // namespace float_sincos
+
+/// Portable float sin and cos of one argument (|a| ≤ kFloatFastLimit).
+inline void sincos_float_portable(float a, float& s_out, float& c_out) {
+  using namespace float_sincos;
+  const float k = std::nearbyint(a * kTwoOverPi);
+  const auto q = static_cast<std::uint32_t>(static_cast<std::int32_t>(k));
+  const float r = ((a - k * kP1) - k * kP2) - k * kP3;
+  const float z = r * r;
+  const float s = r + r * z * (kS1 + z * (kS2 + z * kS3));
+  const float c = (1.0f - 0.5f * z) + z * z * (kC1 + z * (kC2 + z * kC3));
+  const bool swap = (q & 1u) != 0;
+  const float s_q = swap ? c : s, c_q = swap ? s : c;
+  s_out = (q & 2u) ? -s_q : s_q;
+  c_out = ((q + 1u) & 2u) ? -c_q : c_q;
+}
+
 /// Portable kernel over arrays, including the out-of-range pass.
 inline void sincos_portable(const double* a, double* s, double* c, std::size_t n) {
   for (std::size_t i = 0; i < n; ++i) sincos_portable_fast(a[i], s[i], c[i]);
@@ -189,6 +228,47 @@ OMKL_INLINE_AVX2 void sincos_avx2_n(const __m256d* a, __m256d* s_out, __m256d* c
   }
 }
 
+/// Float sin and cos of N×8 arguments (|a| ≤ kFloatFastLimit), the method of
+/// sincos_float_portable() with every FMA explicit; N vectors side by side, as sincos_avx2_n.
+template <int N>
+OMKL_INLINE_AVX2 void sincos_float_avx2_n(const __m256* a, __m256* s_out, __m256* c_out) {
+  using namespace float_sincos;
+  __m256 k[N], r[N], z[N], ps[N], pc[N];
+  __m256i q[N];
+  for (int j = 0; j < N; ++j) {
+    k[j] = _mm256_round_ps(_mm256_mul_ps(a[j], _mm256_set1_ps(kTwoOverPi)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    q[j] = _mm256_cvtps_epi32(k[j]);
+  }
+  for (int j = 0; j < N; ++j) {
+    r[j] = _mm256_fnmadd_ps(k[j], _mm256_set1_ps(kP1), a[j]);
+    r[j] = _mm256_fnmadd_ps(k[j], _mm256_set1_ps(kP2), r[j]);
+    r[j] = _mm256_fnmadd_ps(k[j], _mm256_set1_ps(kP3), r[j]);
+    z[j] = _mm256_mul_ps(r[j], r[j]);
+  }
+  for (int j = 0; j < N; ++j) {
+    ps[j] = _mm256_fmadd_ps(_mm256_set1_ps(kS3), z[j], _mm256_set1_ps(kS2));
+    pc[j] = _mm256_fmadd_ps(_mm256_set1_ps(kC3), z[j], _mm256_set1_ps(kC2));
+  }
+  for (int j = 0; j < N; ++j) {
+    ps[j] = _mm256_fmadd_ps(ps[j], z[j], _mm256_set1_ps(kS1));
+    pc[j] = _mm256_fmadd_ps(pc[j], z[j], _mm256_set1_ps(kC1));
+  }
+  for (int j = 0; j < N; ++j) {
+    const __m256 rz = _mm256_mul_ps(r[j], z[j]);
+    const __m256 s = _mm256_fmadd_ps(rz, ps[j], r[j]);
+    const __m256 c = _mm256_fmadd_ps(_mm256_mul_ps(z[j], z[j]), pc[j],
+                                     _mm256_fnmadd_ps(_mm256_set1_ps(0.5f), z[j], _mm256_set1_ps(1.0f)));
+    // Quadrant: bit 0 of k to the sign bit (blendv reads it) swaps; bit 1 of k negates sin,
+    // bit 1 of k + 1 negates cos.
+    const __m256 swap = _mm256_castsi256_ps(_mm256_slli_epi32(q[j], 31));
+    const __m256 sign = _mm256_set1_ps(-0.0f);
+    const __m256 s_sign = _mm256_and_ps(_mm256_castsi256_ps(_mm256_slli_epi32(q[j], 30)), sign);
+    const __m256 c_sign = _mm256_xor_ps(s_sign, swap);
+    s_out[j] = _mm256_xor_ps(_mm256_blendv_ps(s, c, swap), s_sign);
+    c_out[j] = _mm256_xor_ps(_mm256_blendv_ps(c, s, swap), c_sign);
+  }
+}
+
 /// sin and cos of four arguments.
 OMKL_INLINE_AVX2 void sincos4_avx2(__m256d a, __m256d& s_out, __m256d& c_out) {
   sincos_avx2_n<1>(&a, &s_out, &c_out);
@@ -209,6 +289,10 @@ OMKL_INLINE_AVX2 double sincos_avx2_max_lane(__m256d running_max) {
 
 /// AVX2 kernel over arrays, including the out-of-range pass.
 OMKL_TARGET_AVX2 void sincos_avx2(const double* a, double* s, double* c, std::size_t n);
+
+/// The float kernel over arrays of a multiple of 8 elements, |a| ≤ kFloatFastLimit (no
+/// out-of-range pass: the backend never calls it beyond).
+OMKL_TARGET_AVX2 void sincos_float_avx2(const float* a, float* s, float* c, std::size_t n);
 
 #endif
 

@@ -21,27 +21,30 @@
 
 namespace omkl::detail::cpu {
 
-/// A 64-byte aligned, zero-initialised array of doubles.
-class AlignedArray {
+/// A 64-byte aligned, zero-initialised array of T (double, or float for precision=float).
+template <class T>
+class AlignedBuffer {
  public:
-  AlignedArray() = default;
-  explicit AlignedArray(std::size_t n) {
-    const std::size_t bytes = (n * sizeof(double) + 63) / 64 * 64;
+  AlignedBuffer() = default;
+  explicit AlignedBuffer(std::size_t n) {
+    const std::size_t bytes = (n * sizeof(T) + 63) / 64 * 64;
     if (bytes == 0) return;
     void* p = std::aligned_alloc(64, bytes);
     if (!p) throw std::bad_alloc();
     std::memset(p, 0, bytes);
-    data_.reset(static_cast<double*>(p));
+    data_.reset(static_cast<T*>(p));
   }
-  double* data() { return data_.get(); }
-  const double* data() const { return data_.get(); }
+  T* data() { return data_.get(); }
+  const T* data() const { return data_.get(); }
 
  private:
   struct Free {
-    void operator()(double* p) const { std::free(p); }
+    void operator()(T* p) const { std::free(p); }
   };
-  std::unique_ptr<double[], Free> data_;
+  std::unique_ptr<T[], Free> data_;
 };
+using AlignedArray = AlignedBuffer<double>;
+using AlignedFloats = AlignedBuffer<float>;
 
 /// The scalars of one slot's step at time t: shrink and gain·scale of
 /// θ ← shrink·θ − (gain·scale)·u, from the prediction f = scale·(θ·u).
@@ -71,6 +74,26 @@ struct PortableKernels {
       sincos_portable(angle, u, u + padded, padded);
     } else {
       for (std::size_t j = 0; j < padded; ++j) sincos_portable_fast(angle[j], u[j], u[padded + j]);
+    }
+    for (std::size_t j = n_rff; j < padded; ++j) u[padded + j] = 0.0;
+  }
+
+  /// precision=float: u = [sin | cos](V x) with V (vf, in blocks of 8 rows × d, float), x and
+  /// the angles in float, |angles| ≤ kFloatFastLimit (the caller's bound), u stored as double
+  /// (padded a multiple of 8).
+  static void features_float(const float* vf, const double* x, std::size_t d, std::size_t n_rff,
+                             std::size_t padded, double* u) {
+    for (std::size_t j = 0; j < padded; j += 8, vf += 8 * d) {
+      float angle[8];
+      for (std::size_t l = 0; l < 8; ++l) angle[l] = static_cast<float>(x[0]) * vf[l];
+      for (std::size_t k = 1; k < d; ++k)
+        for (std::size_t l = 0; l < 8; ++l) angle[l] += static_cast<float>(x[k]) * vf[8 * k + l];
+      for (std::size_t l = 0; l < 8; ++l) {
+        float s, c;
+        sincos_float_portable(angle[l], s, c);
+        u[j + l] = s;
+        u[padded + j + l] = c;
+      }
     }
     for (std::size_t j = n_rff; j < padded; ++j) u[padded + j] = 0.0;
   }
@@ -274,6 +297,105 @@ struct Avx2Kernels {
       slot_group<1>(theta, u_prev, pending, sh, g, padded, j, &s, &c, acc);
     }
     finish(acc, dot, norm2);
+  }
+
+  // precision=float: N vectors of 8 angles from the float V blocks, their float sin/cos
+  // widened to double (2N vectors of 4 each) and stored into u.
+  template <int N, int kD>
+  OMKL_INLINE_AVX2 static void float_features_wide(const float* vf, const double* x, std::size_t d,
+                                                   std::size_t padded, std::size_t j, double* u,
+                                                   __m256d* s_wide, __m256d* c_wide) {
+    const std::size_t dd = kD > 0 ? static_cast<std::size_t>(kD) : d;
+    __m256 a[N], s[N], c[N];
+    const __m256 x0 = _mm256_set1_ps(static_cast<float>(x[0]));
+    for (int l = 0; l < N; ++l) a[l] = _mm256_mul_ps(x0, _mm256_load_ps(vf + 8 * dd * l));
+    for (std::size_t k = 1; k < dd; ++k) {
+      const __m256 xk = _mm256_set1_ps(static_cast<float>(x[k]));
+      for (int l = 0; l < N; ++l) a[l] = _mm256_fmadd_ps(xk, _mm256_load_ps(vf + 8 * (dd * l + k)), a[l]);
+    }
+    sincos_float_avx2_n<N>(a, s, c);
+    for (int l = 0; l < N; ++l) {
+      s_wide[2 * l] = _mm256_cvtps_pd(_mm256_castps256_ps128(s[l]));
+      s_wide[2 * l + 1] = _mm256_cvtps_pd(_mm256_extractf128_ps(s[l], 1));
+      c_wide[2 * l] = _mm256_cvtps_pd(_mm256_castps256_ps128(c[l]));
+      c_wide[2 * l + 1] = _mm256_cvtps_pd(_mm256_extractf128_ps(c[l], 1));
+      for (int h = 0; h < 2; ++h) {
+        _mm256_store_pd(u + j + 8 * l + 4 * h, s_wide[2 * l + h]);
+        _mm256_store_pd(u + padded + j + 8 * l + 4 * h, c_wide[2 * l + h]);
+      }
+    }
+  }
+
+  template <int N, int kD>
+  OMKL_INLINE_AVX2 static void features_float_group(const float* vf, const double* x, std::size_t d,
+                                                    std::size_t padded, std::size_t j, double* u) {
+    __m256d s[2 * N], c[2 * N];
+    float_features_wide<N, kD>(vf, x, d, padded, j, u, s, c);
+  }
+
+  // fused_pass_d for the float map: the widened features go straight into slot_group, in
+  // column order, so the sums are those loaded_pass() makes from the stored u.
+  template <int kD>
+  OMKL_TARGET_AVX2 static void fused_float_pass_d(const float* vf, const double* x, std::size_t d,
+                                                  std::size_t padded, double* u, double* theta,
+                                                  const double* u_prev, bool pending, double shrink,
+                                                  double gain, double& dot, double& norm2) {
+    __m256d acc[2] = {_mm256_setzero_pd(), _mm256_setzero_pd()};
+    const __m256d sh = _mm256_set1_pd(shrink), g = _mm256_set1_pd(gain);
+    __m256d s[4], c[4];
+    std::size_t j = 0, left = padded / 8;
+    for (; left >= 2; left -= 2, j += 16, vf += 16 * d) {
+      float_features_wide<2, kD>(vf, x, d, padded, j, u, s, c);
+      slot_group<4>(theta, u_prev, pending, sh, g, padded, j, s, c, acc);
+    }
+    if (left) {
+      float_features_wide<1, kD>(vf, x, d, padded, j, u, s, c);
+      slot_group<2>(theta, u_prev, pending, sh, g, padded, j, s, c, acc);
+    }
+    finish(acc, dot, norm2);
+  }
+
+  /// fused_pass() with the float feature map (precision=float; angles within kFloatFastLimit).
+  OMKL_TARGET_AVX2 static void fused_float_pass(const float* vf, const double* x, std::size_t d,
+                                                std::size_t n_rff, std::size_t padded, double* u,
+                                                double* theta, const double* u_prev, bool pending,
+                                                double shrink, double gain, double& dot, double& norm2) {
+    switch (d) {
+#define OMKL_FUSED_FLOAT_CASE(D_)                                                                  \
+  case D_:                                                                                         \
+    fused_float_pass_d<D_>(vf, x, d, padded, u, theta, u_prev, pending, shrink, gain, dot, norm2); \
+    break;
+      OMKL_FUSED_FLOAT_CASE(1) OMKL_FUSED_FLOAT_CASE(2) OMKL_FUSED_FLOAT_CASE(3) OMKL_FUSED_FLOAT_CASE(4)
+      OMKL_FUSED_FLOAT_CASE(5) OMKL_FUSED_FLOAT_CASE(6) OMKL_FUSED_FLOAT_CASE(7) OMKL_FUSED_FLOAT_CASE(8)
+#undef OMKL_FUSED_FLOAT_CASE
+      default: fused_float_pass_d<0>(vf, x, d, padded, u, theta, u_prev, pending, shrink, gain, dot, norm2); break;
+    }
+    for (std::size_t i = n_rff; i < padded; ++i) u[padded + i] = 0.0;
+  }
+
+  template <int kD>
+  OMKL_TARGET_AVX2 static void features_float_d(const float* vf, const double* x, std::size_t d,
+                                                std::size_t padded, double* u) {
+    std::size_t j = 0, left = padded / 8;
+    for (; left >= 2; left -= 2, j += 16, vf += 16 * d) features_float_group<2, kD>(vf, x, d, padded, j, u);
+    if (left) features_float_group<1, kD>(vf, x, d, padded, j, u);
+  }
+
+  /// PortableKernels::features_float with 8-lane float arithmetic.
+  OMKL_TARGET_AVX2 static void features_float(const float* vf, const double* x, std::size_t d,
+                                              std::size_t n_rff, std::size_t padded, double* u) {
+    switch (d) {
+      case 1: features_float_d<1>(vf, x, d, padded, u); break;
+      case 2: features_float_d<2>(vf, x, d, padded, u); break;
+      case 3: features_float_d<3>(vf, x, d, padded, u); break;
+      case 4: features_float_d<4>(vf, x, d, padded, u); break;
+      case 5: features_float_d<5>(vf, x, d, padded, u); break;
+      case 6: features_float_d<6>(vf, x, d, padded, u); break;
+      case 7: features_float_d<7>(vf, x, d, padded, u); break;
+      case 8: features_float_d<8>(vf, x, d, padded, u); break;
+      default: features_float_d<0>(vf, x, d, padded, u); break;
+    }
+    for (std::size_t i = n_rff; i < padded; ++i) u[padded + i] = 0.0;
   }
 
   template <int kD, bool kChecked>

@@ -32,7 +32,9 @@ struct RfProblem {
   double feature_scale = 1.0;    ///< 1/√D (paper) or 1 (reference code)
   LossKind loss = LossKind::Squared;
   bool need_norm2 = false;       ///< report ‖θ‖² before each update (regularised weight losses)
-  bool single_precision = false; ///< float arithmetic (CUDA only); double otherwise
+  /// float arithmetic: CUDA, the whole trajectory; CPU, the feature map where the angles are
+  /// small (cpu_rf_backend.cpp); double otherwise
+  bool single_precision = false;
 
   std::size_t n_slots() const { return slot_kernel.size(); }
   std::size_t theta_size() const { return 2 * n_rff; }

@@ -91,7 +91,8 @@ RfEnsembleConfig read_rf_ensemble_config(ParamReader& params, const AlgoContext&
   if (c.weights.loss_scale <= 0) params.fail("loss_scale", "must be > 0");
   if (c.weights.beta <= 0 || c.weights.beta > 1) params.fail("beta", "must be in (0, 1]");
   c.single_precision = params.get_choice("precision", "double", {"double", "float"},
-                                         "arithmetic of the θ trajectories (float: CUDA only)") == "float";
+                                         "float: on CUDA the θ trajectories in float; on the CPU the feature map in float "
+                                         "(8-lane sincos) where |angles| ≤ 256, θ in double") == "float";
   c.weights.loss = c.loss;
   c.weights.lambda = c.lambda;
   return c;

@@ -23,7 +23,7 @@ struct RfEnsembleConfig : RfFeatures {
   double step_scale = 1.0;    // θ step multiplier (reference regression: 1/10)
   double shrink_scale = 2.0;  // multiplier of ηλ in the shrink (paper: 2, reference: 1/10 or 1)
   WeightConfig weights;
-  bool single_precision = false;  // float trajectories on the GPU
+  bool single_precision = false;  // precision=float (RfProblem::single_precision)
   /// η_w,t = eta_w/√t instead of a constant weight step (graph journal's Raker, §4.4).
   bool eta_w_inv_sqrt_t = false;
   /// The ridge term of the weight loss uses θ after its update (graph journal's Raker, §4.4).

@@ -323,15 +323,81 @@ TEST(CpuBackendTest, PortableAndAvx2KernelsAgreeClosely) {
     ASSERT_NEAR(a.f[i], b.f[i], 1e-12 * std::max(1.0, std::fabs(a.f[i]))) << i;
 }
 
-TEST(CpuBackendTest, RejectsBadIndicesAndFloat) {
+TEST(CpuBackendTest, RejectsBadIndices) {
   Problem s = make_problem(1, 4, 2, 2);
   auto backend = make_backend(s, default_simd_level());
   std::vector<double> buffer(64);
   EXPECT_THROW(backend->set_frequencies(1, 0, buffer.data()), Error);
   EXPECT_THROW(backend->get_theta(0, 9, buffer.data()), Error);
   EXPECT_THROW(backend->predict(buffer.data(), 1, {}, buffer.data()), Error);
+}
+
+// precision=float: the float feature map stays within the float tolerance the CUDA backend's
+// float mode is held to (1e-4 relative) of the double reference, on every path (several slots,
+// one slot, late starts, resets), with blocks and single steps still bit-identical.
+TEST(CpuBackendTest, FloatFeatureMapIsWithinTheFloatTolerance) {
+  for (const SimdLevel level : levels()) {
+    Problem s = make_problem(2, 21, 4, 150);  // angles up to ≈ 10·4·3: the float map
+    s.problem.single_precision = true;
+    auto single = make_backend(s, level);
+    const Trace a = run(*single, s, {});
+    for (std::size_t r = 0; r < s.problem.n_replicates; ++r) {
+      const Trace ref = reference(s, r);
+      const std::size_t S = s.problem.n_slots();
+      double worst = 0.0;
+      for (std::size_t t = 0; t < s.n_samples; ++t)
+        for (std::size_t slot = 0; slot < S; ++slot) {
+          const double got = a.f[(t * s.problem.n_replicates + r) * S + slot], want = ref.f[t * S + slot];
+          worst = std::max(worst, std::fabs(got - want) / std::max(1.0, std::fabs(want)));
+        }
+      EXPECT_LT(worst, 1e-4) << to_string(level) << " replicate " << r;
+      EXPECT_GT(worst, 1e-12) << "the float map was not used";
+    }
+    auto stepped = make_backend(s, level);
+    const Trace b = run(*stepped, s, std::vector<std::size_t>(s.n_samples, 1));
+    for (std::size_t i = 0; i < a.f.size(); ++i) {
+      ASSERT_EQ(bits(a.f[i]), bits(b.f[i])) << to_string(level) << " entry " << i;
+      ASSERT_EQ(bits(a.norm2[i]), bits(b.norm2[i])) << to_string(level) << " entry " << i;
+    }
+    // predict() reports what the next step does.
+    std::vector<double> f(s.problem.n_replicates * s.problem.n_slots());
+    single->predict(s.x.data(), static_cast<std::int64_t>(s.n_samples) + 1, s.schedules, f.data());
+    for (double v : f) EXPECT_TRUE(std::isfinite(v));
+  }
+}
+
+// Angles beyond the float map's range take the double path: with every kernel's frequencies
+// that large, precision=float gives the double backend's numbers to double accuracy (not bit
+// for bit: the float mode pads D to a multiple of 8, which regroups the dot products' sums).
+TEST(CpuBackendTest, FloatModeUsesTheDoublePathForLargeAngles) {
+  for (const SimdLevel level : levels()) {
+    Problem s = make_problem(1, 9, 3, 40);
+    for (auto& V : s.frequencies)
+      for (double& v : V) v = v * 50.0 + (v >= 0 ? 3000.0 : -3000.0);  // Σ x_k · 3000 > 256
+    auto plain = make_backend(s, level);
+    const Trace want = run(*plain, s, {});
+    s.problem.single_precision = true;
+    auto single = make_backend(s, level);
+    const Trace got = run(*single, s, {});
+    for (std::size_t i = 0; i < want.f.size(); ++i)
+      ASSERT_LE(std::fabs(got.f[i] - want.f[i]), 1e-12 * std::max(1.0, std::fabs(want.f[i]))) << to_string(level) << i;
+  }
+}
+
+TEST(CpuBackendTest, FloatModeThetaAndFrequenciesRoundTripWithoutPadding) {
+  Problem s = make_problem(1, 13, 3, 10);
   s.problem.single_precision = true;
-  EXPECT_THROW(make_cpu_rf_backend(s.problem), ConfigError);
+  auto backend = make_backend(s, default_simd_level());
+  run(*backend, s, {});
+  std::vector<double> V(13 * 3), theta(26);
+  backend->get_frequencies(0, 1, V.data());
+  EXPECT_EQ(V, s.frequencies[1]);
+  backend->get_theta(0, 0, theta.data());
+  auto copy = make_backend(s, default_simd_level());
+  copy->set_theta(0, 0, theta.data());
+  std::vector<double> back(26);
+  copy->get_theta(0, 0, back.data());
+  EXPECT_EQ(back, theta);
 }
 
 namespace {

@@ -230,3 +230,40 @@ TEST(FastSincosTest, ScalarFmaFormIsAccurateAndEqualsTheAvx2Kernel) {
     ASSERT_EQ(bits(c[i]), bits(c_avx[i])) << "cos at a = " << a[i];
   }
 }
+
+// The float kernels of precision=float (|a| ≤ kFloatFastLimit): within 2.5e-7 of the exact sin
+// and cos of the float argument, portable and AVX2 alike, including multiples of π/2.
+TEST(FastSincosTest, FloatKernelsAreWithinTwoFloatUlpsOfOne) {
+  std::mt19937_64 rng(17);
+  std::uniform_real_distribution<double> unit(-1.0, 1.0);
+  std::vector<float> args;
+  for (int i = 0; i < 200000; ++i) args.push_back(static_cast<float>(unit(rng) * kFloatFastLimit * (i % 2 ? 1.0 : 1e-3)));
+  for (int k = -163; k <= 163; ++k)
+    for (float delta : {0.0f, 1e-6f, -1e-6f, 0.3f})
+      args.push_back(static_cast<float>(k * 1.5707963267948966) + delta);
+  args.push_back(0.0f);
+  args.push_back(-0.0f);
+  while (args.size() % 8) args.push_back(1.0f);
+  double worst_portable = 0.0;
+  for (float a : args) {
+    float s, c;
+    sincos_float_portable(a, s, c);
+    const long double x = a;
+    worst_portable = std::max({worst_portable, static_cast<double>(std::fabs(s - sinl(x))),
+                               static_cast<double>(std::fabs(c - cosl(x)))});
+  }
+  EXPECT_LT(worst_portable, 2.5e-7);
+  EXPECT_GT(worst_portable, 1e-9) << "float, not double, accuracy";
+#if OMKL_CPU_HAVE_AVX2_KERNELS
+  if (!cpu_has_avx2_fma()) return;
+  double worst_avx2 = 0.0;
+  std::vector<float> s(args.size()), c(args.size());
+  sincos_float_avx2(args.data(), s.data(), c.data(), args.size());
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const long double x = args[i];
+    worst_avx2 = std::max({worst_avx2, static_cast<double>(std::fabs(s[i] - sinl(x))),
+                           static_cast<double>(std::fabs(c[i] - cosl(x)))});
+  }
+  EXPECT_LT(worst_avx2, 2.5e-7);
+#endif
+}

@@ -2,7 +2,14 @@
 
 #include <cmath>
 
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "common/test_helpers.h"
 #include "features/random_features.h"
+#include "omkl/algorithm.h"
+#include "omkl/learner.h"
 #include "features/rf_backend.h"
 #include "omkl/error.h"
 
@@ -114,4 +121,29 @@ TEST(RfBackendTest, CpuBackendLeavesTheDrawsToTheHostWithoutBuildingRecipes) {
   });
   EXPECT_FALSE(drawn);
   EXPECT_FALSE(built);
+}
+
+// precision=float on the CPU backend, through whole algorithms (the ones that take the
+// parameter: Raker's single slot per kernel, AdaRaker's several, RF-OGD) stays within the
+// float tolerance the CUDA float mode is held to (1e-4 relative) of the double run.
+TEST(RfBackendTest, FloatFeatureMapOnTheCpuStaysWithinTheFloatTolerance) {
+  const std::string dict = "dict=gauss:0.5+gauss:1+gauss:2+lap:1";
+  const omkl::Dataset data = omkl::test::random_stream(600, 4, omkl::Task::Regression);
+  for (const std::string& spec : std::vector<std::string>{"raker:D=20," + dict, "adaraker:D=20," + dict,
+                                                          "rf-ogd:D=20,dict=gauss:1"}) {
+    omkl::LearnerContext context;
+    context.n_features = data.n_features;
+    context.horizon = data.n_samples;
+    context.seed = 3;
+    omkl::Learner plain = omkl::make_learner(omkl::parse_algorithm_spec(spec), context);
+    omkl::Learner single = omkl::make_learner(omkl::parse_algorithm_spec(spec + ",precision=float"), context);
+    std::vector<double> want(data.n_samples), got(data.n_samples);
+    plain.partial_fit_block(data.x.data(), data.y.data(), data.n_samples, want.data());
+    single.partial_fit_block(data.x.data(), data.y.data(), data.n_samples, got.data());
+    double worst = 0.0;
+    for (std::size_t t = 0; t < data.n_samples; ++t)
+      worst = std::max(worst, std::fabs(got[t] - want[t]) / std::max(1.0, std::fabs(want[t])));
+    EXPECT_LT(worst, 1e-4) << spec;
+    EXPECT_GT(worst, 0.0) << spec << ": the float map was not used";
+  }
 }
