@@ -44,16 +44,22 @@ class _OMKLEstimator(BaseEstimator):
     def _n_learners(self) -> int:
         return 1
 
-    def _new_learner(self, n_features: int, n_rows: int, replicate: int) -> Learner:
-        # horizon None: the first batch's length, as `omkl run` takes the file's.
-        horizon = n_rows if self.horizon is None else int(self.horizon)
+    def _new_learner(self, n_features: int, n_rows: Optional[int], replicate: int) -> Learner:
+        # horizon None: the first batch's length, as `omkl run` takes the file's; a stream that
+        # starts sample by sample (learn_one) has no length to take: 0, unknown, and then the
+        # algorithm needs its step given (the library's error says which parameter).
+        if self.horizon is not None:
+            horizon = int(self.horizon)
+        else:
+            horizon = n_rows or 0
         return Learner(self.algo, n_features, self._task, self.profile, self.seed, replicate, horizon, self.backend,
                        self.preset, self.loss)
 
-    def _learn(self, X, y, first: bool):
+    def _learn(self, X, y, first: bool, one_by_one: bool = False):
         X, y = validate_data(self, X, y, reset=first, y_numeric=self._task == "regression")
         if first:
-            self.learners_ = [self._new_learner(X.shape[1], X.shape[0], k) for k in range(self._n_learners())]
+            rows = None if one_by_one else X.shape[0]
+            self.learners_ = [self._new_learner(X.shape[1], rows, k) for k in range(self._n_learners())]
         targets = self._learner_targets(y)
         if targets.ndim == 1:
             self.online_predictions_ = self.learners_[0].partial_fit(X, targets)
@@ -96,7 +102,7 @@ class _OMKLEstimator(BaseEstimator):
         if first and self._task == "classification" and not hasattr(self, "classes_"):
             raise ValueError("OMKLClassifier.learn_one: call partial_fit(X, y, classes=...) first, or "
                              "learn_one after fit, so that the two classes are known")
-        return self._learn(self._one_row(x), np.asarray([y]), first=first)
+        return self._learn(self._one_row(x), np.asarray([y]), first=first, one_by_one=True)
 
     @staticmethod
     def _online_tags(tags):
@@ -119,7 +125,9 @@ class OMKLRegressor(RegressorMixin, _OMKLEstimator):
     preset : a paper's protocol whose parameter defaults apply (omkl.presets()); its
         normalisation is not applied here: scale X and y as the protocol says, or use omkl.study.
     seed : randomness derives from it (same seed, same numbers).
-    horizon : stream length T for default step sizes (None: the first batch's length).
+    horizon : stream length T for default step sizes (None: the first batch's length; a model
+        that starts with learn_one has none, so give horizon or the algorithm's step, e.g.
+        ``algo="raker:eta=0.05"``).
     backend : "cpu", "cuda" or "auto".
     loss : "" (the algorithm's own), "square", "absolute" or "logistic".
     """

@@ -52,7 +52,7 @@ class Learner:
     as the original would have.
     """
 
-    def __init__(self, algo: str = "raker", n_features: int = 1, task: str = "regression", profile: str = "paper",
+    def __init__(self, algo: str, n_features: int, task: str = "regression", profile: str = "paper",
                  seed: int = 0, replicate: int = 0, horizon: int = 0, backend: str = "cpu", preset: str = "",
                  loss: str = ""):
         self._impl = _omkl.Learner.create(algo, int(n_features), task, profile, int(seed), int(replicate),

@@ -55,6 +55,11 @@ def test_river_style_learn_one_and_predict_one(regression_stream):
     assert river.predict_one(dict(reversed(list(x_next.items())))) == river.predict_one(x_next)
     with pytest.raises(ValueError, match="features"):
         river.predict_one({"f0": 1.0})
+    # Sample by sample from the start there is no stream length for the default step.
+    with pytest.raises(omkl.ConfigError, match="eta"):
+        omkl.OMKLRegressor(algo="raker:D=8").learn_one({"a": 1.0}, 0.5)
+    stepped = omkl.OMKLRegressor(algo="raker:D=8,eta=0.05").learn_one({"a": 1.0}, 0.5)
+    assert stepped.learner_.n_seen == 1
 
 
 def test_classifier_maps_any_two_labels_and_goes_one_vs_rest_beyond(classification_stream):
