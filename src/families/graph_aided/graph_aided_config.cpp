@@ -37,6 +37,9 @@ void read_features(ParamReader& params, bool conference, RfEnsembleConfig& c) {
   c.weights.rule = WeightRule::ExpEta;  // makes the backend report ‖θ‖²
   c.weights.weight_loss = WeightLoss::RegularizedPre;
   c.weights.lambda = c.lambda;
+  c.single_precision = params.get_choice("precision", "double", {"double", "float"},
+                                         "float: on CUDA the θ of the selected kernels in float; on the CPU the "
+                                         "feature map in float where |angles| ≤ 256, θ in double") == "float";
 }
 
 void read_graph(ParamReader& params, const AlgoContext& context, bool reference, GraphAidedConfig& c) {
