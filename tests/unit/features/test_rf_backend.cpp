@@ -148,5 +148,13 @@ TEST(RfBackendTest, FloatFeatureMapOnTheCpuStaysWithinTheFloatTolerance) {
       worst = std::max(worst, std::fabs(got[t] - want[t]) / std::max(1.0, std::fabs(want[t])));
     EXPECT_LT(worst, 1e-4) << spec;
     EXPECT_GT(worst, 0.0) << spec << ": the float map was not used";
+    // A checkpoint of a float-mode learner continues it bit for bit.
+    omkl::Learner first = omkl::make_learner(omkl::parse_algorithm_spec(spec + ",precision=float"), context);
+    std::vector<double> half(data.n_samples);
+    const std::size_t h = data.n_samples / 2, d = data.n_features;
+    first.partial_fit_block(data.x.data(), data.y.data(), h, half.data());
+    omkl::Learner resumed = omkl::Learner::from_bytes(first.to_bytes());
+    resumed.partial_fit_block(data.x.data() + h * d, data.y.data() + h, data.n_samples - h, half.data() + h);
+    for (std::size_t t = 0; t < data.n_samples; ++t) ASSERT_EQ(half[t], got[t]) << spec << " t " << t;
   }
 }
