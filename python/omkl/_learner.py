@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import threading
 from typing import Dict, Optional, Sequence
 
 import numpy as np
@@ -49,7 +50,8 @@ class Learner:
     loss : "logistic", "square" or "absolute": the loss of every algorithm, as ``--loss``.
 
     A learner pickles (its checkpoint bytes) and saves to a file; a loaded one continues exactly
-    as the original would have.
+    as the original would have. Long calls release the GIL, so different learners run in parallel
+    threads; calls on one learner from several threads take turns (its scratch space is shared).
     """
 
     def __init__(self, algo: str, n_features: int, task: str = "regression", profile: str = "paper",
@@ -57,11 +59,13 @@ class Learner:
                  loss: str = ""):
         self._impl = _omkl.Learner.create(algo, int(n_features), task, profile, int(seed), int(replicate),
                                           int(horizon), backend, preset or "", loss or "")
+        self._lock = threading.Lock()
 
     @classmethod
     def _wrap(cls, impl) -> "Learner":
         learner = cls.__new__(cls)
         learner._impl = impl
+        learner._lock = threading.Lock()
         return learner
 
     # ---- learning and predicting ------------------------------------------------------------
@@ -71,14 +75,16 @@ class Learner:
         rows = as_rows(X, self.n_features)
         targets = as_targets(y, rows.shape[0])
         out = np.empty(rows.shape[0], dtype=np.float64)
-        self._impl.partial_fit(rows, targets, out)
+        with self._lock:
+            self._impl.partial_fit(rows, targets, out)
         return out
 
     def predict(self, X) -> np.ndarray:
         """Predictions for rows (or one sample) without learning: the model is left as it was."""
         rows = as_rows(X, self.n_features)
         out = np.empty(rows.shape[0], dtype=np.float64)
-        self._impl.predict(rows, out)
+        with self._lock:
+            self._impl.predict(rows, out)
         return out
 
     def predict_one(self, x) -> float:
@@ -105,31 +111,36 @@ class Learner:
     @property
     def n_seen(self) -> int:
         """Samples learned so far."""
-        return self._impl.n_seen
+        with self._lock:
+            return self._impl.n_seen
 
     @property
     def parameters(self) -> Dict[str, str]:
         """Every parameter with the value used (given, from a preset, or the default)."""
-        return dict(self._impl.parameters)
+        with self._lock:
+            return dict(self._impl.parameters)
 
     @property
     def kernel_weights(self) -> np.ndarray:
         """The kernel weights (sum 1, one per dictionary kernel) for algorithms that keep them;
         empty for the others."""
-        return np.asarray(self._impl.kernel_weights, dtype=np.float64)
+        with self._lock:
+            return np.asarray(self._impl.kernel_weights, dtype=np.float64)
 
     # ---- checkpoints ------------------------------------------------------------------------
     def save(self, path) -> None:
         """Writes the whole state to ``path`` atomically (a versioned, checksummed file that the
         command line's ``--resume`` and ``omkl predict --model`` read too)."""
-        self._impl.save(os.fspath(path))
+        with self._lock:
+            self._impl.save(os.fspath(path))
 
     @classmethod
     def load(cls, path) -> "Learner":
         return cls._wrap(_omkl.Learner.load(os.fspath(path)))
 
     def to_bytes(self) -> bytes:
-        return self._impl.to_bytes()
+        with self._lock:
+            return self._impl.to_bytes()
 
     @classmethod
     def from_bytes(cls, data: bytes, name: str = "<bytes>") -> "Learner":
@@ -140,6 +151,7 @@ class Learner:
 
     def __setstate__(self, state) -> None:
         self._impl = _omkl.Learner.from_bytes(state["checkpoint"], "<pickle>")
+        self._lock = threading.Lock()
 
     def __repr__(self) -> str:
         if not hasattr(self, "_impl"):

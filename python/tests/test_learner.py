@@ -132,3 +132,23 @@ def test_long_calls_release_the_gil(regression_stream):
     assert learner.n_seen == len(y)
     assert elapsed > 0.1, f"the call ({elapsed:.3f} s) was too short to tell"
     assert longest_stall < elapsed / 2, f"Python stalled {longest_stall:.3f} s of a {elapsed:.3f} s call"
+
+
+def test_one_learner_shared_by_threads_takes_turns(regression_stream):
+    # The GIL is released inside the calls, so two threads on one learner must not overlap in
+    # it: interleaved blocks give the same numbers as the same blocks one after the other.
+    import threading
+
+    X, y = regression_stream
+    X, y = np.tile(X, (50, 1)), np.tile(y, 50)
+    shared = omkl.Learner("raker:D=32", n_features=4, seed=2, horizon=len(y))
+    threads = [threading.Thread(target=shared.predict, args=(X,)) for _ in range(3)]
+    threads.append(threading.Thread(target=shared.partial_fit, args=(X, y)))
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    alone = omkl.Learner("raker:D=32", n_features=4, seed=2, horizon=len(y))
+    alone.partial_fit(X, y)
+    assert shared.n_seen == len(y)
+    np.testing.assert_array_equal(shared.predict(X[:10]), alone.predict(X[:10]))

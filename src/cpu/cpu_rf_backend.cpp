@@ -104,7 +104,8 @@ class CpuRfBackend final : public RfBackend {
       for (std::size_t k = 0; k < p.n_features; ++k) {
         const double value = V[i * p.n_features + k];
         v[frequency_index(i, k)] = value;
-        if (single_) float_frequencies_[r].data()[kernel * p.n_features * padded_ + float_index(i, k)] = static_cast<float>(value);
+        if (single_)
+          float_frequencies_[r].data()[kernel * p.n_features * padded_ + float_index(i, k)] = static_cast<float>(value);
         // NaN stays NaN in the bound, which then sends every step to the checked path.
         const double magnitude = std::fabs(value);
         if (std::isnan(magnitude) || magnitude > column_max[k]) column_max[k] = magnitude;
