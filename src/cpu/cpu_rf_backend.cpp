@@ -32,8 +32,8 @@
 /// cos entries of u are set to 0, so the padding never changes a result. θ rows are
 /// [sin part (Dp) | cos part (Dp)], 64-byte aligned.
 ///
-/// precision=float (problem.single_precision): a float copy of V in blocks of 8 rows × d (D
-/// padded to a multiple of 8), and, wherever the bound Σ|x_k|·max_i|V_ik| of a kernel's angles
+/// precision=float (problem.single_precision): a float copy of V in blocks of 8 rows × d (rows
+/// padded with zeros to a multiple of 8; u and θ keep Dp, a last half block stores 4 rows), and, wherever the bound Σ|x_k|·max_i|V_ik| of a kernel's angles
 /// at a step is at most kFloatFastLimit (256), the features come from float arithmetic: float
 /// angles and an 8-lane float sincos (cpu/fast_sincos.h), widened to double into u; θ, the
 /// dot products and the updates stay in double. Larger angles take the double path above
@@ -71,10 +71,11 @@ class CpuRfBackend final : public RfBackend {
                                                                  : SimdLevel::Portable) {
     const auto& p = problem_;
     single_ = p.single_precision;
-    padded_ = single_ ? (p.n_rff + 7) / 8 * 8 : (p.n_rff + 3) / 4 * 4;
+    padded_ = (p.n_rff + 3) / 4 * 4;
+    float_padded_ = (p.n_rff + 7) / 8 * 8;
     for (std::size_t r = 0; r < p.n_replicates; ++r) {
       frequencies_.emplace_back(p.n_kernels * p.n_features * padded_);
-      if (single_) float_frequencies_.emplace_back(p.n_kernels * p.n_features * padded_);
+      if (single_) float_frequencies_.emplace_back(p.n_kernels * p.n_features * float_padded_);
       column_max_.emplace_back(p.n_kernels * p.n_features, 0.0);
       theta_.emplace_back(p.n_slots() * 2 * padded_);
     }
@@ -105,7 +106,8 @@ class CpuRfBackend final : public RfBackend {
         const double value = V[i * p.n_features + k];
         v[frequency_index(i, k)] = value;
         if (single_)
-          float_frequencies_[r].data()[kernel * p.n_features * padded_ + float_index(i, k)] = static_cast<float>(value);
+          float_frequencies_[r].data()[kernel * p.n_features * float_padded_ + float_index(i, k)] =
+              static_cast<float>(value);
         // NaN stays NaN in the bound, which then sends every step to the checked path.
         const double magnitude = std::fabs(value);
         if (std::isnan(magnitude) || magnitude > column_max[k]) column_max[k] = magnitude;
@@ -223,7 +225,7 @@ class CpuRfBackend final : public RfBackend {
     return ((row / 8) * problem_.n_features + feature) * 8 + row % 8;
   }
   const float* kernel_float_frequencies(std::size_t r, std::size_t kernel) const {
-    return float_frequencies_[r].data() + kernel * problem_.n_features * padded_;
+    return float_frequencies_[r].data() + kernel * problem_.n_features * float_padded_;
   }
   double* kernel_frequencies(std::size_t r, std::size_t kernel) {
     return frequencies_[r].data() + kernel * problem_.n_features * padded_;
@@ -236,8 +238,8 @@ class CpuRfBackend final : public RfBackend {
     return theta_[r].data() + slot * 2 * padded_;
   }
 
-  // Whether every angle of `kernel` at sample x is within the fast range of K's sincos:
-  // Σ|x_k|·max_i|V_ik| bounds every |angle| (NaN and ∞ fail the test).
+  // Σ|x_k|·max_i|V_ik|: a bound on every |angle| of `kernel` at sample x (NaN and ∞ fail
+  // every comparison with a range limit below).
   double angle_bound(std::size_t r, std::size_t kernel, const double* x) const {
     const auto& p = problem_;
     const double* column_max = column_max_[r].data() + kernel * p.n_features;
@@ -245,13 +247,14 @@ class CpuRfBackend final : public RfBackend {
     for (std::size_t k = 0; k < p.n_features; ++k) bound += std::fabs(x[k]) * column_max[k];
     return bound;
   }
+  // Which feature map serves angles within `bound`: precision=float's float map where they
+  // are small enough, else K's sincos without range logic within its fast range, else the
+  // checked variant.
+  enum class FeatureMap { Float, Fast, Checked };
   template <class K>
-  bool within_fast_range(std::size_t r, std::size_t kernel, const double* x) const {
-    return angle_bound(r, kernel, x) <= K::kFastLimit;
-  }
-  // precision=float and every angle of `kernel` at x small enough for the float map.
-  bool takes_float_map(std::size_t r, std::size_t kernel, const double* x) const {
-    return single_ && angle_bound(r, kernel, x) <= kFloatFastLimit;
+  FeatureMap feature_map(double bound) const {
+    if (single_ && bound <= kFloatFastLimit) return FeatureMap::Float;
+    return bound <= K::kFastLimit ? FeatureMap::Fast : FeatureMap::Checked;
   }
 
   // u = features of `kernel` of replicate r at sample x. Within the fast range the kernels
@@ -261,12 +264,17 @@ class CpuRfBackend final : public RfBackend {
   void compute_features(std::size_t r, std::size_t kernel, const double* x, double* u) {
     const auto& p = problem_;
     const double* v = kernel_frequencies(r, kernel);
-    if (takes_float_map(r, kernel, x))
-      K::features_float(kernel_float_frequencies(r, kernel), x, p.n_features, p.n_rff, padded_, u);
-    else if (within_fast_range<K>(r, kernel, x))
-      K::template features<false>(v, x, p.n_features, p.n_rff, padded_, angle_.data(), u);
-    else
-      K::template features<true>(v, x, p.n_features, p.n_rff, padded_, angle_.data(), u);
+    switch (feature_map<K>(angle_bound(r, kernel, x))) {
+      case FeatureMap::Float:
+        K::features_float(kernel_float_frequencies(r, kernel), x, p.n_features, p.n_rff, padded_, u);
+        break;
+      case FeatureMap::Fast:
+        K::template features<false>(v, x, p.n_features, p.n_rff, padded_, angle_.data(), u);
+        break;
+      case FeatureMap::Checked:
+        K::template features<true>(v, x, p.n_features, p.n_rff, padded_, angle_.data(), u);
+        break;
+    }
   }
 
   // θ·u and ‖θ‖² of slot s (the only slot of `kernel`) at sample x, with u into `u`; if
@@ -278,10 +286,11 @@ class CpuRfBackend final : public RfBackend {
     const auto& p = problem_;
     const double* v = kernel_frequencies(r, kernel);
     double* theta = theta_row(r, s);
-    if (takes_float_map(r, kernel, x)) {
+    const FeatureMap map = feature_map<K>(angle_bound(r, kernel, x));
+    if (map == FeatureMap::Float) {
       K::fused_float_pass(kernel_float_frequencies(r, kernel), x, p.n_features, p.n_rff, padded_, u, theta,
                           u_prev, pending, shrink, gain, dot, norm2);
-    } else if (within_fast_range<K>(r, kernel, x)) {
+    } else if (map == FeatureMap::Fast) {
       K::fused_pass(v, x, p.n_features, p.n_rff, padded_, u, theta, u_prev, pending, shrink, gain,
                     dot, norm2);
     } else {
@@ -553,7 +562,8 @@ class CpuRfBackend final : public RfBackend {
 
   SimdLevel level_;
   bool single_ = false;                          // precision=float: the float feature map
-  std::size_t padded_ = 0;                       // D rounded up to a multiple of 4 (float: of 8)
+  std::size_t padded_ = 0;                       // D rounded up to a multiple of 4
+  std::size_t float_padded_ = 0;                 // D rounded up to a multiple of 8 (the float V)
   std::vector<AlignedArray> frequencies_;        // per replicate: P × d × Dp (Vᵀ per kernel)
   std::vector<AlignedFloats> float_frequencies_; // precision=float: the same in float, 8-row blocks
   std::vector<std::vector<double>> column_max_;  // per replicate: P × d, max_i |V_ik|

@@ -78,9 +78,10 @@ struct PortableKernels {
     for (std::size_t j = n_rff; j < padded; ++j) u[padded + j] = 0.0;
   }
 
-  /// precision=float: u = [sin | cos](V x) with V (vf, in blocks of 8 rows × d, float), x and
-  /// the angles in float, |angles| ≤ kFloatFastLimit (the caller's bound), u stored as double
-  /// (padded a multiple of 8).
+  /// precision=float: u = [sin | cos](V x) with V (vf, in blocks of 8 rows × d, float, zero
+  /// rows up to a multiple of 8), x and the angles in float, |angles| ≤ kFloatFastLimit (the
+  /// caller's bound); u stored as double (padded a multiple of 4: a last block of 8 rows
+  /// stores its first 4 only).
   static void features_float(const float* vf, const double* x, std::size_t d, std::size_t n_rff,
                              std::size_t padded, double* u) {
     for (std::size_t j = 0; j < padded; j += 8, vf += 8 * d) {
@@ -88,7 +89,8 @@ struct PortableKernels {
       for (std::size_t l = 0; l < 8; ++l) angle[l] = static_cast<float>(x[0]) * vf[l];
       for (std::size_t k = 1; k < d; ++k)
         for (std::size_t l = 0; l < 8; ++l) angle[l] += static_cast<float>(x[k]) * vf[8 * k + l];
-      for (std::size_t l = 0; l < 8; ++l) {
+      const std::size_t lanes = std::min<std::size_t>(8, padded - j);
+      for (std::size_t l = 0; l < lanes; ++l) {
         float s, c;
         sincos_float_portable(angle[l], s, c);
         u[j + l] = s;
@@ -300,8 +302,9 @@ struct Avx2Kernels {
   }
 
   // precision=float: N vectors of 8 angles from the float V blocks, their float sin/cos
-  // widened to double (2N vectors of 4 each) and stored into u.
-  template <int N, int kD>
+  // widened to double (2N vectors of 4 each) and stored into u; kHalf (N = 1): the block is the
+  // last and only its first 4 rows are within the padding, so only they are stored.
+  template <int N, int kD, bool kHalf = false>
   OMKL_INLINE_AVX2 static void float_features_wide(const float* vf, const double* x, std::size_t d,
                                                    std::size_t padded, std::size_t j, double* u,
                                                    __m256d* s_wide, __m256d* c_wide) {
@@ -319,18 +322,18 @@ struct Avx2Kernels {
       s_wide[2 * l + 1] = _mm256_cvtps_pd(_mm256_extractf128_ps(s[l], 1));
       c_wide[2 * l] = _mm256_cvtps_pd(_mm256_castps256_ps128(c[l]));
       c_wide[2 * l + 1] = _mm256_cvtps_pd(_mm256_extractf128_ps(c[l], 1));
-      for (int h = 0; h < 2; ++h) {
+      for (int h = 0; h < (kHalf ? 1 : 2); ++h) {
         _mm256_store_pd(u + j + 8 * l + 4 * h, s_wide[2 * l + h]);
         _mm256_store_pd(u + padded + j + 8 * l + 4 * h, c_wide[2 * l + h]);
       }
     }
   }
 
-  template <int N, int kD>
+  template <int N, int kD, bool kHalf = false>
   OMKL_INLINE_AVX2 static void features_float_group(const float* vf, const double* x, std::size_t d,
                                                     std::size_t padded, std::size_t j, double* u) {
     __m256d s[2 * N], c[2 * N];
-    float_features_wide<N, kD>(vf, x, d, padded, j, u, s, c);
+    float_features_wide<N, kD, kHalf>(vf, x, d, padded, j, u, s, c);
   }
 
   // fused_pass_d for the float map: the widened features go straight into slot_group, in
@@ -351,6 +354,12 @@ struct Avx2Kernels {
     if (left) {
       float_features_wide<1, kD>(vf, x, d, padded, j, u, s, c);
       slot_group<2>(theta, u_prev, pending, sh, g, padded, j, s, c, acc);
+      j += 8;
+      vf += 8 * d;
+    }
+    if (j < padded) {  // padded = 8m + 4: half a block left
+      float_features_wide<1, kD, true>(vf, x, d, padded, j, u, s, c);
+      slot_group<1>(theta, u_prev, pending, sh, g, padded, j, s, c, acc);
     }
     finish(acc, dot, norm2);
   }
@@ -378,7 +387,12 @@ struct Avx2Kernels {
                                                 std::size_t padded, double* u) {
     std::size_t j = 0, left = padded / 8;
     for (; left >= 2; left -= 2, j += 16, vf += 16 * d) features_float_group<2, kD>(vf, x, d, padded, j, u);
-    if (left) features_float_group<1, kD>(vf, x, d, padded, j, u);
+    if (left) {
+      features_float_group<1, kD>(vf, x, d, padded, j, u);
+      j += 8;
+      vf += 8 * d;
+    }
+    if (j < padded) features_float_group<1, kD, true>(vf, x, d, padded, j, u);  // half a block
   }
 
   /// PortableKernels::features_float with 8-lane float arithmetic.
