@@ -101,7 +101,7 @@ class _OMKLEstimator(BaseEstimator):
         first = not hasattr(self, "learners_")
         if first and self._task == "classification" and not hasattr(self, "classes_"):
             raise ValueError("OMKLClassifier.learn_one: call partial_fit(X, y, classes=...) first, or "
-                             "learn_one after fit, so that the two classes are known")
+                             "learn_one after fit, so that the classes are known")
         return self._learn(self._one_row(x), np.asarray([y]), first=first, one_by_one=True)
 
     @staticmethod
