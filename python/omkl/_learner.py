@@ -127,6 +127,23 @@ class Learner:
         with self._lock:
             return np.asarray(self._impl.kernel_weights, dtype=np.float64)
 
+    @property
+    def preprocessing(self) -> str:
+        """The normalisation the model was trained with ("none", "zscore", "jmlr23", ...), kept
+        in its checkpoint with the training statistics (``omkl run --normalize``)."""
+        with self._lock:
+            return self._impl.preprocessing
+
+    def preprocess(self, X, y=None):
+        """New rows (and targets) in the scale the model learned in: its normalisation with the
+        training statistics, as ``omkl predict`` and ``omkl run --resume`` apply it. Returns the
+        transformed copy of X, or (X, y) when y is given; predictions are in that scale too."""
+        rows = np.array(as_rows(X, self.n_features), dtype=np.float64, order="C", copy=True)
+        targets = None if y is None else np.array(as_targets(y, rows.shape[0]), dtype=np.float64, copy=True)
+        with self._lock:
+            self._impl.preprocess(rows, targets)
+        return rows if targets is None else (rows, targets)
+
     # ---- checkpoints ------------------------------------------------------------------------
     def save(self, path) -> None:
         """Writes the whole state to ``path`` atomically (a versioned, checksummed file that the

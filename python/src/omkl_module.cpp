@@ -4,6 +4,7 @@
 // out of bounds. Long calls release the GIL.
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
@@ -11,6 +12,7 @@
 
 #include <cstdint>
 #include <exception>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -29,6 +31,7 @@ namespace {
 using Rows = nb::ndarray<const double, nb::ndim<2>, nb::c_contig, nb::device::cpu>;
 using Values = nb::ndarray<const double, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
 using Out = nb::ndarray<double, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
+using MutableRows = nb::ndarray<double, nb::ndim<2>, nb::c_contig, nb::device::cpu>;
 
 // The Python exception types, made once when the module is imported and kept for its lifetime
 // (the translator's payload).
@@ -160,6 +163,24 @@ NB_MODULE(_omkl, m) {
       .def_prop_ro("n_seen", &omkl::Learner::n_seen)
       .def_prop_ro("parameters", &omkl::Learner::parameters)
       .def_prop_ro("kernel_weights", &omkl::Learner::kernel_weights)
+      .def_prop_ro("preprocessing", [](const omkl::Learner& l) { return omkl::to_string(l.preprocessing().how); })
+      .def(
+          "preprocess",
+          [](const omkl::Learner& learner, MutableRows& x, std::optional<Out> y) {
+            // The model's normalisation with its training statistics, in place, as `omkl predict`
+            // applies it to new rows (an online scaler as it stands after the rows it learned).
+            if (x.shape(1) != learner.n_features())
+              throw omkl::InputError("X has " + std::to_string(x.shape(1)) + " features, the model expects " +
+                                     std::to_string(learner.n_features()));
+            if (y) check_length(x.shape(0), y->shape(0), "y");
+            const omkl::Normalizer& stored = learner.preprocessing();
+            if (stored.n_features == 0) return;  // a model without a stored normalisation
+            const std::size_t d = learner.n_features();
+            double* targets = y ? y->data() : nullptr;
+            for (std::size_t i = 0; i < x.shape(0); ++i)
+              stored.apply_row(x.data() + i * d, d, targets ? targets + i : nullptr);
+          },
+          nb::arg("x"), nb::arg("y").none(), "Applies the model's normalisation in place.")
       .def(
           "partial_fit",
           [](omkl::Learner& learner, const Rows& x, const Values& y, Out& out) {

@@ -152,3 +152,27 @@ def test_one_learner_shared_by_threads_takes_turns(regression_stream):
     alone.partial_fit(X, y)
     assert shared.n_seen == len(y)
     np.testing.assert_array_equal(shared.predict(X[:10]), alone.predict(X[:10]))
+
+
+def test_a_command_line_model_serves_new_rows_from_python(tmp_path, cli, regression_stream):
+    # A model trained by `omkl run --normalize zscore` keeps the normalisation and its training
+    # statistics; in Python, preprocess() brings new rows to that scale, and predict() then gives
+    # what `omkl predict` gives for them.
+    X, y = regression_stream
+    X = X * 40.0 + 7.0  # raw features far from the unit scale
+    write_csv(tmp_path / "train.csv", X[:200], y[:200])
+    write_csv(tmp_path / "new.csv", X[200:], y[200:])
+    cli("run", "--data", tmp_path / "train.csv", "--algo", "raker:D=16", "--normalize", "zscore",
+        "--save", tmp_path / "m.ckpt")
+    cli("predict", "--model", tmp_path / "m.ckpt", "--data", tmp_path / "new.csv", "--predictions", tmp_path / "p.csv")
+    served = np.loadtxt(tmp_path / "p.csv", delimiter=",", skiprows=1)
+    model = omkl.Learner.load(tmp_path / "m.ckpt")
+    assert model.preprocessing == "zscore"
+    rows, targets = model.preprocess(X[200:], y[200:])
+    np.testing.assert_array_equal(model.predict(rows), served[:, 2])
+    np.testing.assert_array_equal(targets, served[:, 1])
+    assert not np.array_equal(model.predict(X[200:]), served[:, 2])  # raw rows would be wrong
+    # Models without a normalisation leave rows as they are.
+    plain = omkl.Learner("raker:D=8", n_features=4, horizon=10)
+    assert plain.preprocessing == "none"
+    np.testing.assert_array_equal(plain.preprocess(X[:3]), X[:3])
