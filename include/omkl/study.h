@@ -181,6 +181,10 @@ Normalization study_normalization(const StudySource& source);
 /// rows a federated protocol uses).
 Dataset load_study_data(const StudySource& source);
 
+/// The library's `loss` parameter value for one of the bandit paper's loss names ("logistic",
+/// "square", "absolute"; §8.6): "logistic", "squared", "absolute". ConfigError for any other.
+std::string loss_parameter(const std::string& loss);
+
 /// One loss for every algorithm of the study, in the bandit paper's names ("logistic",
 /// "square", "absolute"; §8.6), and the metric that goes with it (error rate, MSE, MAE):
 /// what `omkl study --loss` does. Empty changes nothing; anything else is a ConfigError.

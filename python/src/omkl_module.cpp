@@ -92,11 +92,7 @@ omkl::Learner create_learner(const std::string& spec, std::size_t n_features, co
   context.backend = omkl::parse_backend(backend);
   if (!preset.empty()) context.defaults = omkl::find_preset(preset).defaults;
   // As `omkl run --loss`: the bandit paper's names for the library's losses.
-  if (!loss.empty()) {
-    omkl::StudyConfig names;
-    omkl::set_study_loss(names, loss);
-    context.defaults.insert(context.defaults.end(), names.defaults.begin(), names.defaults.end());
-  }
+  if (!loss.empty()) context.defaults.emplace_back("loss", omkl::loss_parameter(loss));
   if (n_features == 0) throw omkl::ConfigError("n_features must be at least 1");
   return omkl::make_learner(omkl::parse_algorithm_spec(spec), context);
 }

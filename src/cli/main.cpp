@@ -342,7 +342,7 @@ LearnerContext fresh_learner_context(const CommonOptions& o, const RunOptions& r
   context.horizon = horizon;
   context.backend = resolve_backend(o.backend);
   if (!o.preset.empty()) context.defaults = find_preset(o.preset).defaults;
-  if (!o.loss.empty()) context.defaults.emplace_back("loss", o.loss == "square" ? "squared" : o.loss);
+  if (!o.loss.empty()) context.defaults.emplace_back("loss", loss_parameter(o.loss));
   return context;
 }
 

@@ -42,12 +42,16 @@ Dataset load_study_data(const StudySource& source) {
   return data;
 }
 
-void set_study_loss(StudyConfig& config, const std::string& loss) {
-  if (loss.empty()) return;
+std::string loss_parameter(const std::string& loss) {
   if (loss != "logistic" && loss != "square" && loss != "absolute")
     throw ConfigError("loss '" + loss + "': one of logistic, square, absolute");
-  // The library's names: squared, logistic, absolute; the metric follows the loss (§8.6).
-  config.defaults.emplace_back("loss", loss == "square" ? "squared" : loss);
+  return loss == "square" ? "squared" : loss;
+}
+
+void set_study_loss(StudyConfig& config, const std::string& loss) {
+  if (loss.empty()) return;
+  config.defaults.emplace_back("loss", loss_parameter(loss));
+  // The metric follows the loss (§8.6).
   config.metric = loss == "square" ? "mse" : loss == "absolute" ? "mae" : "error_rate";
 }
 
