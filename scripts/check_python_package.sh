@@ -9,6 +9,8 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 venv=${1:-build-venv}
+mkdir -p "$(dirname "$venv")"
+venv=$(cd "$(dirname "$venv")" && pwd)/$(basename "$venv")  # absolute: the tests run elsewhere
 rm -rf "$venv"
 python3 -m venv --system-site-packages "$venv"
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check .
@@ -18,11 +20,11 @@ workdir=$(mktemp -d)
 trap 'rm -rf "$workdir"' EXIT
 cp -r python/tests "$workdir/tests"
 cd "$workdir"
-where=$("$repo/$venv/bin/python" -c "import omkl; print(omkl.__file__)")
+where=$("$venv/bin/python" -c "import omkl; print(omkl.__file__)")
 case "$where" in
-  "$repo/$venv"/*) ;;
+  "$venv"/*) ;;
   *) echo "check_python_package: imported omkl from $where, not from $venv" >&2; exit 1 ;;
 esac
-OMKL_CLI="$repo/$venv/bin/omkl" OMKL_SHARED_DATA="${OMKL_SHARED_DATA:-$repo/../shared/data}" MPLBACKEND=Agg \
-  "$repo/$venv/bin/python" -m pytest -q -p no:cacheprovider tests
+OMKL_CLI="$venv/bin/omkl" OMKL_SHARED_DATA="${OMKL_SHARED_DATA:-$repo/../shared/data}" MPLBACKEND=Agg \
+  "$venv/bin/python" -m pytest -q -p no:cacheprovider tests
 echo "check_python_package: the package installed from $repo passes its tests"
