@@ -7,7 +7,6 @@
 #include <utility>
 
 #include "cpu/fast_exp.h"
-#include "cpu/row_dots.h"
 #include "omkl/error.h"
 
 namespace omkl::detail {
@@ -68,11 +67,22 @@ SupportSet::SupportSet(std::size_t n_features, std::size_t n_columns, std::size_
 }
 
 void SupportSet::reserve_rows(std::size_t capacity) {
+  const auto old_capacity = norms2_.size();
   buffer_.conservativeResize(static_cast<Eigen::Index>(capacity),
                              static_cast<Eigen::Index>(n_features_));
   norms2_.conservativeResize(static_cast<Eigen::Index>(capacity));
+  // The kernels read whole blocks: rows not yet stored hold 0, not uninitialised memory.
+  norms2_.tail(static_cast<Eigen::Index>(capacity) - old_capacity).setZero();
   coef_.conservativeResize(static_cast<Eigen::Index>(capacity),
                            static_cast<Eigen::Index>(n_columns_));
+  // The blocked layout indexes absolute rows, so growing appends whole blocks.
+  blocked_.resize(capacity * n_features_, 0.0);
+}
+
+void SupportSet::write_blocked(std::size_t absolute_row) {
+  const double* source = buffer_.data() + absolute_row * n_features_;
+  for (std::size_t k = 0; k < n_features_; ++k)
+    blocked_[cpu::blocked_offset(absolute_row, k, n_features_)] = source[k];
 }
 
 void SupportSet::push_back(const Eigen::VectorXd& x, double x_norm2) {
@@ -86,12 +96,14 @@ void SupportSet::push_back(const Eigen::VectorXd& x, double x_norm2) {
       norms2_.head(n) = norms2_.segment(h, n);
       coef_.topRows(n) = coef_.middleRows(h, n);
       head_ = 0;
+      for (std::size_t r = 0; r < count_; ++r) write_blocked(r);
     } else {
       reserve_rows(round8(2 * capacity));
     }
   }
   const auto i = static_cast<Eigen::Index>(head_ + count_);
   buffer_.row(i) = x.transpose();
+  write_blocked(static_cast<std::size_t>(i));
   norms2_[i] = x_norm2;
   // A set without coefficient columns (AdaMKL's shared history) has no coefficient storage: a
   // row of it would offset a null pointer (UBSan, pointer-overflow).
@@ -138,11 +150,13 @@ void SupportSet::load(StateReader& in) {
   // The rows (x, ‖x‖², one coefficient per column, with their length words) must be there too.
   in.require_values(count, sizeof(double) * (n_features_ + 1 + n_columns_));
   buffer_.resize(static_cast<Eigen::Index>(capacity), static_cast<Eigen::Index>(n_features_));
-  norms2_.resize(static_cast<Eigen::Index>(capacity));
+  norms2_.setZero(static_cast<Eigen::Index>(capacity));
   coef_.resize(static_cast<Eigen::Index>(capacity), static_cast<Eigen::Index>(n_columns_));
+  blocked_.assign(capacity * n_features_, 0.0);
   head_ = head;
   count_ = count;
   in.get_f64s(buffer_.data() + head_ * n_features_, count_ * n_features_);
+  for (std::size_t r = head_; r < head_ + count_; ++r) write_blocked(r);
   in.get_f64s(norms2_.data() + head_, count_);
   for (std::size_t j = 0; j < n_columns_; ++j)
     in.get_f64s(coef_.col(static_cast<Eigen::Index>(j)).data() + head_, count_);
@@ -210,16 +224,28 @@ void KernelBank::evaluate(const SupportSet& support, const Eigen::VectorXd& x, d
     if (l1_.size() < m) l1_.resize(out.rows());
     l1_.head(m) = (support.rows().rowwise() - x.transpose()).cwiseAbs().rowwise().sum();
   }
-  if (need_dot || need_dist) {
+  const cpu::BlockedRows rows = support.blocked();
+  if (need_dist && !need_dot && !averaged_ && (only >= 0 || kernels_.size() == 1)) {
+    // One Gaussian alone: distances and exp in the same pass over the rows.
+    const auto j = static_cast<Eigen::Index>(only >= 0 ? only : 0);
+    const KernelSpec& kernel = kernels_[static_cast<std::size_t>(j)];
+    cpu::kernel_rows(rows, x.data(), x_norm2, cpu::RowQuantity::Gaussian, 2.0 * kernel.sigma * kernel.sigma,
+                     out.col(j).data());
+    return;
+  }
+  if (need_dot) {
     if (dot_.size() < m) dot_.resize(out.rows());
     // x_τᵀx for every stored row (the GEMV that dominates at large d), vectorised.
-    cpu::row_dots(support.rows().data(), n, support.n_features(), x.data(), dot_.data());
+    cpu::kernel_rows(rows, x.data(), x_norm2, cpu::RowQuantity::InnerProduct, 1.0, dot_.data());
   }
   if (need_dist) {
     if (dist2_.size() < m) dist2_.resize(out.rows());
     // Clamped at 0: rounding can make the distance of a repeated sample slightly negative.
-    dist2_.head(m).array() =
-        (support.norms2().array() + x_norm2 - 2.0 * dot_.head(m).array()).max(0.0);
+    if (need_dot)
+      dist2_.head(m).array() =
+          (support.norms2().array() + x_norm2 - 2.0 * dot_.head(m).array()).max(0.0);
+    else
+      cpu::kernel_rows(rows, x.data(), x_norm2, cpu::RowQuantity::SquaredDistance, 1.0, dist2_.data());
   }
 
   if (averaged_) {

@@ -8,9 +8,12 @@
 #include <Eigen/Dense>
 #include <cstddef>
 #include <string>
+#include <vector>
 
 #include "core/kernel_weights.h"
 #include "core/state_io.h"
+#include "cpu/aligned_allocator.h"
+#include "cpu/kernel_rows.h"
 #include "omkl/kernel_spec.h"
 
 namespace omkl::detail {
@@ -33,10 +36,11 @@ void check_state_owner(const std::string& stored, const std::string& expected);
 void load_kernel_weights(StateReader& in, KernelWeights& weights, bool used);
 
 /// FIFO of stored samples with one coefficient column per learner. Rows are kept in a
-/// row-major buffer whose capacity is a multiple of 8 rows; a budgeted set slides through a
-/// buffer of about twice the budget and is moved back to row 0 when it reaches the end, so
-/// every operation is amortised O(d). Coefficients are stored divided by the learner's global
-/// scale (see KogdEnsemble), and the caller owns that convention.
+/// row-major buffer whose capacity is a multiple of 8 rows, and again in the blocked layout of
+/// kernel_rows.h (same absolute row index), which the kernel evaluations read; a budgeted set
+/// slides through a buffer of about twice the budget and is moved back to row 0 when it
+/// reaches the end, so every operation is amortised O(d). Coefficients are stored divided by
+/// the learner's global scale (see KogdEnsemble), and the caller owns that convention.
 class SupportSet {
  public:
   SupportSet() = default;
@@ -61,6 +65,10 @@ class SupportSet {
   }
 
   const double* row(std::size_t i) const { return buffer_.data() + (head_ + i) * n_features_; }
+  /// The stored samples in the blocked layout, oldest first (kernel_rows()).
+  cpu::BlockedRows blocked() const {
+    return {blocked_.data(), norms2_.data(), n_features_, head_, count_};
+  }
   double norm2(std::size_t i) const { return norms2_[index(head_ + i)]; }
   double& coefficient(std::size_t j, std::size_t i) { return coef_(index(head_ + i), index(j)); }
   double coefficient(std::size_t j, std::size_t i) const {
@@ -80,6 +88,7 @@ class SupportSet {
  private:
   static Eigen::Index index(std::size_t i) { return static_cast<Eigen::Index>(i); }
   void reserve_rows(std::size_t capacity);
+  void write_blocked(std::size_t absolute_row);  // copies buffer_'s row into blocked_
 
   std::size_t n_features_ = 0;
   std::size_t n_columns_ = 0;
@@ -87,15 +96,17 @@ class SupportSet {
   std::size_t head_ = 0;
   std::size_t count_ = 0;
   RowMatrixXd buffer_;       // capacity × d
+  std::vector<double, cpu::AlignedAllocator<double>> blocked_;  // the same rows, blocked
   Eigen::VectorXd norms2_;   // capacity
   Eigen::MatrixXd coef_;     // capacity × n_columns, column-major: one learner is contiguous
 };
 
 /// Evaluates the kernels of a dictionary between one point and every row of a SupportSet.
-/// Inner products x_τᵀx (one GEMV) and squared distances ‖x_τ‖² + ‖x‖² − 2x_τᵀx (clamped at 0)
-/// are computed once per call and shared by every linear, polynomial and Gaussian kernel; the
-/// Laplacian and Cauchy kernels use coordinate differences. Double precision throughout, and
-/// the evaluation order depends only on the buffer layout, so reruns are bit-identical.
+/// Inner products x_τᵀx and squared distances ‖x_τ‖² + ‖x‖² − 2x_τᵀx (clamped at 0) are
+/// computed once per call over the blocked rows (kernel_rows.h) and shared by every linear,
+/// polynomial and Gaussian kernel; a lone Gaussian is computed in the same pass. The Laplacian
+/// and Cauchy kernels use coordinate differences. Double precision throughout, and the
+/// evaluation order depends only on the buffer layout, so reruns are bit-identical.
 class KernelBank {
  public:
   KernelBank() = default;

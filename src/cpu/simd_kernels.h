@@ -1,0 +1,35 @@
+/// @file simd_kernels.h
+/// @brief Entry points of the x86 kernels, one namespace per vector width: avx2 (simd_kernels_
+/// avx2.cpp, compiled with -mavx2 -mfma) and avx512 (simd_kernels_avx512.cpp, -mavx512f as
+/// well). Both are the same templates (simd_kernels_impl.h) and give the same bits; call one
+/// only where the CPU has its instructions (dispatch: fast_exp.cpp, kernel_rows.cpp).
+#pragma once
+
+#include <cstddef>
+
+#include "cpu/kernel_rows.h"
+
+// The widths this build has: CMake compiles the two files, and defines OMKL_CPU_SIMD_KERNELS,
+// on x86-64 with GCC or Clang; the compile definition OMKL_CPU_NO_AVX2_KERNELS leaves them
+// unused, as it leaves out the other AVX2 kernels (fast_sincos.h).
+#if defined(OMKL_CPU_SIMD_KERNELS) && !defined(OMKL_CPU_NO_AVX2_KERNELS)
+#define OMKL_CPU_HAVE_SIMD_KERNELS 1
+#else
+#define OMKL_CPU_HAVE_SIMD_KERNELS 0
+#endif
+
+namespace omkl::detail::cpu {
+
+#define OMKL_DECLARE_SIMD_KERNELS(width)                                                               \
+  namespace width {                                                                                    \
+  /* out[i] = exp(in[i]), or exp(−in[i] / divisor) when neg_div (fast_exp.h). */                      \
+  void exp_array(const double* in, bool neg_div, double divisor, double* out, std::size_t n);         \
+  /* kernel_rows.h. */                                                                                 \
+  void kernel_rows(const BlockedRows& rows, const double* x, double x_norm2, RowQuantity quantity,    \
+                   double divisor, double* out);                                                       \
+  }
+OMKL_DECLARE_SIMD_KERNELS(avx2)
+OMKL_DECLARE_SIMD_KERNELS(avx512)
+#undef OMKL_DECLARE_SIMD_KERNELS
+
+}  // namespace omkl::detail::cpu

@@ -1,0 +1,87 @@
+/// @file simd_vector.h
+/// @brief Vectors of doubles as one interface over two widths, V256 (AVX2 + FMA, 4 lanes) and
+/// V512 (AVX-512F, 8 lanes), so that a kernel is written once as a template and compiled for
+/// each width (kernel_rows_impl.h).
+///
+/// Only for translation units compiled with the instruction set enabled on the command line
+/// (-mavx2 -mfma, or -mavx512f as well): each type exists only where its instructions do. All
+/// of it has internal linkage, so a width's code never leaves its own translation unit (two
+/// units with different flags would otherwise emit the same inline function twice and the
+/// linker could keep the wider one for a narrower caller).
+///
+/// Each operation is one IEEE operation per lane, the same at both widths: a kernel written on
+/// this interface gives the same bits in every lane whichever width runs it.
+#pragma once
+
+#include <immintrin.h>
+
+#include <cstdint>
+
+namespace omkl::detail::cpu {
+namespace {  // internal linkage: see above
+
+#if defined(__AVX2__) && defined(__FMA__)
+struct V256 {
+  using D = __m256d;
+  using I = __m256i;
+  static constexpr int kLanes = 4;
+
+  static D zero() { return _mm256_setzero_pd(); }
+  static D set1(double v) { return _mm256_set1_pd(v); }
+  static D load(const double* p) { return _mm256_loadu_pd(p); }
+  static void store(double* p, D v) { _mm256_storeu_pd(p, v); }
+  static D add(D a, D b) { return _mm256_add_pd(a, b); }
+  static D sub(D a, D b) { return _mm256_sub_pd(a, b); }
+  static D mul(D a, D b) { return _mm256_mul_pd(a, b); }
+  static D div(D a, D b) { return _mm256_div_pd(a, b); }
+  static D fmadd(D a, D b, D c) { return _mm256_fmadd_pd(a, b, c); }   // a·b + c
+  static D fnmadd(D a, D b, D c) { return _mm256_fnmadd_pd(a, b, c); } // c − a·b
+  /// maxpd/minpd: the second operand when either is NaN (or both are zeros).
+  static D max(D a, D b) { return _mm256_max_pd(a, b); }
+  static D min(D a, D b) { return _mm256_min_pd(a, b); }
+  static D negate(D a) { return _mm256_xor_pd(a, _mm256_set1_pd(-0.0)); }
+  static I bits(D a) { return _mm256_castpd_si256(a); }
+  static D from_bits(I a) { return _mm256_castsi256_pd(a); }
+  static I set1_i64(std::int64_t v) { return _mm256_set1_epi64x(v); }
+  static I add_i64(I a, I b) { return _mm256_add_epi64(a, b); }
+  static I sub_i64(I a, I b) { return _mm256_sub_epi64(a, b); }
+  template <int kBits>
+  static I shift_left_i64(I a) { return _mm256_slli_epi64(a, kBits); }
+  /// Arithmetic shift right by one of each 32-bit half.
+  static I halve_i32(I a) { return _mm256_srai_epi32(a, 1); }
+};
+#endif
+
+#if defined(__AVX512F__)
+struct V512 {
+  using D = __m512d;
+  using I = __m512i;
+  static constexpr int kLanes = 8;
+
+  static D zero() { return _mm512_setzero_pd(); }
+  static D set1(double v) { return _mm512_set1_pd(v); }
+  static D load(const double* p) { return _mm512_loadu_pd(p); }
+  static void store(double* p, D v) { _mm512_storeu_pd(p, v); }
+  static D add(D a, D b) { return _mm512_add_pd(a, b); }
+  static D sub(D a, D b) { return _mm512_sub_pd(a, b); }
+  static D mul(D a, D b) { return _mm512_mul_pd(a, b); }
+  static D div(D a, D b) { return _mm512_div_pd(a, b); }
+  static D fmadd(D a, D b, D c) { return _mm512_fmadd_pd(a, b, c); }
+  static D fnmadd(D a, D b, D c) { return _mm512_fnmadd_pd(a, b, c); }
+  static D max(D a, D b) { return _mm512_max_pd(a, b); }
+  static D min(D a, D b) { return _mm512_min_pd(a, b); }
+  // Through the integer xor: the double one needs AVX-512DQ.
+  static D negate(D a) { return from_bits(_mm512_xor_si512(bits(a), _mm512_set1_epi64(INT64_MIN))); }
+  static I bits(D a) { return _mm512_castpd_si512(a); }
+  static D from_bits(I a) { return _mm512_castsi512_pd(a); }
+  static I set1_i64(std::int64_t v) { return _mm512_set1_epi64(v); }
+  static I add_i64(I a, I b) { return _mm512_add_epi64(a, b); }
+  static I sub_i64(I a, I b) { return _mm512_sub_epi64(a, b); }
+  template <int kBits>
+  static I shift_left_i64(I a) { return _mm512_slli_epi64(a, kBits); }
+  static I halve_i32(I a) { return _mm512_srai_epi32(a, 1); }
+};
+#endif
+
+}  // namespace
+}  // namespace omkl::detail::cpu

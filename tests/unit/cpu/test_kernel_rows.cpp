@@ -1,0 +1,199 @@
+/// kernel_rows() over the blocked layout: bit for bit what the row-major path computes (row_dots,
+/// the distance expression, fast_exp_neg_div) for every d mod 4 and every cut of the range, the
+/// same bits at both vector widths, and SupportSet's blocked copy through pushes, slides, growth
+/// and a checkpoint.
+#include <gtest/gtest.h>
+
+#include <Eigen/Dense>
+#include <cmath>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "common/test_helpers.h"
+#include "cpu/aligned_allocator.h"
+#include "cpu/fast_exp.h"
+#include "cpu/kernel_rows.h"
+#include "cpu/row_dots.h"
+#include "families/exact_kernel/support_set.h"
+
+using omkl::test::bits;
+using namespace omkl::detail::cpu;
+
+namespace {
+
+std::vector<VectorWidth> available_widths() {
+  std::vector<VectorWidth> out;
+  for (VectorWidth w : {VectorWidth::Portable, VectorWidth::Narrow, VectorWidth::Wide})
+    if (vector_width_available(w)) out.push_back(w);
+  return out;
+}
+
+// n rows of d features, row-major and blocked, with their squared norms.
+struct Rows {
+  std::size_t n, d;
+  std::vector<double> row_major, norms2;
+  std::vector<double, AlignedAllocator<double>> blocked;
+  Rows(std::size_t n_rows, std::size_t n_features, std::mt19937_64& rng) : n(n_rows), d(n_features) {
+    std::normal_distribution<double> normal(0.0, 0.7);
+    const std::size_t capacity = (n + kBlockRows - 1) / kBlockRows * kBlockRows;
+    row_major.resize(n * d);
+    norms2.assign(capacity, 0.0);
+    blocked.assign(capacity * d, 0.0);
+    for (std::size_t r = 0; r < n; ++r) {
+      double s = 0.0;
+      for (std::size_t k = 0; k < d; ++k) {
+        const double v = normal(rng);
+        row_major[r * d + k] = v;
+        blocked[blocked_offset(r, k, d)] = v;
+        s += v * v;
+      }
+      norms2[r] = s;
+    }
+  }
+  BlockedRows view(std::size_t first, std::size_t count) const { return {blocked.data(), norms2.data(), d, first, count}; }
+};
+
+// The row-major path of KernelBank::evaluate before the blocked layout, at the default width.
+void reference(const Rows& rows, std::size_t first, std::size_t count, const double* x, double x_norm2,
+               RowQuantity quantity, double divisor, double* out) {
+  std::vector<double> dot(count);
+  row_dots(rows.row_major.data() + first * rows.d, count, rows.d, x, dot.data());
+  if (quantity == RowQuantity::InnerProduct) {
+    for (std::size_t i = 0; i < count; ++i) out[i] = dot[i];
+    return;
+  }
+  Eigen::Map<const Eigen::ArrayXd> norms(rows.norms2.data() + first, static_cast<Eigen::Index>(count));
+  Eigen::Map<const Eigen::ArrayXd> dots(dot.data(), static_cast<Eigen::Index>(count));
+  Eigen::ArrayXd dist = (norms + x_norm2 - 2.0 * dots).max(0.0);
+  if (quantity == RowQuantity::SquaredDistance) {
+    for (std::size_t i = 0; i < count; ++i) out[i] = dist[static_cast<Eigen::Index>(i)];
+    return;
+  }
+  fast_exp_neg_div(dist.data(), divisor, out, count);
+}
+
+}  // namespace
+
+TEST(KernelRowsTest, EqualsTheRowMajorPathBitForBit) {
+  std::mt19937_64 rng(11);
+  std::normal_distribution<double> normal(0.0, 0.7);
+  const RowQuantity quantities[] = {RowQuantity::InnerProduct, RowQuantity::SquaredDistance, RowQuantity::Gaussian};
+  for (std::size_t d : {1, 2, 3, 4, 5, 6, 7, 8, 17, 18, 77}) {
+    const Rows rows(45, d, rng);
+    std::vector<double> x(d);
+    for (double& v : x) v = normal(rng);
+    double x_norm2 = 0.0;
+    for (double v : x) x_norm2 += v * v;
+    // Every start within a block and lengths that end anywhere in one, in two, or past two blocks.
+    for (std::size_t first = 0; first < 10; ++first)
+      for (std::size_t count : {1, 2, 7, 8, 9, 15, 16, 17, 24, 33})
+        for (RowQuantity q : quantities) {
+          if (first + count > rows.n) continue;
+          std::vector<double> want(count), got(count + 1, -7.0);
+          reference(rows, first, count, x.data(), x_norm2, q, 1.3, want.data());
+          kernel_rows(rows.view(first, count), x.data(), x_norm2, q, 1.3, got.data());
+          for (std::size_t i = 0; i < count; ++i)
+            ASSERT_EQ(bits(got[i]), bits(want[i])) << "d " << d << " first " << first << " count " << count
+                                                   << " quantity " << static_cast<int>(q) << " row " << i;
+          EXPECT_EQ(got[count], -7.0) << "wrote past the range";
+        }
+  }
+}
+
+TEST(KernelRowsTest, WidthsGiveTheSameBits) {
+  if (!vector_width_available(VectorWidth::Narrow)) GTEST_SKIP() << "no AVX2+FMA here";
+  if (!vector_width_available(VectorWidth::Wide)) GTEST_SKIP() << "no AVX-512F here: one width only";
+  std::mt19937_64 rng(12);
+  std::normal_distribution<double> normal(0.0, 2.0);
+  for (std::size_t d : {1, 3, 4, 9, 18, 30}) {
+    const Rows rows(203, d, rng);
+    std::vector<double> x(d);
+    for (double& v : x) v = normal(rng);
+    for (RowQuantity q : {RowQuantity::InnerProduct, RowQuantity::SquaredDistance, RowQuantity::Gaussian}) {
+      std::vector<double> narrow(200), wide(200);
+      kernel_rows(VectorWidth::Narrow, rows.view(3, 200), x.data(), 4.0, q, 0.7, narrow.data());
+      kernel_rows(VectorWidth::Wide, rows.view(3, 200), x.data(), 4.0, q, 0.7, wide.data());
+      for (std::size_t i = 0; i < 200; ++i) ASSERT_EQ(bits(narrow[i]), bits(wide[i])) << "d " << d << " row " << i;
+    }
+  }
+  // The exp kernel alone, over its whole range and the special values.
+  std::vector<double> a;
+  std::uniform_real_distribution<double> unit(-1.0, 1.0);
+  for (double scale : {1e-9, 1e-3, 1.0, 30.0, 700.0, 800.0})
+    for (int i = 0; i < 999; ++i) a.push_back(unit(rng) * scale);
+  const double inf = std::numeric_limits<double>::infinity();
+  for (double v : {0.0, -0.0, inf, -inf, std::numeric_limits<double>::quiet_NaN(), -745.2, 709.79}) a.push_back(v);
+  std::vector<double> narrow(a.size()), wide(a.size());
+  fast_exp(VectorWidth::Narrow, a.data(), narrow.data(), a.size());
+  fast_exp(VectorWidth::Wide, a.data(), wide.data(), a.size());
+  for (std::size_t i = 0; i < a.size(); ++i) ASSERT_EQ(bits(narrow[i]), bits(wide[i])) << "exp(" << a[i] << ")";
+  fast_exp_neg_div(VectorWidth::Narrow, a.data(), 2.5, narrow.data(), a.size());
+  fast_exp_neg_div(VectorWidth::Wide, a.data(), 2.5, wide.data(), a.size());
+  for (std::size_t i = 0; i < a.size(); ++i) ASSERT_EQ(bits(narrow[i]), bits(wide[i])) << "exp(-" << a[i] << "/2.5)";
+}
+
+TEST(KernelRowsTest, EveryWidthIsAccurate) {
+  std::mt19937_64 rng(13);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  const std::size_t d = 11;
+  const Rows rows(37, d, rng);
+  std::vector<double> x(d);
+  for (double& v : x) v = normal(rng);
+  double x_norm2 = 0.0;
+  for (double v : x) x_norm2 += v * v;
+  for (VectorWidth w : available_widths()) {
+    std::vector<double> got(37);
+    kernel_rows(w, rows.view(0, 37), x.data(), x_norm2, RowQuantity::Gaussian, 3.0, got.data());
+    for (std::size_t r = 0; r < 37; ++r) {
+      long double dist = 0.0L;
+      for (std::size_t k = 0; k < d; ++k) {
+        const long double diff = static_cast<long double>(rows.row_major[r * d + k]) - x[k];
+        dist += diff * diff;
+      }
+      // The distance comes from ‖a‖² + ‖b‖² − 2aᵀb: absolute error a few ε·(‖a‖² + ‖b‖²).
+      const double want = static_cast<double>(std::exp(-dist / 3.0L));
+      EXPECT_NEAR(got[r], want, 1e-14 * (rows.norms2[r] + x_norm2)) << "width " << static_cast<int>(w) << " row " << r;
+    }
+  }
+}
+
+TEST(KernelRowsTest, SupportSetKeepsItsBlockedCopyInStep) {
+  using omkl::detail::SupportSet;
+  std::mt19937_64 rng(14);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  const std::size_t d = 5;
+  const auto check = [&](const SupportSet& s, const char* when) {
+    const BlockedRows view = s.blocked();
+    ASSERT_EQ(view.count, s.size()) << when;
+    for (std::size_t i = 0; i < s.size(); ++i) {
+      for (std::size_t k = 0; k < d; ++k)
+        ASSERT_EQ(bits(view.values[blocked_offset(view.first + i, k, d)]), bits(s.row(i)[k])) << when << " row " << i;
+      ASSERT_EQ(bits(view.norms2[view.first + i]), bits(s.norm2(i))) << when << " row " << i;
+    }
+  };
+  const auto sample = [&] {
+    Eigen::VectorXd x(static_cast<Eigen::Index>(d));
+    for (Eigen::Index k = 0; k < x.size(); ++k) x[k] = normal(rng);
+    return x;
+  };
+  SupportSet budgeted(d, 1, 6, 0);  // slides back to row 0 every few steps
+  for (int t = 0; t < 40; ++t) {
+    const Eigen::VectorXd x = sample();
+    budgeted.push_back(x, x.squaredNorm());
+    if (budgeted.size() > 6) budgeted.pop_front();
+    check(budgeted, "budgeted");
+  }
+  SupportSet growing(d, 2, 0, 8);  // doubles its capacity
+  for (int t = 0; t < 70; ++t) {
+    const Eigen::VectorXd x = sample();
+    growing.push_back(x, x.squaredNorm());
+  }
+  check(growing, "growing");
+  omkl::detail::StateWriter out;
+  budgeted.save(out);
+  SupportSet restored(d, 1, 6, 0);
+  omkl::detail::StateReader in(out.bytes());
+  restored.load(in);
+  check(restored, "restored");
+}
