@@ -1,5 +1,5 @@
 /// @file kernel_rows.cpp
-/// @brief Dispatch of kernel_rows() (kernel_rows.h) and its portable path.
+/// @brief Dispatch of the kernel-row functions (kernel_rows.h) and their portable path.
 #include "cpu/kernel_rows.h"
 
 #include <cmath>
@@ -16,6 +16,11 @@ namespace {
 
 // The portable level's arithmetic: row_dots()' plain column-order sum, Eigen's distance
 // expression, and std::exp (fast_exp_neg_div() at that level).
+double portable_distance(double norm2, double x_norm2, double dot) {
+  const double value = (norm2 + x_norm2) - 2.0 * dot;
+  return value < 0.0 ? 0.0 : value;  // std::max(value, 0.0): NaN stays
+}
+
 void kernel_rows_portable(const BlockedRows& rows, const double* x, double x_norm2, RowQuantity quantity,
                           double divisor, double* out) {
   const std::size_t d = rows.n_features;
@@ -25,12 +30,15 @@ void kernel_rows_portable(const BlockedRows& rows, const double* x, double x_nor
     double value = 0.0;
     for (std::size_t k = 0; k < d; ++k) value += row[k * kBlockRows] * x[k];
     if (quantity != RowQuantity::InnerProduct) {
-      value = (rows.norms2[r] + x_norm2) - 2.0 * value;
-      value = value < 0.0 ? 0.0 : value;  // std::max(value, 0.0): NaN stays
+      value = portable_distance(rows.norms2[r], x_norm2, value);
       if (quantity == RowQuantity::Gaussian) value = std::exp(-value / divisor);
     }
     out[i] = value;
   }
+}
+
+void check_width(VectorWidth width) {
+  if (!vector_width_available(width)) throw Error("kernel rows: this CPU lacks the requested vector width");
 }
 
 }  // namespace
@@ -70,7 +78,7 @@ bool vector_width_available(VectorWidth width) {
 void kernel_rows(VectorWidth width, const BlockedRows& rows, const double* x, double x_norm2,
                  RowQuantity quantity, double divisor, double* out) {
   if (rows.count == 0) return;
-  if (!vector_width_available(width)) throw Error("kernel_rows: this CPU lacks the requested vector width");
+  check_width(width);
 #if OMKL_CPU_HAVE_SIMD_KERNELS
   if (width == VectorWidth::Wide) return avx512::kernel_rows(rows, x, x_norm2, quantity, divisor, out);
   if (width == VectorWidth::Narrow) return avx2::kernel_rows(rows, x, x_norm2, quantity, divisor, out);
@@ -81,6 +89,37 @@ void kernel_rows(VectorWidth width, const BlockedRows& rows, const double* x, do
 void kernel_rows(const BlockedRows& rows, const double* x, double x_norm2, RowQuantity quantity,
                  double divisor, double* out) {
   kernel_rows(default_vector_width(), rows, x, x_norm2, quantity, divisor, out);
+}
+
+void inner_products(VectorWidth width, const BlockedRows& rows, const double* const* xs, std::size_t n_x,
+                    double* const* outs) {
+  if (n_x == 0 || n_x > kMaxInnerProducts) throw Error("inner_products: 1 to 4 samples per pass");
+  if (rows.count == 0) return;
+  check_width(width);
+#if OMKL_CPU_HAVE_SIMD_KERNELS
+  if (width == VectorWidth::Wide) return avx512::inner_products(rows, xs, n_x, outs);
+  if (width == VectorWidth::Narrow) return avx2::inner_products(rows, xs, n_x, outs);
+#endif
+  for (std::size_t q = 0; q < n_x; ++q) kernel_rows_portable(rows, xs[q], 0.0, RowQuantity::InnerProduct, 1.0, outs[q]);
+}
+
+void inner_products(const BlockedRows& rows, const double* const* xs, std::size_t n_x, double* const* outs) {
+  inner_products(default_vector_width(), rows, xs, n_x, outs);
+}
+
+void gaussian_from_inner_products(VectorWidth width, const double* norms2, const double* dots, std::size_t n,
+                                  double x_norm2, double divisor, double* out) {
+  check_width(width);
+#if OMKL_CPU_HAVE_SIMD_KERNELS
+  if (width == VectorWidth::Wide) return avx512::gaussian_from_inner_products(norms2, dots, n, x_norm2, divisor, out);
+  if (width == VectorWidth::Narrow) return avx2::gaussian_from_inner_products(norms2, dots, n, x_norm2, divisor, out);
+#endif
+  for (std::size_t i = 0; i < n; ++i) out[i] = std::exp(-portable_distance(norms2[i], x_norm2, dots[i]) / divisor);
+}
+
+void gaussian_from_inner_products(const double* norms2, const double* dots, std::size_t n, double x_norm2,
+                                  double divisor, double* out) {
+  gaussian_from_inner_products(default_vector_width(), norms2, dots, n, x_norm2, divisor, out);
 }
 
 }  // namespace omkl::detail::cpu

@@ -68,4 +68,22 @@ void kernel_rows(const BlockedRows& rows, const double* x, double x_norm2, RowQu
 void kernel_rows(VectorWidth width, const BlockedRows& rows, const double* x, double x_norm2,
                  RowQuantity quantity, double divisor, double* out);
 
+/// Most samples inner_products() takes in one pass.
+constexpr std::size_t kMaxInnerProducts = 4;
+
+/// outs[q][i] = the inner product of xs[q] with row rows.first + i, for n_x ≤ kMaxInnerProducts
+/// samples in one pass over the rows (each load serves every sample): for a support set too
+/// large for the cache, the inner products of the next rounds' samples cost little more than
+/// this round's. Each result has the bits of kernel_rows(…, InnerProduct, …) for its sample.
+void inner_products(const BlockedRows& rows, const double* const* xs, std::size_t n_x, double* const* outs);
+void inner_products(VectorWidth width, const BlockedRows& rows, const double* const* xs, std::size_t n_x,
+                    double* const* outs);
+
+/// out[i] = exp(−max((norms2[i] + ‖x‖²) − 2·dots[i], 0) / divisor): the Gaussian values of
+/// kernel_rows() from inner products computed before (same bits).
+void gaussian_from_inner_products(const double* norms2, const double* dots, std::size_t n, double x_norm2,
+                                  double divisor, double* out);
+void gaussian_from_inner_products(VectorWidth width, const double* norms2, const double* dots, std::size_t n,
+                                  double x_norm2, double divisor, double* out);
+
 }  // namespace omkl::detail::cpu

@@ -27,6 +27,10 @@ namespace omkl::detail::cpu {
   /* kernel_rows.h. */                                                                                 \
   void kernel_rows(const BlockedRows& rows, const double* x, double x_norm2, RowQuantity quantity,    \
                    double divisor, double* out);                                                       \
+  void inner_products(const BlockedRows& rows, const double* const* xs, std::size_t n_x,               \
+                      double* const* outs);                                                            \
+  void gaussian_from_inner_products(const double* norms2, const double* dots, std::size_t n,           \
+                                    double x_norm2, double divisor, double* out);                      \
   }
 OMKL_DECLARE_SIMD_KERNELS(avx2)
 OMKL_DECLARE_SIMD_KERNELS(avx512)

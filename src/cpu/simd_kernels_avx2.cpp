@@ -12,15 +12,21 @@
 namespace omkl::detail::cpu::avx2 {
 
 void exp_array(const double* in, bool neg_div, double divisor, double* out, std::size_t n) {
-  if (neg_div)
-    cpu::exp_array<V256, true>(in, divisor, out, n);
-  else
-    cpu::exp_array<V256, false>(in, divisor, out, n);
+  exp_array_simd<V256>(in, neg_div, divisor, out, n);
 }
 
 void kernel_rows(const BlockedRows& rows, const double* x, double x_norm2, RowQuantity quantity,
                  double divisor, double* out) {
   kernel_rows_simd<V256>(rows, x, x_norm2, quantity, divisor, out);
+}
+
+void inner_products(const BlockedRows& rows, const double* const* xs, std::size_t n_x, double* const* outs) {
+  inner_products_simd<V256>(rows, xs, n_x, outs);
+}
+
+void gaussian_from_inner_products(const double* norms2, const double* dots, std::size_t n, double x_norm2,
+                                  double divisor, double* out) {
+  gaussian_from_dots_simd<V256>(norms2, dots, n, x_norm2, divisor, out);
 }
 
 }  // namespace omkl::detail::cpu::avx2

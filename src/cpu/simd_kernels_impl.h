@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>  // std::integral_constant only: no code of its own
 
 #include "cpu/kernel_rows.h"
 #include "cpu/simd_vector.h"
@@ -56,119 +57,238 @@ inline typename V::D exp_lanes(typename V::D x) {
   return V::mul(V::mul(p, s1), s2);
 }
 
-/// The argument of lane vector v: v itself, or −v / divisor.
-template <class V, bool kNegDiv>
-inline typename V::D exp_argument(typename V::D v, typename V::D divisor) {
-  if (!kNegDiv) return v;
-  return V::div(V::negate(v), divisor);
+/// How the exp argument is formed from a lane value v: v itself, −v / divisor, or −v·(1/divisor)
+/// where the divisor is a power of two (kernel widths σ = 2^k give 2σ² = 2^(2k+1)): its
+/// reciprocal is exact, so the product rounds the same real number as the quotient — the same
+/// bits — at the cost of a multiplication instead of a division.
+enum class Argument { Value, NegQuotient, NegProduct };
+
+template <class V, Argument kForm>
+inline typename V::D exp_argument(typename V::D v, typename V::D c) {
+  if (kForm == Argument::Value) return v;
+  if (kForm == Argument::NegQuotient) return V::div(V::negate(v), c);
+  return V::mul(V::negate(v), c);
 }
 
-/// out[i] = exp(in[i]) or exp(−in[i] / divisor). Each element's result depends only on its
-/// value: the tail goes through the same lanes, padded.
-template <class V, bool kNegDiv>
-inline void exp_array(const double* in, double divisor, double* out, std::size_t n) {
+/// 1/divisor when the divisor is ± a power of two whose reciprocal is a normal double (then
+/// exact), else 0.
+inline double exact_reciprocal(double divisor) {
+  std::uint64_t bits;
+  __builtin_memcpy(&bits, &divisor, sizeof bits);
+  const std::uint64_t exponent = (bits >> 52) & 0x7ff, mantissa = bits & ((std::uint64_t{1} << 52) - 1);
+  if (mantissa != 0 || exponent < 1 || exponent > 2045) return 0.0;
+  return 1.0 / divisor;
+}
+
+/// Calls f(Argument constant, c) with the form and constant that divide by `divisor`.
+template <class F>
+inline void with_quotient(double divisor, const F& f) {
+  const double reciprocal = exact_reciprocal(divisor);
+  if (reciprocal != 0.0)
+    f(std::integral_constant<Argument, Argument::NegProduct>{}, reciprocal);
+  else
+    f(std::integral_constant<Argument, Argument::NegQuotient>{}, divisor);
+}
+
+/// out[i] = exp(argument of in[i]). Each element's result depends only on its value: the tail
+/// goes through the same lanes, padded.
+template <class V, Argument kForm>
+inline void exp_array(const double* in, double c, double* out, std::size_t n) {
   constexpr std::size_t L = V::kLanes;
-  const typename V::D div = V::set1(divisor);
+  const typename V::D cv = V::set1(c);
   std::size_t i = 0;
   for (; i + 2 * L <= n; i += 2 * L) {  // two independent chains per iteration
-    const auto a = exp_lanes<V>(exp_argument<V, kNegDiv>(V::load(in + i), div));
-    const auto b = exp_lanes<V>(exp_argument<V, kNegDiv>(V::load(in + i + L), div));
+    const auto a = exp_lanes<V>(exp_argument<V, kForm>(V::load(in + i), cv));
+    const auto b = exp_lanes<V>(exp_argument<V, kForm>(V::load(in + i + L), cv));
     V::store(out + i, a);
     V::store(out + i + L, b);
   }
-  for (; i + L <= n; i += L) V::store(out + i, exp_lanes<V>(exp_argument<V, kNegDiv>(V::load(in + i), div)));
+  for (; i + L <= n; i += L) V::store(out + i, exp_lanes<V>(exp_argument<V, kForm>(V::load(in + i), cv)));
   if (i < n) {
     alignas(64) double pad[L] = {};
     for (std::size_t j = i; j < n; ++j) pad[j - i] = in[j];
-    V::store(pad, exp_lanes<V>(exp_argument<V, kNegDiv>(V::load(pad), div)));
+    V::store(pad, exp_lanes<V>(exp_argument<V, kForm>(V::load(pad), cv)));
     for (std::size_t j = i; j < n; ++j) out[j] = pad[j - i];
   }
 }
 
-/// The results of kBlocks consecutive blocks starting at absolute row row0, in
-/// kBlocks·kBlockRows / L vectors: each vector carries four partial sums (columns k ≡ m mod 4)
-/// through the features, then the quantity. Several blocks at once give the FMA and exp
-/// chains independent neighbours.
-template <class V, RowQuantity kQuantity, std::size_t kBlocks>
-inline void block_values(const BlockedRows& rows, std::size_t row0, const double* x, double x_norm2,
-                         double divisor, typename V::D* value) {
-  using D = typename V::D;
-  constexpr std::size_t L = V::kLanes;
-  constexpr std::size_t kPerBlock = kBlockRows / L;
-  constexpr std::size_t N = kBlocks * kPerBlock;
-  const std::size_t d = rows.n_features, full = d / 4 * 4, tail = d % 4;
-  const double* base = rows.values + row0 * d;  // the blocks are consecutive, kBlockRows·d apart
-  const auto at = [&](std::size_t j, std::size_t k) {
-    return base + (j / kPerBlock) * kBlockRows * d + k * kBlockRows + (j % kPerBlock) * L;
-  };
-  const D zero = V::zero();
-  D s0[N], s1[N], s2[N], s3[N];
-  for (std::size_t j = 0; j < N; ++j) s0[j] = s1[j] = s2[j] = s3[j] = zero;
-  for (std::size_t k = 0; k < full; k += 4) {
-    for (std::size_t c = 0; c < 4 * kBlocks; ++c) __builtin_prefetch(base + 4096 + (k * kBlocks + c) * kBlockRows);
-    const D x0 = V::set1(x[k]), x1 = V::set1(x[k + 1]), x2 = V::set1(x[k + 2]), x3 = V::set1(x[k + 3]);
-    for (std::size_t j = 0; j < N; ++j) {
-      s0[j] = V::fmadd(V::load(at(j, k)), x0, s0[j]);
-      s1[j] = V::fmadd(V::load(at(j, k + 1)), x1, s1[j]);
-      s2[j] = V::fmadd(V::load(at(j, k + 2)), x2, s2[j]);
-      s3[j] = V::fmadd(V::load(at(j, k + 3)), x3, s3[j]);
-    }
-  }
-  // row_dots' masked tail: the partial sums past d − full add 0·0.
-  if (tail != 0) {
-    const D x0 = V::set1(x[full]);
-    const D x1 = tail > 1 ? V::set1(x[full + 1]) : zero, x2 = tail > 2 ? V::set1(x[full + 2]) : zero;
-    for (std::size_t j = 0; j < N; ++j) {
-      s0[j] = V::fmadd(V::load(at(j, full)), x0, s0[j]);
-      s1[j] = tail > 1 ? V::fmadd(V::load(at(j, full + 1)), x1, s1[j]) : V::add(s1[j], zero);
-      s2[j] = tail > 2 ? V::fmadd(V::load(at(j, full + 2)), x2, s2[j]) : V::add(s2[j], zero);
-      s3[j] = V::add(s3[j], zero);
-    }
-  }
-  for (std::size_t j = 0; j < N; ++j) value[j] = V::add(V::add(s0[j], s2[j]), V::add(s1[j], s3[j]));
-  if (kQuantity == RowQuantity::InnerProduct) return;
-  // As Eigen's (n2 + ‖x‖² − 2·dot).max(0): maxpd(0, value) keeps a NaN value.
-  const D two = V::set1(2.0), xn = V::set1(x_norm2);
-  for (std::size_t j = 0; j < N; ++j)
-    value[j] = V::max(zero, V::sub(V::add(V::load(rows.norms2 + row0 + j * L), xn), V::mul(two, value[j])));
-  if (kQuantity != RowQuantity::Gaussian) return;
-  const D div = V::set1(divisor);
-  for (std::size_t j = 0; j < N; ++j) value[j] = exp_lanes<V>(exp_argument<V, true>(value[j], div));
+/// exp(in[i]), or exp(−in[i] / divisor) when neg_div (fast_exp.h).
+template <class V>
+inline void exp_array_simd(const double* in, bool neg_div, double divisor, double* out, std::size_t n) {
+  if (!neg_div) return exp_array<V, Argument::Value>(in, 1.0, out, n);
+  with_quotient(divisor, [&](auto form, double c) { exp_array<V, decltype(form)::value>(in, c, out, n); });
 }
 
-/// kernel_rows() (kernel_rows.h) for one quantity: whole blocks two at a time straight into
-/// `out`, a block cut by the range's ends through a scratch block.
-template <class V, RowQuantity kQuantity>
-inline void kernel_rows_blocks(const BlockedRows& rows, const double* x, double x_norm2, double divisor,
+/// Inner products of kX samples with the kVectors consecutive L-row vectors that start at
+/// absolute row row0 (a multiple of L): dot[q][j] for sample q and vector j. Each vector carries
+/// four partial sums (columns k ≡ m mod 4) through the features, combined as row_dots does.
+/// Several vectors or samples at once give the FMA chains independent neighbours, and several
+/// samples share each load.
+template <class V, std::size_t kVectors, std::size_t kX>
+inline void inner_products(const BlockedRows& rows, std::size_t row0, const double* const* xs,
+                           typename V::D (&dot)[kX][kVectors]) {
+  using D = typename V::D;
+  constexpr std::size_t L = V::kLanes;
+  const std::size_t d = rows.n_features, full = d / 4 * 4, tail = d % 4;
+  const double* vector_at[kVectors];  // feature 0 of each vector's rows
+  for (std::size_t j = 0; j < kVectors; ++j) {
+    const std::size_t r = row0 + j * L;
+    vector_at[j] = rows.values + (r / kBlockRows) * kBlockRows * d + r % kBlockRows;
+  }
+  const auto at = [&](std::size_t j, std::size_t k) { return vector_at[j] + k * kBlockRows; };
+  const D zero = V::zero();
+  D s0[kX][kVectors], s1[kX][kVectors], s2[kX][kVectors], s3[kX][kVectors];
+  for (std::size_t q = 0; q < kX; ++q)
+    for (std::size_t j = 0; j < kVectors; ++j) s0[q][j] = s1[q][j] = s2[q][j] = s3[q][j] = zero;
+  for (std::size_t k = 0; k < full; k += 4)
+    for (std::size_t j = 0; j < kVectors; ++j) {
+      const D a0 = V::load(at(j, k)), a1 = V::load(at(j, k + 1)), a2 = V::load(at(j, k + 2)),
+              a3 = V::load(at(j, k + 3));
+      for (std::size_t q = 0; q < kX; ++q) {
+        const double* x = xs[q] + k;
+        s0[q][j] = V::fmadd(a0, V::set1(x[0]), s0[q][j]);
+        s1[q][j] = V::fmadd(a1, V::set1(x[1]), s1[q][j]);
+        s2[q][j] = V::fmadd(a2, V::set1(x[2]), s2[q][j]);
+        s3[q][j] = V::fmadd(a3, V::set1(x[3]), s3[q][j]);
+      }
+    }
+  // row_dots' masked tail: the partial sums past d − full add 0·0.
+  if (tail != 0)
+    for (std::size_t j = 0; j < kVectors; ++j)
+      for (std::size_t q = 0; q < kX; ++q) {
+        const double* x = xs[q] + full;
+        s0[q][j] = V::fmadd(V::load(at(j, full)), V::set1(x[0]), s0[q][j]);
+        s1[q][j] = tail > 1 ? V::fmadd(V::load(at(j, full + 1)), V::set1(x[1]), s1[q][j]) : V::add(s1[q][j], zero);
+        s2[q][j] = tail > 2 ? V::fmadd(V::load(at(j, full + 2)), V::set1(x[2]), s2[q][j]) : V::add(s2[q][j], zero);
+        s3[q][j] = V::add(s3[q][j], zero);
+      }
+  for (std::size_t q = 0; q < kX; ++q)
+    for (std::size_t j = 0; j < kVectors; ++j)
+      dot[q][j] = V::add(V::add(s0[q][j], s2[q][j]), V::add(s1[q][j], s3[q][j]));
+}
+
+/// The squared distance (as Eigen's (n2 + ‖x‖² − 2·dot).max(0): maxpd(0, value) keeps a NaN
+/// value) and the Gaussian kernel value from an inner product.
+template <class V>
+inline typename V::D squared_distance(typename V::D dot, typename V::D norms2, typename V::D x_norm2) {
+  return V::max(V::zero(), V::sub(V::add(norms2, x_norm2), V::mul(V::set1(2.0), dot)));
+}
+template <class V, Argument kForm>
+inline typename V::D gaussian(typename V::D dot, typename V::D norms2, typename V::D x_norm2, typename V::D c) {
+  return exp_lanes<V>(exp_argument<V, kForm>(squared_distance<V>(dot, norms2, x_norm2), c));
+}
+
+/// Walks the L-row vectors that cover rows [begin, end): `produce(row0, n, value)` fills
+/// value[o][j] for output o < kOut and the n vectors from row0 (n = kVectors where they lie
+/// inside the range, else 1), and the rows in range are stored to outs[o] (indexed from begin):
+/// straight where the vectors lie inside the range, through a scratch copy where it cuts them.
+template <class V, std::size_t kVectors, std::size_t kOut, class Produce>
+inline void for_row_vectors(std::size_t begin, std::size_t end, double* const* outs, const Produce& produce) {
+  using D = typename V::D;
+  constexpr std::size_t L = V::kLanes;
+  using Many = std::integral_constant<std::size_t, kVectors>;
+  using One = std::integral_constant<std::size_t, 1>;
+  const auto cut = [&](std::size_t row0) {
+    D value[kOut][1];
+    produce(row0, One{}, value);
+    const std::size_t lo = row0 > begin ? row0 : begin;
+    const std::size_t hi = row0 + L < end ? row0 + L : end;
+    for (std::size_t o = 0; o < kOut; ++o) {
+      alignas(64) double scratch[L];
+      V::store(scratch, value[o][0]);
+      for (std::size_t r = lo; r < hi; ++r) outs[o][r - begin] = scratch[r - row0];
+    }
+  };
+  std::size_t row0 = begin / L * L;
+  if (row0 < begin) {
+    cut(row0);
+    row0 += L;
+  }
+  for (; row0 + kVectors * L <= end; row0 += kVectors * L) {
+    D value[kOut][kVectors];
+    produce(row0, Many{}, value);
+    for (std::size_t o = 0; o < kOut; ++o)
+      for (std::size_t j = 0; j < kVectors; ++j) V::store(outs[o] + (row0 - begin) + j * L, value[o][j]);
+  }
+  for (; row0 + L <= end; row0 += L) {
+    D value[kOut][1];
+    produce(row0, One{}, value);
+    for (std::size_t o = 0; o < kOut; ++o) V::store(outs[o] + (row0 - begin), value[o][0]);
+  }
+  if (row0 < end) cut(row0);
+}
+
+/// kernel_rows() (kernel_rows.h) for one quantity, two vectors at a time (eight partial sums:
+/// more would not stay in AVX2's sixteen registers). c: the divisor's form (with_quotient).
+template <class V, RowQuantity kQuantity, Argument kForm = Argument::NegQuotient>
+inline void kernel_rows_blocks(const BlockedRows& rows, const double* x, double x_norm2, double c, double* out) {
+  using D = typename V::D;
+  constexpr std::size_t L = V::kLanes;
+  const D xn = V::set1(x_norm2), cv = V::set1(c);
+  const double* const xs[1] = {x};
+  double* const outs[1] = {out};
+  for_row_vectors<V, 2, 1>(
+      rows.first, rows.first + rows.count, outs, [&](std::size_t row0, auto n_vectors, auto& value) {
+        constexpr std::size_t N = decltype(n_vectors)::value;
+        inner_products<V, N, 1>(rows, row0, xs, value);
+        if (kQuantity == RowQuantity::InnerProduct) return;
+        for (std::size_t j = 0; j < N; ++j) {
+          const D n2 = V::load(rows.norms2 + row0 + j * L);
+          value[0][j] = kQuantity == RowQuantity::Gaussian ? gaussian<V, kForm>(value[0][j], n2, xn, cv)
+                                                           : squared_distance<V>(value[0][j], n2, xn);
+        }
+      });
+}
+
+/// inner_products() (kernel_rows.h) of kX samples, sharing each load of the rows.
+template <class V, std::size_t kX>
+inline void inner_products_of(const BlockedRows& rows, const double* const* xs, double* const* outs) {
+  for_row_vectors<V, 1, kX>(rows.first, rows.first + rows.count, outs,
+                            [&](std::size_t row0, auto, auto& value) { inner_products<V, 1, kX>(rows, row0, xs, value); });
+}
+
+/// gaussian_from_inner_products() (kernel_rows.h).
+template <class V, Argument kForm>
+inline void gaussian_from_dots(const double* norms2, const double* dots, std::size_t n, double x_norm2, double c,
                                double* out) {
   using D = typename V::D;
   constexpr std::size_t L = V::kLanes;
-  constexpr std::size_t kPerBlock = kBlockRows / L;
-  const std::size_t begin = rows.first, end = rows.first + rows.count;
-  D value[2 * kPerBlock];
-  const auto cut_block = [&](std::size_t row0) {
-    alignas(64) double scratch[kBlockRows];
-    block_values<V, kQuantity, 1>(rows, row0, x, x_norm2, divisor, value);
-    for (std::size_t j = 0; j < kPerBlock; ++j) V::store(scratch + j * L, value[j]);
-    const std::size_t lo = row0 > begin ? row0 : begin;
-    const std::size_t hi = row0 + kBlockRows < end ? row0 + kBlockRows : end;
-    for (std::size_t r = lo; r < hi; ++r) out[r - begin] = scratch[r - row0];
-  };
-  std::size_t row0 = begin / kBlockRows * kBlockRows;
-  if (row0 < begin) {
-    cut_block(row0);
-    row0 += kBlockRows;
+  const D xn = V::set1(x_norm2), cv = V::set1(c);
+  std::size_t i = 0;
+  for (; i + L <= n; i += L)
+    V::store(out + i, gaussian<V, kForm>(V::load(dots + i), V::load(norms2 + i), xn, cv));
+  if (i < n) {
+    alignas(64) double pad_dots[L] = {}, pad_norms[L] = {}, result[L];
+    for (std::size_t j = i; j < n; ++j) {
+      pad_dots[j - i] = dots[j];
+      pad_norms[j - i] = norms2[j];
+    }
+    V::store(result, gaussian<V, kForm>(V::load(pad_dots), V::load(pad_norms), xn, cv));
+    for (std::size_t j = i; j < n; ++j) out[j] = result[j - i];
   }
-  for (; row0 + 2 * kBlockRows <= end; row0 += 2 * kBlockRows) {
-    block_values<V, kQuantity, 2>(rows, row0, x, x_norm2, divisor, value);
-    for (std::size_t j = 0; j < 2 * kPerBlock; ++j) V::store(out + (row0 - begin) + j * L, value[j]);
+}
+
+template <class V>
+inline void gaussian_from_dots_simd(const double* norms2, const double* dots, std::size_t n, double x_norm2,
+                                    double divisor, double* out) {
+  with_quotient(divisor, [&](auto form, double c) {
+    gaussian_from_dots<V, decltype(form)::value>(norms2, dots, n, x_norm2, c, out);
+  });
+}
+
+template <class V>
+inline void inner_products_simd(const BlockedRows& rows, const double* const* xs, std::size_t n_x, double* const* outs) {
+  if (V::kLanes == 4 && n_x > 2) {
+    // Four partial sums per sample: more than two samples would spill AVX2's sixteen registers.
+    inner_products_of<V, 2>(rows, xs, outs);
+    return inner_products_simd<V>(rows, xs + 2, n_x - 2, outs + 2);
   }
-  if (row0 + kBlockRows <= end) {
-    block_values<V, kQuantity, 1>(rows, row0, x, x_norm2, divisor, value);
-    for (std::size_t j = 0; j < kPerBlock; ++j) V::store(out + (row0 - begin) + j * L, value[j]);
-    row0 += kBlockRows;
+  switch (n_x) {
+    case 1: return inner_products_of<V, 1>(rows, xs, outs);
+    case 2: return inner_products_of<V, 2>(rows, xs, outs);
+    case 3: return inner_products_of<V, 3>(rows, xs, outs);
+    default: return inner_products_of<V, 4>(rows, xs, outs);  // n_x = kMaxInnerProducts
   }
-  if (row0 < end) cut_block(row0);
 }
 
 template <class V>
@@ -180,7 +300,9 @@ inline void kernel_rows_simd(const BlockedRows& rows, const double* x, double x_
     case RowQuantity::SquaredDistance:
       return kernel_rows_blocks<V, RowQuantity::SquaredDistance>(rows, x, x_norm2, divisor, out);
     case RowQuantity::Gaussian:
-      return kernel_rows_blocks<V, RowQuantity::Gaussian>(rows, x, x_norm2, divisor, out);
+      return with_quotient(divisor, [&](auto form, double c) {
+        kernel_rows_blocks<V, RowQuantity::Gaussian, decltype(form)::value>(rows, x, x_norm2, c, out);
+      });
   }
 }
 

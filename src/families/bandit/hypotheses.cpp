@@ -4,9 +4,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <string>
 
 #include "cpu/fast_sincos.h"
+#include "cpu/kernel_rows.h"
 #include "omkl/error.h"
 
 namespace omkl::detail {
@@ -19,7 +21,10 @@ constexpr double kMinScale = 1e-100;
 // ---- kernel expansions ---------------------------------------------------------------------------
 
 KernelHypotheses::KernelHypotheses(const Dictionary& kernels, std::size_t n_features, std::size_t capacity_hint)
-    : n_features_(n_features), norm_(kernels.size(), 0.0) {
+    : n_features_(n_features),
+      norm_(kernels.size(), 0.0),
+      ahead_(kernels.size()),
+      look_ahead_(cpu::default_vector_width() == cpu::VectorWidth::Wide) {
   for (const KernelSpec& k : kernels) {
     if (k.family != KernelFamily::Gaussian && k.family != KernelFamily::Laplacian && k.family != KernelFamily::Cauchy)
       throw ConfigError("bandit kernel selection: " + k.name() + " is not a bounded shift-invariant kernel (κ(x, x) = 1)");
@@ -27,13 +32,69 @@ KernelHypotheses::KernelHypotheses(const Dictionary& kernels, std::size_t n_feat
   }
 }
 
+double KernelHypotheses::weighted_sum(std::size_t i) const {
+  const Kernel& k = kernels_[i];
+  return k.scale * k.support.column(0).dot(k_.col(0).head(static_cast<Eigen::Index>(k.support.size())));
+}
+
 double KernelHypotheses::evaluate(std::size_t i, const double* x) {
   Kernel& k = kernels_[i];
-  const auto n = static_cast<Eigen::Index>(k.support.size());
-  if (n == 0) return 0.0;
+  if (k.support.size() == 0) return 0.0;
   x_ = Eigen::Map<const Eigen::VectorXd>(x, static_cast<Eigen::Index>(n_features_));
   k.bank.evaluate(k.support, x_, x_.squaredNorm(), k_);
-  return k.scale * k.support.column(0).dot(k_.col(0).head(n));
+  return weighted_sum(i);
+}
+
+double KernelHypotheses::evaluate(std::size_t i, const double* x, Upcoming upcoming) {
+  Kernel& k = kernels_[i];
+  const std::size_t n = k.support.size(), d = n_features_;
+  const KernelSpec& spec = k.bank.kernels()[0];
+  if (!look_ahead_ || spec.family != KernelFamily::Gaussian || n == 0) return evaluate(i, x);
+  AheadProducts& ahead = ahead_[i];
+  // Addresses compared as integers: x and the kept samples may lie in different arrays.
+  const auto at = reinterpret_cast<std::uintptr_t>(x), first = reinterpret_cast<std::uintptr_t>(ahead.first);
+  const std::size_t stride = d * sizeof(double);
+  const bool kept = ahead.count > 0 && at >= first && at < first + ahead.count * stride && (at - first) % stride == 0;
+  if (!kept && (upcoming.count == 0 || n < kLookAheadRows)) return evaluate(i, x);
+
+  x_ = Eigen::Map<const Eigen::VectorXd>(x, static_cast<Eigen::Index>(d));
+  const double x_norm2 = x_.squaredNorm(), divisor = 2.0 * spec.sigma * spec.sigma;
+  const cpu::BlockedRows rows = k.support.blocked();
+  const double* dots;
+  std::size_t covered;
+  if (kept) {
+    covered = ahead.covered;
+    dots = ahead.dots.data() + (at - first) / stride * covered;
+  } else {
+    // This sample and up to three upcoming ones in one pass over the rows.
+    const std::size_t count = std::min(upcoming.count, cpu::kMaxInnerProducts - 1);
+    ahead.first = upcoming.rows;
+    ahead.count = count;
+    ahead.covered = covered = n;
+    ahead.dots.resize(count * n);
+    x_dots_.resize(n);
+    const double* xs[cpu::kMaxInnerProducts] = {x};
+    double* outs[cpu::kMaxInnerProducts] = {x_dots_.data()};
+    for (std::size_t q = 0; q < count; ++q) {
+      xs[q + 1] = upcoming.rows + q * d;
+      outs[q + 1] = ahead.dots.data() + q * n;
+    }
+    cpu::inner_products(rows, xs, count + 1, outs);
+    dots = x_dots_.data();
+  }
+  if (k_.rows() < static_cast<Eigen::Index>(n) || k_.cols() != 1)
+    k_.resize(static_cast<Eigen::Index>(round8(std::max<std::size_t>(n, 2 * static_cast<std::size_t>(k_.rows())))), 1);
+  // The same values as the one-pass kernel_rows(…, Gaussian, …) of evaluate(i, x), in two parts:
+  // the rows covered by the products, then the rows appended since.
+  cpu::gaussian_from_inner_products(rows.norms2 + rows.first, dots, covered, x_norm2, divisor, k_.data());
+  if (covered < n)
+    cpu::kernel_rows({rows.values, rows.norms2, d, rows.first + covered, n - covered}, x, x_norm2,
+                     cpu::RowQuantity::Gaussian, divisor, k_.data() + covered);
+  return weighted_sum(i);
+}
+
+void KernelHypotheses::forget_upcoming() {
+  for (AheadProducts& ahead : ahead_) ahead = AheadProducts{};
 }
 
 void KernelHypotheses::update(std::size_t i, const double* x, double F, double step, Projection projection,
@@ -71,6 +132,7 @@ void KernelHypotheses::save(StateWriter& out) const {
 
 void KernelHypotheses::load(StateReader& in) {
   in.expect_tag("bandit-kernel-hypotheses/1");
+  forget_upcoming();
   for (std::size_t i = 0; i < kernels_.size(); ++i) {
     kernels_[i].support.load(in);
     if (kernels_[i].support.n_features() != n_features_ || kernels_[i].support.n_columns() != 1)

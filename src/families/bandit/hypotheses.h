@@ -24,11 +24,24 @@ namespace omkl::detail {
 
 enum class Projection { None, Ball, Box };
 
+/// The samples that follow x in the stream, n_features apart (x_{t+1}, x_{t+2}, …): a kernel
+/// expansion may take their inner products with a support set in the pass that evaluates x.
+struct Upcoming {
+  const double* rows = nullptr;
+  std::size_t count = 0;
+};
+
 class Hypotheses {
  public:
   virtual ~Hypotheses() = default;
   /// f_i(x) (x has n_features entries).
   virtual double evaluate(std::size_t i, const double* x) = 0;
+  /// f_i(x), bit for bit, where x may be one of the upcoming samples of an earlier call and
+  /// `upcoming` follows x. The memory of every sample passed must hold the same values until
+  /// forget_upcoming().
+  virtual double evaluate(std::size_t i, const double* x, Upcoming /*upcoming*/) { return evaluate(i, x); }
+  /// Drops whatever was kept about upcoming samples.
+  virtual void forget_upcoming() {}
   /// f_i ← project(f_i + step·κ_i(x, ·)), with F = f_i(x) from evaluate() of this round (the norm
   /// recursion's cross term). `bound` is U (ball) or the box's U/√D is derived from it.
   virtual void update(std::size_t i, const double* x, double F, double step, Projection projection, double bound) = 0;
@@ -40,6 +53,15 @@ class KernelHypotheses final : public Hypotheses {
  public:
   KernelHypotheses(const Dictionary& kernels, std::size_t n_features, std::size_t capacity_hint);
   double evaluate(std::size_t i, const double* x) override;
+  /// With AVX-512, a Gaussian kernel whose support set has at least kLookAheadRows rows takes
+  /// the inner products of up to three upcoming samples in the pass over its rows that
+  /// evaluates x (kernel_rows.h, inner_products()); the pass is bound by memory bandwidth
+  /// there, so they cost little, and a later round that draws the same kernel for one of those
+  /// samples reads no row it had already read. On AVX2 the shared pass is bound by arithmetic
+  /// and gains nothing (measured), so there the call is evaluate(i, x).
+  double evaluate(std::size_t i, const double* x, Upcoming upcoming) override;
+  void forget_upcoming() override;
+  static constexpr std::size_t kLookAheadRows = 1024;
   void update(std::size_t i, const double* x, double F, double step, Projection projection, double bound) override;
   void save(StateWriter& out) const override;
   void load(StateReader& in) override;
@@ -56,11 +78,23 @@ class KernelHypotheses final : public Hypotheses {
     KernelBank bank;
     double scale = 1.0;
   };
+  // Inner products taken ahead for samples first, first + d, … (count of them) with the oldest
+  // `covered` rows of a kernel's support set: sample q's are dots[q·covered …]. Rows are only
+  // ever appended to these sets, so the products stay valid as the set grows.
+  struct AheadProducts {
+    const double* first = nullptr;
+    std::size_t count = 0, covered = 0;
+    std::vector<double> dots;
+  };
+  double weighted_sum(std::size_t i) const;  // s_i·Σ α̂_j k_j over the kernel values in k_
   std::size_t n_features_;
   std::vector<Kernel> kernels_;
   std::vector<double> norm_;
+  std::vector<AheadProducts> ahead_;
+  bool look_ahead_;  // AVX-512 here (see evaluate)
   Eigen::VectorXd x_;
   Eigen::MatrixXd k_;  // scratch: kernel values against a support set
+  std::vector<double> x_dots_;  // scratch: this sample's inner products
 };
 
 class FeatureHypotheses final : public Hypotheses {

@@ -15,6 +15,7 @@
 #include "cpu/fast_exp.h"
 #include "cpu/kernel_rows.h"
 #include "cpu/row_dots.h"
+#include "omkl/error.h"
 #include "families/exact_kernel/support_set.h"
 
 using omkl::test::bits;
@@ -98,6 +99,71 @@ TEST(KernelRowsTest, EqualsTheRowMajorPathBitForBit) {
                                                    << " quantity " << static_cast<int>(q) << " row " << i;
           EXPECT_EQ(got[count], -7.0) << "wrote past the range";
         }
+  }
+}
+
+TEST(KernelRowsTest, SeveralSamplesInOnePassAndGaussiansFromProducts) {
+  std::mt19937_64 rng(15);
+  std::normal_distribution<double> normal(0.0, 0.8);
+  for (std::size_t d : {2, 5, 18}) {
+    const Rows rows(61, d, rng);
+    std::vector<std::vector<double>> x(kMaxInnerProducts, std::vector<double>(d));
+    for (auto& v : x)
+      for (double& e : v) e = normal(rng);
+    for (VectorWidth w : available_widths())
+      for (std::size_t first : {0, 3, 8})
+        for (std::size_t count : {1, 9, 50})
+          for (std::size_t n_x = 1; n_x <= kMaxInnerProducts; ++n_x) {
+            std::vector<std::vector<double>> got(n_x, std::vector<double>(count + 1, -7.0));
+            const double* xs[kMaxInnerProducts];
+            double* outs[kMaxInnerProducts];
+            for (std::size_t q = 0; q < n_x; ++q) {
+              xs[q] = x[q].data();
+              outs[q] = got[q].data();
+            }
+            inner_products(w, rows.view(first, count), xs, n_x, outs);
+            for (std::size_t q = 0; q < n_x; ++q) {
+              std::vector<double> want(count), gauss(count), from_products(count);
+              kernel_rows(w, rows.view(first, count), xs[q], 0.0, RowQuantity::InnerProduct, 1.0, want.data());
+              for (std::size_t i = 0; i < count; ++i)
+                ASSERT_EQ(bits(got[q][i]), bits(want[i])) << "d " << d << " sample " << q << " of " << n_x << " row " << i;
+              EXPECT_EQ(got[q][count], -7.0) << "wrote past the range";
+              // The Gaussian from the products, for a power-of-two divisor and another one.
+              for (double divisor : {0.5, 1.7}) {
+                kernel_rows(w, rows.view(first, count), xs[q], 2.0, RowQuantity::Gaussian, divisor, gauss.data());
+                gaussian_from_inner_products(w, rows.norms2.data() + first, got[q].data(), count, 2.0, divisor,
+                                             from_products.data());
+                for (std::size_t i = 0; i < count; ++i) ASSERT_EQ(bits(from_products[i]), bits(gauss[i])) << divisor;
+              }
+            }
+          }
+  }
+  const double* none[1] = {nullptr};
+  double* sink[1] = {nullptr};
+  EXPECT_THROW(inner_products(Rows(8, 2, rng).view(0, 8), none, 0, sink), omkl::Error);
+  EXPECT_THROW(inner_products(Rows(8, 2, rng).view(0, 8), none, kMaxInnerProducts + 1, sink), omkl::Error);
+}
+
+TEST(KernelRowsTest, APowerOfTwoDivisorGivesTheQuotientsBits) {
+  // A divisor 2^k is applied as a product with its exact reciprocal: the argument must round as
+  // −v / 2^k does, for every v (large, small, subnormal results, zeros, infinities, NaN).
+  std::mt19937_64 rng(16);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  std::vector<double> v;
+  for (double scale : {1e-310, 1e-300, 1e-8, 0.3, 1.0, 50.0, 1e3, 1e300})
+    for (int i = 0; i < 200; ++i) v.push_back(unit(rng) * scale);
+  for (double s : {0.0, -0.0, std::numeric_limits<double>::infinity(), std::numeric_limits<double>::quiet_NaN(),
+                   std::numeric_limits<double>::denorm_min(), 3.0})
+    v.push_back(s);
+  for (double divisor : {0x1p-1022, 0x1p-600, 0.125, 0.5, 1.0, 2.0, 32.0, 0x1p600, 0x1p1022, 0x1p1023, 3.0, 0.1}) {
+    std::vector<double> quotient(v.size()), want(v.size()), got(v.size());
+    for (std::size_t i = 0; i < v.size(); ++i) quotient[i] = -v[i] / divisor;
+    for (VectorWidth w : available_widths()) {
+      fast_exp(w, quotient.data(), want.data(), v.size());
+      fast_exp_neg_div(w, v.data(), divisor, got.data(), v.size());
+      for (std::size_t i = 0; i < v.size(); ++i)
+        ASSERT_EQ(bits(got[i]), bits(want[i])) << "exp(-" << v[i] << " / " << divisor << ") width " << static_cast<int>(w);
+    }
   }
 }
 

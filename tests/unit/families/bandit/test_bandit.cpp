@@ -209,6 +209,55 @@ TEST(BanditTest, CheckpointsAndPredictContinueBitIdentically) {
   }
 }
 
+TEST(BanditTest, StepBlockLooksAheadAndGivesStepsNumbers) {
+  // One kernel (drawn every round) grows its support set past KernelHypotheses::kLookAheadRows,
+  // so step_block() takes upcoming samples' inner products ahead (with AVX-512; elsewhere it
+  // computes as step() does). Two kernels exercise kept products that wait for their kernel
+  // and rows appended after the products were taken. The numbers are step()'s, bit for bit.
+  const Dataset data = bandit_stream(KernelHypotheses::kLookAheadRows + 400, 5);
+  const AlgoContext c = context_for(data, Profile::Paper, {0, 1});
+  for (const Params& p : {Params{{"dict", "gauss:0.5"}}, Params{{"dict", "gauss:0.5+gauss:3"}}}) {
+    for (const char* name : {"oks++", "oks", "ioks"}) {
+      auto stepped = make(name, c, p);
+      const auto expected = run_steps(*stepped, data);
+      auto blocked = make(name, c, p);
+      std::vector<double> got(expected.size());
+      // Two blocks: the kept products must not outlive the first.
+      const std::size_t half = data.n_samples / 2;
+      blocked->step_block(data.x.data(), data.y.data(), half, data.n_features, got.data());
+      blocked->step_block(data.row(half), data.y.data() + half, data.n_samples - half, data.n_features,
+                          got.data() + half * 2);
+      for (std::size_t i = 0; i < got.size(); ++i)
+        ASSERT_EQ(bits(got[i]), bits(expected[i])) << name << " " << p[0].second << " step " << i / 2;
+    }
+  }
+}
+
+TEST(BanditHypothesesTest, KeptInnerProductsGiveTheDirectValues) {
+  // evaluate(i, x, upcoming) over a set large enough to look ahead: for the samples it kept,
+  // for one that was not among them, after rows were appended, and after forget_upcoming().
+  const std::size_t d = 3, n = KernelHypotheses::kLookAheadRows + 5;
+  const Dataset data = bandit_stream(n + 12, d);
+  const Dictionary dict = parse_dictionary("gauss:0.7");
+  KernelHypotheses ahead(dict, d, 16), direct(dict, d, 16);
+  for (std::size_t t = 0; t < n; ++t) {
+    ahead.update(0, data.row(t), 0.0, 0.01 * std::sin(static_cast<double>(t)), Projection::None, 1.0);
+    direct.update(0, data.row(t), 0.0, 0.01 * std::sin(static_cast<double>(t)), Projection::None, 1.0);
+  }
+  const auto check = [&](std::size_t t, Upcoming upcoming, const char* what) {
+    EXPECT_EQ(bits(ahead.evaluate(0, data.row(t), upcoming)), bits(direct.evaluate(0, data.row(t)))) << what << " " << t;
+  };
+  check(n, {data.row(n + 1), 5}, "takes products ahead");
+  check(n + 2, {}, "kept, second upcoming");
+  check(n + 1, {}, "kept, first upcoming");
+  ahead.update(0, data.row(n + 1), 0.0, 0.3, Projection::None, 1.0);
+  direct.update(0, data.row(n + 1), 0.0, 0.3, Projection::None, 1.0);
+  check(n + 3, {}, "kept, with a row appended since");
+  check(n + 9, {}, "not kept");
+  ahead.forget_upcoming();
+  check(n + 2, {}, "forgotten");
+}
+
 TEST(BanditTest, LkmBooksKeepsItsBudget) {
   const Dataset data = bandit_stream(400, 3);
   auto a = make("lkmbooks", context_for(data), {{"B", "15"}});
