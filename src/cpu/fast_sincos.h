@@ -67,7 +67,8 @@ enum class SimdLevel { Portable, Avx2Fma };
 /// True when this build has the AVX2 kernels and the running CPU (and OS) support AVX2 + FMA.
 bool cpu_has_avx2_fma();
 /// The level the CPU backend uses by default: Avx2Fma when available, unless the environment
-/// variable OMKL_CPU_SIMD=portable asks for the portable kernels.
+/// variable OMKL_CPU_SIMD=portable asks for the portable kernels (OMKL_CPU_SIMD=avx2 keeps this
+/// level and only holds the exact-kernel rows to 256 bits, kernel_rows.h).
 SimdLevel default_simd_level();
 const char* to_string(SimdLevel level);
 
