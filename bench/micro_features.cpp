@@ -56,8 +56,8 @@ void SinCosStd(benchmark::State& state) {
 BENCHMARK(SinCosStd);
 
 void SinCosFast(benchmark::State& state, SimdLevel level) {
-  if (level == SimdLevel::Avx2Fma && !omkl::detail::cpu::cpu_has_avx2_fma()) {
-    state.SkipWithError("this CPU has no AVX2+FMA");
+  if (!omkl::detail::cpu::simd_level_available(level)) {
+    state.SkipWithError("this CPU lacks this SIMD level");
     return;
   }
   const auto a = airfoil_like_angles(kKernels * kRff);
@@ -72,10 +72,11 @@ void SinCosFast(benchmark::State& state, SimdLevel level) {
 }
 BENCHMARK_CAPTURE(SinCosFast, portable, SimdLevel::Portable);
 BENCHMARK_CAPTURE(SinCosFast, avx2_fma, SimdLevel::Avx2Fma);
+BENCHMARK_CAPTURE(SinCosFast, avx512, SimdLevel::Avx512);
 
 void BackendAdvance(benchmark::State& state, SimdLevel level) {
-  if (level == SimdLevel::Avx2Fma && !omkl::detail::cpu::cpu_has_avx2_fma()) {
-    state.SkipWithError("this CPU has no AVX2+FMA");
+  if (!omkl::detail::cpu::simd_level_available(level)) {
+    state.SkipWithError("this CPU lacks this SIMD level");
     return;
   }
   RfProblem problem;
@@ -115,6 +116,7 @@ void BackendAdvance(benchmark::State& state, SimdLevel level) {
 }
 BENCHMARK_CAPTURE(BackendAdvance, portable, SimdLevel::Portable)->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(BackendAdvance, avx2_fma, SimdLevel::Avx2Fma)->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BackendAdvance, avx512, SimdLevel::Avx512)->Unit(benchmark::kMicrosecond);
 
 void FrequencyDraws(benchmark::State& state, omkl::detail::RfKind kind) {
   using namespace omkl::detail;

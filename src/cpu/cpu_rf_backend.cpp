@@ -43,9 +43,9 @@
 /// Determinism: every number depends only on the replicate's own data and on a fixed
 /// evaluation order, never on the block length or on other replicates, so stepping one sample
 /// at a time and advancing a block give bit-identical results, and predict() returns exactly
-/// the f that the next advance() reports. The instruction-set level (portable or AVX2+FMA) is
-/// fixed when the backend is created (default_simd_level(): AVX2+FMA where the CPU has it,
-/// checked at run time), so one machine always takes the same path.
+/// the f that the next advance() reports. The instruction-set level (portable, AVX2+FMA, or
+/// AVX-512 with the AVX2 bits) is fixed when the backend is created (default_simd_level(): the
+/// highest the CPU has, checked at run time), so one machine always takes the same path.
 #include "cpu/cpu_rf_backend.h"
 
 #include <algorithm>
@@ -56,6 +56,7 @@
 #include <vector>
 
 #include "cpu/fast_sincos.h"
+#include "cpu/simd_kernels.h"  // OMKL_CPU_HAVE_SIMD_KERNELS
 #include "cpu/slot_kernels.h"
 #include "omkl/error.h"
 
@@ -66,9 +67,7 @@ namespace {
 class CpuRfBackend final : public RfBackend {
  public:
   CpuRfBackend(const RfProblem& problem, SimdLevel level)
-      : RfBackend(problem),
-        level_(level == SimdLevel::Avx2Fma && cpu_has_avx2_fma() ? SimdLevel::Avx2Fma
-                                                                 : SimdLevel::Portable) {
+      : RfBackend(problem), level_(usable_level(level)) {
     const auto& p = problem_;
     single_ = p.single_precision;
     padded_ = (p.n_rff + 3) / 4 * 4;
@@ -93,6 +92,22 @@ class CpuRfBackend final : public RfBackend {
   }
 
   SimdLevel level() const { return level_; }
+
+  // `level`, or the next lower one the CPU has.
+  static SimdLevel usable_level(SimdLevel level) {
+    if (level == SimdLevel::Avx512 && !simd_level_available(level)) level = SimdLevel::Avx2Fma;
+    return simd_level_available(level) ? level : SimdLevel::Portable;
+  }
+
+  // f(kernels) with the kernel set of level_ (an empty struct of static functions).
+  template <class F>
+  void with_kernels(const F& f) {
+#if OMKL_CPU_HAVE_SIMD_KERNELS
+    if (level_ == SimdLevel::Avx512) return f(Avx512Kernels{});
+    if (level_ == SimdLevel::Avx2Fma) return f(Avx2Kernels{});
+#endif
+    f(PortableKernels{});
+  }
 
   void set_frequencies(std::size_t r, std::size_t kernel, const double* V) override {
     const auto& p = problem_;
@@ -126,61 +141,33 @@ class CpuRfBackend final : public RfBackend {
   void advance(const double* x, const double* y, std::size_t n_steps, std::int64_t t0,
                const std::vector<SlotSchedule>& schedules, double* f, double* norm2) override {
     check_schedules(schedules);
-#if OMKL_CPU_HAVE_AVX2_KERNELS
-    if (level_ == SimdLevel::Avx2Fma) {
-      if (norm2) advance_impl<Avx2Kernels, true>(x, y, n_steps, t0, schedules, f, norm2);
-      else advance_impl<Avx2Kernels, false>(x, y, n_steps, t0, schedules, f, norm2);
-      return;
-    }
-#endif
-    if (norm2) advance_impl<PortableKernels, true>(x, y, n_steps, t0, schedules, f, norm2);
-    else advance_impl<PortableKernels, false>(x, y, n_steps, t0, schedules, f, norm2);
+    with_kernels([&](auto kernels) {
+      using K = decltype(kernels);
+      if (norm2) advance_impl<K, true>(x, y, n_steps, t0, schedules, f, norm2);
+      else advance_impl<K, false>(x, y, n_steps, t0, schedules, f, norm2);
+    });
   }
 
   void predict(const double* x, std::int64_t t, const std::vector<SlotSchedule>& schedules,
                double* f) override {
     check_schedules(schedules);
-#if OMKL_CPU_HAVE_AVX2_KERNELS
-    if (level_ == SimdLevel::Avx2Fma) {
-      predict_impl<Avx2Kernels>(x, t, schedules, f);
-      return;
-    }
-#endif
-    predict_impl<PortableKernels>(x, t, schedules, f);
+    with_kernels([&](auto kernels) { predict_impl<decltype(kernels)>(x, t, schedules, f); });
   }
 
   void step_selected(const double* x, double y, const PairStep* pairs, std::size_t n_pairs,
                      double* f, double* norm2) override {
-#if OMKL_CPU_HAVE_AVX2_KERNELS
-    if (level_ == SimdLevel::Avx2Fma) {
-      step_selected_impl<Avx2Kernels>(x, y, pairs, n_pairs, f, norm2);
-      return;
-    }
-#endif
-    step_selected_impl<PortableKernels>(x, y, pairs, n_pairs, f, norm2);
+    with_kernels([&](auto kernels) { step_selected_impl<decltype(kernels)>(x, y, pairs, n_pairs, f, norm2); });
   }
 
   void aggregate_round(const double* x, std::size_t n_clients, const ClientUpdate* updates, std::size_t n_updates,
                        double scale, double* norm2) override {
-#if OMKL_CPU_HAVE_AVX2_KERNELS
-    if (level_ == SimdLevel::Avx2Fma) {
-      aggregate_round_impl<Avx2Kernels>(x, n_clients, updates, n_updates, scale, norm2);
-      return;
-    }
-#endif
-    aggregate_round_impl<PortableKernels>(x, n_clients, updates, n_updates, scale, norm2);
+    with_kernels([&](auto kernels) { aggregate_round_impl<decltype(kernels)>(x, n_clients, updates, n_updates, scale, norm2); });
   }
 
   void client_update(std::size_t r, std::size_t slot, const double* x, double a, double b, double* g) override {
     check_replicate(r);
     check_slot(slot);
-#if OMKL_CPU_HAVE_AVX2_KERNELS
-    if (level_ == SimdLevel::Avx2Fma) {
-      client_update_impl<Avx2Kernels>(r, slot, x, a, b, g);
-      return;
-    }
-#endif
-    client_update_impl<PortableKernels>(r, slot, x, a, b, g);
+    with_kernels([&](auto kernels) { client_update_impl<decltype(kernels)>(r, slot, x, a, b, g); });
   }
 
   void get_theta(std::size_t r, std::size_t slot, double* out) const override {

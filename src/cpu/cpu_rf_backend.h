@@ -10,8 +10,8 @@
 
 namespace omkl::detail::cpu {
 
-/// A CPU backend using the kernels of `level` (Avx2Fma falls back to Portable where the CPU
-/// lacks AVX2/FMA). make_cpu_rf_backend(problem) uses default_simd_level().
+/// A CPU backend using the kernels of `level` (a level the CPU lacks falls back to the next
+/// lower one: Avx512 to Avx2Fma, Avx2Fma to Portable). make_cpu_rf_backend(problem) uses default_simd_level().
 std::unique_ptr<RfBackend> make_cpu_rf_backend(const RfProblem& problem, SimdLevel level);
 
 /// The level a backend made by this file actually runs (null or foreign backends: Portable).

@@ -1,9 +1,10 @@
 /// @file fast_exp.cpp
 /// @brief Dispatch of the exp kernels (see fast_exp.h; the vector kernels are in
-/// simd_kernels_impl.h, at the width kernel_rows.h's default_vector_width() picks).
+/// simd_kernels_impl.h, at the width kernel_rows.h's default_simd_level() picks).
 #include "cpu/fast_exp.h"
 
 #include <cmath>
+#include <string>
 
 #include "cpu/kernel_rows.h"
 #include "cpu/simd_kernels.h"
@@ -13,14 +14,14 @@ namespace omkl::detail::cpu {
 
 namespace {
 
-void exp_dispatch(VectorWidth width, const double* in, bool neg_div, double divisor, double* out,
+void exp_dispatch(SimdLevel level, const double* in, bool neg_div, double divisor, double* out,
                   std::size_t n) {
-  if (!vector_width_available(width)) throw Error("fast_exp: this CPU lacks the requested vector width");
+  if (!simd_level_available(level)) throw Error(std::string("fast_exp: this CPU lacks the ") + to_string(level) + " kernels");
 #if OMKL_CPU_HAVE_SIMD_KERNELS
-  switch (width) {
-    case VectorWidth::Wide: return avx512::exp_array(in, neg_div, divisor, out, n);
-    case VectorWidth::Narrow: return avx2::exp_array(in, neg_div, divisor, out, n);
-    case VectorWidth::Portable: break;
+  switch (level) {
+    case SimdLevel::Avx512: return avx512::exp_array(in, neg_div, divisor, out, n);
+    case SimdLevel::Avx2Fma: return avx2::exp_array(in, neg_div, divisor, out, n);
+    case SimdLevel::Portable: break;
   }
 #endif
   if (neg_div)
@@ -32,19 +33,19 @@ void exp_dispatch(VectorWidth width, const double* in, bool neg_div, double divi
 }  // namespace
 
 void fast_exp(const double* in, double* out, std::size_t n) {
-  exp_dispatch(default_vector_width(), in, false, 1.0, out, n);
+  exp_dispatch(default_simd_level(), in, false, 1.0, out, n);
 }
 
 void fast_exp_neg_div(const double* in, double divisor, double* out, std::size_t n) {
-  exp_dispatch(default_vector_width(), in, true, divisor, out, n);
+  exp_dispatch(default_simd_level(), in, true, divisor, out, n);
 }
 
-void fast_exp(VectorWidth width, const double* in, double* out, std::size_t n) {
-  exp_dispatch(width, in, false, 1.0, out, n);
+void fast_exp(SimdLevel level, const double* in, double* out, std::size_t n) {
+  exp_dispatch(level, in, false, 1.0, out, n);
 }
 
-void fast_exp_neg_div(VectorWidth width, const double* in, double divisor, double* out, std::size_t n) {
-  exp_dispatch(width, in, true, divisor, out, n);
+void fast_exp_neg_div(SimdLevel level, const double* in, double divisor, double* out, std::size_t n) {
+  exp_dispatch(level, in, true, divisor, out, n);
 }
 
 }  // namespace omkl::detail::cpu

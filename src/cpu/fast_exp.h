@@ -11,13 +11,13 @@
 /// test against long double); exp(0) = 1 exactly.
 ///
 /// Without AVX2 + FMA (or with OMKL_CPU_SIMD=portable), std::exp. The width follows
-/// default_vector_width() (kernel_rows.h). Each element's result
+/// default_simd_level(). Each element's result
 /// depends only on its value: the tail of an array goes through the same vector kernel.
 #pragma once
 
 #include <cstddef>
 
-#include "cpu/kernel_rows.h"  // VectorWidth
+#include "cpu/simd_level.h"
 
 namespace omkl::detail::cpu {
 
@@ -28,8 +28,8 @@ void fast_exp(const double* in, double* out, std::size_t n);
 /// (one pass instead of two: a kernel value exp(−d/(2σ²)) or exp(−d/σ) straight from d).
 void fast_exp_neg_div(const double* in, double divisor, double* out, std::size_t n);
 
-/// Same at an explicit width (available: vector_width_available()); tests compare widths.
-void fast_exp(VectorWidth width, const double* in, double* out, std::size_t n);
-void fast_exp_neg_div(VectorWidth width, const double* in, double divisor, double* out, std::size_t n);
+/// Same at an explicit level (available: simd_level_available()); tests compare levels.
+void fast_exp(SimdLevel level, const double* in, double* out, std::size_t n);
+void fast_exp_neg_div(SimdLevel level, const double* in, double divisor, double* out, std::size_t n);
 
 }  // namespace omkl::detail::cpu

@@ -12,7 +12,8 @@
 ///     bits 1 of k (sin) and of k + 1 (cos).
 ///
 /// Reduction and range:
-///  - AVX2+FMA kernel: π/2 = C1 + C2 (C1 = π/2 rounded, C2 = the next 53 bits). r1 = a − k·C1
+///  - FMA kernel (sincos_lanes() in simd_kernels_impl.h: 4 lanes at SimdLevel::Avx2Fma, 8 at
+///    Avx512, the same bits): π/2 = C1 + C2 (C1 = π/2 rounded, C2 = the next 53 bits). r1 = a − k·C1
 ///    is exact in one FMA for every |a| < 2⁵⁰ (a and k·C1 are multiples of 2⁻⁵² when |a| ≥ 1,
 ///    and |r1| < 1), so r = fma(−k, C2, r1) carries one rounding plus a truncation below
 ///    |k|·2⁻¹⁰⁷: the error stays at one ulp of r however large a is. The fast range is capped
@@ -33,9 +34,10 @@
 /// and independent of |a|; the C library's sin/cos are within 5.6e-17 of the same reference.
 /// The unit tests assert 2.3e-16 against sinl/cosl and 2.5e-16 against std::sin/std::cos.
 ///
-/// Determinism: the AVX2 kernel is written with intrinsics (every FMA explicit), the portable
+/// Determinism: the FMA kernel is written with intrinsics (every FMA explicit), the portable
 /// one in plain C++; a given machine always takes the same kernel for every call, and each
 /// element's result depends only on its own argument (not on its position or the length).
+/// This header keeps the portable kernel, the float kernels and the array entry points.
 #pragma once
 
 #include <cfloat>
@@ -44,6 +46,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "cpu/simd_level.h"
 #include "features/sincos_fma.h"
 
 // OMKL_CPU_NO_AVX2_KERNELS (a compile definition) leaves the AVX2 kernels out of the build.
@@ -61,19 +64,8 @@
 
 namespace omkl::detail::cpu {
 
-/// Instruction-set level of the CPU kernels.
-enum class SimdLevel { Portable, Avx2Fma };
-
-/// True when this build has the AVX2 kernels and the running CPU (and OS) support AVX2 + FMA.
-bool cpu_has_avx2_fma();
-/// The level the CPU backend uses by default: Avx2Fma when available, unless the environment
-/// variable OMKL_CPU_SIMD=portable asks for the portable kernels (OMKL_CPU_SIMD=avx2 keeps this
-/// level and only holds the exact-kernel rows to 256 bits, kernel_rows.h).
-SimdLevel default_simd_level();
-const char* to_string(SimdLevel level);
-
-/// s[i] = sin(a[i]), c[i] = cos(a[i]) for i < n, with the kernel of `level` (Avx2Fma must be
-/// supported, see cpu_has_avx2_fma()). The arrays must not overlap.
+/// s[i] = sin(a[i]), c[i] = cos(a[i]) for i < n, with the kernel of `level` (portable where the
+/// level is not available here). The arrays must not overlap.
 void fast_sincos(SimdLevel level, const double* a, double* s, double* c, std::size_t n);
 /// Same, with default_simd_level().
 void fast_sincos(const double* a, double* s, double* c, std::size_t n);
@@ -174,61 +166,6 @@ inline void sincos_portable(const double* a, double* s, double* c, std::size_t n
 
 #if OMKL_CPU_HAVE_AVX2_KERNELS
 
-/// sin and cos of N×4 arguments (|a| ≤ kAvx2FastLimit; NaN → NaN, ±∞ → NaN). The N vectors
-/// go through each stage together: independent FMA chains side by side keep both FMA pipes
-/// busy (one vector alone is latency-bound, about twice slower).
-template <int N>
-OMKL_INLINE_AVX2 void sincos_avx2_n(const __m256d* a, __m256d* s_out, __m256d* c_out) {
-  using namespace sincos_detail;
-  const __m256d magic = _mm256_set1_pd(kRoundMagic);
-  __m256d t[N], r[N], z[N], ps[N], pc[N];
-  for (int j = 0; j < N; ++j) t[j] = _mm256_fmadd_pd(a[j], _mm256_set1_pd(kTwoOverPi), magic);
-  for (int j = 0; j < N; ++j) {
-    const __m256d k = _mm256_sub_pd(t[j], magic);
-    r[j] = _mm256_fnmadd_pd(k, _mm256_set1_pd(kPio2Hi), a[j]);  // exact
-    r[j] = _mm256_fnmadd_pd(k, _mm256_set1_pd(kPio2Lo), r[j]);
-  }
-  for (int j = 0; j < N; ++j) z[j] = _mm256_mul_pd(r[j], r[j]);
-  for (int j = 0; j < N; ++j) {
-    ps[j] = _mm256_fmadd_pd(_mm256_set1_pd(S6), z[j], _mm256_set1_pd(S5));
-    pc[j] = _mm256_fmadd_pd(_mm256_set1_pd(C6), z[j], _mm256_set1_pd(C5));
-  }
-  for (int j = 0; j < N; ++j) {
-    ps[j] = _mm256_fmadd_pd(ps[j], z[j], _mm256_set1_pd(S4));
-    pc[j] = _mm256_fmadd_pd(pc[j], z[j], _mm256_set1_pd(C4));
-  }
-  for (int j = 0; j < N; ++j) {
-    ps[j] = _mm256_fmadd_pd(ps[j], z[j], _mm256_set1_pd(S3));
-    pc[j] = _mm256_fmadd_pd(pc[j], z[j], _mm256_set1_pd(C3));
-  }
-  for (int j = 0; j < N; ++j) {
-    ps[j] = _mm256_fmadd_pd(ps[j], z[j], _mm256_set1_pd(S2));
-    pc[j] = _mm256_fmadd_pd(pc[j], z[j], _mm256_set1_pd(C2));
-  }
-  for (int j = 0; j < N; ++j) {
-    ps[j] = _mm256_fmadd_pd(ps[j], z[j], _mm256_set1_pd(S1));
-    pc[j] = _mm256_fmadd_pd(pc[j], z[j], _mm256_set1_pd(C1));
-  }
-  for (int j = 0; j < N; ++j) {
-    // r + r·(z·S(z) + 0): the + 0 turns z·S = −0 into +0, so that sin(−0) = −0.
-    ps[j] = _mm256_fmadd_pd(z[j], ps[j], _mm256_setzero_pd());
-    pc[j] = _mm256_fmadd_pd(pc[j], z[j], _mm256_set1_pd(-0.5));
-  }
-  for (int j = 0; j < N; ++j) {
-    const __m256d s = _mm256_fmadd_pd(r[j], ps[j], r[j]);
-    const __m256d c = _mm256_fmadd_pd(pc[j], z[j], _mm256_set1_pd(1.0));
-    // Quadrant: bit 0 of k (moved to the sign bit, which blendv reads; the other bits are
-    // then 0) swaps, bit 1 of k negates sin, bit 1 of k + 1 negates cos.
-    const __m256i q = _mm256_castpd_si256(t[j]);
-    const __m256d swap = _mm256_castsi256_pd(_mm256_slli_epi64(q, 63));
-    const __m256d sign = _mm256_set1_pd(-0.0);
-    const __m256d s_sign = _mm256_and_pd(_mm256_castsi256_pd(_mm256_slli_epi64(q, 62)), sign);
-    const __m256d c_sign = _mm256_xor_pd(s_sign, swap);  // bit 1 of k+1 = bit 1 ^ bit 0 of k
-    s_out[j] = _mm256_xor_pd(_mm256_blendv_pd(s, c, swap), s_sign);
-    c_out[j] = _mm256_xor_pd(_mm256_blendv_pd(c, s, swap), c_sign);
-  }
-}
-
 /// Float sin and cos of N×8 arguments (|a| ≤ kFloatFastLimit), the method of
 /// sincos_float_portable() with every FMA explicit; N vectors side by side, as sincos_avx2_n.
 template <int N>
@@ -269,27 +206,6 @@ OMKL_INLINE_AVX2 void sincos_float_avx2_n(const __m256* a, __m256* s_out, __m256
     c_out[j] = _mm256_xor_ps(_mm256_blendv_ps(c, s, swap), c_sign);
   }
 }
-
-/// sin and cos of four arguments.
-OMKL_INLINE_AVX2 void sincos4_avx2(__m256d a, __m256d& s_out, __m256d& c_out) {
-  sincos_avx2_n<1>(&a, &s_out, &c_out);
-}
-
-/// Running maximum of |a| over the lanes (NaN lanes are ignored): compare it with
-/// kAvx2FastLimit once at the end of a loop to decide on the out-of-range pass.
-OMKL_INLINE_AVX2 __m256d sincos_avx2_track_range(__m256d running_max, __m256d a) {
-  const __m256d abs_a = _mm256_andnot_pd(_mm256_set1_pd(-0.0), a);
-  return _mm256_max_pd(abs_a, running_max);  // maxpd returns the 2nd operand if one is NaN
-}
-
-/// Horizontal maximum of a running maximum.
-OMKL_INLINE_AVX2 double sincos_avx2_max_lane(__m256d running_max) {
-  const __m128d m = _mm_max_pd(_mm256_castpd256_pd128(running_max), _mm256_extractf128_pd(running_max, 1));
-  return _mm_cvtsd_f64(_mm_max_sd(m, _mm_unpackhi_pd(m, m)));
-}
-
-/// AVX2 kernel over arrays, including the out-of-range pass.
-OMKL_TARGET_AVX2 void sincos_avx2(const double* a, double* s, double* c, std::size_t n);
 
 /// The float kernel over arrays of a multiple of 8 elements, |a| ≤ kFloatFastLimit (no
 /// out-of-range pass: the backend never calls it beyond).

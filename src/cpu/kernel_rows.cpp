@@ -3,10 +3,8 @@
 #include "cpu/kernel_rows.h"
 
 #include <cmath>
-#include <cstdlib>
-#include <cstring>
+#include <string>
 
-#include "cpu/fast_sincos.h"  // default_simd_level()
 #include "cpu/simd_kernels.h"
 #include "omkl/error.h"
 
@@ -37,89 +35,58 @@ void kernel_rows_portable(const BlockedRows& rows, const double* x, double x_nor
   }
 }
 
-void check_width(VectorWidth width) {
-  if (!vector_width_available(width)) throw Error("kernel rows: this CPU lacks the requested vector width");
+void check_level(SimdLevel level) {
+  if (!simd_level_available(level))
+    throw Error(std::string("kernel rows: this CPU lacks the ") + to_string(level) + " kernels");
 }
 
 }  // namespace
 
-bool cpu_has_avx512() {
-#if OMKL_CPU_HAVE_SIMD_KERNELS
-  // libgcc's / compiler-rt's CPU model also checks that the OS saves the ZMM state.
-  static const bool supported = [] {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f") && cpu_has_avx2_fma();
-  }();
-  return supported;
-#else
-  return false;
-#endif
-}
-
-VectorWidth default_vector_width() {
-  static const VectorWidth width = [] {
-    if (!OMKL_CPU_HAVE_SIMD_KERNELS || default_simd_level() == SimdLevel::Portable) return VectorWidth::Portable;
-    const char* forced = std::getenv("OMKL_CPU_SIMD");
-    if (forced && std::strcmp(forced, "avx2") == 0) return VectorWidth::Narrow;
-    return cpu_has_avx512() ? VectorWidth::Wide : VectorWidth::Narrow;
-  }();
-  return width;
-}
-
-bool vector_width_available(VectorWidth width) {
-  switch (width) {
-    case VectorWidth::Portable: return true;
-    case VectorWidth::Narrow: return OMKL_CPU_HAVE_SIMD_KERNELS && cpu_has_avx2_fma();
-    case VectorWidth::Wide: return cpu_has_avx512();
-  }
-  return false;
-}
-
-void kernel_rows(VectorWidth width, const BlockedRows& rows, const double* x, double x_norm2,
+void kernel_rows(SimdLevel level, const BlockedRows& rows, const double* x, double x_norm2,
                  RowQuantity quantity, double divisor, double* out) {
   if (rows.count == 0) return;
-  check_width(width);
+  check_level(level);
 #if OMKL_CPU_HAVE_SIMD_KERNELS
-  if (width == VectorWidth::Wide) return avx512::kernel_rows(rows, x, x_norm2, quantity, divisor, out);
-  if (width == VectorWidth::Narrow) return avx2::kernel_rows(rows, x, x_norm2, quantity, divisor, out);
+  if (level == SimdLevel::Avx512) return avx512::kernel_rows(rows, x, x_norm2, quantity, divisor, out);
+  if (level == SimdLevel::Avx2Fma) return avx2::kernel_rows(rows, x, x_norm2, quantity, divisor, out);
 #endif
   kernel_rows_portable(rows, x, x_norm2, quantity, divisor, out);
 }
 
 void kernel_rows(const BlockedRows& rows, const double* x, double x_norm2, RowQuantity quantity,
                  double divisor, double* out) {
-  kernel_rows(default_vector_width(), rows, x, x_norm2, quantity, divisor, out);
+  kernel_rows(default_simd_level(), rows, x, x_norm2, quantity, divisor, out);
 }
 
-void inner_products(VectorWidth width, const BlockedRows& rows, const double* const* xs, std::size_t n_x,
+void inner_products(SimdLevel level, const BlockedRows& rows, const double* const* xs, std::size_t n_x,
                     double* const* outs) {
   if (n_x == 0 || n_x > kMaxInnerProducts) throw Error("inner_products: 1 to 4 samples per pass");
   if (rows.count == 0) return;
-  check_width(width);
+  check_level(level);
 #if OMKL_CPU_HAVE_SIMD_KERNELS
-  if (width == VectorWidth::Wide) return avx512::inner_products(rows, xs, n_x, outs);
-  if (width == VectorWidth::Narrow) return avx2::inner_products(rows, xs, n_x, outs);
+  if (level == SimdLevel::Avx512) return avx512::inner_products(rows, xs, n_x, outs);
+  if (level == SimdLevel::Avx2Fma) return avx2::inner_products(rows, xs, n_x, outs);
 #endif
   for (std::size_t q = 0; q < n_x; ++q) kernel_rows_portable(rows, xs[q], 0.0, RowQuantity::InnerProduct, 1.0, outs[q]);
 }
 
 void inner_products(const BlockedRows& rows, const double* const* xs, std::size_t n_x, double* const* outs) {
-  inner_products(default_vector_width(), rows, xs, n_x, outs);
+  inner_products(default_simd_level(), rows, xs, n_x, outs);
 }
 
-void gaussian_from_inner_products(VectorWidth width, const double* norms2, const double* dots, std::size_t n,
+void gaussian_from_inner_products(SimdLevel level, const double* norms2, const double* dots, std::size_t n,
                                   double x_norm2, double divisor, double* out) {
-  check_width(width);
+  check_level(level);
 #if OMKL_CPU_HAVE_SIMD_KERNELS
-  if (width == VectorWidth::Wide) return avx512::gaussian_from_inner_products(norms2, dots, n, x_norm2, divisor, out);
-  if (width == VectorWidth::Narrow) return avx2::gaussian_from_inner_products(norms2, dots, n, x_norm2, divisor, out);
+  if (level == SimdLevel::Avx512) return avx512::gaussian_from_inner_products(norms2, dots, n, x_norm2, divisor, out);
+  if (level == SimdLevel::Avx2Fma) return avx2::gaussian_from_inner_products(norms2, dots, n, x_norm2, divisor, out);
 #endif
   for (std::size_t i = 0; i < n; ++i) out[i] = std::exp(-portable_distance(norms2[i], x_norm2, dots[i]) / divisor);
 }
 
 void gaussian_from_inner_products(const double* norms2, const double* dots, std::size_t n, double x_norm2,
                                   double divisor, double* out) {
-  gaussian_from_inner_products(default_vector_width(), norms2, dots, n, x_norm2, divisor, out);
+  gaussian_from_inner_products(default_simd_level(), norms2, dots, n, x_norm2, divisor, out);
 }
 
 }  // namespace omkl::detail::cpu

@@ -15,11 +15,13 @@
 /// distance is max((‖x_τ‖² + ‖x‖²) − 2·x_τᵀx, 0) and the Gaussian value exp(−dist/divisor)
 /// through fast_exp_neg_div()'s kernel. So every result equals, bit for bit, row_dots() and
 /// fast_exp_neg_div() applied to the row-major rows: changing the layout changed no learner's
-/// numbers. The AVX-512 kernels do the same operations eight lanes at a time and give the
-/// same bits as the AVX2 ones (tested).
+/// numbers. At SimdLevel::Avx512 the kernels do the same operations eight lanes at a time and
+/// give the same bits as at Avx2Fma (tested).
 #pragma once
 
 #include <cstddef>
+
+#include "cpu/simd_level.h"
 
 namespace omkl::detail::cpu {
 
@@ -49,23 +51,11 @@ enum class RowQuantity {
   Gaussian,         ///< exp(−(squared distance) / divisor)
 };
 
-/// Vector width of the x86 kernels. Wide (AVX-512F) gives the same bits as Narrow (AVX2 +
-/// FMA); Portable is the plain C++ path of the portable SIMD level (other bits).
-enum class VectorWidth { Portable, Narrow, Wide };
-
-/// True when this build has the AVX-512 kernels and the running CPU (and OS) support AVX-512F.
-bool cpu_has_avx512();
-/// The width of the default SIMD level (default_simd_level()): Portable there; else Wide when
-/// the CPU has AVX-512F, unless OMKL_CPU_SIMD=avx2 asks for the 256-bit kernels.
-VectorWidth default_vector_width();
-/// True when `width` can run here.
-bool vector_width_available(VectorWidth width);
-
 /// out[i] = the quantity for row rows.first + i, i < rows.count.
 void kernel_rows(const BlockedRows& rows, const double* x, double x_norm2, RowQuantity quantity,
                  double divisor, double* out);
-/// Same with an explicit width (which must be available: tests compare the widths).
-void kernel_rows(VectorWidth width, const BlockedRows& rows, const double* x, double x_norm2,
+/// Same at an explicit level (which must be available: tests compare the levels).
+void kernel_rows(SimdLevel level, const BlockedRows& rows, const double* x, double x_norm2,
                  RowQuantity quantity, double divisor, double* out);
 
 /// Most samples inner_products() takes in one pass.
@@ -76,14 +66,14 @@ constexpr std::size_t kMaxInnerProducts = 4;
 /// large for the cache, the inner products of the next rounds' samples cost little more than
 /// this round's. Each result has the bits of kernel_rows(…, InnerProduct, …) for its sample.
 void inner_products(const BlockedRows& rows, const double* const* xs, std::size_t n_x, double* const* outs);
-void inner_products(VectorWidth width, const BlockedRows& rows, const double* const* xs, std::size_t n_x,
+void inner_products(SimdLevel level, const BlockedRows& rows, const double* const* xs, std::size_t n_x,
                     double* const* outs);
 
 /// out[i] = exp(−max((norms2[i] + ‖x‖²) − 2·dots[i], 0) / divisor): the Gaussian values of
 /// kernel_rows() from inner products computed before (same bits).
 void gaussian_from_inner_products(const double* norms2, const double* dots, std::size_t n, double x_norm2,
                                   double divisor, double* out);
-void gaussian_from_inner_products(VectorWidth width, const double* norms2, const double* dots, std::size_t n,
+void gaussian_from_inner_products(SimdLevel level, const double* norms2, const double* dots, std::size_t n,
                                   double x_norm2, double divisor, double* out);
 
 }  // namespace omkl::detail::cpu

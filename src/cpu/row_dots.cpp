@@ -50,7 +50,7 @@ OMKL_TARGET_AVX2 void row_dots_avx2(const double* rows, std::size_t n_rows, std:
 
 void row_dots(const double* rows, std::size_t n_rows, std::size_t d, const double* x, double* out) {
 #if OMKL_CPU_HAVE_AVX2_KERNELS
-  if (default_simd_level() == SimdLevel::Avx2Fma) return row_dots_avx2(rows, n_rows, d, x, out);
+  if (uses_fma_kernels(default_simd_level())) return row_dots_avx2(rows, n_rows, d, x, out);
 #endif
   for (std::size_t i = 0; i < n_rows; ++i) {
     double sum = 0.0;

@@ -31,6 +31,8 @@ namespace omkl::detail::cpu {
                       double* const* outs);                                                            \
   void gaussian_from_inner_products(const double* norms2, const double* dots, std::size_t n,           \
                                     double x_norm2, double divisor, double* out);                      \
+  /* s, c = sin, cos of a (fast_sincos.h); returns max |a[i]| for the caller's range check. */        \
+  double sincos_array(const double* a, double* s, double* c, std::size_t n);                          \
   }
 OMKL_DECLARE_SIMD_KERNELS(avx2)
 OMKL_DECLARE_SIMD_KERNELS(avx512)

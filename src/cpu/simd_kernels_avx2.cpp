@@ -3,7 +3,9 @@
 /// alone with -mavx2 -mfma; nothing else of the library is compiled with them.
 #include "cpu/simd_kernels.h"
 
+#if OMKL_CPU_HAVE_SIMD_KERNELS
 #include "cpu/simd_kernels_impl.h"
+#include "cpu/slot_kernels_simd.h"
 
 #if !(defined(__AVX2__) && defined(__FMA__))
 #error "simd_kernels_avx2.cpp must be compiled with -mavx2 -mfma"
@@ -29,4 +31,22 @@ void gaussian_from_inner_products(const double* norms2, const double* dots, std:
   gaussian_from_dots_simd<V256>(norms2, dots, n, x_norm2, divisor, out);
 }
 
+double sincos_array(const double* a, double* s, double* c, std::size_t n) {
+  return cpu::sincos_array<V256>(a, s, c, n);
+}
+
 }  // namespace omkl::detail::cpu::avx2
+
+namespace omkl::detail::cpu {
+namespace {
+template <>
+struct SinCosOf<SimdLevel::Avx2Fma> {
+  using type = SinCos256;
+};
+}  // namespace
+
+OMKL_INSTANTIATE_SIMD_SLOT_KERNELS(SimdLevel::Avx2Fma)
+
+}  // namespace omkl::detail::cpu
+
+#endif  // OMKL_CPU_HAVE_SIMD_KERNELS

@@ -13,6 +13,7 @@
 
 #include "cpu/kernel_rows.h"
 #include "cpu/simd_vector.h"
+#include "features/sincos_fma.h"  // the sincos constants
 
 namespace omkl::detail::cpu {
 namespace {
@@ -30,7 +31,7 @@ constexpr double kInvFactorial[] = {
 
 /// e^x per lane (the method of fast_exp.h).
 template <class V>
-inline typename V::D exp_lanes(typename V::D x) {
+__attribute__((always_inline)) inline typename V::D exp_lanes(typename V::D x) {
   using D = typename V::D;
   using I = typename V::I;
   // max/min return their second operand when one is NaN: x second keeps NaN.
@@ -57,6 +58,107 @@ inline typename V::D exp_lanes(typename V::D x) {
   return V::mul(V::mul(p, s1), s2);
 }
 
+/// sin and cos of N vectors of arguments (|a| ≤ kAvx2FastLimit; NaN → NaN, ±∞ → NaN), the
+/// method of fast_sincos.h; the N vectors go through each stage together, so that independent
+/// FMA chains side by side keep the FMA pipes busy (one vector alone is latency-bound).
+template <class V, int N>
+__attribute__((always_inline)) inline void sincos_lanes(const typename V::D* a, typename V::D* s_out, typename V::D* c_out) {
+  using namespace omkl::detail::sincos_constants;
+  using D = typename V::D;
+  const D magic = V::set1(kRoundMagic);
+  D t[N], r[N], z[N], ps[N], pc[N];
+  for (int j = 0; j < N; ++j) t[j] = V::fmadd(a[j], V::set1(kTwoOverPi), magic);
+  for (int j = 0; j < N; ++j) {
+    const D k = V::sub(t[j], magic);
+    r[j] = V::fnmadd(k, V::set1(kPio2Hi), a[j]);  // exact
+    r[j] = V::fnmadd(k, V::set1(kPio2Lo), r[j]);
+  }
+  for (int j = 0; j < N; ++j) z[j] = V::mul(r[j], r[j]);
+  for (int j = 0; j < N; ++j) {
+    ps[j] = V::fmadd(V::set1(S6), z[j], V::set1(S5));
+    pc[j] = V::fmadd(V::set1(C6), z[j], V::set1(C5));
+  }
+  // One loop per coefficient (not a loop over them): each stays a short loop the compiler
+  // unrolls, and the vectors stay in registers.
+  for (int j = 0; j < N; ++j) {
+    ps[j] = V::fmadd(ps[j], z[j], V::set1(S4));
+    pc[j] = V::fmadd(pc[j], z[j], V::set1(C4));
+  }
+  for (int j = 0; j < N; ++j) {
+    ps[j] = V::fmadd(ps[j], z[j], V::set1(S3));
+    pc[j] = V::fmadd(pc[j], z[j], V::set1(C3));
+  }
+  for (int j = 0; j < N; ++j) {
+    ps[j] = V::fmadd(ps[j], z[j], V::set1(S2));
+    pc[j] = V::fmadd(pc[j], z[j], V::set1(C2));
+  }
+  for (int j = 0; j < N; ++j) {
+    ps[j] = V::fmadd(ps[j], z[j], V::set1(S1));
+    pc[j] = V::fmadd(pc[j], z[j], V::set1(C1));
+  }
+  for (int j = 0; j < N; ++j) {
+    // r + r·(z·S(z) + 0): the + 0 turns z·S = −0 into +0, so that sin(−0) = −0.
+    ps[j] = V::fmadd(z[j], ps[j], V::zero());
+    pc[j] = V::fmadd(pc[j], z[j], V::set1(-0.5));
+  }
+  for (int j = 0; j < N; ++j) {
+    const D s = V::fmadd(r[j], ps[j], r[j]);
+    const D c = V::fmadd(pc[j], z[j], V::set1(1.0));
+    // Quadrant: bit 0 of k (moved to the sign bit) swaps, bit 1 of k negates sin, bit 1 of
+    // k + 1 negates cos.
+    const auto q = V::bits(t[j]);
+    const D swap = V::from_bits(V::template shift_left_i64<63>(q));
+    const D s_sign = V::bit_and(V::from_bits(V::template shift_left_i64<62>(q)), V::set1(-0.0));
+    const D c_sign = V::bit_xor(s_sign, swap);  // bit 1 of k+1 = bit 1 ^ bit 0 of k
+    s_out[j] = V::bit_xor(V::select_by_sign(swap, s, c), s_sign);
+    c_out[j] = V::bit_xor(V::select_by_sign(swap, c, s), c_sign);
+  }
+}
+
+/// s, c = sin, cos of a[0..n) (fast_sincos()); returns the largest |a[i]| (NaN ignored), so
+/// that the caller can redo the arguments past the fast range. Each element's result depends
+/// only on its value: the tail goes through the same lanes, padded.
+template <class V>
+inline double sincos_array(const double* a, double* s, double* c, std::size_t n) {
+  using D = typename V::D;
+  constexpr std::size_t L = V::kLanes;
+  // maxpd returns its second operand when one is NaN: |a| second ignores NaN lanes.
+  D range = V::zero();
+  std::size_t i = 0;
+  for (; i + 4 * L <= n; i += 4 * L) {
+    D v[4], sv[4], cv[4];
+    for (int j = 0; j < 4; ++j) v[j] = V::load(a + i + j * L);
+    sincos_lanes<V, 4>(v, sv, cv);
+    for (int j = 0; j < 4; ++j) {
+      V::store(s + i + j * L, sv[j]);
+      V::store(c + i + j * L, cv[j]);
+      range = V::max(V::abs(v[j]), range);
+    }
+  }
+  for (; i + L <= n; i += L) {
+    D v = V::load(a + i), sv, cv;
+    sincos_lanes<V, 1>(&v, &sv, &cv);
+    V::store(s + i, sv);
+    V::store(c + i, cv);
+    range = V::max(V::abs(v), range);
+  }
+  if (i < n) {
+    alignas(64) double pa[L] = {}, ps[L], pc[L];
+    const std::size_t m = n - i < L ? n - i : L;
+    for (std::size_t j = 0; j < m; ++j) pa[j] = a[i + j];
+    D v = V::load(pa), sv, cv;
+    sincos_lanes<V, 1>(&v, &sv, &cv);
+    V::store(ps, sv);
+    V::store(pc, cv);
+    for (std::size_t j = 0; j < m; ++j) {
+      s[i + j] = ps[j];
+      c[i + j] = pc[j];
+    }
+    range = V::max(V::abs(v), range);
+  }
+  return V::max_lane(range);
+}
+
 /// How the exp argument is formed from a lane value v: v itself, −v / divisor, or −v·(1/divisor)
 /// where the divisor is a power of two (kernel widths σ = 2^k give 2σ² = 2^(2k+1)): its
 /// reciprocal is exact, so the product rounds the same real number as the quotient — the same
@@ -64,7 +166,7 @@ inline typename V::D exp_lanes(typename V::D x) {
 enum class Argument { Value, NegQuotient, NegProduct };
 
 template <class V, Argument kForm>
-inline typename V::D exp_argument(typename V::D v, typename V::D c) {
+__attribute__((always_inline)) inline typename V::D exp_argument(typename V::D v, typename V::D c) {
   if (kForm == Argument::Value) return v;
   if (kForm == Argument::NegQuotient) return V::div(V::negate(v), c);
   return V::mul(V::negate(v), c);
@@ -125,7 +227,7 @@ inline void exp_array_simd(const double* in, bool neg_div, double divisor, doubl
 /// Several vectors or samples at once give the FMA chains independent neighbours, and several
 /// samples share each load.
 template <class V, std::size_t kVectors, std::size_t kX>
-inline void inner_products(const BlockedRows& rows, std::size_t row0, const double* const* xs,
+__attribute__((always_inline)) inline void inner_products(const BlockedRows& rows, std::size_t row0, const double* const* xs,
                            typename V::D (&dot)[kX][kVectors]) {
   using D = typename V::D;
   constexpr std::size_t L = V::kLanes;
@@ -170,11 +272,11 @@ inline void inner_products(const BlockedRows& rows, std::size_t row0, const doub
 /// The squared distance (as Eigen's (n2 + ‖x‖² − 2·dot).max(0): maxpd(0, value) keeps a NaN
 /// value) and the Gaussian kernel value from an inner product.
 template <class V>
-inline typename V::D squared_distance(typename V::D dot, typename V::D norms2, typename V::D x_norm2) {
+__attribute__((always_inline)) inline typename V::D squared_distance(typename V::D dot, typename V::D norms2, typename V::D x_norm2) {
   return V::max(V::zero(), V::sub(V::add(norms2, x_norm2), V::mul(V::set1(2.0), dot)));
 }
 template <class V, Argument kForm>
-inline typename V::D gaussian(typename V::D dot, typename V::D norms2, typename V::D x_norm2, typename V::D c) {
+__attribute__((always_inline)) inline typename V::D gaussian(typename V::D dot, typename V::D norms2, typename V::D x_norm2, typename V::D c) {
   return exp_lanes<V>(exp_argument<V, kForm>(squared_distance<V>(dot, norms2, x_norm2), c));
 }
 

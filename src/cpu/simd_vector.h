@@ -40,6 +40,16 @@ struct V256 {
   static D max(D a, D b) { return _mm256_max_pd(a, b); }
   static D min(D a, D b) { return _mm256_min_pd(a, b); }
   static D negate(D a) { return _mm256_xor_pd(a, _mm256_set1_pd(-0.0)); }
+  static D bit_and(D a, D b) { return _mm256_and_pd(a, b); }
+  static D bit_xor(D a, D b) { return _mm256_xor_pd(a, b); }
+  static D abs(D a) { return _mm256_andnot_pd(_mm256_set1_pd(-0.0), a); }
+  /// Per lane: if_set where the sign bit of `mask` is set, else if_clear (blendv).
+  static D select_by_sign(D mask, D if_clear, D if_set) { return _mm256_blendv_pd(if_clear, if_set, mask); }
+  /// The largest lane.
+  static double max_lane(D a) {
+    const __m128d m = _mm_max_pd(_mm256_castpd256_pd128(a), _mm256_extractf128_pd(a, 1));
+    return _mm_cvtsd_f64(_mm_max_sd(m, _mm_unpackhi_pd(m, m)));
+  }
   static I bits(D a) { return _mm256_castpd_si256(a); }
   static D from_bits(I a) { return _mm256_castsi256_pd(a); }
   static I set1_i64(std::int64_t v) { return _mm256_set1_epi64x(v); }
@@ -72,6 +82,13 @@ struct V512 {
   static D min(D a, D b) { return _mm512_min_pd(a, b); }
   // Through the integer xor: the double one needs AVX-512DQ.
   static D negate(D a) { return from_bits(_mm512_xor_si512(bits(a), _mm512_set1_epi64(INT64_MIN))); }
+  static D bit_and(D a, D b) { return from_bits(_mm512_and_si512(bits(a), bits(b))); }
+  static D bit_xor(D a, D b) { return from_bits(_mm512_xor_si512(bits(a), bits(b))); }
+  static D abs(D a) { return from_bits(_mm512_andnot_si512(_mm512_set1_epi64(INT64_MIN), bits(a))); }
+  static D select_by_sign(D mask, D if_clear, D if_set) {
+    return _mm512_mask_blend_pd(_mm512_test_epi64_mask(bits(mask), _mm512_set1_epi64(INT64_MIN)), if_clear, if_set);
+  }
+  static double max_lane(D a) { return _mm512_reduce_max_pd(a); }
   static I bits(D a) { return _mm512_castpd_si512(a); }
   static D from_bits(I a) { return _mm512_castsi512_pd(a); }
   static I set1_i64(std::int64_t v) { return _mm512_set1_epi64(v); }

@@ -17,6 +17,7 @@
 
 #include "core/algorithm_base.h"
 #include "core/state_io.h"
+#include "cpu/simd_level.h"
 #include "features/rf_backend.h"
 #include "omkl/error.h"
 #include "omkl/study.h"
@@ -164,7 +165,8 @@ std::vector<ReplicateRun> run_on(const AlgorithmSpec& spec, const Preset* preset
 std::string device_name(BackendKind backend) {
   if (backend == BackendKind::Cpu) {
     const unsigned n = std::thread::hardware_concurrency();
-    return "cpu (" + std::to_string(n) + " hardware threads)";
+    // The SIMD level says which kernels ran (timings differ; Avx512 and Avx2Fma results do not).
+    return "cpu (" + std::to_string(n) + " hardware threads, " + detail::cpu::to_string(detail::cpu::default_simd_level()) + ")";
   }
   return "cuda";
 }

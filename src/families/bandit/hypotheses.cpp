@@ -24,7 +24,7 @@ KernelHypotheses::KernelHypotheses(const Dictionary& kernels, std::size_t n_feat
     : n_features_(n_features),
       norm_(kernels.size(), 0.0),
       ahead_(kernels.size()),
-      look_ahead_(cpu::default_vector_width() == cpu::VectorWidth::Wide) {
+      look_ahead_(cpu::default_simd_level() == cpu::SimdLevel::Avx512) {
   for (const KernelSpec& k : kernels) {
     if (k.family != KernelFamily::Gaussian && k.family != KernelFamily::Laplacian && k.family != KernelFamily::Cauchy)
       throw ConfigError("bandit kernel selection: " + k.name() + " is not a bounded shift-invariant kernel (κ(x, x) = 1)");

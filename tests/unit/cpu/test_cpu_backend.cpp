@@ -22,8 +22,9 @@ using namespace omkl::detail::cpu;
 namespace {
 
 std::vector<SimdLevel> levels() {
-  std::vector<SimdLevel> out{SimdLevel::Portable};
-  if (cpu_has_avx2_fma()) out.push_back(SimdLevel::Avx2Fma);
+  std::vector<SimdLevel> out;
+  for (SimdLevel level : {SimdLevel::Portable, SimdLevel::Avx2Fma, SimdLevel::Avx512})
+    if (simd_level_available(level)) out.push_back(level);
   return out;
 }
 
@@ -551,4 +552,35 @@ TEST(CpuBackendTest, StepSelectedHandlesHugeAnglesAndBadPairs) {
     pairs[1].slot = 2;
     EXPECT_THROW(backend->step_selected(&x, 0.0, pairs, 2, f, nullptr), Error);
   }
+}
+
+TEST(CpuBackendTest, Avx512KernelsGiveTheAvx2Bits) {
+  if (!simd_level_available(SimdLevel::Avx512)) GTEST_SKIP() << "this CPU has no AVX-512F";
+  // D = 50 and 7 (padded 52 and 8: odd and even counts of 4-lane vectors, so groups of every
+  // size), double and float maps, blocks and single steps, and the selected-pairs path.
+  for (const bool single : {false, true})
+    for (const std::size_t D : {50u, 7u}) {
+      Problem s = make_problem(2, D, 5, 120);
+      s.problem.single_precision = single;
+      auto avx2 = make_backend(s, SimdLevel::Avx2Fma);
+      auto avx512 = make_backend(s, SimdLevel::Avx512);
+      ASSERT_EQ(cpu_backend_simd_level(*avx512), SimdLevel::Avx512);
+      const Trace a = run(*avx2, s, {}), b = run(*avx512, s, {5, 1, 0});
+      for (std::size_t i = 0; i < a.f.size(); ++i) {
+        ASSERT_EQ(bits(a.f[i]), bits(b.f[i])) << "D " << D << " float " << single << " entry " << i;
+        ASSERT_EQ(bits(a.norm2[i]), bits(b.norm2[i])) << "D " << D << " float " << single << " entry " << i;
+      }
+      std::mt19937_64 rng(3);
+      for (std::size_t t = 0; t < 20; ++t) {
+        const std::vector<PairStep> pairs = random_pairs(s, rng);
+        std::vector<double> fa(pairs.size()), fb(pairs.size()), na(pairs.size()), nb(pairs.size());
+        const double* x = s.x.data() + t * s.problem.n_features;
+        avx2->step_selected(x, s.y[t], pairs.data(), pairs.size(), fa.data(), na.data());
+        avx512->step_selected(x, s.y[t], pairs.data(), pairs.size(), fb.data(), nb.data());
+        for (std::size_t i = 0; i < pairs.size(); ++i) {
+          ASSERT_EQ(bits(fa[i]), bits(fb[i])) << "step_selected t " << t;
+          ASSERT_EQ(bits(na[i]), bits(nb[i])) << "step_selected t " << t;
+        }
+      }
+    }
 }

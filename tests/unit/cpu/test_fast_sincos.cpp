@@ -23,14 +23,13 @@ namespace {
 constexpr double kBound = 2.3e-16;
 
 std::vector<SimdLevel> levels() {
-  std::vector<SimdLevel> out{SimdLevel::Portable};
-  if (cpu_has_avx2_fma()) out.push_back(SimdLevel::Avx2Fma);
+  std::vector<SimdLevel> out;
+  for (SimdLevel level : {SimdLevel::Portable, SimdLevel::Avx2Fma, SimdLevel::Avx512})
+    if (simd_level_available(level)) out.push_back(level);
   return out;
 }
 
-double fast_limit(SimdLevel level) {
-  return level == SimdLevel::Avx2Fma ? kAvx2FastLimit : kPortableFastLimit;
-}
+double fast_limit(SimdLevel level) { return uses_fma_kernels(level) ? kAvx2FastLimit : kPortableFastLimit; }
 
 struct Errors {
   double sin = 0.0, cos = 0.0;
@@ -223,11 +222,14 @@ TEST(FastSincosTest, ScalarFmaFormIsAccurateAndEqualsTheAvx2Kernel) {
   EXPECT_TRUE(std::isnan(nan_s) && std::isnan(nan_c));
 
   if (!cpu_has_avx2_fma()) GTEST_SKIP() << "no AVX2+FMA here: accuracy checked, bitwise equality not";
-  std::vector<double> s_avx(a.size()), c_avx(a.size());
-  fast_sincos(SimdLevel::Avx2Fma, a.data(), s_avx.data(), c_avx.data(), a.size());
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    ASSERT_EQ(bits(s[i]), bits(s_avx[i])) << "sin at a = " << a[i];
-    ASSERT_EQ(bits(c[i]), bits(c_avx[i])) << "cos at a = " << a[i];
+  for (SimdLevel level : levels()) {
+    if (!uses_fma_kernels(level)) continue;
+    std::vector<double> s_avx(a.size()), c_avx(a.size());
+    fast_sincos(level, a.data(), s_avx.data(), c_avx.data(), a.size());
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      ASSERT_EQ(bits(s[i]), bits(s_avx[i])) << to_string(level) << ": sin at a = " << a[i];
+      ASSERT_EQ(bits(c[i]), bits(c_avx[i])) << to_string(level) << ": cos at a = " << a[i];
+    }
   }
 }
 

@@ -23,10 +23,10 @@ using namespace omkl::detail::cpu;
 
 namespace {
 
-std::vector<VectorWidth> available_widths() {
-  std::vector<VectorWidth> out;
-  for (VectorWidth w : {VectorWidth::Portable, VectorWidth::Narrow, VectorWidth::Wide})
-    if (vector_width_available(w)) out.push_back(w);
+std::vector<SimdLevel> available_levels() {
+  std::vector<SimdLevel> out;
+  for (SimdLevel l : {SimdLevel::Portable, SimdLevel::Avx2Fma, SimdLevel::Avx512})
+    if (simd_level_available(l)) out.push_back(l);
   return out;
 }
 
@@ -110,7 +110,7 @@ TEST(KernelRowsTest, SeveralSamplesInOnePassAndGaussiansFromProducts) {
     std::vector<std::vector<double>> x(kMaxInnerProducts, std::vector<double>(d));
     for (auto& v : x)
       for (double& e : v) e = normal(rng);
-    for (VectorWidth w : available_widths())
+    for (SimdLevel w : available_levels())
       for (std::size_t first : {0, 3, 8})
         for (std::size_t count : {1, 9, 50})
           for (std::size_t n_x = 1; n_x <= kMaxInnerProducts; ++n_x) {
@@ -158,7 +158,7 @@ TEST(KernelRowsTest, APowerOfTwoDivisorGivesTheQuotientsBits) {
   for (double divisor : {0x1p-1022, 0x1p-600, 0.125, 0.5, 1.0, 2.0, 32.0, 0x1p600, 0x1p1022, 0x1p1023, 3.0, 0.1}) {
     std::vector<double> quotient(v.size()), want(v.size()), got(v.size());
     for (std::size_t i = 0; i < v.size(); ++i) quotient[i] = -v[i] / divisor;
-    for (VectorWidth w : available_widths()) {
+    for (SimdLevel w : available_levels()) {
       fast_exp(w, quotient.data(), want.data(), v.size());
       fast_exp_neg_div(w, v.data(), divisor, got.data(), v.size());
       for (std::size_t i = 0; i < v.size(); ++i)
@@ -167,9 +167,9 @@ TEST(KernelRowsTest, APowerOfTwoDivisorGivesTheQuotientsBits) {
   }
 }
 
-TEST(KernelRowsTest, WidthsGiveTheSameBits) {
-  if (!vector_width_available(VectorWidth::Narrow)) GTEST_SKIP() << "no AVX2+FMA here";
-  if (!vector_width_available(VectorWidth::Wide)) GTEST_SKIP() << "no AVX-512F here: one width only";
+TEST(KernelRowsTest, Avx512GivesTheAvx2Bits) {
+  if (!simd_level_available(SimdLevel::Avx2Fma)) GTEST_SKIP() << "no AVX2+FMA here";
+  if (!simd_level_available(SimdLevel::Avx512)) GTEST_SKIP() << "no AVX-512F here: one width only";
   std::mt19937_64 rng(12);
   std::normal_distribution<double> normal(0.0, 2.0);
   for (std::size_t d : {1, 3, 4, 9, 18, 30}) {
@@ -178,8 +178,8 @@ TEST(KernelRowsTest, WidthsGiveTheSameBits) {
     for (double& v : x) v = normal(rng);
     for (RowQuantity q : {RowQuantity::InnerProduct, RowQuantity::SquaredDistance, RowQuantity::Gaussian}) {
       std::vector<double> narrow(200), wide(200);
-      kernel_rows(VectorWidth::Narrow, rows.view(3, 200), x.data(), 4.0, q, 0.7, narrow.data());
-      kernel_rows(VectorWidth::Wide, rows.view(3, 200), x.data(), 4.0, q, 0.7, wide.data());
+      kernel_rows(SimdLevel::Avx2Fma, rows.view(3, 200), x.data(), 4.0, q, 0.7, narrow.data());
+      kernel_rows(SimdLevel::Avx512, rows.view(3, 200), x.data(), 4.0, q, 0.7, wide.data());
       for (std::size_t i = 0; i < 200; ++i) ASSERT_EQ(bits(narrow[i]), bits(wide[i])) << "d " << d << " row " << i;
     }
   }
@@ -191,15 +191,15 @@ TEST(KernelRowsTest, WidthsGiveTheSameBits) {
   const double inf = std::numeric_limits<double>::infinity();
   for (double v : {0.0, -0.0, inf, -inf, std::numeric_limits<double>::quiet_NaN(), -745.2, 709.79}) a.push_back(v);
   std::vector<double> narrow(a.size()), wide(a.size());
-  fast_exp(VectorWidth::Narrow, a.data(), narrow.data(), a.size());
-  fast_exp(VectorWidth::Wide, a.data(), wide.data(), a.size());
+  fast_exp(SimdLevel::Avx2Fma, a.data(), narrow.data(), a.size());
+  fast_exp(SimdLevel::Avx512, a.data(), wide.data(), a.size());
   for (std::size_t i = 0; i < a.size(); ++i) ASSERT_EQ(bits(narrow[i]), bits(wide[i])) << "exp(" << a[i] << ")";
-  fast_exp_neg_div(VectorWidth::Narrow, a.data(), 2.5, narrow.data(), a.size());
-  fast_exp_neg_div(VectorWidth::Wide, a.data(), 2.5, wide.data(), a.size());
+  fast_exp_neg_div(SimdLevel::Avx2Fma, a.data(), 2.5, narrow.data(), a.size());
+  fast_exp_neg_div(SimdLevel::Avx512, a.data(), 2.5, wide.data(), a.size());
   for (std::size_t i = 0; i < a.size(); ++i) ASSERT_EQ(bits(narrow[i]), bits(wide[i])) << "exp(-" << a[i] << "/2.5)";
 }
 
-TEST(KernelRowsTest, EveryWidthIsAccurate) {
+TEST(KernelRowsTest, EveryLevelIsAccurate) {
   std::mt19937_64 rng(13);
   std::normal_distribution<double> normal(0.0, 1.0);
   const std::size_t d = 11;
@@ -208,7 +208,7 @@ TEST(KernelRowsTest, EveryWidthIsAccurate) {
   for (double& v : x) v = normal(rng);
   double x_norm2 = 0.0;
   for (double v : x) x_norm2 += v * v;
-  for (VectorWidth w : available_widths()) {
+  for (SimdLevel w : available_levels()) {
     std::vector<double> got(37);
     kernel_rows(w, rows.view(0, 37), x.data(), x_norm2, RowQuantity::Gaussian, 3.0, got.data());
     for (std::size_t r = 0; r < 37; ++r) {
@@ -219,7 +219,7 @@ TEST(KernelRowsTest, EveryWidthIsAccurate) {
       }
       // The distance comes from ‖a‖² + ‖b‖² − 2aᵀb: absolute error a few ε·(‖a‖² + ‖b‖²).
       const double want = static_cast<double>(std::exp(-dist / 3.0L));
-      EXPECT_NEAR(got[r], want, 1e-14 * (rows.norms2[r] + x_norm2)) << "width " << static_cast<int>(w) << " row " << r;
+      EXPECT_NEAR(got[r], want, 1e-14 * (rows.norms2[r] + x_norm2)) << "level " << static_cast<int>(w) << " row " << r;
     }
   }
 }

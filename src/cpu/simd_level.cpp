@@ -1,0 +1,68 @@
+/// @file simd_level.cpp
+/// @brief Run-time detection of the CPU kernels' instruction-set level (simd_level.h).
+#include "cpu/simd_level.h"
+
+#include <cstdlib>
+#include <cstring>
+
+#include "cpu/fast_sincos.h"  // OMKL_CPU_HAVE_AVX2_KERNELS
+#include "cpu/simd_kernels.h"  // OMKL_CPU_HAVE_SIMD_KERNELS
+
+namespace omkl::detail::cpu {
+
+bool cpu_has_avx2_fma() {
+#if OMKL_CPU_HAVE_AVX2_KERNELS
+  // libgcc's / compiler-rt's CPU model also checks that the OS saves the YMM state.
+  static const bool supported = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  }();
+  return supported;
+#else
+  return false;
+#endif
+}
+
+bool cpu_has_avx512() {
+#if OMKL_CPU_HAVE_SIMD_KERNELS
+  // Also checks that the OS saves the ZMM state.
+  static const bool supported = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") && cpu_has_avx2_fma();
+  }();
+  return supported;
+#else
+  return false;
+#endif
+}
+
+bool simd_level_available(SimdLevel level) {
+  switch (level) {
+    case SimdLevel::Portable: return true;
+    case SimdLevel::Avx2Fma: return OMKL_CPU_HAVE_SIMD_KERNELS && cpu_has_avx2_fma();
+    case SimdLevel::Avx512: return cpu_has_avx512();
+  }
+  return false;
+}
+
+SimdLevel default_simd_level() {
+  static const SimdLevel level = [] {
+    const char* forced = std::getenv("OMKL_CPU_SIMD");
+    if (forced && std::strcmp(forced, "portable") == 0) return SimdLevel::Portable;
+    if (simd_level_available(SimdLevel::Avx512) && !(forced && std::strcmp(forced, "avx2") == 0))
+      return SimdLevel::Avx512;
+    return simd_level_available(SimdLevel::Avx2Fma) ? SimdLevel::Avx2Fma : SimdLevel::Portable;
+  }();
+  return level;
+}
+
+const char* to_string(SimdLevel level) {
+  switch (level) {
+    case SimdLevel::Portable: return "portable";
+    case SimdLevel::Avx2Fma: return "avx2+fma";
+    case SimdLevel::Avx512: return "avx512";
+  }
+  return "?";
+}
+
+}  // namespace omkl::detail::cpu
