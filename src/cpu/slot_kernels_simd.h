@@ -26,6 +26,9 @@
 // The per-d passes stay functions of their own (one per d), each small enough for the register
 // allocator; inlined into their dispatcher they would make one large function that spills.
 #define OMKL_NOINLINE __attribute__((noinline))
+// A group's lambda is inlined too: called, its accumulators would live in memory and every FMA
+// of the θ sums would wait on a store and a load.
+#define OMKL_LAMBDA_INLINE __attribute__((always_inline))
 
 namespace omkl::detail::cpu {
 namespace {
@@ -206,7 +209,7 @@ struct VectorSlotKernels {
     const __m256d sh = _mm256_set1_pd(shrink), g = _mm256_set1_pd(gain);
     for (std::size_t j = 0, left = padded / 4; left > 0;) {
       const std::size_t n = next_group(left);
-      with_group(n, [&](auto group) {
+      with_group(n, [&](auto group) OMKL_LAMBDA_INLINE {
         fused_group<decltype(group)::value, kD>(v, x, d, padded, j, u, theta, u_prev, pending, sh, g, acc);
       });
       j += 4 * n;
@@ -345,7 +348,7 @@ struct VectorSlotKernels {
     std::size_t j = 0, left = padded / 4;
     while (left > 0) {
       const std::size_t g = next_group(left);
-      with_group(g, [&](auto group) {
+      with_group(g, [&](auto group) OMKL_LAMBDA_INLINE {
         features_group<decltype(group)::value, kD, kChecked>(v, x, d, padded, j, angle, u);
       });
       j += 4 * g;
@@ -509,6 +512,7 @@ void SimdSlotKernels<kLevel>::update_dot_norm(double* theta, const double* u_pre
 #undef OMKL_SLOT_IMPL
 #undef OMKL_ALWAYS_INLINE
 #undef OMKL_NOINLINE
+#undef OMKL_LAMBDA_INLINE
 
 /// Explicit instantiation of every entry point of one level (in its own translation unit).
 #define OMKL_INSTANTIATE_SIMD_SLOT_KERNELS(LEVEL)                                                         \
