@@ -1,52 +1,18 @@
 /// @file simd_kernels_avx2.cpp
-/// @brief The kernels of simd_kernels_impl.h at the avx2 width (V256). CMake compiles this file
+/// @brief The CPU kernels at SimdLevel::Avx2Fma (4-lane vectors, V256). CMake compiles this file
 /// alone with -mavx2 -mfma; nothing else of the library is compiled with them.
 #include "cpu/simd_kernels.h"
 
 #if OMKL_CPU_HAVE_SIMD_KERNELS
-#include "cpu/simd_kernels_impl.h"
-#include "cpu/slot_kernels_simd.h"
 
 #if !(defined(__AVX2__) && defined(__FMA__))
 #error "simd_kernels_avx2.cpp must be compiled with -mavx2 -mfma"
 #endif
 
-namespace omkl::detail::cpu::avx2 {
-
-void exp_array(const double* in, bool neg_div, double divisor, double* out, std::size_t n) {
-  exp_array_simd<V256>(in, neg_div, divisor, out, n);
-}
-
-void kernel_rows(const BlockedRows& rows, const double* x, double x_norm2, RowQuantity quantity,
-                 double divisor, double* out) {
-  kernel_rows_simd<V256>(rows, x, x_norm2, quantity, divisor, out);
-}
-
-void inner_products(const BlockedRows& rows, const double* const* xs, std::size_t n_x, double* const* outs) {
-  inner_products_simd<V256>(rows, xs, n_x, outs);
-}
-
-void gaussian_from_inner_products(const double* norms2, const double* dots, std::size_t n, double x_norm2,
-                                  double divisor, double* out) {
-  gaussian_from_dots_simd<V256>(norms2, dots, n, x_norm2, divisor, out);
-}
-
-double sincos_array(const double* a, double* s, double* c, std::size_t n) {
-  return cpu::sincos_array<V256>(a, s, c, n);
-}
-
-}  // namespace omkl::detail::cpu::avx2
-
-namespace omkl::detail::cpu {
-namespace {
-template <>
-struct SinCosOf<SimdLevel::Avx2Fma> {
-  using type = SinCos256;
-};
-}  // namespace
-
-OMKL_INSTANTIATE_SIMD_SLOT_KERNELS(SimdLevel::Avx2Fma)
-
-}  // namespace omkl::detail::cpu
+#define OMKL_SIMD_NAMESPACE avx2
+#define OMKL_SIMD_VECTOR V256
+#define OMKL_SIMD_SINCOS SinCos256
+#define OMKL_SIMD_LEVEL SimdLevel::Avx2Fma
+#include "cpu/simd_kernels_entry_points.h"
 
 #endif  // OMKL_CPU_HAVE_SIMD_KERNELS

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/algorithm_base.h"
+#include "cpu/simd_level.h"
 #include "random/rng.h"
 #include "omkl/dataset.h"
 #include "omkl/error.h"
@@ -18,6 +19,15 @@
 namespace omkl::test {
 
 /// The bit pattern of a double: for tests that compare results bit for bit.
+/// The CPU SIMD levels this machine can run, lowest first.
+inline std::vector<detail::cpu::SimdLevel> available_simd_levels() {
+  using detail::cpu::SimdLevel;
+  std::vector<SimdLevel> out;
+  for (SimdLevel level : {SimdLevel::Portable, SimdLevel::Avx2Fma, SimdLevel::Avx512})
+    if (detail::cpu::simd_level_available(level)) out.push_back(level);
+  return out;
+}
+
 inline std::uint64_t bits(double v) {
   std::uint64_t b;
   std::memcpy(&b, &v, sizeof b);

@@ -14,6 +14,7 @@
 #include "cpu/fast_sincos.h"
 #include "omkl/error.h"
 
+using omkl::test::available_simd_levels;
 using omkl::test::bits;
 using namespace omkl;
 using namespace omkl::detail;
@@ -21,12 +22,6 @@ using namespace omkl::detail::cpu;
 
 namespace {
 
-std::vector<SimdLevel> levels() {
-  std::vector<SimdLevel> out;
-  for (SimdLevel level : {SimdLevel::Portable, SimdLevel::Avx2Fma, SimdLevel::Avx512})
-    if (simd_level_available(level)) out.push_back(level);
-  return out;
-}
 
 // A small problem with everything the backend must honour: D not a multiple of 4, kernels
 // with several slots, with one slot (the fused single-slot path) and with none, late starts,
@@ -155,7 +150,7 @@ TEST(CpuBackendTest, MatchesAStraightforwardStdSinCosReference) {
   for (LossKind loss : {LossKind::Squared, LossKind::Logistic}) {
     const Problem s = make_problem(2, 7, 3, 80, loss);
     const std::size_t S = s.problem.n_slots(), R = s.problem.n_replicates;
-    for (SimdLevel level : levels()) {
+    for (SimdLevel level : available_simd_levels()) {
       auto backend = make_backend(s, level);
       EXPECT_EQ(cpu_backend_simd_level(*backend), level);
       const Trace got = run(*backend, s, {});
@@ -176,7 +171,7 @@ TEST(CpuBackendTest, MatchesAStraightforwardStdSinCosReference) {
 
 TEST(CpuBackendTest, BlocksAndSingleStepsAreBitIdentical) {
   const Problem s = make_problem(2, 7, 3, 90);
-  for (SimdLevel level : levels()) {
+  for (SimdLevel level : available_simd_levels()) {
     auto one = make_backend(s, level);
     const Trace a = run(*one, s, std::vector<std::size_t>(s.n_samples, 1));
     auto blocked = make_backend(s, level);
@@ -196,7 +191,7 @@ TEST(CpuBackendTest, BlocksAndSingleStepsAreBitIdentical) {
 
 TEST(CpuBackendTest, ReplicatesDoNotDependOnEachOther) {
   const Problem both = make_problem(2, 6, 4, 50);
-  for (SimdLevel level : levels()) {
+  for (SimdLevel level : available_simd_levels()) {
     auto together = make_backend(both, level);
     const Trace all = run(*together, both, {17, 0});
     const std::size_t S = both.problem.n_slots();
@@ -217,7 +212,7 @@ TEST(CpuBackendTest, ReplicatesDoNotDependOnEachOther) {
 TEST(CpuBackendTest, PredictReturnsWhatTheNextStepReports) {
   const Problem s = make_problem(2, 5, 3, 40);
   const std::size_t RS = s.problem.n_replicates * s.problem.n_slots(), d = s.problem.n_features;
-  for (SimdLevel level : levels()) {
+  for (SimdLevel level : available_simd_levels()) {
     auto backend = make_backend(s, level);
     std::vector<double> predicted(RS), f(RS), n2(RS);
     for (std::size_t t = 0; t < s.n_samples; ++t) {
@@ -231,7 +226,7 @@ TEST(CpuBackendTest, PredictReturnsWhatTheNextStepReports) {
 
 TEST(CpuBackendTest, ThetaAndFrequenciesRoundTripWithoutPadding) {
   const Problem s = make_problem(1, 5, 2, 30);  // D = 5 is stored padded to 8
-  for (SimdLevel level : levels()) {
+  for (SimdLevel level : available_simd_levels()) {
     auto backend = make_backend(s, level);
     run(*backend, s, {});
     for (std::size_t k = 0; k < s.problem.n_kernels; ++k) {
@@ -284,7 +279,7 @@ TEST(CpuBackendTest, HugeAnglesGoThroughTheStdFallback) {
   const double x[2] = {1.0, 0.0};
   SlotSchedule schedule;
   schedule.eta = 0.1;
-  for (SimdLevel level : levels()) {
+  for (SimdLevel level : available_simd_levels()) {
     auto backend = make_cpu_rf_backend(problem, level);
     backend->set_frequencies(0, 0, V.data());
     backend->set_theta(0, 0, theta.data());
@@ -300,7 +295,7 @@ TEST(CpuBackendTest, HugeAnglesGoThroughTheStdFallback) {
 
 TEST(CpuBackendTest, NonFiniteInputsGiveNonFinitePredictionsWithoutCrashing) {
   const Problem s = make_problem(1, 6, 2, 4);
-  for (SimdLevel level : levels()) {
+  for (SimdLevel level : available_simd_levels()) {
     auto backend = make_backend(s, level);
     std::vector<double> theta(2 * s.problem.n_rff, 0.5);
     backend->set_theta(0, 0, theta.data());
@@ -339,7 +334,7 @@ TEST(CpuBackendTest, RejectsBadIndices) {
 TEST(CpuBackendTest, FloatFeatureMapIsWithinTheFloatTolerance) {
   // D = 21, 18, 3: padded to 24 (three blocks of 8), 20 (two and a half) and 4 (half a block).
   for (const std::size_t D : {21u, 18u, 3u})
-  for (const SimdLevel level : levels()) {
+  for (const SimdLevel level : available_simd_levels()) {
     SCOPED_TRACE("D = " + std::to_string(D));
     Problem s = make_problem(2, D, 4, 150);  // angles up to ≈ 10·4·3: the float map
     s.problem.single_precision = true;
@@ -373,7 +368,7 @@ TEST(CpuBackendTest, FloatFeatureMapIsWithinTheFloatTolerance) {
 // Angles beyond the float map's range take the double path: with every kernel's frequencies
 // that large, precision=float gives the double backend's numbers bit for bit.
 TEST(CpuBackendTest, FloatModeUsesTheDoublePathForLargeAngles) {
-  for (const SimdLevel level : levels()) {
+  for (const SimdLevel level : available_simd_levels()) {
     Problem s = make_problem(1, 9, 3, 40);
     for (auto& V : s.frequencies)
       for (double& v : V) v = v * 50.0 + (v >= 0 ? 3000.0 : -3000.0);  // Σ x_k · 3000 > 256
@@ -442,7 +437,7 @@ TEST(CpuBackendTest, StepSelectedMatchesTheBaseImplementation) {
   for (LossKind loss : {LossKind::Squared, LossKind::Logistic})
     for (std::size_t D : {7, 50})
       for (const auto& slot_map : slot_maps)
-      for (SimdLevel level : levels()) {
+      for (SimdLevel level : available_simd_levels()) {
         Problem s = make_problem(3, D, 5, 80, loss);
         s.problem.slot_kernel = slot_map;
         auto native = make_backend(s, level);
@@ -482,7 +477,7 @@ TEST(CpuBackendTest, StepSelectedMatchesTheBaseImplementation) {
 TEST(CpuBackendTest, StepSelectedIsDeterministicAndReplicatesAreIndependent) {
   const Problem s = make_problem(3, 50, 5, 40);
   const std::size_t d = s.problem.n_features, S = s.problem.n_slots();
-  for (SimdLevel level : levels()) {
+  for (SimdLevel level : available_simd_levels()) {
     auto all = make_backend(s, level);
     auto alone = make_backend(s, level);
     std::mt19937_64 rng(3);
@@ -535,7 +530,7 @@ TEST(CpuBackendTest, StepSelectedHandlesHugeAnglesAndBadPairs) {
   double want = 0.0;
   for (std::size_t i = 0; i < V.size(); ++i) want += theta[i] * std::sin(V[i]) + theta[6 + i] * std::cos(V[i]);
   const double x = 1.0;
-  for (SimdLevel level : levels()) {
+  for (SimdLevel level : available_simd_levels()) {
     auto backend = make_cpu_rf_backend(problem, level);
     backend->set_frequencies(0, 0, V.data());
     backend->set_theta(0, 1, theta.data());

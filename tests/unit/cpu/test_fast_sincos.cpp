@@ -13,6 +13,7 @@
 #include "common/test_helpers.h"
 #include "cpu/fast_sincos.h"
 
+using omkl::test::available_simd_levels;
 using omkl::test::bits;
 using namespace omkl::detail::cpu;
 
@@ -22,12 +23,6 @@ namespace {
 // ranges: about one ulp of 1. Measured (x86-64, glibc): 1.6e-16 portable, 1.3e-16 AVX2+FMA.
 constexpr double kBound = 2.3e-16;
 
-std::vector<SimdLevel> levels() {
-  std::vector<SimdLevel> out;
-  for (SimdLevel level : {SimdLevel::Portable, SimdLevel::Avx2Fma, SimdLevel::Avx512})
-    if (simd_level_available(level)) out.push_back(level);
-  return out;
-}
 
 double fast_limit(SimdLevel level) { return uses_fma_kernels(level) ? kAvx2FastLimit : kPortableFastLimit; }
 
@@ -53,7 +48,7 @@ Errors max_errors(SimdLevel level, const std::vector<double>& a) {
 TEST(FastSincosTest, RandomArgumentsAcrossMagnitudesAreWithinOneUlpOfOne) {
   std::mt19937_64 rng(2024);
   std::uniform_real_distribution<double> unit(-1.0, 1.0);
-  for (SimdLevel level : levels()) {
+  for (SimdLevel level : available_simd_levels()) {
     for (int e = -8; e <= 15; ++e) {
       const double magnitude = std::pow(10.0, e);
       std::vector<double> a(4099);  // not a multiple of 4: the tail takes the padded path
@@ -73,7 +68,7 @@ TEST(FastSincosTest, AgreesWithStdSinCosWithinTheStatedBound) {
   std::vector<double> a(20000);
   for (std::size_t i = 0; i < a.size(); ++i)
     a[i] = (i % 2 ? -1.0 : 1.0) * std::pow(10.0, exponent(rng));
-  for (SimdLevel level : levels()) {
+  for (SimdLevel level : available_simd_levels()) {
     std::vector<double> s(a.size()), c(a.size());
     fast_sincos(level, a.data(), s.data(), c.data(), a.size());
     for (std::size_t i = 0; i < a.size(); ++i) {
@@ -99,7 +94,7 @@ TEST(FastSincosTest, MultiplesOfHalfPiAndTheirNeighbours) {
     a.push_back(k * half_pi);
     a.push_back(-k * half_pi);
   }
-  for (SimdLevel level : levels()) {
+  for (SimdLevel level : available_simd_levels()) {
     const Errors err = max_errors(level, a);
     EXPECT_LE(err.sin, kBound) << to_string(level);
     EXPECT_LE(err.cos, kBound) << to_string(level);
@@ -108,7 +103,7 @@ TEST(FastSincosTest, MultiplesOfHalfPiAndTheirNeighbours) {
 
 TEST(FastSincosTest, SignedZerosAndTinyArguments) {
   const std::vector<double> a{0.0, -0.0, 1e-300, -1e-300, 5e-324, -5e-324, 1e-20, -1e-20};
-  for (SimdLevel level : levels()) {
+  for (SimdLevel level : available_simd_levels()) {
     std::vector<double> s(a.size()), c(a.size());
     fast_sincos(level, a.data(), s.data(), c.data(), a.size());
     for (std::size_t i = 0; i < a.size(); ++i) {
@@ -119,7 +114,7 @@ TEST(FastSincosTest, SignedZerosAndTinyArguments) {
 }
 
 TEST(FastSincosTest, ArgumentsBeyondTheFastRangeFallBackToStd) {
-  for (SimdLevel level : levels()) {
+  for (SimdLevel level : available_simd_levels()) {
     const double limit = fast_limit(level);
     std::vector<double> a{limit * 1.5, -limit * 3.0,   1e17,    -3.3e19, 1e300,
                           -1e300,      DBL_MAX,        -DBL_MAX, 0.5,     limit};
@@ -141,7 +136,7 @@ TEST(FastSincosTest, NanAndInfinityGiveNan) {
   const double inf = std::numeric_limits<double>::infinity();
   const double nan = std::numeric_limits<double>::quiet_NaN();
   const std::vector<double> a{nan, 1.0, -nan, inf, 2.0, -inf, nan};
-  for (SimdLevel level : levels()) {
+  for (SimdLevel level : available_simd_levels()) {
     std::vector<double> s(a.size()), c(a.size());
     fast_sincos(level, a.data(), s.data(), c.data(), a.size());
     for (std::size_t i = 0; i < a.size(); ++i) {
@@ -163,7 +158,7 @@ TEST(FastSincosTest, ResultsDoNotDependOnPositionOrLength) {
   std::uniform_real_distribution<double> unit(-1e4, 1e4);
   std::vector<double> a(37);
   for (double& v : a) v = unit(rng);
-  for (SimdLevel level : levels()) {
+  for (SimdLevel level : available_simd_levels()) {
     std::vector<double> s(a.size()), c(a.size());
     fast_sincos(level, a.data(), s.data(), c.data(), a.size());
     for (std::size_t n : {0u, 1u, 2u, 3u, 5u, 16u, 17u}) {
@@ -222,7 +217,7 @@ TEST(FastSincosTest, ScalarFmaFormIsAccurateAndEqualsTheAvx2Kernel) {
   EXPECT_TRUE(std::isnan(nan_s) && std::isnan(nan_c));
 
   if (!cpu_has_avx2_fma()) GTEST_SKIP() << "no AVX2+FMA here: accuracy checked, bitwise equality not";
-  for (SimdLevel level : levels()) {
+  for (SimdLevel level : available_simd_levels()) {
     if (!uses_fma_kernels(level)) continue;
     std::vector<double> s_avx(a.size()), c_avx(a.size());
     fast_sincos(level, a.data(), s_avx.data(), c_avx.data(), a.size());

@@ -18,17 +18,12 @@
 #include "omkl/error.h"
 #include "families/exact_kernel/support_set.h"
 
+using omkl::test::available_simd_levels;
 using omkl::test::bits;
 using namespace omkl::detail::cpu;
 
 namespace {
 
-std::vector<SimdLevel> available_levels() {
-  std::vector<SimdLevel> out;
-  for (SimdLevel l : {SimdLevel::Portable, SimdLevel::Avx2Fma, SimdLevel::Avx512})
-    if (simd_level_available(l)) out.push_back(l);
-  return out;
-}
 
 // n rows of d features, row-major and blocked, with their squared norms.
 struct Rows {
@@ -110,7 +105,7 @@ TEST(KernelRowsTest, SeveralSamplesInOnePassAndGaussiansFromProducts) {
     std::vector<std::vector<double>> x(kMaxInnerProducts, std::vector<double>(d));
     for (auto& v : x)
       for (double& e : v) e = normal(rng);
-    for (SimdLevel w : available_levels())
+    for (SimdLevel w : available_simd_levels())
       for (std::size_t first : {0, 3, 8})
         for (std::size_t count : {1, 9, 50})
           for (std::size_t n_x = 1; n_x <= kMaxInnerProducts; ++n_x) {
@@ -158,7 +153,7 @@ TEST(KernelRowsTest, APowerOfTwoDivisorGivesTheQuotientsBits) {
   for (double divisor : {0x1p-1022, 0x1p-600, 0.125, 0.5, 1.0, 2.0, 32.0, 0x1p600, 0x1p1022, 0x1p1023, 3.0, 0.1}) {
     std::vector<double> quotient(v.size()), want(v.size()), got(v.size());
     for (std::size_t i = 0; i < v.size(); ++i) quotient[i] = -v[i] / divisor;
-    for (SimdLevel w : available_levels()) {
+    for (SimdLevel w : available_simd_levels()) {
       fast_exp(w, quotient.data(), want.data(), v.size());
       fast_exp_neg_div(w, v.data(), divisor, got.data(), v.size());
       for (std::size_t i = 0; i < v.size(); ++i)
@@ -208,7 +203,7 @@ TEST(KernelRowsTest, EveryLevelIsAccurate) {
   for (double& v : x) v = normal(rng);
   double x_norm2 = 0.0;
   for (double v : x) x_norm2 += v * v;
-  for (SimdLevel w : available_levels()) {
+  for (SimdLevel w : available_simd_levels()) {
     std::vector<double> got(37);
     kernel_rows(w, rows.view(0, 37), x.data(), x_norm2, RowQuantity::Gaussian, 3.0, got.data());
     for (std::size_t r = 0; r < 37; ++r) {
