@@ -1,7 +1,8 @@
 /// @file row_dots.h
 /// @brief out[i] = rows[i]·x for a row-major block of rows: the inner products of one sample
-/// with every stored sample of an exact-kernel learner (the GEMV that dominates AdaMKL and the
-/// linear / polynomial / Gaussian baselines at large d).
+/// with stored samples, in the row-major layout. The library now takes them with kernel_rows()
+/// over the blocked layout (kernel_rows.h), whose results equal these bit for bit on the same
+/// machine; this form stays as the reference that defines those bits (the tests compare them).
 ///
 /// AVX2 + FMA kernel: four rows at a time against the same 4-vector of x, one accumulator per
 /// row, the last d mod 4 columns through a masked load; each row's sum is formed the same way

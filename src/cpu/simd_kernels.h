@@ -1,8 +1,10 @@
 /// @file simd_kernels.h
-/// @brief Entry points of the x86 kernels, one namespace per vector width: avx2 (simd_kernels_
-/// avx2.cpp, compiled with -mavx2 -mfma) and avx512 (simd_kernels_avx512.cpp, -mavx512f as
-/// well). Both are the same templates (simd_kernels_impl.h) and give the same bits; call one
-/// only where the CPU has its instructions (dispatch: fast_exp.cpp, kernel_rows.cpp).
+/// @brief Entry points of the x86 kernels, one namespace per SIMD level: avx2 (SimdLevel::
+/// Avx2Fma, simd_kernels_avx2.cpp, compiled with -mavx2 -mfma) and avx512 (SimdLevel::Avx512,
+/// simd_kernels_avx512.cpp, -mavx512f as well). Both are the same templates (simd_kernels_impl.h)
+/// and give the same bits; call one only where simd_level_available() says so (dispatch:
+/// fast_exp.cpp, fast_sincos.cpp, kernel_rows.cpp). The random-feature backend's entry points
+/// are SimdSlotKernels (slot_kernels.h), defined in the same two files.
 #pragma once
 
 #include <cstddef>

@@ -1,10 +1,11 @@
 /// @file simd_kernels_impl.h
-/// @brief The exp and kernel-row kernels written once over a vector type V (simd_vector.h),
-/// included by one translation unit per width (simd_kernels_avx2.cpp, simd_kernels_avx512.cpp)
-/// whose compile flags enable the instructions. Internal linkage throughout, as simd_vector.h.
+/// @brief The sincos, exp and kernel-row kernels written once over a vector type V
+/// (simd_vector.h), included through simd_kernels_entry_points.h by one file per SIMD level
+/// (simd_kernels_avx2.cpp, simd_kernels_avx512.cpp) whose compile flags enable the instructions.
+/// Internal linkage throughout, as simd_vector.h.
 ///
-/// No standard-library templates here: an inline function of the library compiled with wider
-/// instructions could be picked by the linker for every caller.
+/// No standard-library templates with code here: an inline function of the library compiled
+/// with wider instructions could be picked by the linker for every caller.
 #pragma once
 
 #include <cstddef>
