@@ -7,18 +7,6 @@
 
 namespace omkl::detail::cpu {
 
-#if OMKL_CPU_HAVE_AVX2_KERNELS
-OMKL_TARGET_AVX2 void sincos_float_avx2(const float* a, float* s, float* c, std::size_t n) {
-  for (std::size_t i = 0; i + 8 <= n; i += 8) {
-    const __m256 v = _mm256_loadu_ps(a + i);
-    __m256 sv, cv;
-    sincos_float_avx2_n<1>(&v, &sv, &cv);
-    _mm256_storeu_ps(s + i, sv);
-    _mm256_storeu_ps(c + i, cv);
-  }
-}
-
-#endif
 
 void fast_sincos(SimdLevel level, const double* a, double* s, double* c, std::size_t n) {
 #if OMKL_CPU_HAVE_SIMD_KERNELS
@@ -40,6 +28,21 @@ void fast_sincos(SimdLevel level, const double* a, double* s, double* c, std::si
 
 void fast_sincos(const double* a, double* s, double* c, std::size_t n) {
   fast_sincos(default_simd_level(), a, s, c, n);
+}
+
+void fast_sincos_float(SimdLevel level, const float* a, float* s, float* c, std::size_t n) {
+#if OMKL_CPU_HAVE_SIMD_KERNELS
+  if (uses_fma_kernels(level) && simd_level_available(level)) {
+    if (level == SimdLevel::Avx512)
+      avx512::sincos_float_array(a, s, c, n);
+    else
+      avx2::sincos_float_array(a, s, c, n);
+    return;
+  }
+#else
+  (void)level;
+#endif
+  for (std::size_t i = 0; i < n; ++i) sincos_float_portable(a[i], s[i], c[i]);
 }
 
 }  // namespace omkl::detail::cpu

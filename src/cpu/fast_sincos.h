@@ -164,53 +164,11 @@ inline void sincos_portable(const double* a, double* s, double* c, std::size_t n
       }
 }
 
-#if OMKL_CPU_HAVE_AVX2_KERNELS
-
-/// Float sin and cos of N×8 arguments (|a| ≤ kFloatFastLimit), the method of
-/// sincos_float_portable() with every FMA explicit; N vectors side by side, as sincos_avx2_n.
-template <int N>
-OMKL_INLINE_AVX2 void sincos_float_avx2_n(const __m256* a, __m256* s_out, __m256* c_out) {
-  using namespace float_sincos;
-  __m256 k[N], r[N], z[N], ps[N], pc[N];
-  __m256i q[N];
-  for (int j = 0; j < N; ++j) {
-    k[j] = _mm256_round_ps(_mm256_mul_ps(a[j], _mm256_set1_ps(kTwoOverPi)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    q[j] = _mm256_cvtps_epi32(k[j]);
-  }
-  for (int j = 0; j < N; ++j) {
-    r[j] = _mm256_fnmadd_ps(k[j], _mm256_set1_ps(kP1), a[j]);
-    r[j] = _mm256_fnmadd_ps(k[j], _mm256_set1_ps(kP2), r[j]);
-    r[j] = _mm256_fnmadd_ps(k[j], _mm256_set1_ps(kP3), r[j]);
-    z[j] = _mm256_mul_ps(r[j], r[j]);
-  }
-  for (int j = 0; j < N; ++j) {
-    ps[j] = _mm256_fmadd_ps(_mm256_set1_ps(kS3), z[j], _mm256_set1_ps(kS2));
-    pc[j] = _mm256_fmadd_ps(_mm256_set1_ps(kC3), z[j], _mm256_set1_ps(kC2));
-  }
-  for (int j = 0; j < N; ++j) {
-    ps[j] = _mm256_fmadd_ps(ps[j], z[j], _mm256_set1_ps(kS1));
-    pc[j] = _mm256_fmadd_ps(pc[j], z[j], _mm256_set1_ps(kC1));
-  }
-  for (int j = 0; j < N; ++j) {
-    const __m256 rz = _mm256_mul_ps(r[j], z[j]);
-    const __m256 s = _mm256_fmadd_ps(rz, ps[j], r[j]);
-    const __m256 c = _mm256_fmadd_ps(_mm256_mul_ps(z[j], z[j]), pc[j],
-                                     _mm256_fnmadd_ps(_mm256_set1_ps(0.5f), z[j], _mm256_set1_ps(1.0f)));
-    // Quadrant: bit 0 of k to the sign bit (blendv reads it) swaps; bit 1 of k negates sin,
-    // bit 1 of k + 1 negates cos.
-    const __m256 swap = _mm256_castsi256_ps(_mm256_slli_epi32(q[j], 31));
-    const __m256 sign = _mm256_set1_ps(-0.0f);
-    const __m256 s_sign = _mm256_and_ps(_mm256_castsi256_ps(_mm256_slli_epi32(q[j], 30)), sign);
-    const __m256 c_sign = _mm256_xor_ps(s_sign, swap);
-    s_out[j] = _mm256_xor_ps(_mm256_blendv_ps(s, c, swap), s_sign);
-    c_out[j] = _mm256_xor_ps(_mm256_blendv_ps(c, s, swap), c_sign);
-  }
-}
-
-/// The float kernel over arrays of a multiple of 8 elements, |a| ≤ kFloatFastLimit (no
-/// out-of-range pass: the backend never calls it beyond).
-OMKL_TARGET_AVX2 void sincos_float_avx2(const float* a, float* s, float* c, std::size_t n);
-
-#endif
+/// Float sin and cos of a[0..n) (|a| ≤ kFloatFastLimit: no out-of-range pass, the backend
+/// never calls it beyond) with the kernel of `level`: sincos_float_portable() or, at the FMA
+/// levels, the same method with every FMA explicit on 8 or 16 lanes (sincos_float_lanes() in
+/// simd_kernels_impl.h; the same bits at both). Tests and benchmarks; the backend calls the
+/// vector kernel directly.
+void fast_sincos_float(SimdLevel level, const float* a, float* s, float* c, std::size_t n);
 
 }  // namespace omkl::detail::cpu

@@ -35,6 +35,8 @@ namespace omkl::detail::cpu {
                                     double x_norm2, double divisor, double* out);                      \
   /* s, c = sin, cos of a (fast_sincos.h); returns max |a[i]| for the caller's range check. */        \
   double sincos_array(const double* a, double* s, double* c, std::size_t n);                          \
+  /* The float sin and cos (fast_sincos_float()). */                                                  \
+  void sincos_float_array(const float* a, float* s, float* c, std::size_t n);                         \
   }
 OMKL_DECLARE_SIMD_KERNELS(avx2)
 OMKL_DECLARE_SIMD_KERNELS(avx512)

@@ -11,6 +11,7 @@
 
 #define OMKL_SIMD_NAMESPACE avx2
 #define OMKL_SIMD_VECTOR V256
+#define OMKL_SIMD_FLOATS F256
 #define OMKL_SIMD_SINCOS SinCos256
 #define OMKL_SIMD_LEVEL SimdLevel::Avx2Fma
 #include "cpu/simd_kernels_entry_points.h"

@@ -20,6 +20,7 @@
 
 #define OMKL_SIMD_NAMESPACE avx512
 #define OMKL_SIMD_VECTOR V512
+#define OMKL_SIMD_FLOATS F512
 #define OMKL_SIMD_SINCOS SinCos512
 #define OMKL_SIMD_LEVEL SimdLevel::Avx512
 #include "cpu/simd_kernels_entry_points.h"

@@ -2,7 +2,8 @@
 /// @brief The entry points of one SIMD level (simd_kernels.h, SimdSlotKernels of slot_kernels.h),
 /// defined on the templates of simd_kernels_impl.h and slot_kernels_simd.h. Included once, at the
 /// end, by each per-level file (simd_kernels_avx2.cpp, simd_kernels_avx512.cpp), which first
-/// defines OMKL_SIMD_NAMESPACE (avx2, avx512), OMKL_SIMD_VECTOR (V256, V512), OMKL_SIMD_SINCOS
+/// defines OMKL_SIMD_NAMESPACE (avx2, avx512), OMKL_SIMD_VECTOR (V256, V512), OMKL_SIMD_FLOATS
+/// (F256, F512), OMKL_SIMD_SINCOS
 /// (SinCos256, SinCos512) and OMKL_SIMD_LEVEL (SimdLevel::Avx2Fma, SimdLevel::Avx512).
 // No include guard: one inclusion per level file, by design.
 
@@ -32,6 +33,10 @@ void gaussian_from_inner_products(const double* norms2, const double* dots, std:
 
 double sincos_array(const double* a, double* s, double* c, std::size_t n) {
   return cpu::sincos_array<OMKL_SIMD_VECTOR>(a, s, c, n);
+}
+
+void sincos_float_array(const float* a, float* s, float* c, std::size_t n) {
+  cpu::sincos_float_array<OMKL_SIMD_FLOATS>(a, s, c, n);
 }
 
 }  // namespace omkl::detail::cpu::OMKL_SIMD_NAMESPACE

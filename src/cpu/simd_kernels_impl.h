@@ -14,6 +14,7 @@
 
 #include "cpu/kernel_rows.h"
 #include "cpu/simd_vector.h"
+#include "cpu/fast_sincos.h"  // the float sincos constants (its inline functions are not used here)
 #include "features/sincos_fma.h"  // the sincos constants
 
 namespace omkl::detail::cpu {
@@ -113,6 +114,66 @@ __attribute__((always_inline)) inline void sincos_lanes(const typename V::D* a, 
     const D c_sign = V::bit_xor(s_sign, swap);  // bit 1 of k+1 = bit 1 ^ bit 0 of k
     s_out[j] = V::bit_xor(V::select_by_sign(swap, s, c), s_sign);
     c_out[j] = V::bit_xor(V::select_by_sign(swap, c, s), c_sign);
+  }
+}
+
+/// Float sin and cos of N vectors of arguments (|a| ≤ kFloatFastLimit), the method of
+/// sincos_float_portable() (fast_sincos.h) with every FMA explicit; N vectors side by side.
+template <class F, int N>
+__attribute__((always_inline)) inline void sincos_float_lanes(const typename F::F* a, typename F::F* s_out,
+                                                              typename F::F* c_out) {
+  using namespace omkl::detail::cpu::float_sincos;
+  using Vf = typename F::F;
+  Vf k[N], r[N], z[N], ps[N], pc[N];
+  typename F::I q[N];
+  for (int j = 0; j < N; ++j) {
+    k[j] = F::round_to_nearest(F::mul(a[j], F::set1(kTwoOverPi)));
+    q[j] = F::to_int(k[j]);
+  }
+  for (int j = 0; j < N; ++j) {
+    r[j] = F::fnmadd(k[j], F::set1(kP1), a[j]);
+    r[j] = F::fnmadd(k[j], F::set1(kP2), r[j]);
+    r[j] = F::fnmadd(k[j], F::set1(kP3), r[j]);
+    z[j] = F::mul(r[j], r[j]);
+  }
+  for (int j = 0; j < N; ++j) {
+    ps[j] = F::fmadd(F::set1(kS3), z[j], F::set1(kS2));
+    pc[j] = F::fmadd(F::set1(kC3), z[j], F::set1(kC2));
+  }
+  for (int j = 0; j < N; ++j) {
+    ps[j] = F::fmadd(ps[j], z[j], F::set1(kS1));
+    pc[j] = F::fmadd(pc[j], z[j], F::set1(kC1));
+  }
+  for (int j = 0; j < N; ++j) {
+    const Vf rz = F::mul(r[j], z[j]);
+    const Vf s = F::fmadd(rz, ps[j], r[j]);
+    const Vf c = F::fmadd(F::mul(z[j], z[j]), pc[j], F::fnmadd(F::set1(0.5f), z[j], F::set1(1.0f)));
+    // Quadrant: bit 0 of k to the sign bit swaps; bit 1 of k negates sin, bit 1 of k + 1 cos.
+    const Vf swap = F::template int_shifted_left<31>(q[j]);
+    const Vf s_sign = F::bit_and(F::template int_shifted_left<30>(q[j]), F::set1(-0.0f));
+    const Vf c_sign = F::bit_xor(s_sign, swap);
+    s_out[j] = F::bit_xor(F::select_by_sign(swap, s, c), s_sign);
+    c_out[j] = F::bit_xor(F::select_by_sign(swap, c, s), c_sign);
+  }
+}
+
+/// The float kernel over arrays (fast_sincos_float()); the tail through padded lanes.
+template <class F>
+inline void sincos_float_array(const float* a, float* s, float* c, std::size_t n) {
+  constexpr std::size_t L = F::kLanes;
+  for (std::size_t i = 0; i < n; i += L) {
+    alignas(64) float pa[L] = {}, ps[L], pc[L];
+    const std::size_t m = n - i < L ? n - i : L;
+    for (std::size_t j = 0; j < m; ++j) pa[j] = a[i + j];
+    typename F::F v, sv, cv;
+    __builtin_memcpy(&v, pa, sizeof v);
+    sincos_float_lanes<F, 1>(&v, &sv, &cv);
+    __builtin_memcpy(ps, &sv, sizeof sv);
+    __builtin_memcpy(pc, &cv, sizeof cv);
+    for (std::size_t j = 0; j < m; ++j) {
+      s[i + j] = ps[j];
+      c[i + j] = pc[j];
+    }
   }
 }
 

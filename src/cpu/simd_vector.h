@@ -1,6 +1,6 @@
 /// @file simd_vector.h
 /// @brief Vectors of doubles as one interface over two widths, V256 (AVX2 + FMA, 4 lanes) and
-/// V512 (AVX-512F, 8 lanes), so that a kernel is written once as a template and compiled for
+/// V512 (AVX-512F, 8 lanes), and of floats likewise (F256, F512: the float feature map's sincos), so that a kernel is written once as a template and compiled for
 /// each width (kernel_rows_impl.h).
 ///
 /// Only for translation units compiled with the instruction set enabled on the command line
@@ -60,6 +60,25 @@ struct V256 {
   /// Arithmetic shift right by one of each 32-bit half.
   static I halve_i32(I a) { return _mm256_srai_epi32(a, 1); }
 };
+
+/// 8 floats (precision=float's feature map).
+struct F256 {
+  using F = __m256;
+  using I = __m256i;
+  static constexpr int kLanes = 8;
+
+  static F set1(float v) { return _mm256_set1_ps(v); }
+  static F mul(F a, F b) { return _mm256_mul_ps(a, b); }
+  static F fmadd(F a, F b, F c) { return _mm256_fmadd_ps(a, b, c); }
+  static F fnmadd(F a, F b, F c) { return _mm256_fnmadd_ps(a, b, c); }
+  static F round_to_nearest(F a) { return _mm256_round_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+  static I to_int(F a) { return _mm256_cvtps_epi32(a); }
+  template <int kBits>
+  static F int_shifted_left(I a) { return _mm256_castsi256_ps(_mm256_slli_epi32(a, kBits)); }
+  static F bit_and(F a, F b) { return _mm256_and_ps(a, b); }
+  static F bit_xor(F a, F b) { return _mm256_xor_ps(a, b); }
+  static F select_by_sign(F mask, F if_clear, F if_set) { return _mm256_blendv_ps(if_clear, if_set, mask); }
+};
 #endif
 
 #if defined(__AVX512F__)
@@ -97,6 +116,29 @@ struct V512 {
   template <int kBits>
   static I shift_left_i64(I a) { return _mm512_slli_epi64(a, kBits); }
   static I halve_i32(I a) { return _mm512_srai_epi32(a, 1); }
+};
+
+/// 16 floats.
+struct F512 {
+  using F = __m512;
+  using I = __m512i;
+  static constexpr int kLanes = 16;
+
+  static F set1(float v) { return _mm512_set1_ps(v); }
+  static F mul(F a, F b) { return _mm512_mul_ps(a, b); }
+  static F fmadd(F a, F b, F c) { return _mm512_fmadd_ps(a, b, c); }
+  static F fnmadd(F a, F b, F c) { return _mm512_fnmadd_ps(a, b, c); }
+  static F round_to_nearest(F a) { return _mm512_roundscale_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+  static I to_int(F a) { return _mm512_cvtps_epi32(a); }
+  template <int kBits>
+  static F int_shifted_left(I a) { return _mm512_castsi512_ps(_mm512_slli_epi32(a, kBits)); }
+  // Through the integer forms: the float ones need AVX-512DQ.
+  static F bit_and(F a, F b) { return _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(a), _mm512_castps_si512(b))); }
+  static F bit_xor(F a, F b) { return _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(a), _mm512_castps_si512(b))); }
+  static F select_by_sign(F mask, F if_clear, F if_set) {
+    return _mm512_mask_blend_ps(_mm512_test_epi32_mask(_mm512_castps_si512(mask), _mm512_set1_epi32(INT32_MIN)),
+                                if_clear, if_set);
+  }
 };
 #endif
 

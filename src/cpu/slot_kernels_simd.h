@@ -36,16 +36,43 @@ namespace {
 /// The double sincos of 4N angles in N 4-lane vectors, on 4-lane vectors.
 struct SinCos256 {
   static constexpr std::size_t kGroup = 4;
+  static constexpr std::size_t kFloatGroup = 2;  // 8-float vectors per group of the float map
   template <int N>
   OMKL_ALWAYS_INLINE static void apply(const __m256d* a, __m256d* s, __m256d* c) {
     sincos_lanes<V256, N>(a, s, c);
   }
+  template <int N>
+  OMKL_ALWAYS_INLINE static void apply_float(const __m256* a, __m256* s, __m256* c) {
+    sincos_float_lanes<F256, N>(a, s, c);
+  }
 };
 
 #if defined(__AVX512F__)
-/// The same, two 4-lane vectors packed into each 8-lane one.
+/// The same, two 4-lane vectors packed into each 8-lane one (two 8-float vectors into each
+/// 16-float one).
 struct SinCos512 {
   static constexpr std::size_t kGroup = 8;
+  static constexpr std::size_t kFloatGroup = 4;
+  template <int N>
+  OMKL_ALWAYS_INLINE static void apply_float(const __m256* a, __m256* s, __m256* c) {
+    constexpr int M = (N + 1) / 2;
+    __m512 wide[M], ws[M], wc[M];
+    // Through the double forms of insert and extract: the float ones need AVX-512DQ.
+    for (int j = 0; j < M; ++j) {
+      const __m512d low = _mm512_castpd256_pd512(_mm256_castps_pd(a[2 * j]));
+      wide[j] = _mm512_castpd_ps(2 * j + 1 < N ? _mm512_insertf64x4(low, _mm256_castps_pd(a[2 * j + 1]), 1)
+                                               : _mm512_zextpd256_pd512(_mm256_castps_pd(a[2 * j])));
+    }
+    sincos_float_lanes<F512, M>(wide, ws, wc);
+    for (int j = 0; j < M; ++j) {
+      s[2 * j] = _mm512_castps512_ps256(ws[j]);
+      c[2 * j] = _mm512_castps512_ps256(wc[j]);
+      if (2 * j + 1 < N) {
+        s[2 * j + 1] = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(ws[j]), 1));
+        c[2 * j + 1] = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(wc[j]), 1));
+      }
+    }
+  }
   template <int N>
   OMKL_ALWAYS_INLINE static void apply(const __m256d* a, __m256d* s, __m256d* c) {
     constexpr int M = (N + 1) / 2;
@@ -262,7 +289,7 @@ struct VectorSlotKernels {
       const __m256 xk = _mm256_set1_ps(static_cast<float>(x[k]));
       for (int l = 0; l < N; ++l) a[l] = _mm256_fmadd_ps(xk, _mm256_load_ps(vf + 8 * (dd * l + k)), a[l]);
     }
-    sincos_float_avx2_n<N>(a, s, c);
+    SinCos::template apply_float<N>(a, s, c);
     for (int l = 0; l < N; ++l) {
       s_wide[2 * l] = _mm256_cvtps_pd(_mm256_castps256_ps128(s[l]));
       s_wide[2 * l + 1] = _mm256_cvtps_pd(_mm256_extractf128_ps(s[l], 1));
@@ -291,17 +318,16 @@ struct VectorSlotKernels {
                                                   double gain, double& dot, double& norm2) {
     __m256d acc[2] = {_mm256_setzero_pd(), _mm256_setzero_pd()};
     const __m256d sh = _mm256_set1_pd(shrink), g = _mm256_set1_pd(gain);
-    __m256d s[4], c[4];
+    constexpr std::size_t G = SinCos::kFloatGroup;  // blocks of 8 rows per group
+    __m256d s[2 * G], c[2 * G];
     std::size_t j = 0, left = padded / 8;
-    for (; left >= 2; left -= 2, j += 16, vf += 16 * d) {
-      float_features_wide<2, kD>(vf, x, d, padded, j, u, s, c);
-      slot_group<4>(theta, u_prev, pending, sh, g, padded, j, s, c, acc);
+    for (; left >= G; left -= G, j += 8 * G, vf += 8 * G * d) {
+      float_features_wide<static_cast<int>(G), kD>(vf, x, d, padded, j, u, s, c);
+      slot_group<static_cast<int>(2 * G)>(theta, u_prev, pending, sh, g, padded, j, s, c, acc);
     }
-    if (left) {
+    for (; left > 0; --left, j += 8, vf += 8 * d) {
       float_features_wide<1, kD>(vf, x, d, padded, j, u, s, c);
       slot_group<2>(theta, u_prev, pending, sh, g, padded, j, s, c, acc);
-      j += 8;
-      vf += 8 * d;
     }
     if (j < padded) {  // padded = 8m + 4: half a block left
       float_features_wide<1, kD, true>(vf, x, d, padded, j, u, s, c);
@@ -325,17 +351,15 @@ struct VectorSlotKernels {
   template <int kD>
   OMKL_NOINLINE static void features_float_d(const float* vf, const double* x, std::size_t d,
                                                 std::size_t padded, double* u) {
+    constexpr std::size_t G = SinCos::kFloatGroup;
     std::size_t j = 0, left = padded / 8;
-    for (; left >= 2; left -= 2, j += 16, vf += 16 * d) features_float_group<2, kD>(vf, x, d, padded, j, u);
-    if (left) {
-      features_float_group<1, kD>(vf, x, d, padded, j, u);
-      j += 8;
-      vf += 8 * d;
-    }
+    for (; left >= G; left -= G, j += 8 * G, vf += 8 * G * d)
+      features_float_group<static_cast<int>(G), kD>(vf, x, d, padded, j, u);
+    for (; left > 0; --left, j += 8, vf += 8 * d) features_float_group<1, kD>(vf, x, d, padded, j, u);
     if (j < padded) features_float_group<1, kD, true>(vf, x, d, padded, j, u);  // half a block
   }
 
-  /// PortableKernels::features_float with 8-lane float arithmetic.
+  /// PortableKernels::features_float with 8- or 16-lane float arithmetic.
   static void features_float(const float* vf, const double* x, std::size_t d,
                                               std::size_t n_rff, std::size_t padded, double* u) {
     with_features(d, [&](auto features) { features_float_d<decltype(features)::value>(vf, x, d, padded, u); });
