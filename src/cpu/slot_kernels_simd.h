@@ -1,10 +1,10 @@
 /// @file slot_kernels_simd.h
 /// @brief The CPU random-feature backend's kernels at the FMA levels (Avx2Fma, Avx512), written
 /// once: VectorSlotKernels<SinCos> is the feature map, the fused per-slot pass, the float map and
-/// the θ updates, with the double sincos of the feature map taken from SinCos (4 angles per
-/// vector at Avx2Fma, pairs of them packed into 8-lane vectors at Avx512: the same arithmetic
-/// per lane, so the same bits). Every sum is formed over 4-lane vectors in column order at both
-/// levels, which keeps θ·u and ‖θ‖² bit-identical too.
+/// the θ updates, with the sincos of the feature map (double and float) taken from SinCos (4
+/// doubles or 8 floats per vector at Avx2Fma, pairs of those vectors packed into 512-bit ones at
+/// Avx512: the same arithmetic per lane, so the same bits). Every sum is formed over 4-lane
+/// vectors in column order at both levels, which keeps θ·u and ‖θ‖² bit-identical too.
 ///
 /// Included only by simd_kernels_avx2.cpp and simd_kernels_avx512.cpp (compiled with the
 /// instruction sets on the command line); internal linkage, as simd_vector.h. The entry points
@@ -33,7 +33,8 @@
 namespace omkl::detail::cpu {
 namespace {
 
-/// The double sincos of 4N angles in N 4-lane vectors, on 4-lane vectors.
+/// The sincos of N vectors of 4 doubles (apply) or 8 floats (apply_float), on 256-bit vectors;
+/// kGroup and kFloatGroup: vectors per group of the feature map.
 struct SinCos256 {
   static constexpr std::size_t kGroup = 4;
   static constexpr std::size_t kFloatGroup = 2;  // 8-float vectors per group of the float map
@@ -94,11 +95,11 @@ struct SinCos512 {
 #endif
 
 /// The slot kernels of the FMA levels (intrinsics: every FMA is explicit, nothing left to
-/// contraction), with the double sincos of the feature map from SinCos.
+/// contraction), with the sincos of the feature map from SinCos.
 template <class SinCos>
 struct VectorSlotKernels {
   static constexpr double kFastLimit = kAvx2FastLimit;
-  
+
   OMKL_ALWAYS_INLINE static double hsum(__m256d v) {
     const __m128d s = _mm_add_pd(_mm256_castpd256_pd128(v), _mm256_extractf128_pd(v, 1));
     return _mm_cvtsd_f64(_mm_add_sd(s, _mm_unpackhi_pd(s, s)));
