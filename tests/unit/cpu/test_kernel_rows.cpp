@@ -1,6 +1,6 @@
 /// kernel_rows() over the blocked layout: bit for bit what the row-major path computes (row_dots,
 /// the distance expression, fast_exp_neg_div) for every d mod 4 and every cut of the range, the
-/// same bits at both vector widths, and SupportSet's blocked copy through pushes, slides, growth
+/// same bits at both FMA levels (AVX2, AVX-512), and SupportSet's blocked copy through pushes, slides, growth
 /// and a checkpoint.
 #include <gtest/gtest.h>
 
