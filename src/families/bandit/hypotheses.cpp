@@ -82,8 +82,7 @@ double KernelHypotheses::evaluate(std::size_t i, const double* x, Upcoming upcom
     cpu::inner_products(rows, xs, count + 1, outs);
     dots = x_dots_.data();
   }
-  if (k_.rows() < static_cast<Eigen::Index>(n) || k_.cols() != 1)
-    k_.resize(static_cast<Eigen::Index>(round8(std::max<std::size_t>(n, 2 * static_cast<std::size_t>(k_.rows())))), 1);
+  shape_kernel_values(k_, n, 1);
   // The same values as the one-pass kernel_rows(…, Gaussian, …) of evaluate(i, x), in two parts:
   // the rows covered by the products, then the rows appended since.
   cpu::gaussian_from_inner_products(rows.norms2 + rows.first, dots, covered, x_norm2, divisor, k_.data());

@@ -73,9 +73,7 @@ double KogdEnsemble::predict_learners(const double* x) {
       const auto outputs = static_cast<Eigen::Index>(bank_.n_outputs());
       if (lent->cols() != outputs || lent_available_ < static_cast<std::size_t>(n))
         throw Error("KogdEnsemble: lent kernel rows do not cover the support set");
-      if (k_.rows() < n || k_.cols() != outputs)
-        k_.resize(static_cast<Eigen::Index>(round8(std::max<std::size_t>(static_cast<std::size_t>(n), 2 * static_cast<std::size_t>(k_.rows())))),
-                  outputs);
+      shape_kernel_values(k_, static_cast<std::size_t>(n), outputs);
       const auto first = static_cast<Eigen::Index>(lent_available_) - n;
       for (Eigen::Index j = 0; j < outputs; ++j) k_.col(j).head(n) = lent->col(j).segment(first, n);
     } else {

@@ -33,6 +33,11 @@ double kernel_diagonal(const KernelSpec& kernel, double x_norm2) {
 
 }  // namespace
 
+void shape_kernel_values(Eigen::MatrixXd& values, std::size_t n, Eigen::Index outputs) {
+  if (static_cast<std::size_t>(values.rows()) < n || values.cols() != outputs)
+    values.resize(static_cast<Eigen::Index>(round8(std::max<std::size_t>(n, 2 * values.rows()))), outputs);
+}
+
 bool scale_out_of_range(double s) {
   const double a = std::fabs(s);
   return !(a >= 1e-200 && a <= 1e200);  // also true for NaN
@@ -207,8 +212,7 @@ void KernelBank::evaluate(const SupportSet& support, const Eigen::VectorXd& x, d
                           Eigen::MatrixXd& out, int only) {
   const std::size_t n = support.size();
   const auto outputs = static_cast<Eigen::Index>(n_outputs());
-  if (static_cast<std::size_t>(out.rows()) < n || out.cols() != outputs)
-    out.resize(static_cast<Eigen::Index>(round8(std::max<std::size_t>(n, 2 * out.rows()))), outputs);
+  shape_kernel_values(out, n, outputs);
   if (n == 0) return;
   const auto m = static_cast<Eigen::Index>(n);
 

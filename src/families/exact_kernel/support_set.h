@@ -24,6 +24,12 @@ using RowMatrixXd = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen:
 /// coefficient matrix starts on a 64-byte boundary, whatever its length.
 inline std::size_t round8(std::size_t n) { return (n + 7) / 8 * 8; }
 
+/// Shapes a matrix of kernel values (rows: stored samples, columns: outputs) as
+/// KernelBank::evaluate() does: `outputs` columns and at least n rows, grown to a multiple of 8
+/// and at least doubled when it is too small, kept otherwise. Every writer of such a matrix
+/// uses it, so that they all leave the same shape.
+void shape_kernel_values(Eigen::MatrixXd& values, std::size_t n, Eigen::Index outputs);
+
 /// The global scale of a kernel expansion is folded back into the coefficients when it leaves
 /// [1e−200, 1e200] (spec §5.1: "rescale when the product underflows below 1e−200"); the upper
 /// bound catches |c| > 1, which a large η·λ can produce. Also true for NaN.
