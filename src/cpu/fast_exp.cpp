@@ -17,13 +17,7 @@ namespace {
 void exp_dispatch(SimdLevel level, const double* in, bool neg_div, double divisor, double* out,
                   std::size_t n) {
   if (!simd_level_available(level)) throw Error(std::string("fast_exp: this CPU lacks the ") + to_string(level) + " kernels");
-#if OMKL_CPU_HAVE_SIMD_KERNELS
-  switch (level) {
-    case SimdLevel::Avx512: return avx512::exp_array(in, neg_div, divisor, out, n);
-    case SimdLevel::Avx2Fma: return avx2::exp_array(in, neg_div, divisor, out, n);
-    case SimdLevel::Portable: break;
-  }
-#endif
+  if (const SimdKernels* kernels = simd_kernels(level)) return kernels->exp_array(in, neg_div, divisor, out, n);
   if (neg_div)
     for (std::size_t i = 0; i < n; ++i) out[i] = std::exp(-in[i] / divisor);
   else

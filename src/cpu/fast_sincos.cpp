@@ -4,15 +4,11 @@
 
 #include "cpu/simd_kernels.h"
 
-
 namespace omkl::detail::cpu {
 
-
 void fast_sincos(SimdLevel level, const double* a, double* s, double* c, std::size_t n) {
-#if OMKL_CPU_HAVE_SIMD_KERNELS
-  if (uses_fma_kernels(level) && simd_level_available(level)) {
-    const double range = level == SimdLevel::Avx512 ? avx512::sincos_array(a, s, c, n) : avx2::sincos_array(a, s, c, n);
-    if (range > kAvx2FastLimit)
+  if (const SimdKernels* kernels = simd_kernels(level)) {
+    if (kernels->sincos_array(a, s, c, n) > kAvx2FastLimit)
       for (std::size_t j = 0; j < n; ++j)
         if (std::fabs(a[j]) > kAvx2FastLimit) {
           s[j] = std::sin(a[j]);
@@ -20,9 +16,6 @@ void fast_sincos(SimdLevel level, const double* a, double* s, double* c, std::si
         }
     return;
   }
-#else
-  (void)level;
-#endif
   sincos_portable(a, s, c, n);
 }
 
@@ -31,17 +24,7 @@ void fast_sincos(const double* a, double* s, double* c, std::size_t n) {
 }
 
 void fast_sincos_float(SimdLevel level, const float* a, float* s, float* c, std::size_t n) {
-#if OMKL_CPU_HAVE_SIMD_KERNELS
-  if (uses_fma_kernels(level) && simd_level_available(level)) {
-    if (level == SimdLevel::Avx512)
-      avx512::sincos_float_array(a, s, c, n);
-    else
-      avx2::sincos_float_array(a, s, c, n);
-    return;
-  }
-#else
-  (void)level;
-#endif
+  if (const SimdKernels* kernels = simd_kernels(level)) return kernels->sincos_float_array(a, s, c, n);
   for (std::size_t i = 0; i < n; ++i) sincos_float_portable(a[i], s[i], c[i]);
 }
 

@@ -46,10 +46,8 @@ void kernel_rows(SimdLevel level, const BlockedRows& rows, const double* x, doub
                  RowQuantity quantity, double divisor, double* out) {
   if (rows.count == 0) return;
   check_level(level);
-#if OMKL_CPU_HAVE_SIMD_KERNELS
-  if (level == SimdLevel::Avx512) return avx512::kernel_rows(rows, x, x_norm2, quantity, divisor, out);
-  if (level == SimdLevel::Avx2Fma) return avx2::kernel_rows(rows, x, x_norm2, quantity, divisor, out);
-#endif
+  if (const SimdKernels* kernels = simd_kernels(level))
+    return kernels->kernel_rows(rows, x, x_norm2, quantity, divisor, out);
   kernel_rows_portable(rows, x, x_norm2, quantity, divisor, out);
 }
 
@@ -63,10 +61,7 @@ void inner_products(SimdLevel level, const BlockedRows& rows, const double* cons
   if (n_x == 0 || n_x > kMaxInnerProducts) throw Error("inner_products: 1 to 4 samples per pass");
   if (rows.count == 0) return;
   check_level(level);
-#if OMKL_CPU_HAVE_SIMD_KERNELS
-  if (level == SimdLevel::Avx512) return avx512::inner_products(rows, xs, n_x, outs);
-  if (level == SimdLevel::Avx2Fma) return avx2::inner_products(rows, xs, n_x, outs);
-#endif
+  if (const SimdKernels* kernels = simd_kernels(level)) return kernels->inner_products(rows, xs, n_x, outs);
   for (std::size_t q = 0; q < n_x; ++q) kernel_rows_portable(rows, xs[q], 0.0, RowQuantity::InnerProduct, 1.0, outs[q]);
 }
 
@@ -77,10 +72,8 @@ void inner_products(const BlockedRows& rows, const double* const* xs, std::size_
 void gaussian_from_inner_products(SimdLevel level, const double* norms2, const double* dots, std::size_t n,
                                   double x_norm2, double divisor, double* out) {
   check_level(level);
-#if OMKL_CPU_HAVE_SIMD_KERNELS
-  if (level == SimdLevel::Avx512) return avx512::gaussian_from_inner_products(norms2, dots, n, x_norm2, divisor, out);
-  if (level == SimdLevel::Avx2Fma) return avx2::gaussian_from_inner_products(norms2, dots, n, x_norm2, divisor, out);
-#endif
+  if (const SimdKernels* kernels = simd_kernels(level))
+    return kernels->gaussian_from_inner_products(norms2, dots, n, x_norm2, divisor, out);
   for (std::size_t i = 0; i < n; ++i) out[i] = std::exp(-portable_distance(norms2[i], x_norm2, dots[i]) / divisor);
 }
 

@@ -9,7 +9,7 @@
 #error "simd_kernels_avx2.cpp must be compiled with -mavx2 -mfma"
 #endif
 
-#define OMKL_SIMD_NAMESPACE avx2
+#define OMKL_SIMD_TABLE kAvx2Kernels
 #define OMKL_SIMD_VECTOR V256
 #define OMKL_SIMD_FLOATS F256
 #define OMKL_SIMD_SINCOS SinCos256

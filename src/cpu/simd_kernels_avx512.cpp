@@ -18,7 +18,7 @@
 #error "simd_kernels_avx512.cpp must be compiled with -mavx512f -mavx2 -mfma"
 #endif
 
-#define OMKL_SIMD_NAMESPACE avx512
+#define OMKL_SIMD_TABLE kAvx512Kernels
 #define OMKL_SIMD_VECTOR V512
 #define OMKL_SIMD_FLOATS F512
 #define OMKL_SIMD_SINCOS SinCos512

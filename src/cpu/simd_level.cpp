@@ -6,7 +6,7 @@
 #include <cstring>
 
 #include "cpu/fast_sincos.h"  // OMKL_CPU_HAVE_AVX2_KERNELS
-#include "cpu/simd_kernels.h"  // OMKL_CPU_HAVE_SIMD_KERNELS
+#include "cpu/simd_kernels.h"
 
 namespace omkl::detail::cpu {
 
@@ -54,6 +54,17 @@ SimdLevel default_simd_level() {
     return simd_level_available(SimdLevel::Avx2Fma) ? SimdLevel::Avx2Fma : SimdLevel::Portable;
   }();
   return level;
+}
+
+const SimdKernels* simd_kernels(SimdLevel level) {
+#if OMKL_CPU_HAVE_SIMD_KERNELS
+  if (!simd_level_available(level)) return nullptr;
+  if (level == SimdLevel::Avx512) return &kAvx512Kernels;
+  if (level == SimdLevel::Avx2Fma) return &kAvx2Kernels;
+#else
+  (void)level;
+#endif
+  return nullptr;
 }
 
 const char* to_string(SimdLevel level) {
