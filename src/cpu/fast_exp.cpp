@@ -4,11 +4,8 @@
 #include "cpu/fast_exp.h"
 
 #include <cmath>
-#include <string>
 
-#include "cpu/kernel_rows.h"
 #include "cpu/simd_kernels.h"
-#include "omkl/error.h"
 
 namespace omkl::detail::cpu {
 
@@ -16,7 +13,7 @@ namespace {
 
 void exp_dispatch(SimdLevel level, const double* in, bool neg_div, double divisor, double* out,
                   std::size_t n) {
-  if (!simd_level_available(level)) throw Error(std::string("fast_exp: this CPU lacks the ") + to_string(level) + " kernels");
+  require_simd_level(level, "fast_exp");
   if (const SimdKernels* kernels = simd_kernels(level)) return kernels->exp_array(in, neg_div, divisor, out, n);
   if (neg_div)
     for (std::size_t i = 0; i < n; ++i) out[i] = std::exp(-in[i] / divisor);

@@ -3,7 +3,6 @@
 #include "cpu/kernel_rows.h"
 
 #include <cmath>
-#include <string>
 
 #include "cpu/simd_kernels.h"
 #include "omkl/error.h"
@@ -35,17 +34,12 @@ void kernel_rows_portable(const BlockedRows& rows, const double* x, double x_nor
   }
 }
 
-void check_level(SimdLevel level) {
-  if (!simd_level_available(level))
-    throw Error(std::string("kernel rows: this CPU lacks the ") + to_string(level) + " kernels");
-}
-
 }  // namespace
 
 void kernel_rows(SimdLevel level, const BlockedRows& rows, const double* x, double x_norm2,
                  RowQuantity quantity, double divisor, double* out) {
   if (rows.count == 0) return;
-  check_level(level);
+  require_simd_level(level, "kernel rows");
   if (const SimdKernels* kernels = simd_kernels(level))
     return kernels->kernel_rows(rows, x, x_norm2, quantity, divisor, out);
   kernel_rows_portable(rows, x, x_norm2, quantity, divisor, out);
@@ -60,7 +54,7 @@ void inner_products(SimdLevel level, const BlockedRows& rows, const double* cons
                     double* const* outs) {
   if (n_x == 0 || n_x > kMaxInnerProducts) throw Error("inner_products: 1 to 4 samples per pass");
   if (rows.count == 0) return;
-  check_level(level);
+  require_simd_level(level, "kernel rows");
   if (const SimdKernels* kernels = simd_kernels(level)) return kernels->inner_products(rows, xs, n_x, outs);
   for (std::size_t q = 0; q < n_x; ++q) kernel_rows_portable(rows, xs[q], 0.0, RowQuantity::InnerProduct, 1.0, outs[q]);
 }
@@ -71,7 +65,7 @@ void inner_products(const BlockedRows& rows, const double* const* xs, std::size_
 
 void gaussian_from_inner_products(SimdLevel level, const double* norms2, const double* dots, std::size_t n,
                                   double x_norm2, double divisor, double* out) {
-  check_level(level);
+  require_simd_level(level, "kernel rows");
   if (const SimdKernels* kernels = simd_kernels(level))
     return kernels->gaussian_from_inner_products(norms2, dots, n, x_norm2, divisor, out);
   for (std::size_t i = 0; i < n; ++i) out[i] = std::exp(-portable_distance(norms2[i], x_norm2, dots[i]) / divisor);

@@ -4,9 +4,11 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <string>
 
 #include "cpu/fast_sincos.h"  // OMKL_CPU_HAVE_AVX2_KERNELS
 #include "cpu/simd_kernels.h"
+#include "omkl/error.h"
 
 namespace omkl::detail::cpu {
 
@@ -43,6 +45,11 @@ bool simd_level_available(SimdLevel level) {
     case SimdLevel::Avx512: return cpu_has_avx512();
   }
   return false;
+}
+
+void require_simd_level(SimdLevel level, const char* who) {
+  if (!simd_level_available(level))
+    throw Error(std::string(who) + ": this CPU lacks the " + to_string(level) + " kernels");
 }
 
 SimdLevel default_simd_level() {

@@ -18,6 +18,9 @@ bool cpu_has_avx2_fma();
 bool cpu_has_avx512();
 /// True when `level` can run here.
 bool simd_level_available(SimdLevel level);
+/// Throws omkl::Error naming `who` and the level when `level` cannot run here (the functions
+/// that take an explicit level: tests compare levels, and a level the CPU lacks is a mistake).
+void require_simd_level(SimdLevel level, const char* who);
 /// True for the levels that compute with the AVX2 + FMA arithmetic (Avx2Fma, Avx512).
 inline bool uses_fma_kernels(SimdLevel level) { return level != SimdLevel::Portable; }
 
