@@ -274,6 +274,15 @@ class CudaRfBackend final : public RfBackend {
     ++profile_->selected_steps;
   }
 
+  bool device_lease(DeviceLease& lease) override {
+    upload_frequencies();
+    lease.theta = theta_.data();
+    lease.frequencies = frequencies_.data();
+    lease.single_precision = std::is_same_v<Real, float>;
+    lease.stream = context_.stream();
+    return true;
+  }
+
   void get_theta(std::size_t r, std::size_t slot, double* out) const override {
     const std::size_t n = problem_.theta_size();
     std::vector<Real> host(n);

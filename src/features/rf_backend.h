@@ -102,6 +102,16 @@ struct ClientUpdate {
   double b = 0.0;
 };
 
+/// The device memory a GPU backend lends to a device-resident walk (core/resident_walk.h): θ
+/// (R × S × 2D) and the frequency matrices (R × P × D × d) in the backend's precision, and the
+/// stream the walk must be ordered on. The lease stays valid while the backend lives.
+struct DeviceLease {
+  void* theta = nullptr;
+  const void* frequencies = nullptr;
+  bool single_precision = false;
+  void* stream = nullptr;  ///< cudaStream_t
+};
+
 class RfBackend {
  public:
   virtual ~RfBackend() = default;
@@ -184,6 +194,13 @@ class RfBackend {
   /// Steps per advance_fused() call: only group predictions come back, so a backend may take
   /// longer windows there.
   virtual std::size_t preferred_fused_window() const { return preferred_window(); }
+
+  /// Lends θ and the frequency matrices on the device to a resident walk (frequencies set so
+  /// far are uploaded first); false where the backend keeps them on the host (the CPU backend).
+  virtual bool device_lease(DeviceLease& lease) {
+    (void)lease;
+    return false;
+  }
 
   /// θ of one slot (2·n_rff values, host), for checkpoints and tests.
   virtual void get_theta(std::size_t replicate, std::size_t slot, double* theta) const = 0;

@@ -3,6 +3,7 @@
 /// stream (default), or the journal notebook's NumPy stream (rng = numpy_legacy, §1.9).
 #pragma once
 
+#include <cstdint>
 #include <variant>
 
 #include "random/numpy_legacy.h"
@@ -21,6 +22,11 @@ class SelectionStream {
     if (auto* c = std::get_if<RandomStream>(&stream_)) return c->uniform();
     return std::get<NumpyLegacyRandom>(stream_).uniform();
   }
+
+  /// The counter stream (a device-resident walk reads it by key and position, and seeks it to
+  /// where the walk left it); std::bad_variant_access for the NumPy stream.
+  const RandomStream& counter_stream() const { return std::get<RandomStream>(stream_); }
+  void seek_counter(std::uint64_t position) { std::get<RandomStream>(stream_).seek(position); }
 
   /// Counter streams store their position; the NumPy stream its whole MT19937 state.
   void save(StateWriter& out) const {

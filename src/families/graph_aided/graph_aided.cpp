@@ -17,12 +17,14 @@
 #include <cmath>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "core/kernel_weights.h"
 #include "core/step_pool.h"
 #include "families/graph_aided/graph_aided_config.h"
 #include "families/graph_aided/graph_selection.h"
+#include "families/graph_aided/resident_sfg.h"
 #include "features/rf_ensemble.h"
 #include "random/notebook_stream.h"
 #include "random/rng.h"
@@ -85,6 +87,7 @@ class GraphAided final : public Algorithm {
   std::size_t n_replicates() const override { return context_.n_replicates(); }
 
   void step(const double* x, double y, double* predictions) override {
+    if (config_.resident) return walk_resident(x, &y, 1, context_.n_features, predictions);
     const std::int64_t t = t_ + 1;
     const double eta = config_.eta_at(t);
     const std::size_t R = reps_.size();
@@ -103,6 +106,7 @@ class GraphAided final : public Algorithm {
   void step_block(const double* x, const double* y, std::size_t n, std::size_t n_features,
                   double* predictions) override {
     if (n == 0) return;
+    if (config_.resident) return walk_resident(x, y, n, n_features, predictions);
     const std::size_t R = reps_.size();
     std::int64_t t = t_ + 1;
     double eta = config_.eta_at(t);
@@ -126,6 +130,72 @@ class GraphAided final : public Algorithm {
         t_ = t;
       }
     }
+  }
+
+  /// step_path = resident: the n samples as one walk of the resident program (resident_sfg.h),
+  /// on the GPU where the backend lends its device memory, by the host driver otherwise (θ and
+  /// V through the backend's accessors: the reference of the device walk, not a fast path). The
+  /// state goes back into reps_, so checkpoints, predict() and the inspection hooks read it as
+  /// the host path keeps it.
+  void walk_resident(const double* x, const double* y, std::size_t n, std::size_t n_features, double* predictions) {
+    const std::size_t R = reps_.size();
+    const RfProblem& p = backend_->problem();
+    if (!resident_tables_) resident_tables_ = make_sfg_tables(config_, p.feature_scale, p.n_rff);
+    const std::size_t max_pairs = resident_tables_->scalars.max_pairs;
+    SfgStateData state(config_.graph.size(), max_pairs, R);
+    state.load(reps_);
+    ResidentWalkArgs<double> shape;
+    shape.n_steps = n;
+    shape.n_replicates = R;
+    shape.n_slots = p.n_slots();
+    shape.n_kernels = p.n_kernels;
+    shape.n_rff = p.n_rff;
+    shape.n_features = n_features;
+    shape.max_pairs = max_pairs;
+    shape.t0 = t_ + 1;
+    shape.feature_scale = p.feature_scale;
+    shape.loss = p.loss;
+    DeviceLease lease;
+    if (backend_->device_lease(lease)) {
+#if OMKL_WITH_CUDA
+      if (!device_walk_) device_walk_ = std::make_unique<SfgDeviceWalk>(*resident_tables_, lease);
+      device_walk_->walk(state, lease, shape, x, y, predictions);
+#else
+      throw Error("step_path = resident: a backend lent device memory to a build without CUDA");
+#endif
+    } else {
+      walk_resident_on_host(state, shape, x, y, predictions);
+    }
+    const std::int64_t t_last = t_ + static_cast<std::int64_t>(n);
+    state.store(reps_, t_last, config_.eta_at(t_last), predictions + (n - 1) * R);
+    for (std::uint64_t u : state.updates) updates_ += u;
+    max_pairs_ = std::max(max_pairs_, R * max_pairs);  // an upper bound: the walk does not report it
+    t_ = t_last;
+  }
+
+  void walk_resident_on_host(SfgStateData& state, ResidentWalkArgs<double> a, const double* x, const double* y,
+                             double* predictions) {
+    const RfProblem& p = backend_->problem();
+    const std::size_t R = reps_.size(), S = p.n_slots(), P = p.n_kernels, D = p.n_rff, d = p.n_features;
+    const std::size_t theta_n = p.theta_size(), block = D * d;
+    if (resident_frequencies_.empty()) {
+      resident_frequencies_.resize(R * P * block);
+      for (std::size_t r = 0; r < R; ++r)
+        for (std::size_t k = 0; k < P; ++k) backend_->get_frequencies(r, k, resident_frequencies_.data() + (r * P + k) * block);
+    }
+    std::vector<double> theta(R * S * theta_n), z(a.max_pairs * 2 * D);
+    for (std::size_t r = 0; r < R; ++r)
+      for (std::size_t s = 0; s < S; ++s) backend_->get_theta(r, s, theta.data() + (r * S + s) * theta_n);
+    a.frequencies = resident_frequencies_.data();
+    a.theta = theta.data();
+    a.x = x;
+    a.y = y;
+    a.predictions = predictions;
+    a.z_scratch = z.data();
+    SfgProgram<HostPhilox> program{resident_tables_->view(), state.view()};
+    walk_on_host(program, a);
+    for (std::size_t r = 0; r < R; ++r)
+      for (std::size_t s = 0; s < S; ++s) backend_->set_theta(r, s, theta.data() + (r * S + s) * theta_n);
   }
 
   /// The planned pairs of every replicate, in replicate order, through one backend call.
@@ -275,6 +345,7 @@ class GraphAided final : public Algorithm {
     in.expect_tag("graph-aided/2");
     t_ = in.get_i64();
     load_backend_state(*backend_, in);
+    resident_frequencies_.clear();  // the checkpoint's matrices replace the backend's
     const std::size_t N = config_.rf.dictionary.size();
     // Sizes are checked before anything is rebuilt from them: a file with a valid checksum
     // may still come from another model (or be crafted), and the rebuilds index by them.
@@ -385,6 +456,12 @@ class GraphAided final : public Algorithm {
   std::vector<PairStep> pairs_;
   std::vector<std::size_t> offsets_;
   std::vector<double> f_, norm2_;
+  // step_path = resident
+  std::optional<SfgTableData> resident_tables_;
+  std::vector<double> resident_frequencies_;  // host driver: V of every (replicate, kernel)
+#if OMKL_WITH_CUDA
+  std::unique_ptr<SfgDeviceWalk> device_walk_;
+#endif
 };
 
 const GraphAided& as_graph_aided(const Algorithm& algorithm) {

@@ -7,6 +7,7 @@
 #include <limits>
 #include <string>
 
+#include "families/graph_aided/resident_sfg.h"
 #include "omkl/error.h"
 
 namespace omkl::detail {
@@ -187,6 +188,14 @@ GraphAidedConfig read_graph_aided_config(ParamReader& params, const AlgoContext&
   c.vertex_ridge = params.get_choice("u_loss", "sq_error", {"sq_error", "ridge"},
                                      "vertex loss L(ŷ, y) of eq. 37: squared error, or with eq. 5's ridge term "
                                      "λ‖Σ_{k∈S} w̄_k θ_k‖² (θ after the step; §7 A-5)") == "ridge";
+  c.resident = params.get_choice("step_path", "host", {"host", "resident"},
+                                 "host: the host decides every step; resident: blocks of steps run as one "
+                                 "device-resident program (OMKL-SFG and SFG-MKL; on the GPU with --backend cuda)") ==
+               "resident";
+  if (c.resident) {
+    const std::string why = resident_sfg_unsupported(c);
+    if (!why.empty()) params.fail("step_path", "resident is not available here: " + why);
+  }
   return c;
 }
 

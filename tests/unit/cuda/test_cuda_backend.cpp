@@ -295,6 +295,42 @@ TEST_F(CudaTest, GraphAidedAlgorithmsMatchTheCpuBackend) {
   }
 }
 
+// step_path = resident on the GPU (kernels/resident_walk.cuh running resident_sfg.h's program):
+// the CPU backend's host path within floating point, in blocks of steps as a study runs them
+// and one step at a time; float within the float tolerance. Until this passes on a GPU the
+// resident path stays opt-in (issue 16 item 1).
+TEST_F(CudaTest, ResidentSfgWalkEqualsTheHostPath) {
+  const Dataset data = random_stream(400, 5, Task::Regression, 17);
+  for (Profile profile : {Profile::Paper, Profile::Reference}) {
+    for (const char* name : {"omkl-sfg", "sfg-mkl"}) {
+      for (const char* precision : {"double", "float"}) {
+        auto cpu_ctx = context_for(data, profile, {0, 2, 5});
+        auto gpu_ctx = cpu_ctx;
+        gpu_ctx.backend = BackendKind::Cuda;
+        const std::vector<std::pair<std::string, std::string>> params = {
+            {"D", "37"}, {"switch_step", "150"}, {"precision", precision}};
+        auto host_params = params, resident_params = params;
+        host_params.emplace_back("step_path", "host");
+        resident_params.emplace_back("step_path", "resident");
+        auto cpu = make(name, cpu_ctx, host_params);
+        auto gpu = make(name, gpu_ctx, resident_params);
+        const auto expected = run_steps(*cpu, data);
+        std::vector<double> got(expected.size());
+        const std::size_t R = 3;
+        for (std::size_t begin = 0; begin < data.n_samples;) {
+          const std::size_t n = std::min<std::size_t>(begin < 100 ? 1 : 97, data.n_samples - begin);
+          gpu->step_block(data.row(begin), data.y.data() + begin, n, data.n_features, got.data() + begin * R);
+          begin += n;
+        }
+        const double tolerance = std::string(precision) == "float" ? 2e-3 : 1e-9;
+        for (std::size_t i = 0; i < got.size(); ++i)
+          ASSERT_LE(relative_error(got[i], expected[i]), tolerance)
+              << name << " " << precision << " " << to_string(profile) << " " << i;
+      }
+    }
+  }
+}
+
 TEST_F(CudaTest, UnknownPathSwitchIsAConfigError) {
   RfProblem problem;
   problem.n_replicates = 1;

@@ -1,0 +1,82 @@
+/// @file resident_walk.cuh
+/// @brief The CUDA driver of a device-resident walk (src/core/resident_walk.h): one thread block
+/// per replicate walks every step of a block of samples with no host round trip. Per step,
+/// thread 0 runs the program's plan() (the replicate's selection and random draw), each warp
+/// takes pairs w, w + warps, … and runs resident_pair_features() with its 32 lanes, a shuffle
+/// reduction, and resident_pair_update(); thread 0 then runs learn(). The program's state and
+/// the pairs' θ stay in device memory between launches.
+///
+/// Included by the .cu file of each program (a family's own, e.g. resident_sfg.cu), which
+/// instantiates launch_resident_walk() for its program type.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include "core/resident_walk.h"
+#include "cuda/cuda_check.h"
+
+namespace omkl::cuda {
+
+constexpr int kResidentThreads = 128;  // 4 warps: a step names a handful of pairs
+
+template <typename Real>
+__device__ __forceinline__ Real resident_warp_sum(Real v) {
+#pragma unroll
+  for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_xor_sync(0xffffffffu, v, offset);
+  return v;
+}
+
+template <typename Program, typename Real>
+__global__ void __launch_bounds__(kResidentThreads) resident_walk_kernel(Program program,
+                                                                         detail::ResidentWalkArgs<Real> a) {
+  // Raw storage: ResidentPair's default member initializers are a constructor, which a
+  // __shared__ array may not run.
+  __shared__ __align__(16) unsigned char pair_storage[sizeof(detail::ResidentPair) * detail::kMaxResidentPairs];
+  detail::ResidentPair* pairs = reinterpret_cast<detail::ResidentPair*>(pair_storage);
+  __shared__ double f[detail::kMaxResidentPairs], norm2[detail::kMaxResidentPairs];
+  __shared__ unsigned n_pairs;
+  const std::size_t r = blockIdx.x;
+  const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5, n_warps = blockDim.x >> 5;
+  const std::size_t D = a.n_rff, d = a.n_features;
+  Real* z = a.z_scratch + r * a.max_pairs * 2 * D;
+  for (std::size_t i = 0; i < a.n_steps; ++i) {
+    const std::int64_t t = a.t0 + static_cast<std::int64_t>(i);
+    if (threadIdx.x == 0) n_pairs = static_cast<unsigned>(program.plan(r, t, pairs));
+    __syncthreads();
+    const Real* x = a.x + i * d;
+    const double y = a.y[i];
+    for (unsigned p = warp; p < n_pairs; p += n_warps) {
+      const detail::ResidentPair pair = pairs[p];
+      const Real* V = a.frequencies + (r * a.n_kernels + pair.kernel) * D * d;
+      Real* theta = a.theta + (r * a.n_slots + pair.slot) * 2 * D;
+      Real* zp = z + p * 2 * D;
+      Real dot, n2;
+      detail::resident_pair_features(V, x, theta, zp, D, d, static_cast<Real>(a.feature_scale), lane, 32u, dot,
+                                     n2);
+      dot = resident_warp_sum(dot);
+      n2 = resident_warp_sum(n2);
+      if (lane == 0) {
+        f[p] = static_cast<double>(dot);
+        norm2[p] = static_cast<double>(n2);
+      }
+      if (pair.rate == 0.0 && pair.shrink == 1.0) continue;
+      // Each lane updates the entries it featurised: no exchange between lanes is needed.
+      const Real gain = static_cast<Real>(detail::resident_gain(pair, a.loss, static_cast<double>(dot), y));
+      detail::resident_pair_update(theta, zp, D, static_cast<Real>(pair.shrink), gain, lane, 32u);
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) a.predictions[i * a.n_replicates + r] = program.learn(r, t, y, f, norm2);
+    __syncthreads();  // n_pairs and the shared arrays are rewritten by the next plan()
+  }
+}
+
+/// One launch over all replicates (a block each) for the args' block of steps, on `stream`.
+template <typename Program, typename Real>
+void launch_resident_walk(const Program& program, const detail::ResidentWalkArgs<Real>& args, cudaStream_t stream) {
+  if (args.n_steps == 0 || args.n_replicates == 0) return;
+  resident_walk_kernel<Program, Real>
+      <<<static_cast<unsigned>(args.n_replicates), kResidentThreads, 0, stream>>>(program, args);
+  OMKL_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace omkl::cuda

@@ -1,0 +1,140 @@
+/// @file resident_walk.h
+/// @brief The device-resident walk of a per-step-feedback algorithm: one seam through which an
+/// algorithm whose every step needs the previous step's outcome (the graph-aided family, and
+/// in the same shape POF-MKL's clients and OKS++'s sampling) walks a whole block of samples
+/// without handing each decision back to the host (issue 16 item 1).
+///
+/// An algorithm supplies a *program*: per replicate, plan(r, t, pairs) chooses the step's
+/// (slot, rate, shrink) pairs from its own state and random stream, and learn(r, t, y, f, norm2)
+/// turns the pairs' predictions into the step's prediction and the state's next value. Between
+/// the two, every pair is one random-feature step (f = θᵀz(x) and ‖θ‖² before the update, then
+/// θ ← shrink·θ − rate·C'(f, y)·z), done here by resident_pair_features()/resident_pair_update()
+/// on a lane's share of the D features. Both sides of the program are OMKL_HD, so the same code
+/// runs in two drivers:
+///  - walk_on_host() below: one replicate after another, one lane per pair, in double. It is the
+///    device walk's reference on machines without a GPU, and what the unit tests run;
+///  - the CUDA driver (kernels/resident_walk.cuh): one thread block per replicate walks all the
+///    block's steps — thread 0 plans and learns, a warp per pair does the features with 32 lanes.
+/// The two differ only in how a pair's 2D products are summed (one lane in order, or 32 lanes
+/// and a shuffle tree), so they agree within floating point, as the CPU and CUDA backends do.
+#pragma once
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+
+#include "core/host_device.h"
+#include "core/loss.h"
+#include "features/sincos_fma.h"
+
+namespace omkl::detail {
+
+/// Most pairs one replicate's step may name (the thread block's shared arrays hold them).
+constexpr std::size_t kMaxResidentPairs = 128;
+
+/// One pair of a planned step: which slot (θ) and kernel (V), and the update's coefficients.
+struct ResidentPair {
+  std::uint32_t slot = 0;
+  std::uint32_t kernel = 0;
+  double rate = 0.0;    ///< θ ← shrink·θ − rate·C'(f, y)·z
+  double shrink = 1.0;
+};
+
+/// What a walk reads and writes besides the program's own state. Layouts as the backends':
+///  frequencies R × P × D × d (row-major V of each (replicate, kernel)), theta R × S × 2D
+///  (sines, then cosines), x n_steps × d, y n_steps, predictions n_steps × R (written),
+///  z_scratch R × kMaxResidentPairs × 2D (a pair's features between its two passes).
+template <typename Real>
+struct ResidentWalkArgs {
+  const Real* frequencies = nullptr;
+  Real* theta = nullptr;
+  const Real* x = nullptr;
+  const double* y = nullptr;
+  double* predictions = nullptr;
+  Real* z_scratch = nullptr;
+  std::size_t n_steps = 0, n_replicates = 0, n_slots = 0, n_kernels = 0, n_rff = 0, n_features = 0;
+  std::size_t max_pairs = 0;  ///< most pairs the program plans in one step (≤ kMaxResidentPairs)
+  std::int64_t t0 = 1;  ///< 1-based time of the block's first sample
+  double feature_scale = 1.0;
+  LossKind loss = LossKind::Squared;
+};
+
+OMKL_HD void resident_sincos(double a, double& s, double& c) {
+  if (std::fabs(a) <= kFmaFastLimit) {
+    sincos_fma(a, s, c);
+  } else {
+    s = std::sin(a);
+    c = std::cos(a);
+  }
+}
+OMKL_HD void resident_sincos(float a, float& s, float& c) {
+  s = std::sin(a);
+  c = std::cos(a);
+}
+
+/// A lane's share of one pair's features: for c = lane, lane + n_lanes, … < D, the projection
+/// a_c = V_c·x (in column order), z_c = scale·sin a_c and z_{D+c} = scale·cos a_c into z, and
+/// its partial sums of θᵀz and ‖θ‖² into dot and norm2 (the caller reduces the lanes).
+template <typename Real>
+OMKL_HD void resident_pair_features(const Real* V, const Real* x, const Real* theta, Real* z, std::size_t D,
+                                    std::size_t d, Real scale, unsigned lane, unsigned n_lanes, Real& dot,
+                                    Real& norm2) {
+  dot = Real(0);
+  norm2 = Real(0);
+  for (std::size_t c = lane; c < D; c += n_lanes) {
+    Real a = Real(0);
+    for (std::size_t k = 0; k < d; ++k) a += V[c * d + k] * x[k];
+    Real s, co;
+    resident_sincos(a, s, co);
+    const Real zs = scale * s, zc = scale * co;
+    z[c] = zs;
+    z[D + c] = zc;
+    const Real ts = theta[c], tc = theta[D + c];
+    dot += ts * zs + tc * zc;
+    norm2 += ts * ts + tc * tc;
+  }
+}
+
+/// The lane's share of the update θ ← shrink·θ − gain·z (gain = rate·C'(f, y), formed in double
+/// as the backends form it).
+template <typename Real>
+OMKL_HD void resident_pair_update(Real* theta, const Real* z, std::size_t D, Real shrink, Real gain,
+                                  unsigned lane, unsigned n_lanes) {
+  for (std::size_t c = lane; c < D; c += n_lanes) {
+    theta[c] = shrink * theta[c] - gain * z[c];
+    theta[D + c] = shrink * theta[D + c] - gain * z[D + c];
+  }
+}
+
+/// rate·C'(f, y) in double, whatever Real is.
+OMKL_HD double resident_gain(const ResidentPair& pair, LossKind loss, double f, double y) {
+  return pair.rate * loss_derivative(loss, f, y);
+}
+
+/// The host driver: every replicate through every step of the block, in replicate order within
+/// a step. `program` has plan(r, t, pairs) → pair count and learn(r, t, y, f, norm2) → ŷ.
+template <typename Program>
+void walk_on_host(Program& program, const ResidentWalkArgs<double>& a) {
+  ResidentPair pairs[kMaxResidentPairs];
+  double f[kMaxResidentPairs], norm2[kMaxResidentPairs];
+  const std::size_t D = a.n_rff, d = a.n_features;
+  for (std::size_t i = 0; i < a.n_steps; ++i) {
+    const std::int64_t t = a.t0 + static_cast<std::int64_t>(i);
+    const double* x = a.x + i * d;
+    for (std::size_t r = 0; r < a.n_replicates; ++r) {
+      const std::size_t n = program.plan(r, t, pairs);
+      double* z = a.z_scratch;  // one replicate at a time
+      for (std::size_t p = 0; p < n; ++p) {
+        const double* V = a.frequencies + (r * a.n_kernels + pairs[p].kernel) * D * d;
+        double* theta = a.theta + (r * a.n_slots + pairs[p].slot) * 2 * D;
+        resident_pair_features(V, x, theta, z + p * 2 * D, D, d, a.feature_scale, 0u, 1u, f[p], norm2[p]);
+        if (pairs[p].rate == 0.0 && pairs[p].shrink == 1.0) continue;
+        resident_pair_update(theta, z + p * 2 * D, D, pairs[p].shrink, resident_gain(pairs[p], a.loss, f[p], a.y[i]),
+                             0u, 1u);
+      }
+      a.predictions[i * a.n_replicates + r] = program.learn(r, t, a.y[i], f, norm2);
+    }
+  }
+}
+
+}  // namespace omkl::detail

@@ -1,0 +1,219 @@
+// The device-resident walk of OMKL-SFG / SFG-MKL (core/resident_walk.h, resident_sfg.h), run
+// by its host driver: every decision it makes must be the host path's (the same vertex, the same
+// S_t, the same q̃, the same random stream position), its numbers the host path's within the
+// rounding of the pairs' sums, and its state must go back where the host path keeps it
+// (checkpoints, predict()). The CUDA driver runs the same program; its parity test is
+// CudaTest.ResidentSfgWalkEqualsTheHostPath (skipped without a GPU).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "common/test_helpers.h"
+#include "core/resident_walk.h"
+#include "core/state_io.h"
+#include "families/graph_aided/graph_aided.h"
+#include "random/stream_position.h"
+
+using namespace omkl;
+using namespace omkl::detail;
+using omkl::test::context_for;
+using omkl::test::make;
+using omkl::test::random_stream;
+using omkl::test::run_steps;
+
+namespace {
+
+using Params = std::vector<std::pair<std::string, std::string>>;
+
+Params with_path(Params params, const char* path) {
+  params.emplace_back("step_path", path);
+  return params;
+}
+
+// Relative agreement of two predictions that differ only by the rounding of a few sums.
+void expect_close(double expected, double got, const std::string& where) {
+  EXPECT_NEAR(got, expected, 1e-11 * std::max(1.0, std::fabs(expected))) << where;
+}
+
+}  // namespace
+
+TEST(StreamPositionTest, WordsAndUniformsAreTheHostStreams) {
+  RandomStream host(42, 3, RngPurpose::Selection, 0x6a01);
+  StreamPosition view = StreamPosition::of(host);
+  // Odd positions too: a uniform that spans two Philox blocks.
+  (void)host.next_u32();
+  (void)view.next_u32<HostPhilox>();
+  for (int i = 0; i < 50; ++i) {
+    ASSERT_EQ(view.uniform<HostPhilox>(), host.uniform()) << i;
+    ASSERT_EQ(view.position, host.position());
+  }
+  for (int i = 0; i < 9; ++i) ASSERT_EQ(view.next_u32<HostPhilox>(), host.next_u32());
+}
+
+TEST(ResidentPairTest, FeaturesAndUpdateAreTheRandomFeatureStep) {
+  // D = 3, d = 2 by hand: a_c = V_c·x, z = scale·[sin a, cos a], f = θᵀz, θ ← sθ − g z.
+  const double V[] = {0.5, -1.0, 2.0, 0.25, -0.75, 1.5};
+  const double x[] = {0.3, -0.2};
+  double theta[] = {0.1, -0.2, 0.3, 0.4, -0.5, 0.6};
+  double z[6];
+  const double scale = 1.0 / std::sqrt(3.0);
+  double dot = 0.0, n2 = 0.0;
+  resident_pair_features(V, x, theta, z, 3, 2, scale, 0u, 1u, dot, n2);
+  double want_dot = 0.0, want_n2 = 0.0;
+  for (int c = 0; c < 3; ++c) {
+    const double a = V[2 * c] * x[0] + V[2 * c + 1] * x[1];
+    EXPECT_NEAR(z[c], scale * std::sin(a), 1e-16);
+    EXPECT_NEAR(z[3 + c], scale * std::cos(a), 1e-16);
+    want_dot += theta[c] * z[c] + theta[3 + c] * z[3 + c];
+    want_n2 += theta[c] * theta[c] + theta[3 + c] * theta[3 + c];
+  }
+  EXPECT_NEAR(dot, want_dot, 1e-15);
+  EXPECT_NEAR(n2, want_n2, 1e-15);
+  // Two lanes split the features between them; their partial sums add up to one lane's.
+  double d0, m0, d1, m1, z2[6];
+  resident_pair_features(V, x, theta, z2, 3, 2, scale, 0u, 2u, d0, m0);
+  resident_pair_features(V, x, theta, z2, 3, 2, scale, 1u, 2u, d1, m1);
+  EXPECT_NEAR(d0 + d1, dot, 1e-15);
+  EXPECT_NEAR(m0 + m1, n2, 1e-15);
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(z2[i], z[i]);
+  const double before[] = {0.1, -0.2, 0.3, 0.4, -0.5, 0.6};
+  ResidentPair pair;
+  pair.rate = 0.25;
+  pair.shrink = 0.9;
+  const double y = 1.5, gain = resident_gain(pair, LossKind::Squared, dot, y);
+  EXPECT_DOUBLE_EQ(gain, 0.25 * 2.0 * (dot - y));
+  resident_pair_update(theta, z, 3, pair.shrink, gain, 0u, 1u);
+  for (int i = 0; i < 6; ++i) EXPECT_DOUBLE_EQ(theta[i], 0.9 * before[i] - gain * z[i]);
+}
+
+// Step by step against the host path: the same vertex and S_t every step (so the same draws),
+// predictions and weights within rounding, the same stream positions (checked through a
+// checkpoint of each: its bytes hold them).
+TEST(ResidentSfgTest, WalkMakesTheHostPathsDecisions) {
+  const auto data = random_stream(120, 4, Task::Regression);
+  const Params base = {{"D", "6"}, {"M", "3"}, {"switch_step", "70"}};
+  for (const char* name : {"omkl-sfg", "sfg-mkl"}) {
+    for (Profile profile : {Profile::Paper, Profile::Reference}) {
+      for (const char* after : {"", "keep_sampling"}) {
+        Params params = base;
+        if (*after && std::string(name) == "omkl-sfg") params.emplace_back("sfg_after_switch", after);
+        const auto ctx = context_for(data, profile, {0, 3, 5});
+        auto host = make(name, ctx, with_path(params, "host"));
+        auto walk = make(name, ctx, with_path(params, "resident"));
+        const std::string what = std::string(name) + (profile == Profile::Reference ? " reference " : " paper ") + after;
+        for (std::size_t t = 0; t < data.n_samples; ++t) {
+          double ph[3], pw[3];
+          host->step(data.row(t), data.y[t], ph);
+          walk->step(data.row(t), data.y[t], pw);
+          for (std::size_t r = 0; r < 3; ++r) {
+            const GraphAidedTrace& th = *graph_aided_trace(*host, r);
+            const GraphAidedTrace& tw = *graph_aided_trace(*walk, r);
+            ASSERT_EQ(tw.t, th.t);
+            ASSERT_EQ(tw.node, th.node) << what << " t=" << t << " r=" << r;
+            ASSERT_EQ(tw.updated, th.updated) << what << " t=" << t;
+            ASSERT_EQ(tw.q_used.size(), th.q_used.size());
+            for (std::size_t i = 0; i < th.q_used.size(); ++i) expect_close(th.q_used[i], tw.q_used[i], what);
+            expect_close(ph[r], pw[r], what + " t=" + std::to_string(t));
+          }
+        }
+        for (std::size_t r = 0; r < 3; ++r) {
+          const auto lh = graph_aided_log_kernel_weights(*host, r), lw = graph_aided_log_kernel_weights(*walk, r);
+          for (std::size_t k = 0; k < lh.size(); ++k) expect_close(lh[k], lw[k], what + " log w");
+          const auto uh = graph_aided_vertex_weights(*host, r), uw = graph_aided_vertex_weights(*walk, r);
+          for (std::size_t k = 0; k < uh.size(); ++k) EXPECT_NEAR(uw[k], uh[k], 1e-10) << what;
+          const auto thh = graph_aided_theta(*host, r, 1), thw = graph_aided_theta(*walk, r, 1);
+          for (std::size_t i = 0; i < thh.size(); ++i) EXPECT_NEAR(thw[i], thh[i], 1e-11) << what;
+        }
+        EXPECT_EQ(walk->kernel_updates(), host->kernel_updates()) << what;
+        // Blocks of 13 steps per walk, as a study runs it: the vertex weights are then kept
+        // inside the walk, not refreshed between steps. A different vertex anywhere would
+        // show as a different prediction.
+        auto blocked = make(name, ctx, with_path(params, "resident"));
+        const auto expected = run_steps(*make(name, ctx, with_path(params, "host")), data);
+        std::vector<double> got(expected.size());
+        for (std::size_t begin = 0; begin < data.n_samples; begin += 13) {
+          const std::size_t n = std::min<std::size_t>(13, data.n_samples - begin);
+          blocked->step_block(data.row(begin), data.y.data() + begin, n, data.n_features, got.data() + begin * 3);
+        }
+        for (std::size_t i = 0; i < got.size(); ++i) expect_close(expected[i], got[i], what + " blocked");
+        for (std::size_t r = 0; r < 3; ++r) {
+          const auto uh = graph_aided_vertex_weights(*host, r), ub = graph_aided_vertex_weights(*blocked, r);
+          for (std::size_t k = 0; k < uh.size(); ++k) EXPECT_NEAR(ub[k], uh[k], 1e-10) << what << " blocked";
+        }
+      }
+    }
+  }
+}
+
+// A block of steps is one walk (what a study hands the algorithm); the stream position it
+// leaves is where the host path's stream would be.
+TEST(ResidentSfgTest, BlocksOfStepsEqualSingleSteps) {
+  const auto data = random_stream(90, 3, Task::Regression);
+  const Params params = {{"D", "5"}, {"M", "4"}, {"switch_step", "50"}, {"step_path", "resident"}};
+  const auto ctx = context_for(data, Profile::Reference, {1, 2});
+  auto single = make("omkl-sfg", ctx, params);
+  const auto expected = run_steps(*single, data);
+  auto blocked = make("omkl-sfg", ctx, params);
+  std::vector<double> got(expected.size());
+  for (std::size_t begin = 0; begin < data.n_samples;) {
+    const std::size_t n = std::min<std::size_t>(begin < 40 ? 17 : 29, data.n_samples - begin);
+    blocked->step_block(data.row(begin), data.y.data() + begin, n, data.n_features, got.data() + begin * 2);
+    begin += n;
+  }
+  for (std::size_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i], expected[i]) << i;
+  StateWriter a, b;
+  single->save_state(a);
+  blocked->save_state(b);
+  EXPECT_EQ(a.bytes(), b.bytes());
+}
+
+// The state a walk leaves is the host path's: a checkpoint written after resident steps,
+// continued on the host path, follows the host path's decisions (and the reverse).
+TEST(ResidentSfgTest, CheckpointsCrossBetweenThePaths) {
+  const auto data = random_stream(80, 3, Task::Regression);
+  const Params base = {{"D", "5"}, {"M", "3"}, {"switch_step", "60"}};
+  const auto ctx = context_for(data, Profile::Paper, {0, 1});
+  for (const char* first : {"host", "resident"}) {
+    const char* second = std::string(first) == "host" ? "resident" : "host";
+    auto a = make("omkl-sfg", ctx, with_path(base, first));
+    run_steps(*a, data, 0, 30);
+    StateWriter out;
+    a->save_state(out);
+    const auto expected = run_steps(*a, data, 30, 80);
+    auto b = make("omkl-sfg", ctx, with_path(base, second));
+    StateReader in(out.bytes());
+    b->load_state(in);
+    const auto got = run_steps(*b, data, 30, 80);
+    for (std::size_t i = 0; i < got.size(); ++i) expect_close(expected[i], got[i], std::string(first) + " → " + second);
+  }
+}
+
+TEST(ResidentSfgTest, PredictAfterAWalkEqualsTheNextStep) {
+  const auto data = random_stream(40, 3, Task::Regression);
+  auto a = make("sfg-mkl", context_for(data, Profile::Paper, {0, 1}),
+                {{"D", "5"}, {"M", "3"}, {"step_path", "resident"}});
+  for (std::size_t t = 0; t < 30; ++t) {
+    double p[2], s[2];
+    a->predict(data.row(t), p);
+    a->step(data.row(t), data.y[t], s);
+    for (int r = 0; r < 2; ++r) expect_close(p[r], s[r], "t=" + std::to_string(t));
+  }
+}
+
+TEST(ResidentSfgTest, UnsupportedConfigurationsNameTheReason) {
+  const auto data = random_stream(20, 3, Task::Regression);
+  const auto ctx = context_for(data, Profile::Paper);
+  const Params resident = {{"D", "4"}, {"M", "2"}, {"step_path", "resident"}};
+  for (const char* name : {"omkl-gf", "omkl-sfg-r", "sfg-mkl-r"}) {
+    const std::string message = omkl::test::config_error_message(name, ctx, resident);
+    EXPECT_NE(message.find("step_path"), std::string::npos) << name << ": " << message;
+    EXPECT_NE(message.find("host"), std::string::npos) << message;
+  }
+  Params ridge = resident;
+  ridge.emplace_back("u_loss", "ridge");
+  EXPECT_NE(omkl::test::config_error_message("omkl-sfg", ctx, ridge).find("u_loss = ridge"), std::string::npos);
+  Params bad = {{"step_path", "gpu"}};
+  EXPECT_NE(omkl::test::config_error_message("omkl-sfg", ctx, bad).find("step_path"), std::string::npos);
+}
