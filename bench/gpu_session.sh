@@ -18,7 +18,7 @@
 #        float at 20 and 1000, and with OMKL_CUDA_PROJECTIONS=gemm at 100 and 1000; the
 #        OMKL_TIMING breakdown of Raker at 20 and 1000 and AdaRaker at 20 and 100; AdaRaker again
 #        with OMKL_CUDA_TRAJECTORIES=per_slot; OMKL-GF/SFG/SFG-R at 1 seed on the generic
-#        per-step path and at 1, 20, 100 seeds on the native one.
+#        per-step path and at 1, 20, 100 seeds on the native one and as the resident walk.
 #   CPU: the same algorithms at 100 seeds on all cores (the speed-up baseline of issue 4).
 #   draws.txt      OMKL_CUDA_DRAWS=device (frequency matrices drawn on the GPU) against the default
 #                  host draws: Raker at 1, 20, 100, 1000 seeds and AdaRaker at 20, 100, alternated,
@@ -116,6 +116,13 @@ want bench && {
   timeout 240 "$BIN/omkl" bench --data "$NAVAL" --preset jmlr23-graph --repeat 3 \
     --backend cuda --algo omkl-gf:M=10 --algo omkl-sfg:M=10 --algo omkl-sfg-r:M=10 --seeds 1 20 100 \
     --json "$OUT/bench_gpu_graph_native.json"
+  # The device-resident walk (step_path=resident, issue 16 item 1): one launch per block of
+  # samples, no host round trip per step. Its parity test runs in tests.txt
+  # (CudaTest.ResidentGraphWalkEqualsTheHostPath).
+  echo "== GPU: graph-aided, step_path=resident"
+  timeout 240 "$BIN/omkl" bench --data "$NAVAL" --preset jmlr23-graph --repeat 3 --backend cuda \
+    --algo omkl-gf:M=10,step_path=resident --algo omkl-sfg:M=10,step_path=resident \
+    --algo omkl-sfg-r:M=10,step_path=resident --seeds 1 20 100 --json "$OUT/bench_gpu_graph_resident.json"
   echo "== CPU, all cores"
   "$BIN/omkl" bench "${common[@]}" --backend cpu --algo raker:dict=jmlr23-76 --algo adaraker:dict=jmlr23-76 \
     --seeds 100 --json "$OUT/bench_cpu.json"

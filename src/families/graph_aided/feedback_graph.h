@@ -68,7 +68,7 @@ class ObservationSums {
   /// (an SFG-R refinement edge), or npos.
   double q(std::size_t k, const std::vector<double>& p, double p_total, std::size_t extra = npos) const;
 
-  /// The lists q() sums (the device-resident walk copies them, resident_sfg.h): N_in(k), and
+  /// The lists q() sums (the device-resident walk copies them, resident_graph.h): N_in(k), and
   /// V minus N_in(k) where q() tries the complement first (empty otherwise).
   const std::vector<std::size_t>& in_list(std::size_t k) const { return in_.at(k); }
   const std::vector<std::size_t>& complement_list(std::size_t k) const { return complement_.at(k); }

@@ -24,7 +24,7 @@
 #include "core/step_pool.h"
 #include "families/graph_aided/graph_aided_config.h"
 #include "families/graph_aided/graph_selection.h"
-#include "families/graph_aided/resident_sfg.h"
+#include "families/graph_aided/resident_graph.h"
 #include "features/rf_ensemble.h"
 #include "random/notebook_stream.h"
 #include "random/rng.h"
@@ -132,18 +132,18 @@ class GraphAided final : public Algorithm {
     }
   }
 
-  /// step_path = resident: the n samples as one walk of the resident program (resident_sfg.h),
+  /// step_path = resident: the n samples as one walk of the resident program (resident_graph.h),
   /// on the GPU where the backend lends its device memory, by the host driver otherwise (θ and
-  /// V through the backend's accessors: the reference of the device walk, not a fast path). The
-  /// state goes back into reps_, so checkpoints, predict() and the inspection hooks read it as
-  /// the host path keeps it.
+  /// V through the backend's accessors, in double: the device walk's reference, not a fast
+  /// path). The state goes back into reps_, so checkpoints, predict() and the inspection hooks
+  /// read it as the host path keeps it.
   void walk_resident(const double* x, const double* y, std::size_t n, std::size_t n_features, double* predictions) {
     const std::size_t R = reps_.size();
     const RfProblem& p = backend_->problem();
-    if (!resident_tables_) resident_tables_ = make_sfg_tables(config_, p.feature_scale, p.n_rff);
-    const std::size_t max_pairs = resident_tables_->scalars.max_pairs;
-    SfgStateData state(config_.graph.size(), max_pairs, R);
-    state.load(reps_);
+    if (!resident_tables_) resident_tables_ = make_graph_tables(config_, p.feature_scale, p.n_rff);
+    const GraphTables& tables = resident_tables_->scalars;
+    GraphStateData state(tables, R);
+    state.load(reps_, config_);
     ResidentWalkArgs<double> shape;
     shape.n_steps = n;
     shape.n_replicates = R;
@@ -151,14 +151,14 @@ class GraphAided final : public Algorithm {
     shape.n_kernels = p.n_kernels;
     shape.n_rff = p.n_rff;
     shape.n_features = n_features;
-    shape.max_pairs = max_pairs;
+    shape.max_pairs = tables.max_pairs;
     shape.t0 = t_ + 1;
     shape.feature_scale = p.feature_scale;
     shape.loss = p.loss;
     DeviceLease lease;
     if (backend_->device_lease(lease)) {
 #if OMKL_WITH_CUDA
-      if (!device_walk_) device_walk_ = std::make_unique<SfgDeviceWalk>(*resident_tables_, lease);
+      if (!device_walk_) device_walk_ = std::make_unique<GraphDeviceWalk>(*resident_tables_, lease);
       device_walk_->walk(state, lease, shape, x, y, predictions);
 #else
       throw Error("step_path = resident: a backend lent device memory to a build without CUDA");
@@ -167,13 +167,13 @@ class GraphAided final : public Algorithm {
       walk_resident_on_host(state, shape, x, y, predictions);
     }
     const std::int64_t t_last = t_ + static_cast<std::int64_t>(n);
-    state.store(reps_, t_last, config_.eta_at(t_last), predictions + (n - 1) * R);
-    for (std::uint64_t u : state.updates) updates_ += u;
-    max_pairs_ = std::max(max_pairs_, R * max_pairs);  // an upper bound: the walk does not report it
+    state.store(reps_, config_, t_last, config_.eta_at(t_last), predictions + (n - 1) * R);
+    updates_ += state.updates();
+    max_pairs_ = std::max(max_pairs_, R * tables.max_pairs);  // an upper bound: the walk does not report it
     t_ = t_last;
   }
 
-  void walk_resident_on_host(SfgStateData& state, ResidentWalkArgs<double> a, const double* x, const double* y,
+  void walk_resident_on_host(GraphStateData& state, ResidentWalkArgs<double> a, const double* x, const double* y,
                              double* predictions) {
     const RfProblem& p = backend_->problem();
     const std::size_t R = reps_.size(), S = p.n_slots(), P = p.n_kernels, D = p.n_rff, d = p.n_features;
@@ -192,7 +192,7 @@ class GraphAided final : public Algorithm {
     a.y = y;
     a.predictions = predictions;
     a.z_scratch = z.data();
-    SfgProgram<HostPhilox> program{resident_tables_->view(), state.view()};
+    GraphProgram<HostPhilox> program{resident_tables_->view(), state.view()};
     walk_on_host(program, a);
     for (std::size_t r = 0; r < R; ++r)
       for (std::size_t s = 0; s < S; ++s) backend_->set_theta(r, s, theta.data() + (r * S + s) * theta_n);
@@ -457,10 +457,10 @@ class GraphAided final : public Algorithm {
   std::vector<std::size_t> offsets_;
   std::vector<double> f_, norm2_;
   // step_path = resident
-  std::optional<SfgTableData> resident_tables_;
+  std::optional<GraphTableData> resident_tables_;
   std::vector<double> resident_frequencies_;  // host driver: V of every (replicate, kernel)
 #if OMKL_WITH_CUDA
-  std::unique_ptr<SfgDeviceWalk> device_walk_;
+  std::unique_ptr<GraphDeviceWalk> device_walk_;
 #endif
 };
 

@@ -7,7 +7,7 @@
 #include <limits>
 #include <string>
 
-#include "families/graph_aided/resident_sfg.h"
+#include "families/graph_aided/resident_graph.h"
 #include "omkl/error.h"
 
 namespace omkl::detail {
@@ -190,10 +190,10 @@ GraphAidedConfig read_graph_aided_config(ParamReader& params, const AlgoContext&
                                      "λ‖Σ_{k∈S} w̄_k θ_k‖² (θ after the step; §7 A-5)") == "ridge";
   c.resident = params.get_choice("step_path", "host", {"host", "resident"},
                                  "host: the host decides every step; resident: blocks of steps run as one "
-                                 "device-resident program (OMKL-SFG and SFG-MKL; on the GPU with --backend cuda)") ==
+                                 "device-resident program (on the GPU with --backend cuda)") ==
                "resident";
   if (c.resident) {
-    const std::string why = resident_sfg_unsupported(c);
+    const std::string why = resident_graph_unsupported(c);
     if (!why.empty()) params.fail("step_path", "resident is not available here: " + why);
   }
   return c;

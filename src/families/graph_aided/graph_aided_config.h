@@ -39,7 +39,7 @@ struct GraphAidedConfig {
   std::size_t M = 10, J = 2;
   double q_floor = 0.0, p_floor = 0.0;
   std::int64_t last_regen = 300;  ///< OMKL-GF: last step whose bipartite graph is regenerated
-  /// step_path = resident: blocks of steps walk as one program (resident_sfg.h) — on the GPU
+  /// step_path = resident: blocks of steps walk as one program (resident_graph.h) — on the GPU
   /// with the CUDA backend, by the host driver otherwise — instead of a host decision per step.
   bool resident = false;
 

@@ -295,14 +295,14 @@ TEST_F(CudaTest, GraphAidedAlgorithmsMatchTheCpuBackend) {
   }
 }
 
-// step_path = resident on the GPU (kernels/resident_walk.cuh running resident_sfg.h's program):
+// step_path = resident on the GPU (kernels/resident_walk.cuh running resident_graph.h's program):
 // the CPU backend's host path within floating point, in blocks of steps as a study runs them
 // and one step at a time; float within the float tolerance. Until this passes on a GPU the
 // resident path stays opt-in (issue 16 item 1).
-TEST_F(CudaTest, ResidentSfgWalkEqualsTheHostPath) {
+TEST_F(CudaTest, ResidentGraphWalkEqualsTheHostPath) {
   const Dataset data = random_stream(400, 5, Task::Regression, 17);
   for (Profile profile : {Profile::Paper, Profile::Reference}) {
-    for (const char* name : {"omkl-sfg", "sfg-mkl"}) {
+    for (const char* name : {"omkl-gf", "omkl-sfg", "omkl-sfg-r", "sfg-mkl", "sfg-mkl-r"}) {
       for (const char* precision : {"double", "float"}) {
         auto cpu_ctx = context_for(data, profile, {0, 2, 5});
         auto gpu_ctx = cpu_ctx;

@@ -1,9 +1,9 @@
-// The device-resident walk of OMKL-SFG / SFG-MKL (core/resident_walk.h, resident_sfg.h), run
-// by its host driver: every decision it makes must be the host path's (the same vertex, the same
+// The device-resident walk of the graph-aided family (core/resident_walk.h, resident_graph.h),
+// run by its host driver: every decision it makes must be the host path's (the same vertex, the same
 // S_t, the same q̃, the same random stream position), its numbers the host path's within the
 // rounding of the pairs' sums, and its state must go back where the host path keeps it
 // (checkpoints, predict()). The CUDA driver runs the same program; its parity test is
-// CudaTest.ResidentSfgWalkEqualsTheHostPath (skipped without a GPU).
+// CudaTest.ResidentGraphWalkEqualsTheHostPath (skipped without a GPU).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -91,18 +91,45 @@ TEST(ResidentPairTest, FeaturesAndUpdateAreTheRandomFeatureStep) {
 // Step by step against the host path: the same vertex and S_t every step (so the same draws),
 // predictions and weights within rounding, the same stream positions (checked through a
 // checkpoint of each: its bytes hold them).
-TEST(ResidentSfgTest, WalkMakesTheHostPathsDecisions) {
+namespace {
+
+const char* const kAll[] = {"omkl-gf", "omkl-sfg", "omkl-sfg-r", "sfg-mkl", "sfg-mkl-r"};
+
+// A dictionary of 12 kernels, so that the refinement set (rank 10 of 12) moves, and variants
+// that reach the other branches: after_switch, OMKL-GF's frozen graph and J = 3 nodes, SFG-R's
+// fixed β, all-vertex refinement and prediction over the base neighbourhood.
+std::vector<Params> variants(const std::string& name) {
+  const Params base = {{"dict", "gauss:0.3+gauss:0.5+gauss:0.7+gauss:1+gauss:1.4+gauss:2+gauss:3+gauss:4+"
+                                "lap:0.5+lap:1+lap:2+lap:4"},
+                       {"D", "6"}, {"M", "3"}, {"switch_step", "70"}};
+  std::vector<Params> out = {base};
+  const auto plus = [&](std::vector<std::pair<std::string, std::string>> extra) {
+    Params p = base;
+    p.insert(p.end(), extra.begin(), extra.end());
+    out.push_back(p);
+  };
+  if (name == "omkl-sfg") plus({{"sfg_after_switch", "keep_sampling"}});
+  if (name == "omkl-gf") plus({{"J", "3"}, {"gf_last_regen_step", "40"}});
+  if (name == "omkl-sfg-r") {
+    plus({{"sfgr_after_switch", "fixed0"}, {"sfgr_refine_all_vertices", "true"}});
+    plus({{"beta", "0.09"}, {"sfgr_predict_with_refined", "false"}, {"sfgr_double_draw", "true"}});
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST(ResidentGraphTest, WalkMakesTheHostPathsDecisions) {
   const auto data = random_stream(120, 4, Task::Regression);
-  const Params base = {{"D", "6"}, {"M", "3"}, {"switch_step", "70"}};
-  for (const char* name : {"omkl-sfg", "sfg-mkl"}) {
+  for (const char* name : kAll) {
     for (Profile profile : {Profile::Paper, Profile::Reference}) {
-      for (const char* after : {"", "keep_sampling"}) {
-        Params params = base;
-        if (*after && std::string(name) == "omkl-sfg") params.emplace_back("sfg_after_switch", after);
+      for (const Params& params : variants(name)) {
+        const std::string after = std::to_string(params.size());
         const auto ctx = context_for(data, profile, {0, 3, 5});
         auto host = make(name, ctx, with_path(params, "host"));
         auto walk = make(name, ctx, with_path(params, "resident"));
-        const std::string what = std::string(name) + (profile == Profile::Reference ? " reference " : " paper ") + after;
+        const std::string what = std::string(name) + (profile == Profile::Reference ? " reference " : " paper ") +
+                                 "variant of " + after + " parameters";
         for (std::size_t t = 0; t < data.n_samples; ++t) {
           double ph[3], pw[3];
           host->step(data.row(t), data.y[t], ph);
@@ -113,16 +140,25 @@ TEST(ResidentSfgTest, WalkMakesTheHostPathsDecisions) {
             ASSERT_EQ(tw.t, th.t);
             ASSERT_EQ(tw.node, th.node) << what << " t=" << t << " r=" << r;
             ASSERT_EQ(tw.updated, th.updated) << what << " t=" << t;
+            ASSERT_EQ(tw.predicted, th.predicted) << what << " t=" << t;
+            ASSERT_EQ(tw.exploration_set, th.exploration_set) << what << " t=" << t;
             ASSERT_EQ(tw.q_used.size(), th.q_used.size());
-            for (std::size_t i = 0; i < th.q_used.size(); ++i) expect_close(th.q_used[i], tw.q_used[i], what);
+            for (std::size_t i = 0; i < th.q_used.size(); ++i) {
+              expect_close(th.q[i], tw.q[i], what);
+              expect_close(th.q_used[i], tw.q_used[i], what);
+            }
+            ASSERT_EQ(tw.node_pmf.size(), th.node_pmf.size());
+            for (std::size_t i = 0; i < th.node_pmf.size(); ++i) expect_close(th.node_pmf[i], tw.node_pmf[i], what);
             expect_close(ph[r], pw[r], what + " t=" + std::to_string(t));
           }
         }
         for (std::size_t r = 0; r < 3; ++r) {
           const auto lh = graph_aided_log_kernel_weights(*host, r), lw = graph_aided_log_kernel_weights(*walk, r);
           for (std::size_t k = 0; k < lh.size(); ++k) expect_close(lh[k], lw[k], what + " log w");
-          const auto uh = graph_aided_vertex_weights(*host, r), uw = graph_aided_vertex_weights(*walk, r);
-          for (std::size_t k = 0; k < uh.size(); ++k) EXPECT_NEAR(uw[k], uh[k], 1e-10) << what;
+          if (std::string(name) != "omkl-gf") {
+            const auto uh = graph_aided_vertex_weights(*host, r), uw = graph_aided_vertex_weights(*walk, r);
+            for (std::size_t k = 0; k < uh.size(); ++k) EXPECT_NEAR(uw[k], uh[k], 1e-10) << what;
+          }
           const auto thh = graph_aided_theta(*host, r, 1), thw = graph_aided_theta(*walk, r, 1);
           for (std::size_t i = 0; i < thh.size(); ++i) EXPECT_NEAR(thw[i], thh[i], 1e-11) << what;
         }
@@ -139,6 +175,9 @@ TEST(ResidentSfgTest, WalkMakesTheHostPathsDecisions) {
         }
         for (std::size_t i = 0; i < got.size(); ++i) expect_close(expected[i], got[i], what + " blocked");
         for (std::size_t r = 0; r < 3; ++r) {
+          const auto lh = graph_aided_log_kernel_weights(*host, r), lb = graph_aided_log_kernel_weights(*blocked, r);
+          for (std::size_t k = 0; k < lh.size(); ++k) expect_close(lh[k], lb[k], what + " blocked log w");
+          if (std::string(name) == "omkl-gf") continue;
           const auto uh = graph_aided_vertex_weights(*host, r), ub = graph_aided_vertex_weights(*blocked, r);
           for (std::size_t k = 0; k < uh.size(); ++k) EXPECT_NEAR(ub[k], uh[k], 1e-10) << what << " blocked";
         }
@@ -149,71 +188,77 @@ TEST(ResidentSfgTest, WalkMakesTheHostPathsDecisions) {
 
 // A block of steps is one walk (what a study hands the algorithm); the stream position it
 // leaves is where the host path's stream would be.
-TEST(ResidentSfgTest, BlocksOfStepsEqualSingleSteps) {
+TEST(ResidentGraphTest, BlocksOfStepsEqualSingleSteps) {
   const auto data = random_stream(90, 3, Task::Regression);
-  const Params params = {{"D", "5"}, {"M", "4"}, {"switch_step", "50"}, {"step_path", "resident"}};
-  const auto ctx = context_for(data, Profile::Reference, {1, 2});
-  auto single = make("omkl-sfg", ctx, params);
-  const auto expected = run_steps(*single, data);
-  auto blocked = make("omkl-sfg", ctx, params);
-  std::vector<double> got(expected.size());
-  for (std::size_t begin = 0; begin < data.n_samples;) {
-    const std::size_t n = std::min<std::size_t>(begin < 40 ? 17 : 29, data.n_samples - begin);
-    blocked->step_block(data.row(begin), data.y.data() + begin, n, data.n_features, got.data() + begin * 2);
-    begin += n;
+  for (const char* name : kAll) {
+    for (Params params : variants(name)) {
+      params.emplace_back("step_path", "resident");
+      const auto ctx = context_for(data, Profile::Reference, {1, 2});
+      auto single = make(name, ctx, params);
+      const auto expected = run_steps(*single, data);
+      auto blocked = make(name, ctx, params);
+      std::vector<double> got(expected.size());
+      for (std::size_t begin = 0; begin < data.n_samples;) {
+        const std::size_t n = std::min<std::size_t>(begin < 40 ? 17 : 29, data.n_samples - begin);
+        blocked->step_block(data.row(begin), data.y.data() + begin, n, data.n_features, got.data() + begin * 2);
+        begin += n;
+      }
+      for (std::size_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i], expected[i]) << name << " " << i;
+      StateWriter a, b;
+      single->save_state(a);
+      blocked->save_state(b);
+      EXPECT_EQ(a.bytes(), b.bytes()) << name;
+    }
   }
-  for (std::size_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i], expected[i]) << i;
-  StateWriter a, b;
-  single->save_state(a);
-  blocked->save_state(b);
-  EXPECT_EQ(a.bytes(), b.bytes());
 }
 
 // The state a walk leaves is the host path's: a checkpoint written after resident steps,
 // continued on the host path, follows the host path's decisions (and the reverse).
-TEST(ResidentSfgTest, CheckpointsCrossBetweenThePaths) {
+TEST(ResidentGraphTest, CheckpointsCrossBetweenThePaths) {
   const auto data = random_stream(80, 3, Task::Regression);
-  const Params base = {{"D", "5"}, {"M", "3"}, {"switch_step", "60"}};
-  const auto ctx = context_for(data, Profile::Paper, {0, 1});
+  for (const char* name : kAll)
   for (const char* first : {"host", "resident"}) {
+    const Params base = variants(name).back();
+    const auto ctx = context_for(data, Profile::Reference, {0, 1});
     const char* second = std::string(first) == "host" ? "resident" : "host";
-    auto a = make("omkl-sfg", ctx, with_path(base, first));
+    auto a = make(name, ctx, with_path(base, first));
     run_steps(*a, data, 0, 30);
     StateWriter out;
     a->save_state(out);
     const auto expected = run_steps(*a, data, 30, 80);
-    auto b = make("omkl-sfg", ctx, with_path(base, second));
+    auto b = make(name, ctx, with_path(base, second));
     StateReader in(out.bytes());
     b->load_state(in);
     const auto got = run_steps(*b, data, 30, 80);
-    for (std::size_t i = 0; i < got.size(); ++i) expect_close(expected[i], got[i], std::string(first) + " → " + second);
+    for (std::size_t i = 0; i < got.size(); ++i)
+      expect_close(expected[i], got[i], std::string(name) + " " + first + " → " + second);
   }
 }
 
-TEST(ResidentSfgTest, PredictAfterAWalkEqualsTheNextStep) {
+TEST(ResidentGraphTest, PredictAfterAWalkEqualsTheNextStep) {
   const auto data = random_stream(40, 3, Task::Regression);
-  auto a = make("sfg-mkl", context_for(data, Profile::Paper, {0, 1}),
-                {{"D", "5"}, {"M", "3"}, {"step_path", "resident"}});
-  for (std::size_t t = 0; t < 30; ++t) {
-    double p[2], s[2];
-    a->predict(data.row(t), p);
-    a->step(data.row(t), data.y[t], s);
-    for (int r = 0; r < 2; ++r) expect_close(p[r], s[r], "t=" + std::to_string(t));
+  for (const char* name : kAll) {
+    auto a = make(name, context_for(data, Profile::Paper, {0, 1}),
+                  {{"D", "5"}, {"M", "3"}, {"switch_step", "20"}, {"step_path", "resident"}});
+    for (std::size_t t = 0; t < 30; ++t) {
+      double p[2], s[2];
+      a->predict(data.row(t), p);
+      a->step(data.row(t), data.y[t], s);
+      for (int r = 0; r < 2; ++r) expect_close(p[r], s[r], std::string(name) + " t=" + std::to_string(t));
+    }
   }
 }
 
-TEST(ResidentSfgTest, UnsupportedConfigurationsNameTheReason) {
+TEST(ResidentGraphTest, UnsupportedConfigurationsNameTheReason) {
   const auto data = random_stream(20, 3, Task::Regression);
   const auto ctx = context_for(data, Profile::Paper);
   const Params resident = {{"D", "4"}, {"M", "2"}, {"step_path", "resident"}};
-  for (const char* name : {"omkl-gf", "omkl-sfg-r", "sfg-mkl-r"}) {
-    const std::string message = omkl::test::config_error_message(name, ctx, resident);
-    EXPECT_NE(message.find("step_path"), std::string::npos) << name << ": " << message;
-    EXPECT_NE(message.find("host"), std::string::npos) << message;
-  }
+  for (const char* name : kAll) EXPECT_EQ(omkl::test::config_error_message(name, ctx, resident), "") << name;
   Params ridge = resident;
   ridge.emplace_back("u_loss", "ridge");
-  EXPECT_NE(omkl::test::config_error_message("omkl-sfg", ctx, ridge).find("u_loss = ridge"), std::string::npos);
+  const std::string message = omkl::test::config_error_message("omkl-sfg", ctx, ridge);
+  EXPECT_NE(message.find("step_path"), std::string::npos) << message;
+  EXPECT_NE(message.find("u_loss = ridge"), std::string::npos) << message;
   Params bad = {{"step_path", "gpu"}};
   EXPECT_NE(omkl::test::config_error_message("omkl-sfg", ctx, bad).find("step_path"), std::string::npos);
 }

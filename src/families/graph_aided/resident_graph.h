@@ -1,0 +1,609 @@
+/// @file resident_graph.h
+/// @brief The graph-aided family as a device-resident program (core/resident_walk.h): the step
+/// of graph_aided.cpp — OMKL-GF's bipartite graph regeneration and selective-node draw, OMKL-SFG's
+/// vertex draw over the dominating set, OMKL-SFG-R's refinement set, refined graph and refined
+/// observation probabilities, the prediction and the kernel and vertex weight updates — in
+/// OMKL_HD code over flat arrays, in the host path's order of operations. A walk therefore
+/// draws the host path's uniforms at the host path's stream positions and makes its decisions;
+/// its numbers differ from the host path's only where the pairs' sums (and, on the device, the
+/// math library's exp and pow) round differently.
+///
+/// GraphTableData is the configuration flattened once; GraphStateData every replicate's state,
+/// loaded from and stored back to the GraphReplicates around a walk, so that checkpoints,
+/// predict() and the inspection hooks see the state as the host path keeps it. Each is one
+/// byte arena, so the GPU driver moves it in one copy. Not covered (step_path = resident is
+/// refused, naming why): u_loss = ridge (it reads every predicted θ), rng = numpy_legacy.
+#pragma once
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/host_device.h"
+#include "core/resident_walk.h"
+#include "features/rf_backend.h"
+#include "random/stream_position.h"
+
+namespace omkl::detail {
+
+struct GraphAidedConfig;
+struct GraphReplicate;
+
+constexpr std::uint32_t kNoVertex = 0xffffffffu;
+
+/// The configuration as the program reads it (pointers into a host or device copy of
+/// GraphTableData's arena).
+struct GraphTables {
+  int family = 1;  ///< GraphFamily: 0 GF, 1 SFG, 2 SFG-R
+  std::uint32_t n = 0;          ///< kernels (= vertices for SFG / SFG-R)
+  std::uint32_t max_pairs = 0;  ///< most pairs one step names
+  double eta = 0.1;
+  int inv_sqrt_t = 1;
+  long long switch_step = 0;
+  int shifted = 0;       ///< reference off-by-one sampler
+  int after_switch = 0;  ///< AfterSwitch: 0 Fixed0, 1 ArgmaxU, 2 KeepSampling
+  double q_floor = 0.0, p_floor = 0.0, lambda = 0.0;
+  double z2 = 0.0;  ///< ‖z‖² = scale²·D (updated_theta_loss)
+  int updated_theta_loss = 0;
+  // OMKL-GF
+  std::uint32_t J = 0, M = 0;
+  long long last_regen = 0;
+  // OMKL-SFG / -R: the similarity graph and the lists ObservationSums::q() sums.
+  const std::uint32_t* out_offsets = nullptr;  ///< n + 1; N_out(i) in construction order
+  const std::uint32_t* out_list = nullptr;
+  const std::uint32_t* in_offsets = nullptr;  ///< n + 1; N_in(k) ascending
+  const std::uint32_t* in_list = nullptr;
+  const std::uint32_t* complement_offsets = nullptr;  ///< n + 1; V ∖ N_in(k) where used
+  const std::uint32_t* complement_list = nullptr;
+  const std::uint8_t* use_complement = nullptr;  ///< n
+  const std::uint32_t* exploration = nullptr;    ///< OMKL-SFG: the dominating set D
+  std::uint32_t n_exploration = 0;
+  // OMKL-SFG-R
+  const std::uint8_t* adjacency = nullptr;         ///< n × n, 1 iff a → b
+  const std::uint32_t* dominator_order = nullptr;  ///< n × n, DominatorOrder::candidates
+  int freeze_refinement = 0, double_draw = 0, predict_with_refined = 1, refine_all_vertices = 0;
+  double beta_eps = 1e-7, beta_fixed = 0.0;
+  std::uint32_t beta_rank = 10;
+};
+
+/// Every replicate's state; per-replicate arrays are R-strided by the sizes in the comments.
+struct GraphStates {
+  StreamPosition* rng = nullptr;
+  double* log_w = nullptr;          ///< n
+  double* pmf = nullptr;            ///< max(n, J): this step's vertex (or selective-node) PMF
+  std::uint32_t* node = nullptr;    ///< this step's vertex or selective node
+  std::uint32_t* n_pairs = nullptr;      ///< |S_t| (updated)
+  std::uint32_t* n_predicted = nullptr;  ///< the first n_predicted of S_t make ŷ
+  std::uint32_t* updated = nullptr;      ///< max_pairs: S_t
+  double* q = nullptr;                   ///< max_pairs: q_k of S_t
+  double* q_used = nullptr;              ///< max_pairs: q̃_k
+  std::uint64_t* updates = nullptr;      ///< θ updates made in this walk
+  // OMKL-SFG / -R: vertex weights exp(log_u − u_ref), valid where u_valid
+  double* log_u = nullptr;  ///< n
+  double* u_lin = nullptr;  ///< n
+  double* u_ref = nullptr;
+  std::uint8_t* u_valid = nullptr;
+  // OMKL-SFG-R: the vertices by weight (graph_selection.h), D'_t and G'_t's added edges
+  std::uint32_t* by_weight = nullptr;    ///< n
+  std::uint32_t* weight_rank = nullptr;  ///< n
+  std::uint8_t* refined = nullptr;
+  std::uint32_t* set_size = nullptr;
+  std::uint32_t* refined_set = nullptr;    ///< n (ascending, set_size used)
+  std::uint32_t* candidate = nullptr;      ///< n scratch
+  std::uint8_t* marks = nullptr;           ///< n scratch: 1 in D'_t, 2 dominated by it
+  std::uint32_t* added_from = nullptr;     ///< n: source of the edge added into i, or kNoVertex
+  std::uint32_t* added_start = nullptr;    ///< n + 1: added edges by source
+  std::uint32_t* added_targets = nullptr;  ///< n
+  // OMKL-GF: the bipartite graph and the inputs of its last regeneration
+  std::uint8_t* has_graph = nullptr;
+  double* link_p = nullptr;            ///< n × J: P[k, j]
+  std::uint8_t* linked = nullptr;      ///< n × J: A[k, j]
+  std::uint32_t* node_kernels = nullptr;  ///< J × M: kernels(j) ascending
+  std::uint32_t* node_count = nullptr;    ///< J
+  double* regen_w = nullptr;              ///< n
+  double* regen_eta = nullptr;
+  double* regen_uniforms = nullptr;  ///< J × M
+  double* scratch = nullptr;         ///< n: π of one selective node, then its CDF
+};
+
+/// Indexes the refinement edges by source (RefinedGraph::index_added()): the targets of a are
+/// added_targets[added_start[a] .. added_start[a + 1]), ascending.
+OMKL_HD void index_added_edges(std::uint32_t n, const std::uint32_t* added_from, std::uint32_t* added_start,
+                               std::uint32_t* added_targets) {
+  for (std::uint32_t a = 0; a <= n; ++a) added_start[a] = 0;
+  for (std::uint32_t i = 0; i < n; ++i)
+    if (added_from[i] != kNoVertex) ++added_start[added_from[i] + 1];
+  for (std::uint32_t a = 0; a < n; ++a) added_start[a + 1] += added_start[a];
+  // Fill in ascending i; added_start[a] walks forward, then is restored.
+  for (std::uint32_t i = 0; i < n; ++i)
+    if (added_from[i] != kNoVertex) added_targets[added_start[added_from[i]]++] = i;
+  for (std::uint32_t a = n; a > 0; --a) added_start[a] = added_start[a - 1];
+  added_start[0] = 0;
+}
+
+/// One step of one replicate. `Philox` is the block function of its counter stream (the host's
+/// or cuRAND's).
+template <typename Philox>
+struct GraphProgram {
+  GraphTables c;
+  GraphStates s;
+
+  OMKL_HD double eta_at(std::int64_t t) const {
+    return c.inv_sqrt_t ? c.eta / std::sqrt(static_cast<double>(t)) : c.eta;
+  }
+
+  /// graph_selection.cpp's plan_selection(), then the pairs of graph_aided.cpp's plan_pairs().
+  OMKL_HD std::size_t plan(std::size_t r, std::int64_t t, ResidentPair* pairs) {
+    const double eta = eta_at(t);
+    std::uint32_t* updated = s.updated + r * c.max_pairs;
+    double* q = s.q + r * c.max_pairs;
+    std::uint32_t count = 0;
+    if (c.family == 0) {
+      count = plan_gf(r, t, eta, updated, q);
+    } else {
+      count = plan_sfg(r, t, eta, updated, q);
+    }
+    double* q_used = s.q_used + r * c.max_pairs;
+    for (std::uint32_t i = 0; i < count; ++i) {
+      const double qu = q[i] > c.q_floor ? q[i] : c.q_floor;  // std::max(q, q_floor)
+      q_used[i] = qu;
+      pairs[i].slot = updated[i];
+      pairs[i].kernel = updated[i];
+      pairs[i].rate = eta / qu;
+      pairs[i].shrink = 1.0 - 2.0 * eta * c.lambda / qu;
+    }
+    s.n_pairs[r] = count;
+    s.updates[r] += count;  // rate = η/q̃ > 0: every pair updates
+    return count;
+  }
+
+  /// graph_aided.cpp's learn(): ŷ from S_t's outputs, then the kernel and vertex weights.
+  OMKL_HD double learn(std::size_t r, std::int64_t t, double y, const double* f, const double* norm2) {
+    const std::size_t n = c.n;
+    const double eta = eta_at(t);
+    const std::uint32_t count = s.n_pairs[r], predicted = s.n_predicted[r];
+    const std::uint32_t* updated = s.updated + r * c.max_pairs;
+    const double* q_used = s.q_used + r * c.max_pairs;
+    double* log_w = s.log_w + r * n;
+    // combine_prediction(): the predicted kernels are the first `predicted` of S_t.
+    double prediction = 0.0;
+    if (predicted > 0) {
+      double m = -INFINITY;
+      for (std::uint32_t i = 0; i < predicted; ++i) m = log_w[updated[i]] > m ? log_w[updated[i]] : m;
+      double num = 0.0, den = 0.0;
+      for (std::uint32_t i = 0; i < predicted; ++i) {
+        const double w = std::exp(log_w[updated[i]] - m);
+        num += w * f[i];
+        den += w;
+      }
+      prediction = num / den;
+    }
+    for (std::uint32_t i = 0; i < count; ++i) {
+      const double fi = f[i];
+      double n2 = norm2[i];
+      if (c.updated_theta_loss) {
+        const double rate = eta / q_used[i], shrink = 1.0 - 2.0 * eta * c.lambda / q_used[i];
+        const double g = rate * 2.0 * (fi - y);
+        n2 = shrink * shrink * n2 - 2.0 * shrink * g * fi + g * g * c.z2;
+        if (n2 < 0) n2 = 0;
+      }
+      const double loss = ((fi - y) * (fi - y) + c.lambda * n2) / q_used[i];
+      log_w[updated[i]] -= eta * loss;
+    }
+    if (c.family != 0) {
+      const std::uint32_t node = s.node[r];
+      const double err = (prediction - y) * (prediction - y);
+      const double p_node = s.pmf[r * pmf_stride() + node];
+      const double p_tilde = p_node > c.p_floor ? p_node : c.p_floor;
+      double* log_u = s.log_u + r * n;
+      log_u[node] -= eta * err / p_tilde;
+      if (s.u_valid[r]) set_vertex_weight(r, node, exp_or_zero_hd(log_u[node] - s.u_ref[r]));
+    }
+    return prediction;
+  }
+
+  OMKL_HD std::size_t pmf_stride() const { return c.n > c.J ? c.n : c.J; }
+
+ private:
+  OMKL_HD static double exp_or_zero_hd(double d) { return d < -745.2 ? 0.0 : std::exp(d); }
+
+  // ---- OMKL-GF -------------------------------------------------------------------------------
+
+  OMKL_HD std::uint32_t plan_gf(std::size_t r, std::int64_t t, double eta, std::uint32_t* updated, double* q) {
+    const std::uint32_t n = c.n, J = c.J, M = c.M;
+    const double* log_w = s.log_w + r * n;
+    if (t <= c.last_regen) regenerate(r, eta);
+    // Selective-node weights, shifted by the heaviest linked kernel (plan_selection()).
+    const std::uint32_t* lists = s.node_kernels + r * J * M;
+    const std::uint32_t* counts = s.node_count + r * J;
+    double top = -INFINITY;
+    for (std::uint32_t j = 0; j < J; ++j)
+      for (std::uint32_t i = 0; i < counts[j]; ++i) {
+        const double v = log_w[lists[j * M + i]];
+        top = v > top ? v : top;
+      }
+    double* p = s.pmf + r * pmf_stride();
+    double total = 0.0;
+    for (std::uint32_t j = 0; j < J; ++j) {
+      double u = 0.0;
+      for (std::uint32_t i = 0; i < counts[j]; ++i) u += std::exp(log_w[lists[j * M + i]] - top);
+      p[j] = u;
+      total += u;
+    }
+    // selective_node_probabilities(u, η): (1 − η)·u_j/U + η/J.
+    for (std::uint32_t j = 0; j < J; ++j) p[j] = (1.0 - eta) * p[j] / total + eta / static_cast<double>(J);
+    const std::uint32_t node = static_cast<std::uint32_t>(sample_index(p, J, s.rng[r].template uniform<Philox>(), false));
+    s.node[r] = node;
+    const double* P = s.link_p + r * n * J;
+    for (std::uint32_t i = 0; i < counts[node]; ++i) {
+      const std::uint32_t k = lists[node * M + i];
+      updated[i] = k;
+      double qk = 0.0;  // observation_probability(): Σ_j P[k, j]·p_j
+      for (std::uint32_t j = 0; j < J; ++j) qk += P[k * J + j] * p[j];
+      q[i] = qk;
+    }
+    s.n_predicted[r] = counts[node];
+    return counts[node];
+  }
+
+  /// BipartiteFeedbackGraph::regenerate() from w = shifted_exp(log_w), drawing its J·M uniforms.
+  OMKL_HD void regenerate(std::size_t r, double eta) {
+    const std::uint32_t n = c.n, J = c.J, M = c.M;
+    const double* log_w = s.log_w + r * n;
+    double* w = s.regen_w + r * n;
+    double m = -INFINITY;
+    for (std::uint32_t k = 0; k < n; ++k) m = log_w[k] > m ? log_w[k] : m;
+    for (std::uint32_t k = 0; k < n; ++k) w[k] = exp_or_zero_hd(log_w[k] - m);
+    double* uniforms = s.regen_uniforms + r * J * M;
+    for (std::uint32_t i = 0; i < J * M; ++i) uniforms[i] = s.rng[r].template uniform<Philox>();
+    s.regen_eta[r] = eta;
+    s.has_graph[r] = 1;
+    double total = 0.0;
+    for (std::uint32_t k = 0; k < n; ++k) total += w[k];
+    double* P = s.link_p + r * n * J;
+    std::uint8_t* A = s.linked + r * n * J;
+    double* cdf = s.scratch + r * n;
+    const double nd = static_cast<double>(n);
+    for (std::uint32_t j = 0; j < J; ++j) {
+      const double explore = std::pow(eta, static_cast<double>(j + 1));
+      double acc = 0.0;
+      for (std::uint32_t k = 0; k < n; ++k) {
+        const double pi = (1.0 - explore) * (w[k] / total) + explore / nd;
+        P[k * J + j] = 1.0 - std::pow(1.0 - pi, static_cast<double>(M));
+        A[k * J + j] = 0;
+        acc += pi;  // cumulative_sums(), left to right
+        cdf[k] = acc;
+      }
+      for (std::uint32_t i = 0; i < M; ++i) A[sample_from_cdf(cdf, n, uniforms[j * M + i]) * J + j] = 1;
+      std::uint32_t* list = s.node_kernels + (r * J + j) * M;
+      std::uint32_t count = 0;
+      for (std::uint32_t k = 0; k < n; ++k)
+        if (A[k * J + j]) list[count++] = k;
+      s.node_count[r * J + j] = count;
+    }
+  }
+
+  /// sampling.h's sample_from_cdf() with the configuration's rule.
+  OMKL_HD std::uint32_t sample_from_cdf(const double* cdf, std::uint32_t n, double u) const {
+    if (!c.shifted) {
+      // Smallest k with u < c_k (upper_bound), else the last index with positive mass.
+      std::uint32_t lo = 0, hi = n;
+      while (lo < hi) {
+        const std::uint32_t mid = lo + (hi - lo) / 2;
+        if (u < cdf[mid]) hi = mid;
+        else lo = mid + 1;
+      }
+      if (lo < n) return lo;
+      std::uint32_t k = n - 1;
+      while (k > 0 && !(cdf[k] > cdf[k - 1])) --k;
+      return k;
+    }
+    if (u <= 0.0) return 0;
+    std::uint32_t lo = 0, hi = n;  // lower_bound: first c_k ≥ u
+    while (lo < hi) {
+      const std::uint32_t mid = lo + (hi - lo) / 2;
+      if (cdf[mid] < u) lo = mid + 1;
+      else hi = mid;
+    }
+    const std::uint32_t k = lo + 1;
+    return k < n - 1 ? k : n - 1;
+  }
+
+  // ---- OMKL-SFG / OMKL-SFG-R -----------------------------------------------------------------
+
+  OMKL_HD std::uint32_t plan_sfg(std::size_t r, std::int64_t t, double eta, std::uint32_t* updated, double* q) {
+    const std::uint32_t n = c.n;
+    const double* u = vertex_weights(r);
+    const bool before = t <= c.switch_step;
+    const std::uint32_t* exploration = c.exploration;
+    std::uint32_t n_exploration = c.n_exploration;
+    if (c.family == 2) {
+      if (!s.refined[r] || before || !c.freeze_refinement) refine(r, eta);
+      exploration = s.refined_set + r * n;
+      n_exploration = s.set_size[r];
+    }
+    // vertex_probabilities(u, ξ = η, E).
+    double* p = s.pmf + r * pmf_stride();
+    double total = 0.0;
+    for (std::uint32_t i = 0; i < n; ++i) total += u[i];
+    for (std::uint32_t i = 0; i < n; ++i) p[i] = (1.0 - eta) * (u[i] / total);
+    const double share = eta / static_cast<double>(n_exploration);
+    for (std::uint32_t e = 0; e < n_exploration; ++e) p[exploration[e]] += share;
+    double p_total = 0.0;
+    for (std::uint32_t i = 0; i < n; ++i) p_total += p[i];
+    if (c.family == 2 && c.double_draw && before) (void)s.rng[r].template uniform<Philox>();
+    const int mode = before ? 2 : c.after_switch;
+    std::uint32_t node = 0;
+    if (mode == 2) node = static_cast<std::uint32_t>(sample_index(p, n, s.rng[r].template uniform<Philox>(), c.shifted));
+    else if (mode == 1) node = argmax_first(u, n);
+    s.node[r] = node;
+    // S_t = N_out(node), then (SFG-R) the refinement edges out of it, ascending.
+    std::uint32_t count = 0;
+    for (std::uint32_t i = c.out_offsets[node]; i < c.out_offsets[node + 1]; ++i) updated[count++] = c.out_list[i];
+    const std::uint32_t base_count = count;
+    if (c.family == 2) {
+      const std::uint32_t* start = s.added_start + r * (n + 1);
+      const std::uint32_t* targets = s.added_targets + r * n;
+      for (std::uint32_t i = start[node]; i < start[node + 1]; ++i) updated[count++] = targets[i];
+    }
+    s.n_predicted[r] = c.family == 2 && c.predict_with_refined ? count : base_count;
+    const std::uint32_t* added_from = c.family == 2 ? s.added_from + r * n : nullptr;
+    for (std::uint32_t i = 0; i < count; ++i)
+      q[i] = observation(updated[i], p, p_total, added_from ? added_from[updated[i]] : kNoVertex);
+    return count;
+  }
+
+  /// vertex_weights_lin(): exp(log_u − u_ref), refreshed (u_ref = max log_u, and the order by
+  /// weight) when missing or when its largest entry has drifted below 1e-200.
+  OMKL_HD const double* vertex_weights(std::size_t r) {
+    const std::uint32_t n = c.n;
+    double* u = s.u_lin + r * n;
+    const double* log_u = s.log_u + r * n;
+    double top = 0.0;
+    if (s.u_valid[r])
+      for (std::uint32_t i = 0; i < n; ++i) top = u[i] > top ? u[i] : top;
+    if (!s.u_valid[r] || top < 1e-200) {
+      double ref = -INFINITY;
+      for (std::uint32_t i = 0; i < n; ++i) ref = log_u[i] > ref ? log_u[i] : ref;
+      s.u_ref[r] = ref;
+      for (std::uint32_t i = 0; i < n; ++i) u[i] = exp_or_zero_hd(log_u[i] - ref);
+      s.u_valid[r] = 1;
+      if (c.family == 2) sort_by_weight(r);
+    }
+    return u;
+  }
+
+  /// refresh_vertex_weights()'s order: stable, by u descending (an insertion sort: n ≤ 128 and
+  /// refreshes are rare).
+  OMKL_HD void sort_by_weight(std::size_t r) {
+    const std::uint32_t n = c.n;
+    const double* u = s.u_lin + r * n;
+    std::uint32_t* order = s.by_weight + r * n;
+    for (std::uint32_t i = 0; i < n; ++i) {
+      std::uint32_t k = i;
+      while (k > 0 && u[order[k - 1]] < u[i]) {
+        order[k] = order[k - 1];
+        --k;
+      }
+      order[k] = i;
+    }
+    for (std::uint32_t k = 0; k < n; ++k) s.weight_rank[r * n + order[k]] = k;
+  }
+
+  /// graph_selection.cpp's set_vertex_weight(): u[v] and v's place in the order.
+  OMKL_HD void set_vertex_weight(std::size_t r, std::uint32_t v, double value) {
+    const std::uint32_t n = c.n;
+    double* u = s.u_lin + r * n;
+    u[v] = value;
+    if (c.family != 2) return;  // only the refinement reads the order
+    std::uint32_t* order = s.by_weight + r * n;
+    std::uint32_t* rank = s.weight_rank + r * n;
+    std::uint32_t k = rank[v];
+    while (k + 1 < n && u[order[k + 1]] > value) {
+      order[k] = order[k + 1];
+      rank[order[k]] = k;
+      ++k;
+    }
+    while (k > 0 && u[order[k - 1]] < value) {
+      order[k] = order[k - 1];
+      rank[order[k]] = k;
+      --k;
+    }
+    order[k] = v;
+    rank[v] = k;
+  }
+
+  /// plan_selection()'s refinement: the candidate set D'_t (refinement_set() with a fixed β,
+  /// refinement_set_from_sorted() with the rank rule), and G'_t rebuilt when it changed.
+  OMKL_HD void refine(std::size_t r, double xi) {
+    const std::uint32_t n = c.n;
+    const double* u = s.u_lin + r * n;
+    std::uint8_t* marks = s.marks + r * n;
+    for (std::uint32_t i = 0; i < n; ++i) marks[i] = 0;
+    double total = 0.0;
+    for (std::uint32_t i = 0; i < n; ++i) total += u[i];
+    const double nd = static_cast<double>(n);
+    if (c.beta_fixed > 0) {
+      const double threshold = (c.beta_fixed - xi / nd) / (1.0 - xi);
+      bool any = false;
+      for (std::uint32_t i = 0; i < n; ++i)
+        if (u[i] / total >= threshold) marks[i] = 1, any = true;
+      if (!any) marks[argmax_first(u, n)] = 1;
+    } else {
+      const std::uint32_t* order = s.by_weight + r * n;
+      const double top = u[order[c.beta_rank - 1]] / total;
+      const double beta = (1.0 - xi) * top + xi / nd - c.beta_eps;
+      double threshold = (beta - xi / nd) / (1.0 - xi);
+      threshold = top < threshold ? top : threshold;  // std::min(threshold, top)
+      for (std::uint32_t k = 0; k < n; ++k) {
+        if (!(u[order[k]] / total >= threshold)) break;
+        marks[order[k]] = 1;
+      }
+    }
+    // The set ascending; compared with D'_{t−1}.
+    std::uint32_t* candidate = s.candidate + r * n;
+    std::uint32_t size = 0;
+    for (std::uint32_t i = 0; i < n; ++i)
+      if (marks[i]) candidate[size++] = i;
+    std::uint32_t* set = s.refined_set + r * n;
+    bool same = s.refined[r] && size == s.set_size[r];
+    for (std::uint32_t i = 0; same && i < size; ++i) same = candidate[i] == set[i];
+    if (!same) {
+      for (std::uint32_t i = 0; i < size; ++i) set[i] = candidate[i];
+      s.set_size[r] = size;
+      rebuild_refined(r);
+    }
+    s.refined[r] = 1;
+  }
+
+  /// RefinedGraph::refine() with the dominator order: every vertex outside D'_t that D'_t does
+  /// not dominate (every vertex, with refine_all_vertices) gets an in-edge from its preferred
+  /// member of D'_t, unless that edge is in the base graph.
+  OMKL_HD void rebuild_refined(std::size_t r) {
+    const std::uint32_t n = c.n;
+    const std::uint32_t* set = s.refined_set + r * n;
+    std::uint8_t* marks = s.marks + r * n;
+    for (std::uint32_t i = 0; i < n; ++i) marks[i] = 0;
+    for (std::uint32_t e = 0; e < s.set_size[r]; ++e) {
+      const std::uint32_t a = set[e];
+      marks[a] |= 3u;
+      for (std::uint32_t i = c.out_offsets[a]; i < c.out_offsets[a + 1]; ++i) marks[c.out_list[i]] |= 2u;
+    }
+    std::uint32_t* added_from = s.added_from + r * n;
+    for (std::uint32_t i = 0; i < n; ++i) {
+      added_from[i] = kNoVertex;
+      if (!c.refine_all_vertices && marks[i] != 0) continue;
+      const std::uint32_t* candidates = c.dominator_order + static_cast<std::size_t>(i) * n;
+      std::uint32_t k = 0;
+      while (!(marks[candidates[k]] & 1u)) ++k;  // D'_t is non-empty
+      const std::uint32_t d = candidates[k];
+      if (!c.adjacency[static_cast<std::size_t>(d) * n + i]) added_from[i] = d;
+    }
+    index_added_edges(n, added_from, s.added_start + r * (n + 1), s.added_targets + r * n);
+  }
+
+  OMKL_HD static std::uint32_t argmax_first(const double* v, std::uint32_t n) {
+    std::uint32_t best = 0;
+    for (std::uint32_t i = 1; i < n; ++i)
+      if (v[i] > v[best]) best = i;
+    return best;
+  }
+
+  /// sampling.h's sample_index() over p[0..n).
+  OMKL_HD static std::size_t sample_index(const double* p, std::size_t n, double u, bool shifted) {
+    if (shifted && u <= 0.0) return 0;
+    double acc = 0.0, previous = 0.0;
+    std::size_t last_positive = 0;
+    for (std::size_t k = 0; k < n; ++k) {
+      acc += p[k];
+      if (!shifted) {
+        if (u < acc) return k;
+        if (k == 0 || acc > previous) last_positive = k;
+      } else if (u <= acc) {
+        return k + 1 < n - 1 ? k + 1 : n - 1;
+      }
+      previous = acc;
+    }
+    return shifted ? n - 1 : last_positive;
+  }
+
+  /// ObservationSums::q(k, p, p_total, extra).
+  OMKL_HD double observation(std::uint32_t k, const double* p, double p_total, std::uint32_t extra) const {
+    if (c.use_complement[k]) {
+      double sum = 0.0;
+      for (std::uint32_t i = c.complement_offsets[k]; i < c.complement_offsets[k + 1]; ++i)
+        if (c.complement_list[i] != extra) sum += p[c.complement_list[i]];
+      const double q = p_total - sum;
+      if (q >= 0.5 * p_total) return q;
+    }
+    double sum = 0.0;
+    for (std::uint32_t i = c.in_offsets[k]; i < c.in_offsets[k + 1]; ++i) sum += p[c.in_list[i]];
+    return extra == kNoVertex ? sum : sum + p[extra];
+  }
+};
+
+/// A block of bytes holding typed arrays at 8-byte-aligned offsets: one copy moves all of them.
+class ByteArena {
+ public:
+  template <typename T>
+  std::size_t reserve(std::size_t count) {
+    const std::size_t offset = (size_ + 7) / 8 * 8;
+    size_ = offset + count * sizeof(T);
+    return offset;
+  }
+  std::size_t size() const { return size_; }
+
+ private:
+  std::size_t size_ = 0;
+};
+
+/// The configuration's tables in one arena; view(base) points GraphTables into a copy of it.
+struct GraphTableData {
+  GraphTables scalars;  // pointers unset
+  std::vector<std::uint64_t> bytes;
+  std::size_t out_offsets = 0, out_list = 0, in_offsets = 0, in_list = 0, complement_offsets = 0,
+              complement_list = 0, use_complement = 0, exploration = 0, adjacency = 0, dominator_order = 0;
+
+  GraphTables view(const void* base) const;
+  GraphTables view() const { return view(bytes.data()); }
+};
+
+/// Empty when the resident walk can run this configuration, else why not.
+std::string resident_graph_unsupported(const GraphAidedConfig& config);
+GraphTableData make_graph_tables(const GraphAidedConfig& config, double feature_scale, std::size_t n_rff);
+
+/// Every replicate's state in one arena; view(base) points GraphStates into a copy of it.
+class GraphStateData {
+ public:
+  GraphStateData(const GraphTables& tables, std::size_t n_replicates);
+  GraphStates view(void* base) const;
+  GraphStates view() { return view(bytes_.data()); }
+  void* data() { return bytes_.data(); }
+  std::size_t size_bytes() const { return bytes_.size() * sizeof(std::uint64_t); }
+
+  /// From the host path's replicates (stream positions, weights and what the family keeps).
+  void load(const std::vector<GraphReplicate>& reps, const GraphAidedConfig& config);
+  /// Back into them, with each replicate's last step as its trace (node, PMF, S_t, q, q̃, ŷ).
+  void store(std::vector<GraphReplicate>& reps, const GraphAidedConfig& config, std::int64_t t_last,
+             double eta_last, const double* last_predictions);
+  /// θ updates of the walk, all replicates.
+  std::uint64_t updates();
+
+ private:
+  GraphTables c_;
+  std::size_t R_;
+  std::vector<std::uint64_t> bytes_;
+  // Offsets of GraphStates' arrays, in its member order.
+  std::size_t rng_, log_w_, pmf_, node_, n_pairs_, n_predicted_, updated_, q_, q_used_, updates_, log_u_, u_lin_,
+      u_ref_, u_valid_, by_weight_, weight_rank_, refined_, set_size_, refined_set_, candidate_, marks_,
+      added_from_, added_start_, added_targets_, has_graph_, link_p_, linked_, node_kernels_, node_count_,
+      regen_w_, regen_eta_, regen_uniforms_, scratch_;
+};
+
+#if OMKL_WITH_CUDA
+/// The program on the GPU (resident_graph.cu): the tables uploaded once, the state uploaded and
+/// read back around each walk (one copy each way), θ and V the CUDA backend's own
+/// (RfBackend::device_lease()).
+class GraphDeviceWalk {
+ public:
+  /// Uploads the tables on the lease's stream.
+  GraphDeviceWalk(const GraphTableData& tables, const DeviceLease& lease);
+  ~GraphDeviceWalk();
+  GraphDeviceWalk(const GraphDeviceWalk&) = delete;
+  GraphDeviceWalk& operator=(const GraphDeviceWalk&) = delete;
+  /// Walks n_steps samples from time t0 for every replicate: x n_steps × d and y (host),
+  /// predictions n_steps × R (host). `shape` gives the sizes, t0 and the loss (its pointers are
+  /// ignored); θ and V are the lease's.
+  void walk(GraphStateData& state, const DeviceLease& lease, const ResidentWalkArgs<double>& shape, const double* x,
+            const double* y, double* predictions);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+#endif
+
+}  // namespace omkl::detail
