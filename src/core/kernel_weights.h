@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "core/host_device.h"
 #include "core/loss.h"
 #include "core/state_io.h"
 
@@ -22,8 +23,8 @@ namespace omkl::detail {
 
 /// exp(d) for a log-domain weight d ≤ 0 relative to its reference. Below −745.2 the result is
 /// +0 anyway; returning it directly skips glibc's slow underflow path, which long streams hit
-/// for every losing kernel.
-inline double exp_or_zero(double d) { return d < -745.2 ? 0.0 : std::exp(d); }
+/// for every losing kernel. Host and device (the resident walk, resident_graph.h).
+OMKL_HD double exp_or_zero(double d) { return d < -745.2 ? 0.0 : std::exp(d); }
 
 enum class WeightRule { ExpEta, PowBeta, MinMax, Mistake };
 /// Which loss drives exp_eta / pow_beta.

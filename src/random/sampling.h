@@ -17,6 +17,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "core/host_device.h"
 #include "random/rng.h"
 
 namespace omkl::detail {
@@ -35,50 +36,68 @@ inline std::vector<double> cumulative_sums(const std::vector<double>& p) {
   return c;
 }
 
-/// Samples an index from precomputed inclusive prefix sums `cdf` (length n ≥ 1) with the
-/// uniform r ∈ [0, 1). O(log n), so a column of the OMKL-GF graph costs one prefix sum plus M
-/// binary searches (§6.1).
-inline std::size_t sample_from_cdf(const std::vector<double>& cdf, double r, SamplerRule rule) {
-  const std::size_t n = cdf.size();
-  if (n == 0) throw std::invalid_argument("sample_from_cdf: empty distribution");
-  if (rule == SamplerRule::InverseCdf) {
-    // Smallest k with r < c_k (§1.8). If rounding leaves r ≥ c_{n-1}, return the last index
-    // that has positive mass (c_k > c_{k-1}); that is n-1 whenever p_{n-1} > 0, as the spec
-    // says, and never an index of probability zero.
-    const auto it = std::upper_bound(cdf.begin(), cdf.end(), r);
-    if (it != cdf.end()) return static_cast<std::size_t>(it - cdf.begin());
+/// sample_from_cdf() over cdf[0..n), n ≥ 1, on the host or the device (the resident walk,
+/// resident_graph.h): binary searches, so that a column of the OMKL-GF graph costs one prefix
+/// sum plus M searches (§6.1).
+OMKL_HD std::size_t sample_from_cdf(const double* cdf, std::size_t n, double r, bool shifted) {
+  if (!shifted) {
+    // Smallest k with r < c_k (§1.8; std::upper_bound). If rounding leaves r ≥ c_{n-1}, return
+    // the last index that has positive mass (c_k > c_{k-1}); that is n-1 whenever p_{n-1} > 0,
+    // as the spec says, and never an index of probability zero.
+    std::size_t lo = 0, hi = n;
+    while (lo < hi) {
+      const std::size_t mid = lo + (hi - lo) / 2;
+      if (r < cdf[mid]) hi = mid;
+      else lo = mid + 1;
+    }
+    if (lo < n) return lo;
     std::size_t k = n - 1;
     while (k > 0 && !(cdf[k] > cdf[k - 1])) --k;
     return k;
   }
   // Shifted: smallest k ≥ 0 with r ≤ Σ_{m<k} p_m (exclusive prefix), capped at n-1. The
-  // exclusive prefix of k ≥ 1 is c_{k-1}, so k = 1 + (smallest j with r ≤ c_j).
+  // exclusive prefix of k ≥ 1 is c_{k-1}, so k = 1 + (smallest j with r ≤ c_j; std::lower_bound).
   if (r <= 0.0) return 0;
-  const auto it = std::lower_bound(cdf.begin(), cdf.end(), r);
-  const std::size_t k = static_cast<std::size_t>(it - cdf.begin()) + 1;
-  return std::min(k, n - 1);
+  std::size_t lo = 0, hi = n;
+  while (lo < hi) {
+    const std::size_t mid = lo + (hi - lo) / 2;
+    if (cdf[mid] < r) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo + 1 < n - 1 ? lo + 1 : n - 1;
 }
 
-/// Samples an index of the PMF p with the uniform r ∈ [0, 1) (§1.8). One pass that forms the
-/// prefix sums as it goes (no allocation); the same index as sample_from_cdf(cumulative_sums(p)).
-inline std::size_t sample_index(const std::vector<double>& p, double r, SamplerRule rule) {
-  const std::size_t n = p.size();
-  if (n == 0) throw std::invalid_argument("sample_index: empty distribution");
-  if (rule == SamplerRule::Shifted && r <= 0.0) return 0;
+/// Samples an index from precomputed inclusive prefix sums `cdf` (length n ≥ 1) with the
+/// uniform r ∈ [0, 1).
+inline std::size_t sample_from_cdf(const std::vector<double>& cdf, double r, SamplerRule rule) {
+  if (cdf.empty()) throw std::invalid_argument("sample_from_cdf: empty distribution");
+  return sample_from_cdf(cdf.data(), cdf.size(), r, rule == SamplerRule::Shifted);
+}
+
+/// sample_index() over p[0..n), n ≥ 1, on the host or the device: one pass that forms the
+/// prefix sums as it goes (no allocation); the same index as sample_from_cdf() of them.
+OMKL_HD std::size_t sample_index(const double* p, std::size_t n, double r, bool shifted) {
+  if (shifted && r <= 0.0) return 0;
   double c = 0.0, previous = 0.0;
   std::size_t last_positive = 0;
   for (std::size_t k = 0; k < n; ++k) {
     c += p[k];
-    if (rule == SamplerRule::InverseCdf) {
+    if (!shifted) {
       if (r < c) return k;  // smallest k with r < c_k
       if (k == 0 || c > previous) last_positive = k;
     } else if (r <= c) {
-      return std::min(k + 1, n - 1);  // 1 + smallest j with r ≤ c_j, capped at n − 1
+      return k + 1 < n - 1 ? k + 1 : n - 1;  // 1 + smallest j with r ≤ c_j, capped at n − 1
     }
     previous = c;
   }
   // Rounding left r at or above the total: as sample_from_cdf().
-  return rule == SamplerRule::InverseCdf ? last_positive : n - 1;
+  return shifted ? n - 1 : last_positive;
+}
+
+/// Samples an index of the PMF p with the uniform r ∈ [0, 1) (§1.8).
+inline std::size_t sample_index(const std::vector<double>& p, double r, SamplerRule rule) {
+  if (p.empty()) throw std::invalid_argument("sample_index: empty distribution");
+  return sample_index(p.data(), p.size(), r, rule == SamplerRule::Shifted);
 }
 
 /// Draws one node from the PMF p, consuming exactly one uniform of `rng` (the per-step

@@ -23,8 +23,10 @@
 #include <vector>
 
 #include "core/host_device.h"
+#include "core/kernel_weights.h"
 #include "core/resident_walk.h"
 #include "features/rf_backend.h"
+#include "random/sampling.h"
 #include "random/stream_position.h"
 
 namespace omkl::detail {
@@ -200,7 +202,7 @@ struct GraphProgram {
       const double p_tilde = p_node > c.p_floor ? p_node : c.p_floor;
       double* log_u = s.log_u + r * n;
       log_u[node] -= eta * err / p_tilde;
-      if (s.u_valid[r]) set_vertex_weight(r, node, exp_or_zero_hd(log_u[node] - s.u_ref[r]));
+      if (s.u_valid[r]) set_vertex_weight(r, node, exp_or_zero(log_u[node] - s.u_ref[r]));
     }
     return prediction;
   }
@@ -208,8 +210,6 @@ struct GraphProgram {
   OMKL_HD std::size_t pmf_stride() const { return c.n > c.J ? c.n : c.J; }
 
  private:
-  OMKL_HD static double exp_or_zero_hd(double d) { return d < -745.2 ? 0.0 : std::exp(d); }
-
   // ---- OMKL-GF -------------------------------------------------------------------------------
 
   OMKL_HD std::uint32_t plan_gf(std::size_t r, std::int64_t t, double eta, std::uint32_t* updated, double* q) {
@@ -256,7 +256,7 @@ struct GraphProgram {
     double* w = s.regen_w + r * n;
     double m = -INFINITY;
     for (std::uint32_t k = 0; k < n; ++k) m = log_w[k] > m ? log_w[k] : m;
-    for (std::uint32_t k = 0; k < n; ++k) w[k] = exp_or_zero_hd(log_w[k] - m);
+    for (std::uint32_t k = 0; k < n; ++k) w[k] = exp_or_zero(log_w[k] - m);
     double* uniforms = s.regen_uniforms + r * J * M;
     for (std::uint32_t i = 0; i < J * M; ++i) uniforms[i] = s.rng[r].template uniform<Philox>();
     s.regen_eta[r] = eta;
@@ -277,39 +277,13 @@ struct GraphProgram {
         acc += pi;  // cumulative_sums(), left to right
         cdf[k] = acc;
       }
-      for (std::uint32_t i = 0; i < M; ++i) A[sample_from_cdf(cdf, n, uniforms[j * M + i]) * J + j] = 1;
+      for (std::uint32_t i = 0; i < M; ++i) A[sample_from_cdf(cdf, n, uniforms[j * M + i], c.shifted != 0) * J + j] = 1;
       std::uint32_t* list = s.node_kernels + (r * J + j) * M;
       std::uint32_t count = 0;
       for (std::uint32_t k = 0; k < n; ++k)
         if (A[k * J + j]) list[count++] = k;
       s.node_count[r * J + j] = count;
     }
-  }
-
-  /// sampling.h's sample_from_cdf() with the configuration's rule.
-  OMKL_HD std::uint32_t sample_from_cdf(const double* cdf, std::uint32_t n, double u) const {
-    if (!c.shifted) {
-      // Smallest k with u < c_k (upper_bound), else the last index with positive mass.
-      std::uint32_t lo = 0, hi = n;
-      while (lo < hi) {
-        const std::uint32_t mid = lo + (hi - lo) / 2;
-        if (u < cdf[mid]) hi = mid;
-        else lo = mid + 1;
-      }
-      if (lo < n) return lo;
-      std::uint32_t k = n - 1;
-      while (k > 0 && !(cdf[k] > cdf[k - 1])) --k;
-      return k;
-    }
-    if (u <= 0.0) return 0;
-    std::uint32_t lo = 0, hi = n;  // lower_bound: first c_k ≥ u
-    while (lo < hi) {
-      const std::uint32_t mid = lo + (hi - lo) / 2;
-      if (cdf[mid] < u) lo = mid + 1;
-      else hi = mid;
-    }
-    const std::uint32_t k = lo + 1;
-    return k < n - 1 ? k : n - 1;
   }
 
   // ---- OMKL-SFG / OMKL-SFG-R -----------------------------------------------------------------
@@ -337,7 +311,7 @@ struct GraphProgram {
     if (c.family == 2 && c.double_draw && before) (void)s.rng[r].template uniform<Philox>();
     const int mode = before ? 2 : c.after_switch;
     std::uint32_t node = 0;
-    if (mode == 2) node = static_cast<std::uint32_t>(sample_index(p, n, s.rng[r].template uniform<Philox>(), c.shifted));
+    if (mode == 2) node = static_cast<std::uint32_t>(sample_index(p, n, s.rng[r].template uniform<Philox>(), c.shifted != 0));
     else if (mode == 1) node = argmax_first(u, n);
     s.node[r] = node;
     // S_t = N_out(node), then (SFG-R) the refinement edges out of it, ascending.
@@ -369,7 +343,7 @@ struct GraphProgram {
       double ref = -INFINITY;
       for (std::uint32_t i = 0; i < n; ++i) ref = log_u[i] > ref ? log_u[i] : ref;
       s.u_ref[r] = ref;
-      for (std::uint32_t i = 0; i < n; ++i) u[i] = exp_or_zero_hd(log_u[i] - ref);
+      for (std::uint32_t i = 0; i < n; ++i) u[i] = exp_or_zero(log_u[i] - ref);
       s.u_valid[r] = 1;
       if (c.family == 2) sort_by_weight(r);
     }
@@ -490,24 +464,6 @@ struct GraphProgram {
     for (std::uint32_t i = 1; i < n; ++i)
       if (v[i] > v[best]) best = i;
     return best;
-  }
-
-  /// sampling.h's sample_index() over p[0..n).
-  OMKL_HD static std::size_t sample_index(const double* p, std::size_t n, double u, bool shifted) {
-    if (shifted && u <= 0.0) return 0;
-    double acc = 0.0, previous = 0.0;
-    std::size_t last_positive = 0;
-    for (std::size_t k = 0; k < n; ++k) {
-      acc += p[k];
-      if (!shifted) {
-        if (u < acc) return k;
-        if (k == 0 || acc > previous) last_positive = k;
-      } else if (u <= acc) {
-        return k + 1 < n - 1 ? k + 1 : n - 1;
-      }
-      previous = acc;
-    }
-    return shifted ? n - 1 : last_positive;
   }
 
   /// ObservationSums::q(k, p, p_total, extra).
