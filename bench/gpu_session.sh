@@ -5,7 +5,7 @@
 #   bench/gpu_session.sh BIN_DIR DATA_DIR OUT_DIR
 #
 # BIN_DIR holds a CUDA-enabled build's `omkl` and `omkl_tests` (and any shared libraries they
-# need, e.g. libfmt); DATA_DIR holds naval_journal.csv and airfoil.csv. Everything lands in
+# need, e.g. libfmt); DATA_DIR holds naval_journal.csv and airfoil.csv (naval.csv: federated round). Everything lands in
 # OUT_DIR as at most eight files (the device tool's limit):
 #   device.txt     nvidia-smi and the build's CUDA runtime
 #   tests.txt      the CUDA test suite with the native (default) and the generic per-step path
@@ -123,6 +123,18 @@ want bench && {
   timeout 240 "$BIN/omkl" bench --data "$NAVAL" --preset jmlr23-graph --repeat 3 --backend cuda \
     --algo omkl-gf:M=10,step_path=resident --algo omkl-sfg:M=10,step_path=resident \
     --algo omkl-sfg-r:M=10,step_path=resident --seeds 1 20 100 --json "$OUT/bench_gpu_graph_resident.json"
+  # The federated round aggregated on the device (OMKL_CUDA_ROUND=native, opt-in until its
+  # parity test has passed here) against the generic round, POF-MKL on Naval, 20 draws.
+  if [ -e "$DATA/naval.csv" ]; then
+    for round in generic native; do
+      echo "== GPU: POF-MKL (M = 1) Naval, 20 draws, OMKL_CUDA_ROUND=$round"
+      start=$(date +%s%N)
+      OMKL_CUDA_ROUND=$round timeout 240 "$BIN/omkl" study --preset fed-pofmkl --data "$DATA/naval.csv" \
+        --algo pof-mkl:M=1 --seeds 20 --backend cuda --out "$OUT/.fed-$round" 2>&1 | tail -3
+      echo "wall $(( ($(date +%s%N) - start) / 1000000 )) ms"
+      rm -rf "$OUT/.fed-$round"
+    done
+  fi
   echo "== CPU, all cores"
   "$BIN/omkl" bench "${common[@]}" --backend cpu --algo raker:dict=jmlr23-76 --algo adaraker:dict=jmlr23-76 \
     --seeds 100 --json "$OUT/bench_cpu.json"

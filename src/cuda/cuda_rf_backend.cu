@@ -27,6 +27,7 @@
 #include "cuda/device_buffer.h"
 #include "kernels/frequency_draws.cuh"
 #include "kernels/rf_kernels.cuh"
+#include "kernels/round_kernels.cuh"
 
 namespace omkl::detail::cuda {
 
@@ -114,6 +115,7 @@ class CudaRfBackend final : public RfBackend {
     // a step against the generic path's 160-260 on Naval). OMKL_CUDA_STEP_SELECTED=generic
     // keeps the base class's θ-through-the-host path, for comparison.
     native_selected_ = env_switch("OMKL_CUDA_STEP_SELECTED", "native", {"native", "generic"}) == "native";
+    native_round_ = env_switch("OMKL_CUDA_ROUND", "generic", {"native", "generic"}) == "native";
     // Trajectory layout: one warp per (replicate, kernel) group of slots where a kernel has
     // several slots and the groups alone fill the GPU (AdaRaker's levels at 20 and 100 seeds:
     // features once per step, measured 2.2x faster than a warp per slot on an H100); one warp
@@ -272,6 +274,48 @@ class CudaRfBackend final : public RfBackend {
     step_selected_untimed(x, y, pairs, n_pairs, f, norm2);
     profile_->selected_ms += elapsed_ms(start, std::chrono::steady_clock::now());
     ++profile_->selected_steps;
+  }
+
+  // The server side of a federated round on the device (round_kernels.cu): the updates grouped
+  // by (replicate, slot) on the host, one copy of them and of the round's samples, one launch,
+  // and ‖θ‖² of every slot when asked; θ never leaves the device. Opt-in (OMKL_CUDA_ROUND=native)
+  // until CudaTest.NativeAggregateRoundMatchesTheCpuBackend has passed on a GPU; the default is
+  // the base class's path (θ through the host).
+  void aggregate_round(const double* x, std::size_t n_clients, const ClientUpdate* updates, std::size_t n_updates,
+                       double scale, double* norm2) override {
+    if (!native_round_) return RfBackend::aggregate_round(x, n_clients, updates, n_updates, scale, norm2);
+    const auto& p = problem_;
+    const std::size_t S = p.n_slots(), d = p.n_features;
+    for (std::size_t i = 0; i < n_updates; ++i) {
+      const ClientUpdate& u = updates[i];
+      if (u.replicate >= p.n_replicates || u.slot >= S || u.client >= n_clients)
+        throw Error("aggregate_round: update out of range");
+    }
+    upload_frequencies();
+    std::vector<RoundUpdate> sorted;
+    std::vector<RoundGroup> groups;
+    group_round_updates(updates, n_updates, S, [&](std::uint32_t slot) { return p.slot_kernel[slot]; }, sorted, groups);
+    const cudaStream_t stream = context_.stream();
+    const std::vector<Real> x_real(x, x + n_clients * d);
+    round_x_.set_stream(stream);
+    round_updates_.set_stream(stream);
+    round_groups_.set_stream(stream);
+    round_norm2_.set_stream(stream);
+    round_x_.resize(x_real.size());
+    round_x_.copy_from_host(x_real.data(), x_real.size());
+    round_updates_.resize(sorted.size());
+    if (!sorted.empty()) round_updates_.copy_from_host(sorted.data(), sorted.size());
+    round_groups_.resize(groups.size());
+    if (!groups.empty()) round_groups_.copy_from_host(groups.data(), groups.size());
+    omkl::cuda::launch_aggregate_round(frequencies_.data(), theta_.data(), round_x_.data(), round_updates_.data(),
+                                       round_groups_.data(), groups.size(), p.n_kernels, S, p.n_rff, d,
+                                       p.feature_scale, scale, stream);
+    if (norm2) {
+      round_norm2_.resize(p.n_replicates * S);
+      omkl::cuda::launch_theta_norms(theta_.data(), p.n_replicates * S, p.n_rff, round_norm2_.data(), stream);
+      round_norm2_.copy_to_host(norm2, p.n_replicates * S);
+    }
+    context_.synchronize();  // the host vectors above die here
   }
 
   bool device_lease(DeviceLease& lease) override {
@@ -551,12 +595,18 @@ class CudaRfBackend final : public RfBackend {
   PinnedBuffer<Real> staging_selected_out_{true};   // f then ‖θ‖² of the step's pairs
   PinnedBuffer<DevicePair> staging_pairs_{true};    // the step's pairs, then x
   bool native_selected_ = false;
+  bool native_round_ = false;  // aggregate_round() on the device (OMKL_CUDA_ROUND=native)
   bool log_w_initialized_ = false;
   // Exact double copy of the matrices (checkpoints, float mode), made on first use; stale
   // after device draws until downloaded.
   mutable std::vector<double> host_frequencies_;
   mutable bool host_frequencies_stale_ = false;
   DeviceBuffer<double> exact_frequencies_;  // float backend with device draws: the double matrices
+  // aggregate_round(): the round's samples, its updates grouped by slot, and the norms after it
+  DeviceBuffer<Real> round_x_;
+  DeviceBuffer<RoundUpdate> round_updates_;
+  DeviceBuffer<RoundGroup> round_groups_;
+  DeviceBuffer<double> round_norm2_;
   bool device_draws_ = false;
   std::vector<SlotSchedule> cached_schedules_;
   bool frequencies_dirty_ = true;

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "features/round_aggregation.h"
 #include "omkl/error.h"
 
 namespace omkl {
@@ -85,39 +86,21 @@ void RfBackend::aggregate_round(const double* x, std::size_t n_clients, const Cl
                                 std::size_t n_updates, double scale, double* norm2) {
   const RfProblem& p = problem_;
   const std::size_t D = p.n_rff, d = p.n_features, S = p.n_slots();
-  // Updates of one (replicate, slot) together, in the order given.
-  std::vector<std::size_t> order(n_updates);
   for (std::size_t i = 0; i < n_updates; ++i) {
     const ClientUpdate& u = updates[i];
     if (u.replicate >= p.n_replicates || u.slot >= S || u.client >= n_clients)
       throw Error("aggregate_round: update out of range");
-    order[i] = i;
   }
-  const auto key = [&](std::size_t i) { return std::uint64_t{updates[i].replicate} * S + updates[i].slot; };
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return key(a) < key(b); });
-  std::vector<double> V(D * d), u(2 * D), theta(2 * D), acc(2 * D);
-  for (std::size_t first = 0; first < n_updates;) {
-    std::size_t last = first;
-    while (last < n_updates && key(order[last]) == key(order[first])) ++last;
-    const ClientUpdate& head = updates[order[first]];
-    get_frequencies(head.replicate, p.slot_kernel[head.slot], V.data());
-    get_theta(head.replicate, head.slot, theta.data());
-    std::fill(acc.begin(), acc.end(), 0.0);
-    for (std::size_t i = first; i < last; ++i) {
-      const ClientUpdate& c = updates[order[i]];
-      const double* xc = x + std::size_t{c.client} * d;
-      for (std::size_t j = 0; j < D; ++j) {
-        double angle = 0.0;
-        for (std::size_t k = 0; k < d; ++k) angle += V[j * d + k] * xc[k];
-        u[j] = std::sin(angle);
-        u[D + j] = std::cos(angle);
-      }
-      const double a = c.a * p.feature_scale;
-      for (std::size_t j = 0; j < 2 * D; ++j) acc[j] += a * u[j] + c.b * theta[j];
-    }
-    for (std::size_t j = 0; j < 2 * D; ++j) theta[j] -= scale * acc[j];
-    set_theta(head.replicate, head.slot, theta.data());
-    first = last;
+  // The host driver of the GPU's round (round_aggregation.h): one group at a time, one lane.
+  std::vector<RoundUpdate> sorted;
+  std::vector<RoundGroup> groups;
+  group_round_updates(updates, n_updates, S, [&](std::uint32_t slot) { return p.slot_kernel[slot]; }, sorted, groups);
+  std::vector<double> V(D * d), theta(2 * D);
+  for (const RoundGroup& g : groups) {
+    get_frequencies(g.replicate, g.kernel, V.data());
+    get_theta(g.replicate, g.slot, theta.data());
+    aggregate_group(V.data(), x, d, theta.data(), D, sorted.data(), g.first, g.last, p.feature_scale, scale, 0u, 1u);
+    set_theta(g.replicate, g.slot, theta.data());
   }
   if (!norm2) return;
   for (std::size_t r = 0; r < p.n_replicates; ++r)

@@ -455,14 +455,67 @@ TEST_F(CudaTest, AlgorithmsOnDeviceDrawnFrequenciesMatchTheCpu) {
   }
 }
 
+// The server's round on the device (round_kernels.cu, one warp per slot's group of updates)
+// against the CPU backend's aggregate_round(): θ of every slot and the norms after the round, on
+// random θ, frequencies and updates in random order, in both precisions and D not a multiple
+// of 32.
+TEST_F(CudaTest, NativeAggregateRoundMatchesTheCpuBackend) {
+  ScopedEnv round("OMKL_CUDA_ROUND", "native");
+  for (bool single : {false, true}) {
+    RfProblem problem;
+    problem.n_replicates = 3;
+    problem.n_kernels = 4;
+    problem.n_rff = 45;
+    problem.n_features = 6;
+    problem.slot_kernel = {0, 1, 2, 3, 1};
+    problem.feature_scale = 1.0 / std::sqrt(45.0);
+    auto cpu = make_rf_backend(BackendKind::Cpu, problem);
+    problem.single_precision = single;
+    auto gpu = make_rf_backend(BackendKind::Cuda, problem);
+    const std::size_t R = 3, S = 5, D = 45, d = 6, n_clients = 7;
+    RandomStream rng(31, 0, RngPurpose::Misc);
+    for (std::size_t r = 0; r < R; ++r)
+      for (std::size_t k = 0; k < 4; ++k) {
+        const auto V = draw_frequencies(KernelSpec::gaussian(0.4 + 0.6 * k), D, d, RfKind::Rf, rng);
+        cpu->set_frequencies(r, k, V.data());
+        gpu->set_frequencies(r, k, V.data());
+      }
+    std::vector<double> theta(2 * D), x(n_clients * d);
+    for (std::size_t r = 0; r < R; ++r)
+      for (std::size_t s = 0; s < S; ++s) {
+        for (double& v : theta) v = 2.0 * rng.uniform() - 1.0;
+        cpu->set_theta(r, s, theta.data());
+        gpu->set_theta(r, s, theta.data());
+      }
+    for (double& v : x) v = 3.0 * rng.uniform() - 1.5;
+    std::vector<ClientUpdate> updates;
+    for (int i = 0; i < 60; ++i)
+      updates.push_back({static_cast<std::uint32_t>(rng.below(R)), static_cast<std::uint32_t>(rng.below(S)),
+                         static_cast<std::uint32_t>(rng.below(n_clients)), 2.0 * rng.uniform() - 1.0, 0.1 * rng.uniform()});
+    std::vector<double> n_cpu(R * S), n_gpu(R * S, -1.0);
+    cpu->aggregate_round(x.data(), n_clients, updates.data(), updates.size(), 0.25, n_cpu.data());
+    gpu->aggregate_round(x.data(), n_clients, updates.data(), updates.size(), 0.25, n_gpu.data());
+    const double tol = single ? 1e-4 : 1e-12;
+    std::vector<double> a(2 * D), b(2 * D);
+    for (std::size_t r = 0; r < R; ++r)
+      for (std::size_t s = 0; s < S; ++s) {
+        cpu->get_theta(r, s, a.data());
+        gpu->get_theta(r, s, b.data());
+        for (std::size_t j = 0; j < 2 * D; ++j) ASSERT_LE(relative_error(b[j], a[j]), tol) << r << " " << s << " " << j;
+        ASSERT_LE(relative_error(n_gpu[r * S + s], n_cpu[r * S + s]), tol);
+      }
+  }
+}
+
 // The federated family on the device (spec/federated.md §6): predictions of every client step
-// and the server's aggregated θ through the CUDA backend against the CPU backend. The round's
-// aggregation goes through the backend's generic aggregate_round() on the device backend (its
-// θ and frequencies copied through get/set), so this checks that path too.
+// and the server's aggregated θ through the CUDA backend against the CPU backend, with the
+// generic round (default: θ and frequencies through get/set) and the native one.
 TEST_F(CudaTest, FederatedAlgorithmsMatchTheCpuBackend) {
   Dataset data = random_stream(4 * 40, 3, Task::Regression, 17);
   data.n_clients = 4;
+  for (const char* mode : {"generic", "native"})
   for (const char* name : {"pof-mkl", "vm-kofl", "ofmkl-avg", "em-kofl"}) {
+    ScopedEnv round("OMKL_CUDA_ROUND", mode);
     auto cpu_ctx = context_for(data, Profile::Paper, {0, 3});
     cpu_ctx.n_clients = 4;
     auto gpu_ctx = cpu_ctx;
@@ -474,6 +527,6 @@ TEST_F(CudaTest, FederatedAlgorithmsMatchTheCpuBackend) {
     const auto a = run_steps(*cpu, data);
     const auto b = run_steps(*gpu, data);
     ASSERT_EQ(a.size(), b.size());
-    for (std::size_t i = 0; i < a.size(); ++i) ASSERT_LE(relative_error(b[i], a[i]), 1e-9) << name << " " << i;
+    for (std::size_t i = 0; i < a.size(); ++i) ASSERT_LE(relative_error(b[i], a[i]), 1e-9) << name << " " << mode << " " << i;
   }
 }

@@ -1,0 +1,103 @@
+// The federated round's server aggregation as host/device code (round_aggregation.h): its host
+// driver against the CPU backend's aggregate_round(), on random θ, frequencies and updates in
+// random order (several per slot, slots without any). The GPU runs the same aggregate_group()
+// with 32 lanes (CudaTest.NativeAggregateRoundMatchesTheCpuBackend).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "features/random_features.h"
+#include "features/rf_backend.h"
+#include "features/round_aggregation.h"
+#include "random/rng.h"
+
+using namespace omkl;
+using namespace omkl::detail;
+
+TEST(RoundAggregationTest, GroupsKeepCallOrderWithinASlot) {
+  std::vector<ClientUpdate> updates = {{1, 2, 0, 0.1, 0.2}, {0, 1, 3, 0.3, 0.4}, {1, 2, 5, 0.5, 0.6}, {0, 1, 1, 0.7, 0.8}};
+  std::vector<RoundUpdate> sorted;
+  std::vector<RoundGroup> groups;
+  group_round_updates(updates.data(), updates.size(), 4, [](std::uint32_t slot) { return slot % 2; }, sorted, groups);
+  ASSERT_EQ(groups.size(), 2u);
+  EXPECT_EQ(groups[0].replicate, 0u);
+  EXPECT_EQ(groups[0].slot, 1u);
+  EXPECT_EQ(groups[0].kernel, 1u);
+  EXPECT_EQ(groups[0].first, 0u);
+  EXPECT_EQ(groups[0].last, 2u);
+  EXPECT_EQ(sorted[0].client, 3u);  // call order: client 3 before client 1
+  EXPECT_EQ(sorted[1].client, 1u);
+  EXPECT_EQ(groups[1].replicate, 1u);
+  EXPECT_EQ(groups[1].slot, 2u);
+  EXPECT_EQ(groups[1].kernel, 0u);
+  EXPECT_EQ(sorted[2].client, 0u);
+  EXPECT_EQ(sorted[3].client, 5u);
+}
+
+TEST(RoundAggregationTest, HostDriverEqualsTheCpuBackend) {
+  RfProblem problem;
+  problem.n_replicates = 3;
+  problem.n_kernels = 4;
+  problem.n_rff = 9;
+  problem.n_features = 5;
+  problem.slot_kernel = {0, 1, 2, 3, 1};  // slot 4 shares kernel 1's features
+  problem.feature_scale = 1.0 / 3.0;
+  auto cpu = make_rf_backend(BackendKind::Cpu, problem);
+  const std::size_t R = 3, P = 4, S = 5, D = 9, d = 5, n_clients = 6;
+  RandomStream rng(11, 0, RngPurpose::Misc);
+  std::vector<double> V(R * P * D * d), theta(R * S * 2 * D), x(n_clients * d);
+  for (std::size_t r = 0; r < R; ++r)
+    for (std::size_t k = 0; k < P; ++k) {
+      const auto m = draw_frequencies(KernelSpec::gaussian(0.4 + 0.6 * k), D, d, RfKind::Rf, rng);
+      std::copy(m.begin(), m.end(), V.begin() + static_cast<std::ptrdiff_t>((r * P + k) * D * d));
+      cpu->set_frequencies(r, k, m.data());
+    }
+  for (double& v : theta) v = 2.0 * rng.uniform() - 1.0;
+  for (double& v : x) v = 3.0 * rng.uniform() - 1.5;
+  for (std::size_t r = 0; r < R; ++r)
+    for (std::size_t s = 0; s < S; ++s) cpu->set_theta(r, s, theta.data() + (r * S + s) * 2 * D);
+  std::vector<ClientUpdate> updates;
+  for (int i = 0; i < 40; ++i) {
+    ClientUpdate u;
+    u.replicate = static_cast<std::uint32_t>(rng.below(R));
+    u.slot = static_cast<std::uint32_t>(rng.below(S - 1));  // slot S − 1 gets none
+    u.client = static_cast<std::uint32_t>(rng.below(n_clients));
+    u.a = 2.0 * rng.uniform() - 1.0;
+    u.b = 0.1 * rng.uniform();
+    updates.push_back(u);
+  }
+  const double scale = 0.25;
+  std::vector<double> norm2(R * S);
+  cpu->aggregate_round(x.data(), n_clients, updates.data(), updates.size(), scale, norm2.data());
+
+  std::vector<RoundUpdate> sorted;
+  std::vector<RoundGroup> groups;
+  group_round_updates(updates.data(), updates.size(), S, [&](std::uint32_t slot) { return problem.slot_kernel[slot]; },
+                      sorted, groups);
+  // Lanes split the features with no exchange: 3 lanes one after another give the same bits as 1.
+  std::vector<double> expected = theta, three_lanes = theta;
+  for (const RoundGroup& g : groups) {
+    const double* Vg = V.data() + (g.replicate * P + g.kernel) * D * d;
+    aggregate_group(Vg, x.data(), d, expected.data() + (g.replicate * S + g.slot) * 2 * D, D, sorted.data(), g.first,
+                    g.last, problem.feature_scale, scale, 0u, 1u);
+    for (unsigned lane = 0; lane < 3; ++lane)
+      aggregate_group(Vg, x.data(), d, three_lanes.data() + (g.replicate * S + g.slot) * 2 * D, D, sorted.data(),
+                      g.first, g.last, problem.feature_scale, scale, lane, 3u);
+  }
+  EXPECT_EQ(three_lanes, expected);
+  std::vector<double> got(2 * D);
+  for (std::size_t r = 0; r < R; ++r)
+    for (std::size_t s = 0; s < S; ++s) {
+      cpu->get_theta(r, s, got.data());
+      double n2 = 0.0;
+      for (std::size_t j = 0; j < 2 * D; ++j) {
+        const double want = expected[(r * S + s) * 2 * D + j];
+        EXPECT_NEAR(got[j], want, 1e-13 * std::max(1.0, std::fabs(want))) << r << " " << s << " " << j;
+        n2 += want * want;
+      }
+      EXPECT_NEAR(norm2[r * S + s], n2, 1e-12 * n2);
+      if (s == S - 1)  // no update: θ unchanged, bit for bit
+        for (std::size_t j = 0; j < 2 * D; ++j) EXPECT_EQ(got[j], theta[(r * S + s) * 2 * D + j]);
+    }
+}
