@@ -1,12 +1,12 @@
 /// @file resident_walk.cuh
 /// @brief The CUDA driver of a device-resident walk (src/core/resident_walk.h): one thread block
 /// per replicate walks every step of a block of samples with no host round trip. Per step,
-/// thread 0 runs the program's plan() (the replicate's selection and random draw), each warp
-/// takes pairs w, w + warps, … and runs resident_pair_features() with its 32 lanes, a shuffle
-/// reduction, and resident_pair_update(); thread 0 then runs learn(). The program's state and
-/// the pairs' θ stay in device memory between launches.
+/// thread 0 runs the program's plan() (the replicate's selection and random draw); each warp
+/// takes pairs w, w + warps, … and runs resident_pair_features() with its 32 lanes and a shuffle
+/// reduction; thread 0 runs learn(); the warps then apply resident_pair_update(). The program's
+/// state and the pairs' θ stay in device memory between launches.
 ///
-/// Included by the .cu file of each program (a family's own, e.g. resident_sfg.cu), which
+/// Included by the .cu file of each program (a family's own, e.g. resident_graph.cu), which
 /// instantiates launch_resident_walk() for its program type.
 #pragma once
 
@@ -48,24 +48,29 @@ __global__ void __launch_bounds__(kResidentThreads) resident_walk_kernel(Program
     for (unsigned p = warp; p < n_pairs; p += n_warps) {
       const detail::ResidentPair pair = pairs[p];
       const Real* V = a.frequencies + (r * a.n_kernels + pair.kernel) * D * d;
-      Real* theta = a.theta + (r * a.n_slots + pair.slot) * 2 * D;
-      Real* zp = z + p * 2 * D;
+      const Real* theta = a.theta + (r * a.n_slots + pair.slot) * 2 * D;
       Real dot, n2;
-      detail::resident_pair_features(V, x, theta, zp, D, d, static_cast<Real>(a.feature_scale), lane, 32u, dot,
-                                     n2);
+      detail::resident_pair_features(V, x, theta, z + p * 2 * D, D, d, static_cast<Real>(a.feature_scale), lane, 32u,
+                                     dot, n2);
       dot = resident_warp_sum(dot);
       n2 = resident_warp_sum(n2);
       if (lane == 0) {
         f[p] = static_cast<double>(dot);
         norm2[p] = static_cast<double>(n2);
       }
-      if (pair.rate == 0.0 && pair.shrink == 1.0) continue;
-      // Each lane updates the entries it featurised: no exchange between lanes is needed.
-      const Real gain = static_cast<Real>(detail::resident_gain(pair, a.loss, static_cast<double>(dot), y));
-      detail::resident_pair_update(theta, zp, D, static_cast<Real>(pair.shrink), gain, lane, 32u);
     }
     __syncthreads();
-    if (threadIdx.x == 0) a.predictions[i * a.n_replicates + r] = program.learn(r, t, y, f, norm2);
+    if (threadIdx.x == 0) a.predictions[i * a.n_replicates + r] = program.learn(r, t, y, f, norm2, pairs);
+    __syncthreads();
+    // Each lane updates the entries it featurised (its z is still in scratch, written by itself).
+    for (unsigned p = warp; p < n_pairs; p += n_warps) {
+      const detail::ResidentPair pair = pairs[p];
+      if (!detail::resident_pair_updates(pair)) continue;
+      Real* theta = a.theta + (r * a.n_slots + pair.slot) * 2 * D;
+      const Real gain = static_cast<Real>(detail::resident_gain(pair, a.loss, f[p], y));
+      detail::resident_pair_update(theta, z + p * 2 * D, D, static_cast<Real>(pair.shrink), gain,
+                                   static_cast<Real>(pair.box), lane, 32u);
+    }
     __syncthreads();  // n_pairs and the shared arrays are rewritten by the next plan()
   }
 }

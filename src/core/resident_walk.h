@@ -4,12 +4,14 @@
 /// in the same shape POF-MKL's clients and OKS++'s sampling) walks a whole block of samples
 /// without handing each decision back to the host (issue 16 item 1).
 ///
-/// An algorithm supplies a *program*: per replicate, plan(r, t, pairs) chooses the step's
-/// (slot, rate, shrink) pairs from its own state and random stream, and learn(r, t, y, f, norm2)
-/// turns the pairs' predictions into the step's prediction and the state's next value. Between
-/// the two, every pair is one random-feature step (f = θᵀz(x) and ‖θ‖² before the update, then
-/// θ ← shrink·θ − rate·C'(f, y)·z), done here by resident_pair_features()/resident_pair_update()
-/// on a lane's share of the D features. Both sides of the program are OMKL_HD, so the same code
+/// An algorithm supplies a *program*: per replicate, plan(r, t, pairs) chooses the step's pairs
+/// (slot, kernel, rate, shrink) from its own state and random stream; every pair's features are
+/// formed with f = θᵀz(x) and ‖θ‖² before the update (resident_pair_features()); then
+/// learn(r, t, y, f, norm2, pairs) turns the pairs' predictions into the step's prediction and
+/// the state's next value, and may still set a pair's rate, shrink and box (a rule whose step
+/// size depends on the loss just observed, as the bandit family's); last every pair's update
+/// θ ← shrink·θ − rate·C'(f, y)·z, clipped to [−box, box] where box > 0
+/// (resident_pair_update()), on a lane's share of the D features. Both sides of the program are OMKL_HD, so the same code
 /// runs in two drivers:
 ///  - walk_on_host() below: one replicate after another, one lane per pair, in double. It is the
 ///    device walk's reference on machines without a GPU, and what the unit tests run;
@@ -38,6 +40,7 @@ struct ResidentPair {
   std::uint32_t kernel = 0;
   double rate = 0.0;    ///< θ ← shrink·θ − rate·C'(f, y)·z
   double shrink = 1.0;
+  double box = 0.0;     ///< > 0: then each entry of θ clipped to [−box, box]
 };
 
 /// What a walk reads and writes besides the program's own state. Layouts as the backends':
@@ -96,15 +99,20 @@ OMKL_HD void resident_pair_features(const Real* V, const Real* x, const Real* th
 }
 
 /// The lane's share of the update θ ← shrink·θ − gain·z (gain = rate·C'(f, y), formed in double
-/// as the backends form it).
+/// as the backends form it), each entry then clipped to [−box, box] where box > 0 (std::clamp's
+/// order of comparisons).
 template <typename Real>
-OMKL_HD void resident_pair_update(Real* theta, const Real* z, std::size_t D, Real shrink, Real gain,
+OMKL_HD void resident_pair_update(Real* theta, const Real* z, std::size_t D, Real shrink, Real gain, Real box,
                                   unsigned lane, unsigned n_lanes) {
+  const auto clip = [box](Real v) { return box > Real(0) ? (v < -box ? -box : (box < v ? box : v)) : v; };
   for (std::size_t c = lane; c < D; c += n_lanes) {
-    theta[c] = shrink * theta[c] - gain * z[c];
-    theta[D + c] = shrink * theta[D + c] - gain * z[D + c];
+    theta[c] = clip(shrink * theta[c] - gain * z[c]);
+    theta[D + c] = clip(shrink * theta[D + c] - gain * z[D + c]);
   }
 }
+
+/// Whether a pair changes θ at all (rate 0 and shrink 1: predict only).
+OMKL_HD bool resident_pair_updates(const ResidentPair& pair) { return !(pair.rate == 0.0 && pair.shrink == 1.0); }
 
 /// rate·C'(f, y) in double, whatever Real is.
 OMKL_HD double resident_gain(const ResidentPair& pair, LossKind loss, double f, double y) {
@@ -112,7 +120,7 @@ OMKL_HD double resident_gain(const ResidentPair& pair, LossKind loss, double f, 
 }
 
 /// The host driver: every replicate through every step of the block, in replicate order within
-/// a step. `program` has plan(r, t, pairs) → pair count and learn(r, t, y, f, norm2) → ŷ.
+/// a step. `program` has plan(r, t, pairs) → pair count and learn(r, t, y, f, norm2, pairs) → ŷ.
 template <typename Program>
 void walk_on_host(Program& program, const ResidentWalkArgs<double>& a) {
   ResidentPair pairs[kMaxResidentPairs];
@@ -126,13 +134,16 @@ void walk_on_host(Program& program, const ResidentWalkArgs<double>& a) {
       double* z = a.z_scratch;  // one replicate at a time
       for (std::size_t p = 0; p < n; ++p) {
         const double* V = a.frequencies + (r * a.n_kernels + pairs[p].kernel) * D * d;
-        double* theta = a.theta + (r * a.n_slots + pairs[p].slot) * 2 * D;
+        const double* theta = a.theta + (r * a.n_slots + pairs[p].slot) * 2 * D;
         resident_pair_features(V, x, theta, z + p * 2 * D, D, d, a.feature_scale, 0u, 1u, f[p], norm2[p]);
-        if (pairs[p].rate == 0.0 && pairs[p].shrink == 1.0) continue;
-        resident_pair_update(theta, z + p * 2 * D, D, pairs[p].shrink, resident_gain(pairs[p], a.loss, f[p], a.y[i]),
-                             0u, 1u);
       }
-      a.predictions[i * a.n_replicates + r] = program.learn(r, t, a.y[i], f, norm2);
+      a.predictions[i * a.n_replicates + r] = program.learn(r, t, a.y[i], f, norm2, pairs);
+      for (std::size_t p = 0; p < n; ++p) {
+        if (!resident_pair_updates(pairs[p])) continue;
+        double* theta = a.theta + (r * a.n_slots + pairs[p].slot) * 2 * D;
+        resident_pair_update(theta, z + p * 2 * D, D, pairs[p].shrink, resident_gain(pairs[p], a.loss, f[p], a.y[i]),
+                             pairs[p].box, 0u, 1u);
+      }
     }
   }
 }

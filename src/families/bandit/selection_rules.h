@@ -17,6 +17,7 @@
 #include "core/loss.h"
 #include "core/state_io.h"
 #include "families/bandit/hypotheses.h"
+#include "families/bandit/rule_kernels.h"
 
 namespace omkl::detail {
 
@@ -42,6 +43,10 @@ class SelectionRule {
   virtual Projection projection(bool random_features) const = 0;
   virtual void save(StateWriter& out) const = 0;
   virtual void load(StateReader& in) = 0;
+  /// The rule's constants and its state as rule_kernels.h reads them (pointers into this
+  /// object, valid while it lives): the resident walk copies the state out and back.
+  virtual const RuleConstants& constants() const = 0;
+  virtual RuleState state() = 0;
 
  protected:
   std::vector<double> p_;

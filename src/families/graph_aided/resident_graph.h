@@ -163,7 +163,8 @@ struct GraphProgram {
   }
 
   /// graph_aided.cpp's learn(): ŷ from S_t's outputs, then the kernel and vertex weights.
-  OMKL_HD double learn(std::size_t r, std::int64_t t, double y, const double* f, const double* norm2) {
+  OMKL_HD double learn(std::size_t r, std::int64_t t, double y, const double* f, const double* norm2,
+                       ResidentPair* /*pairs: plan() set their steps*/) {
     const std::size_t n = c.n;
     const double eta = eta_at(t);
     const std::uint32_t count = s.n_pairs[r], predicted = s.n_predicted[r];

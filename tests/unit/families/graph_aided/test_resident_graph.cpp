@@ -6,6 +6,7 @@
 // CudaTest.ResidentGraphWalkEqualsTheHostPath (skipped without a GPU).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -84,8 +85,14 @@ TEST(ResidentPairTest, FeaturesAndUpdateAreTheRandomFeatureStep) {
   pair.shrink = 0.9;
   const double y = 1.5, gain = resident_gain(pair, LossKind::Squared, dot, y);
   EXPECT_DOUBLE_EQ(gain, 0.25 * 2.0 * (dot - y));
-  resident_pair_update(theta, z, 3, pair.shrink, gain, 0u, 1u);
+  resident_pair_update(theta, z, 3, pair.shrink, gain, 0.0, 0u, 1u);
   for (int i = 0; i < 6; ++i) EXPECT_DOUBLE_EQ(theta[i], 0.9 * before[i] - gain * z[i]);
+  // A box clips every entry to [−box, box] after the step.
+  double boxed[6];
+  std::copy(before, before + 6, boxed);
+  resident_pair_update(boxed, z, 3, 0.9, gain, 0.2, 0u, 1u);
+  for (int i = 0; i < 6; ++i) EXPECT_DOUBLE_EQ(boxed[i], std::clamp(0.9 * before[i] - gain * z[i], -0.2, 0.2));
+  EXPECT_NE(theta[5], boxed[5]);  // the case clips something
 }
 
 // Step by step against the host path: the same vertex and S_t every step (so the same draws),
