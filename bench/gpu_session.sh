@@ -135,6 +135,18 @@ want bench && {
       rm -rf "$OUT/.fed-$round"
     done
   fi
+  # RF-OKS++ / RF-IOKS as the resident walk on the GPU against their host path (elevators, one
+  # repetition per run: the preset shuffles), parity in tests.txt (CudaTest.ResidentBanditWalk…).
+  if [ -e "$DATA/elevators.csv" ]; then
+    for path in host resident; do
+      echo "== bandit, step_path=$path"
+      start=$(date +%s%N)
+      timeout 240 "$BIN/omkl" study --preset bandit-oks --loss square --data "$DATA/elevators.csv" --backend cuda \
+        --algo "rf-oks++:step_path=$path" --algo "rf-ioks:step_path=$path" --seeds 4 --out "$OUT/.bandit-$path" 2>&1 | tail -3
+      echo "wall $(( ($(date +%s%N) - start) / 1000000 )) ms"
+      rm -rf "$OUT/.bandit-$path"
+    done
+  fi
   echo "== CPU, all cores"
   "$BIN/omkl" bench "${common[@]}" --backend cpu --algo raker:dict=jmlr23-76 --algo adaraker:dict=jmlr23-76 \
     --seeds 100 --json "$OUT/bench_cpu.json"

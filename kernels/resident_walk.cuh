@@ -12,8 +12,13 @@
 
 #include <cuda_runtime.h>
 
+#include <vector>
+
 #include "core/resident_walk.h"
 #include "cuda/cuda_check.h"
+#include "cuda/device_buffer.h"
+#include "features/rf_backend.h"
+#include "omkl/error.h"
 
 namespace omkl::cuda {
 
@@ -83,5 +88,79 @@ void launch_resident_walk(const Program& program, const detail::ResidentWalkArgs
       <<<static_cast<unsigned>(args.n_replicates), kResidentThreads, 0, stream>>>(program, args);
   OMKL_CUDA_CHECK_LAUNCH();
 }
+
+/// The device side of a program's walks: copies of its tables and state arenas (each one block
+/// of 64-bit words, so one copy moves all of a program's arrays), the block's samples, targets,
+/// predictions and the pairs' feature scratch. walk() uploads the state, runs the program over
+/// the block in one launch on the lease's stream and reads the state and predictions back.
+class ResidentArena {
+ public:
+  explicit ResidentArena(cudaStream_t stream) : stream_(stream) {
+    for (auto* b : {&tables_, &state_}) b->set_stream(stream);
+    for (auto* b : {&y_, &predictions_, &x_double_, &z_double_}) b->set_stream(stream);
+    for (auto* b : {&x_float_, &z_float_}) b->set_stream(stream);
+  }
+  void upload_tables(const std::vector<std::uint64_t>& words) {
+    tables_.resize(words.size());
+    if (!words.empty()) tables_.copy_from_host(words.data(), words.size());
+    OMKL_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  }
+  const void* tables() const { return tables_.data(); }
+
+  /// make_program(device tables base, device state base) → the program the kernel runs.
+  template <typename MakeProgram>
+  void walk(void* state, std::size_t state_bytes, const detail::DeviceLease& lease,
+            const detail::ResidentWalkArgs<double>& shape, const double* x, const double* y, double* predictions,
+            MakeProgram&& make_program) {
+    if (shape.max_pairs > detail::kMaxResidentPairs) throw Error("resident walk: more pairs per step than a block holds");
+    const std::size_t words = state_bytes / sizeof(std::uint64_t);
+    state_.resize(words);
+    state_.copy_from_host(static_cast<const std::uint64_t*>(state), words);
+    y_.resize(shape.n_steps);
+    y_.copy_from_host(y, shape.n_steps);
+    predictions_.resize(shape.n_steps * shape.n_replicates);
+    const auto program = make_program(tables_.data(), static_cast<void*>(state_.data()));
+    if (lease.single_precision) launch<float>(program, lease, shape, x, x_float_, z_float_);
+    else launch<double>(program, lease, shape, x, x_double_, z_double_);
+    state_.copy_to_host(static_cast<std::uint64_t*>(state), words);
+    predictions_.copy_to_host(predictions, shape.n_steps * shape.n_replicates);
+    OMKL_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  }
+
+ private:
+  template <typename Real, typename Program>
+  void launch(const Program& program, const detail::DeviceLease& lease, const detail::ResidentWalkArgs<double>& shape,
+              const double* x_host, DeviceBuffer<Real>& x_device, DeviceBuffer<Real>& z_device) {
+    const std::size_t d = shape.n_features;
+    const std::vector<Real> x(x_host, x_host + shape.n_steps * d);
+    x_device.resize(x.size());
+    x_device.copy_from_host(x.data(), x.size());
+    z_device.resize(shape.n_replicates * shape.max_pairs * 2 * shape.n_rff);
+    detail::ResidentWalkArgs<Real> a;
+    a.frequencies = static_cast<const Real*>(lease.frequencies);
+    a.theta = static_cast<Real*>(lease.theta);
+    a.x = x_device.data();
+    a.y = y_.data();
+    a.predictions = predictions_.data();
+    a.z_scratch = z_device.data();
+    a.n_steps = shape.n_steps;
+    a.n_replicates = shape.n_replicates;
+    a.n_slots = shape.n_slots;
+    a.n_kernels = shape.n_kernels;
+    a.n_rff = shape.n_rff;
+    a.n_features = d;
+    a.max_pairs = shape.max_pairs;
+    a.t0 = shape.t0;
+    a.feature_scale = shape.feature_scale;
+    a.loss = shape.loss;
+    launch_resident_walk(program, a, static_cast<cudaStream_t>(lease.stream));
+    OMKL_CUDA_CHECK(cudaStreamSynchronize(static_cast<cudaStream_t>(lease.stream)));  // `x` dies here
+  }
+
+  cudaStream_t stream_;
+  DeviceBuffer<std::uint64_t> tables_, state_;
+  DeviceBuffer<double> y_, predictions_, x_double_, z_double_;
+  DeviceBuffer<float> x_float_, z_float_;
+};
 
 }  // namespace omkl::cuda

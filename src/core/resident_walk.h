@@ -114,6 +114,34 @@ OMKL_HD void resident_pair_update(Real* theta, const Real* z, std::size_t D, Rea
 /// Whether a pair changes θ at all (rate 0 and shrink 1: predict only).
 OMKL_HD bool resident_pair_updates(const ResidentPair& pair) { return !(pair.rate == 0.0 && pair.shrink == 1.0); }
 
+/// Offsets of typed arrays in one block of bytes, each 8-byte aligned: a program keeps its tables
+/// and its replicates' state each in one such block, so one copy moves all of it to the device
+/// and back.
+class ByteArena {
+ public:
+  template <typename T>
+  std::size_t reserve(std::size_t count) {
+    const std::size_t offset = (size_ + 7) / 8 * 8;
+    size_ = offset + count * sizeof(T);
+    return offset;
+  }
+  std::size_t size() const { return size_; }
+  /// 64-bit words that hold the reserved bytes (one spare, so that no array is empty-based).
+  std::size_t words() const { return (size_ + 7) / 8 + 1; }
+
+  template <typename T>
+  static T* at(void* base, std::size_t offset) {
+    return reinterpret_cast<T*>(static_cast<unsigned char*>(base) + offset);
+  }
+  template <typename T>
+  static const T* at(const void* base, std::size_t offset) {
+    return reinterpret_cast<const T*>(static_cast<const unsigned char*>(base) + offset);
+  }
+
+ private:
+  std::size_t size_ = 0;
+};
+
 /// rate·C'(f, y) in double, whatever Real is.
 OMKL_HD double resident_gain(const ResidentPair& pair, LossKind loss, double f, double y) {
   return pair.rate * loss_derivative(loss, f, y);

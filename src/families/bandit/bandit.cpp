@@ -19,6 +19,7 @@
 
 #include "families/bandit/bandit.h"
 #include "families/bandit/hypotheses.h"
+#include "families/bandit/resident_bandit.h"
 #include "families/bandit/selection_rules.h"
 #include "features/rf_ensemble.h"
 #include "omkl/error.h"
@@ -101,6 +102,14 @@ class BanditSelection final : public Algorithm {
     for (const KernelSpec& k : dictionary_)
       if (k.family != KernelFamily::Gaussian && k.family != KernelFamily::Laplacian && k.family != KernelFamily::Cauchy)
         params.fail("dict", "contains " + k.name() + ": the bandit algorithms need kernels with κ(x, x) = 1");
+    resident_ = params.get_choice("step_path", "host", {"host", "resident"},
+                                  "host: every round on the host; resident: blocks of rounds as one device-resident "
+                                  "program (random-feature versions; on the GPU with --backend cuda)") == "resident";
+    if (resident_ && !random_features)
+      params.fail("step_path", "resident is for rf-oks, rf-oks++ and rf-ioks: the kernelized algorithms keep their "
+                               "support sets on the host");
+    if (resident_ && dictionary_.size() > kMaxResidentPairs)
+      params.fail("dict", "has more kernels than a resident step holds (" + std::to_string(kMaxResidentPairs) + ")");
     projection_ = rule_factory_()->projection(random_features);
     const std::size_t R = context.n_replicates();
     reps_.resize(R);
@@ -110,6 +119,7 @@ class BanditSelection final : public Algorithm {
   std::size_t n_replicates() const override { return reps_.size(); }
 
   void step(const double* x, double y, double* predictions) override {
+    if (resident_) return walk_resident(x, &y, 1, context_.n_features, predictions);
     ++t_;
     for (std::size_t r = 0; r < reps_.size(); ++r) predictions[r] = play_round(reps_[r], x, y, Upcoming{});
   }
@@ -118,6 +128,7 @@ class BanditSelection final : public Algorithm {
   /// the same numbers, with fewer passes over a large support set.
   void step_block(const double* x, const double* y, std::size_t n, std::size_t n_features,
                   double* predictions) override {
+    if (resident_) return walk_resident(x, y, n, n_features, predictions);
     for (std::size_t t = 0; t < n; ++t) {
       ++t_;
       const Upcoming upcoming{x + (t + 1) * n_features, n - t - 1};
@@ -125,6 +136,144 @@ class BanditSelection final : public Algorithm {
         predictions[t * reps_.size() + r] = play_round(reps_[r], x + t * n_features, y[t], upcoming);
     }
     for (Replicate& rep : reps_) rep.hypotheses->forget_upcoming();
+  }
+
+  /// step_path = resident: n rounds of every repetition as one walk of the resident program
+  /// (resident_bandit.h) — on the GPU where the backend lends its device memory, by the host
+  /// driver otherwise (in double: the device walk's reference, not a fast path). The state goes
+  /// back into the repetitions' rule, hypotheses, stream and logs after the walk.
+  void walk_resident(const double* x, const double* y, std::size_t n, std::size_t n_features, double* predictions) {
+    const std::size_t R = reps_.size(), K = dictionary_.size(), D = n_rff_, d = n_features;
+    BanditTables tables;
+    tables.rule = reps_[0].rule->constants();
+    tables.loss = loss_;
+    tables.box = projection_ == Projection::Box ? U_ / std::sqrt(static_cast<double>(D)) : 0.0;
+    BanditStateData state(K, R);
+    load_resident(state);
+    ResidentWalkArgs<double> a;
+    a.n_steps = n;
+    a.n_replicates = R;
+    a.n_slots = K;
+    a.n_kernels = K;
+    a.n_rff = D;
+    a.n_features = d;
+    a.max_pairs = 1;
+    a.t0 = t_ + 1;
+    a.feature_scale = 1.0 / std::sqrt(static_cast<double>(D));
+    a.loss = loss_;
+    std::vector<double> theta(R * K * 2 * D);
+    for (std::size_t r = 0; r < R; ++r)
+      for (std::size_t k = 0; k < K; ++k) features_of(r).weights_to_theta(k, theta.data() + (r * K + k) * 2 * D);
+    if (resident_frequencies_.empty()) {
+      resident_frequencies_.resize(R * K * D * d);
+      for (std::size_t r = 0; r < R; ++r)
+        for (std::size_t k = 0; k < K; ++k)
+          features_of(r).scaled_frequencies(k, resident_frequencies_.data() + (r * K + k) * D * d);
+    }
+    DeviceLease lease;
+    if (resident_backend() && resident_backend_->device_lease(lease)) {
+#if OMKL_WITH_CUDA
+      for (std::size_t r = 0; r < R; ++r)
+        for (std::size_t k = 0; k < K; ++k) resident_backend_->set_theta(r, k, theta.data() + (r * K + k) * 2 * D);
+      if (!device_walk_) device_walk_ = std::make_unique<BanditDeviceWalk>(lease);
+      device_walk_->walk(tables, state, lease, a, x, y, predictions);
+      for (std::size_t r = 0; r < R; ++r)
+        for (std::size_t k = 0; k < K; ++k) resident_backend_->get_theta(r, k, theta.data() + (r * K + k) * 2 * D);
+#else
+      throw Error("step_path = resident: a backend lent device memory to a build without CUDA");
+#endif
+    } else {
+      std::vector<double> z(2 * D);
+      a.frequencies = resident_frequencies_.data();
+      a.theta = theta.data();
+      a.x = x;
+      a.y = y;
+      a.predictions = predictions;
+      a.z_scratch = z.data();
+      BanditProgram<HostPhilox> program{tables, state.view()};
+      walk_on_host(program, a);
+    }
+    const BanditStates s = state.view();
+    for (std::size_t r = 0; r < R; ++r)
+      if (s.failed[r]) throw Error("IOKS: the mirror step's bisection did not converge");
+    for (std::size_t r = 0; r < R; ++r)
+      for (std::size_t k = 0; k < K; ++k) features_of(r).weights_from_theta(k, theta.data() + (r * K + k) * 2 * D);
+    store_resident(state);
+    t_ += static_cast<std::int64_t>(n);
+  }
+
+  FeatureHypotheses& features_of(std::size_t r) { return static_cast<FeatureHypotheses&>(*reps_[r].hypotheses); }
+
+  /// The device memory of the walk: a CUDA backend holding θ and the scaled Ω, made on first use
+  /// where the context asks for a GPU (none on the CPU backend: the host driver reads the flat
+  /// arrays directly).
+  RfBackend* resident_backend() {
+    if (context_.backend == BackendKind::Cpu) return nullptr;
+    if (!resident_backend_) {
+      RfProblem problem;
+      problem.n_replicates = reps_.size();
+      problem.n_kernels = dictionary_.size();
+      problem.n_rff = n_rff_;
+      problem.n_features = context_.n_features;
+      for (std::size_t k = 0; k < dictionary_.size(); ++k) problem.slot_kernel.push_back(static_cast<std::uint32_t>(k));
+      problem.feature_scale = 1.0 / std::sqrt(static_cast<double>(n_rff_));
+      problem.loss = loss_;
+      resident_backend_ = make_rf_backend(context_.backend, problem);
+      resident_frequencies_uploaded_ = false;
+    }
+    if (!resident_frequencies_uploaded_ && !resident_frequencies_.empty()) {
+      const std::size_t block = n_rff_ * context_.n_features;
+      for (std::size_t r = 0; r < reps_.size(); ++r)
+        for (std::size_t k = 0; k < dictionary_.size(); ++k)
+          resident_backend_->set_frequencies(r, k, resident_frequencies_.data() + (r * dictionary_.size() + k) * block);
+      resident_frequencies_uploaded_ = true;
+    }
+    return resident_backend_.get();
+  }
+
+  void load_resident(BanditStateData& data) {
+    const BanditStates s = data.view();
+    const std::size_t K = dictionary_.size();
+    for (std::size_t r = 0; r < reps_.size(); ++r) {
+      Replicate& rep = reps_[r];
+      s.rng[r] = StreamPosition::of(rep.draws);
+      const RuleState rs = rep.rule->state();
+      const bool ioks = rep.rule->constants().kind == RuleKind::Ioks;
+      std::copy(rs.p, rs.p + K, s.p + r * K);
+      std::copy(rs.q, rs.q + K, s.q + r * K);
+      std::copy(rs.sums, rs.sums + K, s.sums + r * K);
+      if (ioks) {
+        std::copy(rs.eta, rs.eta + K, s.eta + r * K);
+        std::copy(rs.rho, rs.rho + K, s.rho + r * K);
+      }
+      s.C[r] = *rs.C;
+      s.V[r] = *rs.V;
+      std::copy(rep.selected.begin(), rep.selected.end(), s.selected + r * K);
+      std::copy(rep.kernel_loss.begin(), rep.kernel_loss.end(), s.kernel_loss + r * K);
+      s.failed[r] = 0;
+    }
+  }
+
+  void store_resident(BanditStateData& data) {
+    const BanditStates s = data.view();
+    const std::size_t K = dictionary_.size();
+    for (std::size_t r = 0; r < reps_.size(); ++r) {
+      Replicate& rep = reps_[r];
+      rep.draws.seek(s.rng[r].position);
+      const RuleState rs = rep.rule->state();
+      const bool ioks = rep.rule->constants().kind == RuleKind::Ioks;
+      std::copy(s.p + r * K, s.p + (r + 1) * K, rs.p);
+      std::copy(s.q + r * K, s.q + (r + 1) * K, rs.q);
+      std::copy(s.sums + r * K, s.sums + (r + 1) * K, rs.sums);
+      if (ioks) {
+        std::copy(s.eta + r * K, s.eta + (r + 1) * K, rs.eta);
+        std::copy(s.rho + r * K, s.rho + (r + 1) * K, rs.rho);
+      }
+      *rs.C = s.C[r];
+      *rs.V = s.V[r];
+      std::copy(s.selected + r * K, s.selected + (r + 1) * K, rep.selected.begin());
+      std::copy(s.kernel_loss + r * K, s.kernel_loss + (r + 1) * K, rep.kernel_loss.begin());
+    }
   }
 
   void predict(const double* x, double* predictions) override {
@@ -149,6 +298,8 @@ class BanditSelection final : public Algorithm {
   }
 
   void load_state(StateReader& in) override {
+    resident_frequencies_.clear();  // the checkpoint holds Ω: rebuilt from it at the next walk
+    resident_frequencies_uploaded_ = false;
     in.expect_tag("bandit/1");
     t_ = in.get_i64();
     if (t_ < 0) throw InputError("checkpoint: negative round count");
@@ -261,6 +412,14 @@ class BanditSelection final : public Algorithm {
   std::function<std::unique_ptr<SelectionRule>()> rule_factory_;  // a rule in its initial state
   std::vector<Replicate> reps_;
   std::int64_t t_ = 0;
+  // step_path = resident
+  bool resident_ = false;
+  std::vector<double> resident_frequencies_;  // R × K × D × d: Ω_i/σ_i of every repetition
+  std::unique_ptr<RfBackend> resident_backend_;
+  bool resident_frequencies_uploaded_ = false;
+#if OMKL_WITH_CUDA
+  std::unique_ptr<BanditDeviceWalk> device_walk_;
+#endif
 };
 
 const BanditSelection& as_bandit(const Algorithm& algorithm) {

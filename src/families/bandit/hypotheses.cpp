@@ -200,6 +200,31 @@ void FeatureHypotheses::update(std::size_t i, const double* x, double, double st
   }
 }
 
+void FeatureHypotheses::weights_to_theta(std::size_t i, double* theta) const {
+  const std::size_t D = n_rff_;
+  const std::vector<double>& w = w_[i];
+  for (std::size_t j = 0; j < D; ++j) {
+    theta[j] = w[D + j];  // sine part
+    theta[D + j] = w[j];  // cosine part
+  }
+}
+
+void FeatureHypotheses::weights_from_theta(std::size_t i, const double* theta) {
+  const std::size_t D = n_rff_;
+  std::vector<double>& w = w_[i];
+  for (std::size_t j = 0; j < D; ++j) {
+    w[j] = theta[D + j];
+    w[D + j] = theta[j];
+  }
+  z_kernel_ = ~std::size_t{0};
+}
+
+void FeatureHypotheses::scaled_frequencies(std::size_t i, double* V) const {
+  const std::size_t n = n_rff_ * n_features_;
+  const double* omega = omega_.data() + (independent_ ? i * n : 0);
+  for (std::size_t e = 0; e < n; ++e) V[e] = omega[e] * inv_sigma_[i];
+}
+
 void FeatureHypotheses::save(StateWriter& out) const {
   out.put_tag("bandit-feature-hypotheses/1");
   out.put_f64s(omega_);

@@ -110,6 +110,12 @@ class FeatureHypotheses final : public Hypotheses {
 
   const std::vector<double>& weights(std::size_t i) const { return w_[i]; }
 
+  /// The resident walk (resident_bandit.h) moves the weights in and out in its own layout: θ =
+  /// [sine part; cosine part] = w swapped, and reads kernel i's frequency matrix Ω_i/σ_i.
+  void weights_to_theta(std::size_t i, double* theta) const;
+  void weights_from_theta(std::size_t i, const double* theta);
+  void scaled_frequencies(std::size_t i, double* V) const;
+
  private:
   void features(std::size_t i, const double* x);  // z_ = z_i(x)
 

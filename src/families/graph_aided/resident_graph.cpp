@@ -16,11 +16,11 @@ namespace {
 
 template <typename T>
 T* at(void* base, std::size_t offset) {
-  return reinterpret_cast<T*>(static_cast<unsigned char*>(base) + offset);
+  return ByteArena::at<T>(base, offset);
 }
 template <typename T>
 const T* at(const void* base, std::size_t offset) {
-  return reinterpret_cast<const T*>(static_cast<const unsigned char*>(base) + offset);
+  return ByteArena::at<T>(base, offset);
 }
 
 // lists[k] for k = 0..n-1 as CSR: offsets (n + 1), then the entries.
@@ -113,7 +113,7 @@ GraphTableData make_graph_tables(const GraphAidedConfig& config, double feature_
   data.dominator_order = arena.reserve<std::uint32_t>(dominator_order.size());
   data.use_complement = arena.reserve<std::uint8_t>(use_complement.size());
   data.adjacency = arena.reserve<std::uint8_t>(adjacency.size());
-  data.bytes.assign((arena.size() + 7) / 8 + 1, 0);
+  data.bytes.assign(arena.words(), 0);
   void* base = data.bytes.data();
   const auto put = [base](std::size_t offset, const auto& v) {
     if (!v.empty()) std::memcpy(static_cast<unsigned char*>(base) + offset, v.data(), v.size() * sizeof(v[0]));
@@ -184,7 +184,7 @@ GraphStateData::GraphStateData(const GraphTables& tables, std::size_t n_replicat
   regen_eta_ = a.reserve<double>(gf ? R : 0);
   regen_uniforms_ = a.reserve<double>(gf ? R * J * M : 0);
   scratch_ = a.reserve<double>(gf ? R * n : 0);
-  bytes_.assign((a.size() + 7) / 8 + 1, 0);
+  bytes_.assign(a.words(), 0);
 }
 
 GraphStates GraphStateData::view(void* base) const {

@@ -482,21 +482,6 @@ struct GraphProgram {
   }
 };
 
-/// A block of bytes holding typed arrays at 8-byte-aligned offsets: one copy moves all of them.
-class ByteArena {
- public:
-  template <typename T>
-  std::size_t reserve(std::size_t count) {
-    const std::size_t offset = (size_ + 7) / 8 * 8;
-    size_ = offset + count * sizeof(T);
-    return offset;
-  }
-  std::size_t size() const { return size_; }
-
- private:
-  std::size_t size_ = 0;
-};
-
 /// The configuration's tables in one arena; view(base) points GraphTables into a copy of it.
 struct GraphTableData {
   GraphTables scalars;  // pointers unset
@@ -546,7 +531,7 @@ class GraphStateData {
 /// (RfBackend::device_lease()).
 class GraphDeviceWalk {
  public:
-  /// Uploads the tables on the lease's stream.
+  /// Uploads the tables on the lease's stream; keeps a reference to them (they must outlive it).
   GraphDeviceWalk(const GraphTableData& tables, const DeviceLease& lease);
   ~GraphDeviceWalk();
   GraphDeviceWalk(const GraphDeviceWalk&) = delete;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/test_helpers.h"
+#include "families/bandit/bandit.h"
 #include "features/random_features.h"
 #include "features/rf_ensemble.h"
 #include "features/rf_backend.h"
@@ -328,6 +329,34 @@ TEST_F(CudaTest, ResidentGraphWalkEqualsTheHostPath) {
               << name << " " << precision << " " << to_string(profile) << " " << i;
       }
     }
+  }
+}
+
+// step_path = resident for the random-feature bandit algorithms on the GPU (resident_bandit.h's
+// program in kernels/resident_walk.cuh): the host path's draws (the same selected counts) and
+// predictions within floating point, in blocks of rounds.
+TEST_F(CudaTest, ResidentBanditWalkEqualsTheHostPath) {
+  Dataset data = random_stream(300, 4, Task::Regression, 23);
+  for (double& v : data.x) v = 2.0 * v - 1.0;
+  for (const char* name : {"rf-oks", "rf-oks++", "rf-ioks"}) {
+    auto cpu_ctx = context_for(data, Profile::Paper, {0, 2, 5});
+    auto gpu_ctx = cpu_ctx;
+    gpu_ctx.backend = BackendKind::Cuda;
+    const std::vector<std::pair<std::string, std::string>> params = {{"D", "40"},
+                                                                     {"dict", "gauss:0.5+gauss:1+gauss:2+gauss:4"}};
+    auto host_params = params, resident_params = params;
+    host_params.emplace_back("step_path", "host");
+    resident_params.emplace_back("step_path", "resident");
+    auto cpu = make(name, cpu_ctx, host_params);
+    auto gpu = make(name, gpu_ctx, resident_params);
+    const auto expected = run_steps(*cpu, data);
+    std::vector<double> got(expected.size());
+    for (std::size_t begin = 0; begin < data.n_samples; begin += 50) {
+      const std::size_t n = std::min<std::size_t>(50, data.n_samples - begin);
+      gpu->step_block(data.row(begin), data.y.data() + begin, n, data.n_features, got.data() + begin * 3);
+    }
+    for (std::size_t i = 0; i < got.size(); ++i) ASSERT_LE(relative_error(got[i], expected[i]), 1e-9) << name << " " << i;
+    for (std::size_t r = 0; r < 3; ++r) EXPECT_EQ(bandit_log(*gpu, r).selected, bandit_log(*cpu, r).selected) << name;
   }
 }
 

@@ -1,0 +1,140 @@
+/// @file resident_bandit.h
+/// @brief The random-feature bandit algorithms (RF-OKS, RF-OKS++, RF-IOKS; spec/bandit.md §6) as
+/// a device-resident program (core/resident_walk.h): per repetition and round, the kernel drawn
+/// from the rule's p with the repetition's counter stream (plan), the drawn kernel's features
+/// and prediction (the walk's one pair), then the rule's update of p and its step λ, and the
+/// box-projected step of the drawn kernel's weights (learn sets the pair's rate and box). The
+/// rules' arithmetic is rule_kernels.h, the code the host rules run; the features are the walk's:
+/// z = D^{-1/2}[sin; cos] of (Ω/σ_i)x, with θ holding the host's w = [cos part; sin part] swapped.
+///
+/// BanditStateData is every repetition's state in one arena, loaded from and stored back to the
+/// host path's objects around each walk, so checkpoints, predict() and the logs read it as the
+/// host path keeps it. The kernelized algorithms (OKS, OKS++, IOKS on support sets) keep their
+/// host path.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "core/host_device.h"
+#include "core/loss.h"
+#include "core/resident_walk.h"
+#include "families/bandit/rule_kernels.h"
+#include "features/rf_backend.h"
+#include "random/stream_position.h"
+
+namespace omkl::detail {
+
+/// What every repetition shares.
+struct BanditTables {
+  RuleConstants rule;
+  LossKind loss = LossKind::Squared;
+  double box = 0.0;  ///< U/√D under the box projection, 0 without projection
+};
+
+/// Every repetition's state, R-strided (K per repetition for the arrays).
+struct BanditStates {
+  StreamPosition* rng = nullptr;
+  double* p = nullptr;
+  double* q = nullptr;
+  double* sums = nullptr;
+  double* eta = nullptr;
+  double* rho = nullptr;
+  double* C = nullptr;        ///< one per repetition
+  double* V = nullptr;        ///< one per repetition
+  double* scratch = nullptr;  ///< 2K
+  double* selected = nullptr;     ///< §8.6 logs: rounds each kernel was drawn
+  double* kernel_loss = nullptr;  ///< and the loss it suffered
+  std::uint32_t* drawn = nullptr;  ///< this round's kernel
+  std::uint8_t* failed = nullptr;  ///< IOKS's bisection did not converge
+};
+
+template <typename Philox>
+struct BanditProgram {
+  BanditTables c;
+  BanditStates s;
+
+  OMKL_HD RuleState rule_state(std::size_t r) const {
+    const std::size_t K = c.rule.K;
+    RuleState st;
+    st.p = s.p + r * K;
+    st.q = s.q + r * K;
+    st.sums = s.sums + r * K;
+    st.eta = s.eta + r * K;
+    st.rho = s.rho + r * K;
+    st.C = s.C + r;
+    st.V = s.V + r;
+    st.scratch = s.scratch + r * 2 * K;
+    return st;
+  }
+
+  /// bandit.cpp's play_round() up to the evaluation: I ~ p.
+  OMKL_HD std::size_t plan(std::size_t r, std::int64_t /*t*/, ResidentPair* pairs) {
+    const std::size_t K = c.rule.K;
+    const std::uint32_t I =
+        static_cast<std::uint32_t>(bandit_draw(s.p + r * K, K, s.rng[r].template uniform<Philox>()));
+    s.drawn[r] = I;
+    pairs[0].slot = I;
+    pairs[0].kernel = I;
+    pairs[0].rate = 0.0;  // set by learn() from the rule's λ
+    pairs[0].shrink = 1.0;
+    pairs[0].box = 0.0;
+    return 1;
+  }
+
+  /// The rest of play_round(): the loss, the rule's observe(), and f_I's step −λ·ℓ'/p_I.
+  OMKL_HD double learn(std::size_t r, std::int64_t /*t*/, double y, const double* f, const double* /*norm2*/,
+                       ResidentPair* pairs) {
+    const std::size_t K = c.rule.K, I = s.drawn[r];
+    const double F = f[0];
+    const double loss = loss_value(c.loss, F, y), derivative = loss_derivative(c.loss, F, y);
+    const double pI = s.p[r * K + I];
+    bool failed = false;
+    const double lambda = rule_observe(c.rule, rule_state(r), I, F, y, loss, derivative, failed);
+    if (failed) s.failed[r] = 1;
+    // θ ← θ − (λ/p_I)·ℓ'(F, y)·z, the host's w ← w + (−λ·ℓ'/p_I)·z.
+    pairs[0].rate = lambda / pI;
+    pairs[0].box = c.box;
+    s.selected[r * K + I] += 1.0;
+    s.kernel_loss[r * K + I] += loss;
+    return F;
+  }
+};
+
+/// Every repetition's state in one arena of 64-bit words; view(base) points BanditStates into a
+/// copy of it.
+class BanditStateData {
+ public:
+  BanditStateData(std::size_t n_kernels, std::size_t n_replicates);
+  BanditStates view(void* base) const;
+  BanditStates view() { return view(bytes_.data()); }
+  void* data() { return bytes_.data(); }
+  std::size_t size_bytes() const { return bytes_.size() * sizeof(std::uint64_t); }
+
+ private:
+  std::size_t K_, R_;
+  std::vector<std::uint64_t> bytes_;
+  std::size_t rng_, p_, q_, sums_, eta_, rho_, C_, V_, scratch_, selected_, kernel_loss_, drawn_, failed_;
+};
+
+#if OMKL_WITH_CUDA
+/// The program on the GPU (resident_bandit.cu): the state uploaded and read back around each
+/// walk, θ and V a CUDA RfBackend's (device_lease()).
+class BanditDeviceWalk {
+ public:
+  explicit BanditDeviceWalk(const DeviceLease& lease);
+  ~BanditDeviceWalk();
+  BanditDeviceWalk(const BanditDeviceWalk&) = delete;
+  BanditDeviceWalk& operator=(const BanditDeviceWalk&) = delete;
+  void walk(const BanditTables& tables, BanditStateData& state, const DeviceLease& lease,
+            const ResidentWalkArgs<double>& shape, const double* x, const double* y, double* predictions);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+#endif
+
+}  // namespace omkl::detail

@@ -1,0 +1,173 @@
+// The random-feature bandit algorithms as a resident program (resident_bandit.h), run by the
+// walk's host driver: every round's draw must be the host path's (the same kernel from the same
+// stream position, so the same selected counts after every round), the predictions and the
+// rule's p the host path's within the rounding of the features, and the state must go back
+// where the host path keeps it (checkpoints, predict(), the logs). The GPU runs the same program
+// (CudaTest.ResidentBanditWalkEqualsTheHostPath, skipped without a GPU).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "common/test_helpers.h"
+#include "core/state_io.h"
+#include "families/bandit/bandit.h"
+
+using namespace omkl;
+using namespace omkl::detail;
+using omkl::test::config_error_message;
+using omkl::test::context_for;
+using omkl::test::make;
+using omkl::test::random_stream;
+using omkl::test::run_steps;
+
+namespace {
+
+using Params = std::vector<std::pair<std::string, std::string>>;
+
+Params with_path(Params params, const char* path) {
+  params.emplace_back("step_path", path);
+  return params;
+}
+
+// Inputs in [−1, 1]^d; targets in [0, 1] (regression) or ±1 (classification).
+Dataset stream(std::size_t n, Task task) {
+  Dataset data = random_stream(n, 4, Task::Regression, 21);
+  for (double& v : data.x) v = 2.0 * v - 1.0;
+  if (task == Task::Classification) {
+    data.task = Task::Classification;
+    for (double& v : data.y) v = v > 0.5 ? 1.0 : -1.0;
+  }
+  return data;
+}
+
+struct Case {
+  const char* name;
+  Task task;
+  Params params;
+};
+
+std::vector<Case> cases() {
+  const Params base = {{"D", "24"}, {"dict", "gauss:0.5+gauss:1+gauss:2+gauss:4"}};
+  const auto plus = [&](Params extra) {
+    Params p = base;
+    p.insert(p.end(), extra.begin(), extra.end());
+    return p;
+  };
+  return {
+      {"rf-oks", Task::Regression, plus({{"c_lambda", "5"}})},
+      {"rf-oks++", Task::Regression, base},
+      {"rf-oks++", Task::Classification, plus({{"logistic_mode", "reference"}})},
+      {"rf-oks++", Task::Classification, plus({{"logistic_mode", "paper"}, {"independent_omega", "true"}})},
+      {"rf-ioks", Task::Regression, base},
+      {"rf-ioks", Task::Regression, plus({{"loss", "absolute"}, {"bisection", "clean"}})},
+      {"rf-ioks", Task::Classification, base},
+  };
+}
+
+void expect_close(double expected, double got, const std::string& where) {
+  EXPECT_NEAR(got, expected, 1e-10 * std::max(1.0, std::fabs(expected))) << where;
+}
+
+}  // namespace
+
+TEST(ResidentBanditTest, WalkMakesTheHostPathsDraws) {
+  for (const Case& c : cases()) {
+    const Dataset data = stream(150, c.task);
+    const auto ctx = context_for(data, Profile::Paper, {0, 2, 7});
+    auto host = make(c.name, ctx, with_path(c.params, "host"));
+    auto walk = make(c.name, ctx, with_path(c.params, "resident"));
+    const std::string what = std::string(c.name) + " " + c.params.back().second;
+    for (std::size_t t = 0; t < data.n_samples; ++t) {
+      double ph[3], pw[3];
+      host->step(data.row(t), data.y[t], ph);
+      walk->step(data.row(t), data.y[t], pw);
+      for (std::size_t r = 0; r < 3; ++r) {
+        const BanditLog lh = bandit_log(*host, r), lw = bandit_log(*walk, r);
+        ASSERT_EQ(lw.selected, lh.selected) << what << " t=" << t << " r=" << r;  // the same draw
+        expect_close(ph[r], pw[r], what + " t=" + std::to_string(t));
+        for (std::size_t k = 0; k < lh.p.size(); ++k) expect_close(lh.p[k], lw.p[k], what + " p");
+        for (std::size_t k = 0; k < lh.kernel_loss.size(); ++k)
+          expect_close(lh.kernel_loss[k], lw.kernel_loss[k], what + " kernel loss");
+      }
+    }
+    // Blocks of 11 rounds per walk, as a study hands them over.
+    auto blocked = make(c.name, ctx, with_path(c.params, "resident"));
+    const auto expected = run_steps(*make(c.name, ctx, with_path(c.params, "host")), data);
+    std::vector<double> got(expected.size());
+    for (std::size_t begin = 0; begin < data.n_samples; begin += 11) {
+      const std::size_t n = std::min<std::size_t>(11, data.n_samples - begin);
+      blocked->step_block(data.row(begin), data.y.data() + begin, n, data.n_features, got.data() + begin * 3);
+    }
+    for (std::size_t i = 0; i < got.size(); ++i) expect_close(expected[i], got[i], what + " blocked");
+    for (std::size_t r = 0; r < 3; ++r) EXPECT_EQ(bandit_log(*blocked, r).selected, bandit_log(*host, r).selected);
+  }
+}
+
+// One walk of many rounds and many walks of one round leave the same state, bit for bit.
+TEST(ResidentBanditTest, BlocksOfRoundsEqualSingleRounds) {
+  for (const Case& c : cases()) {
+    const Dataset data = stream(90, c.task);
+    const auto ctx = context_for(data, Profile::Paper, {1, 4});
+    auto single = make(c.name, ctx, with_path(c.params, "resident"));
+    const auto expected = run_steps(*single, data);
+    auto blocked = make(c.name, ctx, with_path(c.params, "resident"));
+    std::vector<double> got(expected.size());
+    for (std::size_t begin = 0; begin < data.n_samples;) {
+      const std::size_t n = std::min<std::size_t>(begin < 40 ? 13 : 31, data.n_samples - begin);
+      blocked->step_block(data.row(begin), data.y.data() + begin, n, data.n_features, got.data() + begin * 2);
+      begin += n;
+    }
+    for (std::size_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i], expected[i]) << c.name << " " << i;
+    StateWriter a, b;
+    single->save_state(a);
+    blocked->save_state(b);
+    EXPECT_EQ(a.bytes(), b.bytes()) << c.name;
+  }
+}
+
+// A checkpoint written on one path continues on the other.
+TEST(ResidentBanditTest, CheckpointsCrossBetweenThePaths) {
+  for (const Case& c : cases()) {
+    const Dataset data = stream(80, c.task);
+    const auto ctx = context_for(data, Profile::Paper, {0, 1});
+    for (const char* first : {"host", "resident"}) {
+      const char* second = std::string(first) == "host" ? "resident" : "host";
+      auto a = make(c.name, ctx, with_path(c.params, first));
+      run_steps(*a, data, 0, 30);
+      StateWriter out;
+      a->save_state(out);
+      const auto expected = run_steps(*a, data, 30, 80);
+      auto b = make(c.name, ctx, with_path(c.params, second));
+      StateReader in(out.bytes());
+      b->load_state(in);
+      const auto got = run_steps(*b, data, 30, 80);
+      for (std::size_t i = 0; i < got.size(); ++i)
+        expect_close(expected[i], got[i], std::string(c.name) + " " + first + " → " + second);
+    }
+  }
+}
+
+TEST(ResidentBanditTest, PredictAfterAWalkEqualsTheNextRound) {
+  const Case c = cases()[1];
+  const Dataset data = stream(40, c.task);
+  auto a = make(c.name, context_for(data, Profile::Paper, {0, 1}), with_path(c.params, "resident"));
+  for (std::size_t t = 0; t < 30; ++t) {
+    double p[2], s[2];
+    a->predict(data.row(t), p);
+    a->step(data.row(t), data.y[t], s);
+    for (int r = 0; r < 2; ++r) expect_close(p[r], s[r], "t=" + std::to_string(t));
+  }
+}
+
+TEST(ResidentBanditTest, KernelizedAlgorithmsRefuseTheResidentPath) {
+  const Dataset data = stream(20, Task::Regression);
+  const auto ctx = context_for(data);
+  for (const char* name : {"oks", "oks++", "ioks"}) {
+    const std::string message = config_error_message(name, ctx, {{"step_path", "resident"}});
+    EXPECT_NE(message.find("step_path"), std::string::npos) << name << ": " << message;
+    EXPECT_NE(message.find("support sets"), std::string::npos) << message;
+  }
+  EXPECT_EQ(config_error_message("rf-oks++", ctx, {{"D", "8"}, {"step_path", "resident"}}), "");
+}
