@@ -24,6 +24,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "core/host_device.h"
 #include "core/loss.h"
@@ -174,6 +175,21 @@ void walk_on_host(Program& program, const ResidentWalkArgs<double>& a) {
       }
     }
   }
+}
+
+/// walk_on_host() over the shape's sizes (its pointers ignored) and these host arrays, with its
+/// own feature scratch.
+template <typename Program>
+void walk_on_host(Program& program, ResidentWalkArgs<double> shape, const double* frequencies, double* theta,
+                  const double* x, const double* y, double* predictions) {
+  std::vector<double> z(shape.max_pairs * 2 * shape.n_rff);
+  shape.frequencies = frequencies;
+  shape.theta = theta;
+  shape.x = x;
+  shape.y = y;
+  shape.predictions = predictions;
+  shape.z_scratch = z.data();
+  walk_on_host(program, shape);
 }
 
 }  // namespace omkl::detail

@@ -183,15 +183,8 @@ class BanditSelection final : public Algorithm {
       throw Error("step_path = resident: a backend lent device memory to a build without CUDA");
 #endif
     } else {
-      std::vector<double> z(2 * D);
-      a.frequencies = resident_frequencies_.data();
-      a.theta = theta.data();
-      a.x = x;
-      a.y = y;
-      a.predictions = predictions;
-      a.z_scratch = z.data();
       BanditProgram<HostPhilox> program{tables, state.view()};
-      walk_on_host(program, a);
+      walk_on_host(program, a, resident_frequencies_.data(), theta.data(), x, y, predictions);
     }
     const BanditStates s = state.view();
     for (std::size_t r = 0; r < R; ++r)

@@ -173,8 +173,8 @@ class GraphAided final : public Algorithm {
     t_ = t_last;
   }
 
-  void walk_resident_on_host(GraphStateData& state, ResidentWalkArgs<double> a, const double* x, const double* y,
-                             double* predictions) {
+  void walk_resident_on_host(GraphStateData& state, const ResidentWalkArgs<double>& a, const double* x,
+                             const double* y, double* predictions) {
     const RfProblem& p = backend_->problem();
     const std::size_t R = reps_.size(), S = p.n_slots(), P = p.n_kernels, D = p.n_rff, d = p.n_features;
     const std::size_t theta_n = p.theta_size(), block = D * d;
@@ -183,17 +183,11 @@ class GraphAided final : public Algorithm {
       for (std::size_t r = 0; r < R; ++r)
         for (std::size_t k = 0; k < P; ++k) backend_->get_frequencies(r, k, resident_frequencies_.data() + (r * P + k) * block);
     }
-    std::vector<double> theta(R * S * theta_n), z(a.max_pairs * 2 * D);
+    std::vector<double> theta(R * S * theta_n);
     for (std::size_t r = 0; r < R; ++r)
       for (std::size_t s = 0; s < S; ++s) backend_->get_theta(r, s, theta.data() + (r * S + s) * theta_n);
-    a.frequencies = resident_frequencies_.data();
-    a.theta = theta.data();
-    a.x = x;
-    a.y = y;
-    a.predictions = predictions;
-    a.z_scratch = z.data();
     GraphProgram<HostPhilox> program{resident_tables_->view(), state.view()};
-    walk_on_host(program, a);
+    walk_on_host(program, a, resident_frequencies_.data(), theta.data(), x, y, predictions);
     for (std::size_t r = 0; r < R; ++r)
       for (std::size_t s = 0; s < S; ++s) backend_->set_theta(r, s, theta.data() + (r * S + s) * theta_n);
   }
