@@ -143,7 +143,7 @@ class GraphAided final : public Algorithm {
     if (!resident_tables_) resident_tables_ = make_graph_tables(config_, p.feature_scale, p.n_rff);
     const GraphTables& tables = resident_tables_->scalars;
     GraphStateData state(tables, R);
-    state.load(reps_, config_);
+    state.load(reps_);
     ResidentWalkArgs<double> shape;
     shape.n_steps = n;
     shape.n_replicates = R;

@@ -225,7 +225,7 @@ GraphStates GraphStateData::view(void* base) const {
   return s;
 }
 
-void GraphStateData::load(const std::vector<GraphReplicate>& reps, const GraphAidedConfig& config) {
+void GraphStateData::load(const std::vector<GraphReplicate>& reps) {
   const GraphStates s = view();
   const std::size_t n = c_.n, J = c_.J, M = c_.M;
   for (std::size_t r = 0; r < R_; ++r) {
@@ -279,7 +279,6 @@ void GraphStateData::load(const std::vector<GraphReplicate>& reps, const GraphAi
       }
     }
   }
-  (void)config;
 }
 
 void GraphStateData::store(std::vector<GraphReplicate>& reps, const GraphAidedConfig& config, std::int64_t t_last,

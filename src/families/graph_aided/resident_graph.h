@@ -507,7 +507,7 @@ class GraphStateData {
   std::size_t size_bytes() const { return bytes_.size() * sizeof(std::uint64_t); }
 
   /// From the host path's replicates (stream positions, weights and what the family keeps).
-  void load(const std::vector<GraphReplicate>& reps, const GraphAidedConfig& config);
+  void load(const std::vector<GraphReplicate>& reps);
   /// Back into them, with each replicate's last step as its trace (node, PMF, S_t, q, q̃, ŷ).
   void store(std::vector<GraphReplicate>& reps, const GraphAidedConfig& config, std::int64_t t_last,
              double eta_last, const double* last_predictions);
