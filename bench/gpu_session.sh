@@ -126,13 +126,15 @@ want bench && {
   # The federated round aggregated on the device (OMKL_CUDA_ROUND=native, opt-in until its
   # parity test has passed here) against the generic round, POF-MKL on Naval, 20 draws.
   if [ -e "$DATA/naval.csv" ]; then
-    for round in generic native; do
-      echo "== GPU: POF-MKL (M = 1) Naval, 20 draws, OMKL_CUDA_ROUND=$round"
+    for mode in generic native resident; do
+      round=$mode path=host
+      [ "$mode" = resident ] && round=generic path=resident
+      echo "== GPU: POF-MKL (M = 1) Naval, 20 draws, OMKL_CUDA_ROUND=$round, step_path=$path"
       start=$(date +%s%N)
       OMKL_CUDA_ROUND=$round timeout 240 "$BIN/omkl" study --preset fed-pofmkl --data "$DATA/naval.csv" \
-        --algo pof-mkl:M=1 --seeds 20 --backend cuda --out "$OUT/.fed-$round" 2>&1 | tail -3
+        --algo "pof-mkl:M=1,step_path=$path" --seeds 20 --backend cuda --out "$OUT/.fed-$mode" 2>&1 | tail -3
       echo "wall $(( ($(date +%s%N) - start) / 1000000 )) ms"
-      rm -rf "$OUT/.fed-$round"
+      rm -rf "$OUT/.fed-$mode"
     done
   fi
   # RF-OKS++ / RF-IOKS as the resident walk on the GPU against their host path (elevators, one

@@ -77,8 +77,9 @@ OMKL_HD void resident_sincos(float a, float& s, float& c) {
 }
 
 /// A lane's share of one pair's features: for c = lane, lane + n_lanes, … < D, the projection
-/// a_c = V_c·x (in column order), z_c = scale·sin a_c and z_{D+c} = scale·cos a_c into z, and
-/// its partial sums of θᵀz and ‖θ‖² into dot and norm2 (the caller reduces the lanes).
+/// a_c = V_c·x (in column order), z_c = scale·sin a_c and z_{D+c} = scale·cos a_c into z (unless
+/// z is null: a prediction only), and its partial sums of θᵀz and ‖θ‖² into dot and norm2 (the
+/// caller reduces the lanes).
 template <typename Real>
 OMKL_HD void resident_pair_features(const Real* V, const Real* x, const Real* theta, Real* z, std::size_t D,
                                     std::size_t d, Real scale, unsigned lane, unsigned n_lanes, Real& dot,
@@ -91,8 +92,10 @@ OMKL_HD void resident_pair_features(const Real* V, const Real* x, const Real* th
     Real s, co;
     resident_sincos(a, s, co);
     const Real zs = scale * s, zc = scale * co;
-    z[c] = zs;
-    z[D + c] = zc;
+    if (z) {
+      z[c] = zs;
+      z[D + c] = zc;
+    }
     const Real ts = theta[c], tc = theta[D + c];
     dot += ts * zs + tc * zc;
     norm2 += ts * ts + tc * tc;

@@ -32,17 +32,19 @@ struct RoundGroup {
   std::uint32_t replicate = 0, slot = 0, kernel = 0, first = 0, last = 0;
 };
 
-/// A lane's share of one group: features j = lane, lane + n_lanes, … < D. V is the group's
-/// kernel's D × d matrix, x the round's samples (n_clients × d), theta the slot's 2D values.
-template <typename Real>
-OMKL_HD void aggregate_group(const Real* V, const Real* x, std::size_t d, Real* theta, std::size_t D,
-                             const RoundUpdate* updates, std::uint32_t first, std::uint32_t last, double feature_scale,
-                             double round_scale, unsigned lane, unsigned n_lanes) {
+/// A lane's share of one slot's round: features j = lane, lane + n_lanes, … < D. V is the slot's
+/// kernel's D × d matrix, x the round's samples (n_clients × d), theta the slot's 2D values;
+/// `updates` has count() and operator()(i) → RoundUpdate, the updates in the order they add up.
+template <typename Real, typename Updates>
+OMKL_HD void aggregate_slot(const Real* V, const Real* x, std::size_t d, Real* theta, std::size_t D,
+                            const Updates& updates, double feature_scale, double round_scale, unsigned lane,
+                            unsigned n_lanes) {
+  const std::uint32_t n = updates.count();
   for (std::size_t j = lane; j < D; j += n_lanes) {
     const Real theta_s = theta[j], theta_c = theta[D + j];
     Real acc_s = Real(0), acc_c = Real(0);
-    for (std::uint32_t i = first; i < last; ++i) {
-      const RoundUpdate& c = updates[i];
+    for (std::uint32_t i = 0; i < n; ++i) {
+      const RoundUpdate c = updates(i);
       const Real* xc = x + static_cast<std::size_t>(c.client) * d;
       Real angle = Real(0);
       for (std::size_t k = 0; k < d; ++k) angle += V[j * d + k] * xc[k];
@@ -56,6 +58,22 @@ OMKL_HD void aggregate_group(const Real* V, const Real* x, std::size_t d, Real* 
     theta[j] = theta_s - scale * acc_s;
     theta[D + j] = theta_c - scale * acc_c;
   }
+}
+
+/// The updates [first, last) of a sorted list (group_round_updates()).
+struct UpdateRange {
+  const RoundUpdate* updates;
+  std::uint32_t first, last;
+  OMKL_HD std::uint32_t count() const { return last - first; }
+  OMKL_HD RoundUpdate operator()(std::uint32_t i) const { return updates[first + i]; }
+};
+
+/// aggregate_slot() over one group of the sorted list.
+template <typename Real>
+OMKL_HD void aggregate_group(const Real* V, const Real* x, std::size_t d, Real* theta, std::size_t D,
+                             const RoundUpdate* updates, std::uint32_t first, std::uint32_t last, double feature_scale,
+                             double round_scale, unsigned lane, unsigned n_lanes) {
+  aggregate_slot(V, x, d, theta, D, UpdateRange{updates, first, last}, feature_scale, round_scale, lane, n_lanes);
 }
 
 /// The updates sorted by (replicate, slot), stably (call order within a group), and the groups.

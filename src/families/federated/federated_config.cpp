@@ -117,6 +117,16 @@ void CommunicationLedger::client_step(double downlink, double uplink) {
   totals_.client_steps += 1.0;
 }
 
+void CommunicationLedger::client_steps(double n, double downlink, double uplink_total, double uplink_max) {
+  if (max_upload_ > 0 && uplink_max > max_upload_)
+    throw Error("federated message layer: a client upload of " + std::to_string(uplink_max) +
+                " floats exceeds the cap of " + std::to_string(max_upload_));
+  totals_.uplink_floats += uplink_total;
+  totals_.downlink_floats += n * downlink;
+  totals_.max_uplink = std::max(totals_.max_uplink, uplink_max);
+  totals_.client_steps += n;
+}
+
 void write_federated_weights(StateWriter& out, const std::vector<double>& log_w, const std::vector<double>& round_loss,
                              const std::vector<double>& kernel_loss) {
   out.put_f64s(log_w);

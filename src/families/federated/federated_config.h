@@ -56,6 +56,9 @@ class CommunicationLedger {
       : max_upload_(max_upload), totals_(totals) {}
   /// One client's step: what it received and what it sent. Throws Error for an upload over the cap.
   void client_step(double downlink, double uplink);
+  /// n client steps at once, each receiving `downlink`, together sending `uplink_total`, the
+  /// largest `uplink_max` (the resident walk's tally): the totals client_step() would reach.
+  void client_steps(double n, double downlink, double uplink_total, double uplink_max);
   const CommunicationCount& totals() const { return totals_; }
 
  private:

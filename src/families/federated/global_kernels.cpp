@@ -26,6 +26,7 @@
 #include "families/federated/federated.h"
 #include "families/federated/federated_config.h"
 #include "families/federated/kernel_selection.h"
+#include "families/federated/resident_federation.h"
 #include "omkl/error.h"
 
 namespace omkl::detail {
@@ -107,6 +108,9 @@ class GlobalKernelFederation final : public Algorithm {
     schedules_.assign(N, SlotSchedule{});
     backend_ = make_rf_ensemble_backend(features, context, slot_kernel);
     ledger_ = CommunicationLedger(max_upload_);
+    resident_ = params.get_choice("step_path", "host", {"host", "resident"},
+                                  "host: every client step on the host; resident: whole rounds of a block as one "
+                                  "device-resident program (on the GPU with --backend cuda)") == "resident";
 
     const std::size_t R = context.n_replicates();
     norm2_.assign(R * N, 0.0);  // θ starts at 0
@@ -135,6 +139,120 @@ class GlobalKernelFederation final : public Algorithm {
     client_step(client, t, x, y, predictions, updates_, round_loss_.data());
     ++seen_;
     if (client + 1 == K) close_round();
+  }
+
+  // step_path = resident: the whole rounds of the block as one walk (resident_federation.h);
+  // samples before the first round boundary and after the last whole round take the host path.
+  void step_block(const double* x, const double* y, std::size_t n, std::size_t d, double* predictions) override {
+    const std::size_t R = n_replicates(), K = n_clients_;
+    std::size_t i = 0;
+    if (resident_) {
+      for (; i < n && seen_ % static_cast<std::int64_t>(K) != 0; ++i) step(x + i * d, y[i], predictions + i * R);
+      const std::size_t rounds = (n - i) / K;
+      if (rounds > 0) walk_rounds(x + i * d, y + i, rounds, d, predictions + i * R);
+      i += rounds * K;
+    }
+    for (; i < n; ++i) step(x + i * d, y[i], predictions + i * R);
+  }
+
+  void walk_rounds(const double* x, const double* y, std::size_t rounds, std::size_t d, double* predictions) {
+    const std::size_t R = n_replicates(), N = n_kernels(), K = n_clients_, D = n_rff_, D2 = 2 * D;
+    FederationTables tables;
+    tables.head = variant_.head == Head::PersonalHedge ? 0 : variant_.head == Head::GlobalHedge ? 1 : 2;
+    tables.bins = variant_.uploads == Uploads::Bins ? 1 : 0;
+    tables.K = static_cast<std::uint32_t>(K);
+    tables.N = static_cast<std::uint32_t>(N);
+    tables.M = static_cast<std::uint32_t>(M_);
+    tables.n_bins = static_cast<std::uint32_t>((N + M_ - 1) / M_);
+    tables.xi = xi_;
+    tables.sort = !(skip_sort_ && xi_ == 1.0) ? 1 : 0;
+    tables.post_update_selection = post_update_selection_ ? 1 : 0;
+    tables.sum_losses = sum_losses_ ? 1 : 0;
+    tables.eta = steps_.eta;
+    tables.eta_w = steps_.eta_w;
+    tables.lambda = steps_.lambda;
+    if (client_streams_.empty())
+      for (std::size_t r = 0; r < R; ++r)
+        for (std::size_t k = 0; k < K; ++k)
+          client_streams_.push_back(StreamPosition::of(
+              RandomStream(context_.seed, context_.replicates[r], RngPurpose::Selection, kSelectionStreams + k)));
+    tables.client_streams = client_streams_.data();
+    FederationStateData state(tables, R);
+    const FederationStates s = state.view();
+    std::copy(log_w_.begin(), log_w_.end(), s.log_w);
+    std::copy(round_loss_.begin(), round_loss_.end(), s.round_loss);
+    std::copy(kernel_loss_.begin(), kernel_loss_.end(), s.kernel_loss);
+    RoundWalkArgs<double> shape;
+    shape.n_rounds = rounds;
+    shape.n_replicates = R;
+    shape.n_kernels = N;
+    shape.n_rff = D;
+    shape.n_features = d;
+    shape.n_clients = K;
+    shape.t0 = seen_ / static_cast<std::int64_t>(K) + 1;
+    shape.feature_scale = backend_->problem().feature_scale;
+    std::vector<double> theta(R * N * D2);
+    DeviceLease lease;
+    if (backend_->device_lease(lease)) {
+#if OMKL_WITH_CUDA
+      if (!device_walk_) device_walk_ = std::make_unique<FederationDeviceWalk>(client_streams_, lease);
+      device_walk_->walk(tables, state, lease, shape, x, y, predictions);
+      for (std::size_t r = 0; r < R; ++r)
+        for (std::size_t i = 0; i < N; ++i) backend_->get_theta(r, i, theta.data() + (r * N + i) * D2);
+#else
+      throw Error("step_path = resident: a backend lent device memory to a build without CUDA");
+#endif
+    } else {
+      // The host driver, on θ and V through the backend's accessors (the GPU walk's reference).
+      const std::size_t block = D * d;
+      if (resident_frequencies_.empty()) {
+        resident_frequencies_.resize(R * N * block);
+        for (std::size_t r = 0; r < R; ++r)
+          for (std::size_t i = 0; i < N; ++i)
+            backend_->get_frequencies(r, i, resident_frequencies_.data() + (r * N + i) * block);
+      }
+      for (std::size_t r = 0; r < R; ++r)
+        for (std::size_t i = 0; i < N; ++i) backend_->get_theta(r, i, theta.data() + (r * N + i) * D2);
+      shape.frequencies = resident_frequencies_.data();
+      shape.theta = theta.data();
+      shape.x = x;
+      shape.y = y;
+      shape.predictions = predictions;
+      FederationProgram<HostPhilox> program{tables, s};
+      walk_rounds_on_host(program, shape);
+      for (std::size_t r = 0; r < R; ++r)
+        for (std::size_t i = 0; i < N; ++i) backend_->set_theta(r, i, theta.data() + (r * N + i) * D2);
+    }
+    // Back into the host path's state.
+    std::copy(s.log_w, s.log_w + log_w_.size(), log_w_.begin());
+    std::copy(s.round_loss, s.round_loss + round_loss_.size(), round_loss_.begin());
+    std::copy(s.kernel_loss, s.kernel_loss + kernel_loss_.size(), kernel_loss_.begin());
+    for (std::size_t j = 0; j < R * N; ++j) {  // ‖θ‖² after the last round, as aggregate_round() reports it
+      double n2 = 0.0;
+      for (std::size_t e = 0; e < D2; ++e) n2 += theta[j * D2 + e] * theta[j * D2 + e];
+      norm2_[j] = n2;
+    }
+    const double two_D = static_cast<double>(D2);
+    const double extra = variant_.head == Head::GlobalHedge ? static_cast<double>(N) : 0.0;
+    const double steps_per_replicate = static_cast<double>(rounds * K);
+    for (std::size_t r = 0; r < R; ++r) {
+      ledger_.client_steps(steps_per_replicate, two_D * static_cast<double>(N) + extra,
+                           two_D * s.chosen_total[r] + steps_per_replicate * extra, two_D * s.chosen_max[r] + extra);
+      kernel_updates_ += static_cast<std::uint64_t>(s.chosen_total[r]);
+      // The last client's selection (the inspection hook's).
+      const std::size_t row = r * K + (K - 1);
+      KernelSelection& sel = selections_[r];
+      sel.n_bins = tables.bins ? tables.n_bins : 1;
+      sel.bin = s.bin[row];
+      sel.probability = s.probability[row];
+      sel.ranking.assign(s.ranking + row * N, s.ranking + (row + 1) * N);
+      if (tables.bins) sel.q.assign(s.q + row * tables.n_bins, s.q + (row + 1) * tables.n_bins);
+      else sel.q.assign(1, 1.0);
+      const std::size_t first = sel.bin * M_, last = std::min(N, first + (tables.bins ? M_ : N));
+      sel.kernels.assign(sel.ranking.begin() + static_cast<std::ptrdiff_t>(first),
+                         sel.ranking.begin() + static_cast<std::ptrdiff_t>(last));
+    }
+    seen_ += static_cast<std::int64_t>(rounds * K);
   }
 
   void predict(const double* x, double* predictions) override {
@@ -166,6 +284,7 @@ class GlobalKernelFederation final : public Algorithm {
     seen_ = in.get_i64();
     if (seen_ < 0) throw InputError("checkpoint: negative sample count");
     load_backend_state(*backend_, in);
+    resident_frequencies_.clear();  // the checkpoint's matrices replace the backend's
     read_federated_weights(in, log_w_, round_loss_, kernel_loss_);
     // The round in progress: the clients that have reported and their updates.
     const std::size_t in_round = static_cast<std::size_t>(seen_ % static_cast<std::int64_t>(n_clients_));
@@ -553,6 +672,13 @@ class GlobalKernelFederation final : public Algorithm {
   std::vector<KernelSelection> selections_;  // per replicate: the last client's selection
   std::vector<double> f_, losses_;        // scratch
   std::uint64_t kernel_updates_ = 0;     // θ updates uploaded, all replicates
+  // step_path = resident
+  bool resident_ = false;
+  std::vector<StreamPosition> client_streams_;  // R × K: each client's draw stream at position 0
+  std::vector<double> resident_frequencies_;    // host driver: V of every (replicate, kernel)
+#if OMKL_WITH_CUDA
+  std::unique_ptr<FederationDeviceWalk> device_walk_;
+#endif
 };
 
 const GlobalKernelFederation& as_federation(const Algorithm& algorithm) {
