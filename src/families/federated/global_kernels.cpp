@@ -46,19 +46,6 @@ struct Variant {
   bool single_kernel = false;  // OFSKL
 };
 
-/// Σ softmax(a)·f over n kernels (max-shifted: the weights are only used through ratios).
-double softmax_combine(const double* log_w, const double* f, std::size_t n) {
-  double top = -std::numeric_limits<double>::infinity();
-  for (std::size_t i = 0; i < n; ++i) top = std::max(top, log_w[i]);
-  double num = 0.0, den = 0.0;
-  for (std::size_t i = 0; i < n; ++i) {
-    const double w = exp_or_zero(log_w[i] - top);
-    num += w * f[i];
-    den += w;
-  }
-  return num / den;
-}
-
 class GlobalKernelFederation final : public Algorithm {
  public:
   GlobalKernelFederation(ParamReader& params, const AlgoContext& context, Variant variant)

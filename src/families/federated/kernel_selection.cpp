@@ -28,29 +28,8 @@ void select_kernels(const double* log_w, std::size_t n, std::size_t M, double xi
     out.ranking.resize(n);
     for (std::size_t i = 0; i < n; ++i) out.ranking[i] = static_cast<std::uint32_t>(i);
   }
-  // Bin masses u_j = Σ_{i ∈ B_j} w_i with w = exp(log w − max log w); U = Σ_j u_j.
-  double top = -std::numeric_limits<double>::infinity();
-  for (std::size_t i = 0; i < n; ++i) top = std::max(top, log_w[i]);
-  out.q.assign(m, 0.0);
-  double total = 0.0;
-  for (std::size_t j = 0; j < m; ++j) {
-    double mass = 0.0;
-    for (std::size_t r = j * M; r < std::min(n, (j + 1) * M); ++r) mass += exp_or_zero(log_w[out.ranking[r]] - top);
-    out.q[j] = mass;
-    total += mass;
-  }
-  for (double& q : out.q) q = (1.0 - xi) * (q / total) + xi / static_cast<double>(m);
-  // Inverse CDF: the first bin whose cumulative mass reaches the draw, the last one when
-  // rounding leaves the sum short of it (spec §7 C7).
-  std::size_t bin = m - 1;
-  double cumulative = 0.0;
-  for (std::size_t j = 0; j < m; ++j) {
-    cumulative += out.q[j];
-    if (uniform <= cumulative) {
-      bin = j;
-      break;
-    }
-  }
+  out.q.resize(m);
+  const std::size_t bin = draw_bin(log_w, out.ranking.data(), n, M, xi, uniform, out.q.data());
   out.bin = bin;
   out.probability = out.q[bin];
   out.kernels.assign(out.ranking.begin() + static_cast<std::ptrdiff_t>(bin * M),

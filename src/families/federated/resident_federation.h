@@ -26,6 +26,7 @@
 #include "core/kernel_weights.h"
 #include "core/resident_walk.h"
 #include "features/rf_backend.h"
+#include "families/federated/kernel_selection.h"
 #include "features/round_aggregation.h"
 #include "random/stream_position.h"
 
@@ -65,6 +66,20 @@ struct FederationStates {
   double* chosen_total = nullptr;    ///< Σ |S| over the walk's client steps
   double* chosen_max = nullptr;      ///< max |S|
 };
+
+/// Σ softmax(a)·f over n kernels (max-shifted: the weights are only used through ratios); the
+/// host path's combination too.
+OMKL_HD double softmax_combine(const double* log_w, const double* f, std::size_t n) {
+  double top = -INFINITY;
+  for (std::size_t i = 0; i < n; ++i) top = top < log_w[i] ? log_w[i] : top;  // std::max(top, log_w[i])
+  double num = 0.0, den = 0.0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const double w = exp_or_zero(log_w[i] - top);
+    num += w * f[i];
+    den += w;
+  }
+  return num / den;
+}
 
 template <typename Philox>
 struct FederationProgram {
@@ -161,7 +176,7 @@ struct FederationProgram {
   }
 
  private:
-  /// Σ softmax(a)·f over the N kernels (softmax_combine()), or the mean.
+  /// softmax_combine() with the client's or the server's weights, or the mean.
   OMKL_HD double combine(std::size_t r, std::size_t k, const double* f) const {
     const std::size_t N = c.N;
     if (c.head == 2) {
@@ -169,20 +184,12 @@ struct FederationProgram {
       for (std::size_t i = 0; i < N; ++i) sum += f[i];
       return sum / static_cast<double>(N);
     }
-    const double* log_w = c.head == 0 ? s.log_w + (r * c.K + k) * N : s.log_w + r * N;
-    double top = -INFINITY;
-    for (std::size_t i = 0; i < N; ++i) top = top < log_w[i] ? log_w[i] : top;
-    double num = 0.0, den = 0.0;
-    for (std::size_t i = 0; i < N; ++i) {
-      const double w = exp_or_zero(log_w[i] - top);
-      num += w * f[i];
-      den += w;
-    }
-    return num / den;
+    return softmax_combine(c.head == 0 ? s.log_w + (r * c.K + k) * N : s.log_w + r * N, f, N);
   }
 
   /// kernel_selection.cpp's select_kernels(): the ranking (descending log-weight, ties by
-  /// descending index: a strict order, so any correct sort gives it), the bins' PMF, the draw.
+  /// descending index: a strict order, so this insertion sort gives std::sort's result), then
+  /// draw_bin(), the host's own bin masses and draw.
   OMKL_HD void select(std::size_t row, const double* log_w, double uniform) {
     const std::size_t N = c.N, M = c.M, m = c.n_bins;
     std::uint32_t* ranking = s.ranking + row * N;
@@ -195,28 +202,8 @@ struct FederationProgram {
         }
       ranking[j] = i;
     }
-    double top = -INFINITY;
-    for (std::size_t i = 0; i < N; ++i) top = top < log_w[i] ? log_w[i] : top;
     double* q = s.q + row * m;
-    double total = 0.0;
-    for (std::size_t j = 0; j < m; ++j) {
-      double mass = 0.0;
-      const std::size_t end = (j + 1) * M < N ? (j + 1) * M : N;
-      for (std::size_t i = j * M; i < end; ++i) mass += exp_or_zero(log_w[ranking[i]] - top);
-      q[j] = mass;
-      total += mass;
-    }
-    for (std::size_t j = 0; j < m; ++j) q[j] = (1.0 - c.xi) * (q[j] / total) + c.xi / static_cast<double>(m);
-    // Inverse CDF: the first bin whose cumulative mass reaches the draw, else the last.
-    std::size_t bin = m - 1;
-    double cumulative = 0.0;
-    for (std::size_t j = 0; j < m; ++j) {
-      cumulative += q[j];
-      if (uniform <= cumulative) {
-        bin = j;
-        break;
-      }
-    }
+    const std::size_t bin = draw_bin(log_w, ranking, N, M, c.xi, uniform, q);
     s.bin[row] = static_cast<std::uint32_t>(bin);
     s.probability[row] = q[bin];
   }
