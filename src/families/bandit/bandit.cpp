@@ -106,8 +106,8 @@ class BanditSelection final : public Algorithm {
                                   "host: every round on the host; resident: blocks of rounds as one device-resident "
                                   "program (random-feature versions; on the GPU with --backend cuda)") == "resident";
     if (resident_ && !random_features)
-      params.fail("step_path", "resident is for rf-oks, rf-oks++ and rf-ioks: the kernelized algorithms keep their "
-                               "support sets on the host");
+      params.fail("step_path", "cannot be resident: the kernelized algorithms keep their support sets on the host "
+                               "(resident is for rf-oks, rf-oks++ and rf-ioks)");
     if (resident_ && dictionary_.size() > kMaxResidentPairs)
       params.fail("dict", "has more kernels than a resident step holds (" + std::to_string(kMaxResidentPairs) + ")");
     projection_ = rule_factory_()->projection(random_features);

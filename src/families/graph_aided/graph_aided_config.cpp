@@ -194,7 +194,7 @@ GraphAidedConfig read_graph_aided_config(ParamReader& params, const AlgoContext&
                "resident";
   if (c.resident) {
     const std::string why = resident_graph_unsupported(c);
-    if (!why.empty()) params.fail("step_path", "resident is not available here: " + why);
+    if (!why.empty()) params.fail("step_path", "cannot be resident here: " + why);
   }
   return c;
 }
