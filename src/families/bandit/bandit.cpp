@@ -201,7 +201,8 @@ class BanditSelection final : public Algorithm {
   /// where the context asks for a GPU (none on the CPU backend: the host driver reads the flat
   /// arrays directly).
   RfBackend* resident_backend() {
-    if (context_.backend == BackendKind::Cpu) return nullptr;
+    if (context_.backend == BackendKind::Cpu || (context_.backend == BackendKind::Auto && !cuda_available()))
+      return nullptr;
     if (!resident_backend_) {
       RfProblem problem;
       problem.n_replicates = reps_.size();
