@@ -376,3 +376,29 @@ TEST_F(StudyTest, ReferenceClassificationCountsTheFirstErrorAsOne) {
 }
 
 }  // namespace
+
+// step_path = resident through a whole study (the runner hands the algorithms blocks of
+// samples): every replicate's final metric and curve equal the host path's within rounding,
+// for a graph-aided, a bandit and a federated algorithm.
+TEST_F(StudyTest, ResidentStepPathGivesTheHostPathsStudy) {
+  const Dataset data = omkl::test::random_stream(kSamples, kFeatures, Task::Regression);
+  Dataset federated = omkl::test::random_stream(4 * 60, kFeatures, Task::Regression);
+  federated.n_clients = 4;
+  const std::vector<std::pair<const Dataset*, std::string>> cases = {
+      {&data, "omkl-sfg-r:D=8,M=3,switch_step=150"},
+      {&data, "rf-oks++:D=8,dict=gauss:0.5+gauss:1+gauss:2"},
+      {&federated, "pof-mkl:D=6,M=2,dict=gauss2:0.5+gauss2:2+gauss2:8"}};
+  for (const auto& [stream, algo] : cases) {
+    const StudyResult host = omkl::run_study(config({algo + ",step_path=host"}, 3), *stream);
+    const StudyResult resident = omkl::run_study(config({algo + ",step_path=resident"}, 3), *stream);
+    const AlgorithmResult& x = host.results.at(0);
+    const AlgorithmResult& y = resident.results.at(0);
+    ASSERT_EQ(x.final_per_seed.size(), y.final_per_seed.size());
+    for (std::size_t i = 0; i < x.final_per_seed.size(); ++i)
+      EXPECT_NEAR(y.final_per_seed[i], x.final_per_seed[i], 1e-10 * std::max(1.0, std::fabs(x.final_per_seed[i])))
+          << algo;
+    ASSERT_EQ(x.curve_mean.size(), y.curve_mean.size());
+    for (std::size_t i = 0; i < x.curve_mean.size(); ++i)
+      EXPECT_NEAR(y.curve_mean[i], x.curve_mean[i], 1e-10 * std::max(1.0, std::fabs(x.curve_mean[i]))) << algo;
+  }
+}
