@@ -362,18 +362,16 @@ TEST_F(CudaTest, ResidentBanditWalkEqualsTheHostPath) {
 
 // step_path = resident for the server-side-kernel federations on the GPU (resident_federation.cu:
 // a block per draw walks whole rounds): the CPU host path's predictions within floating point
-// and the same uploads (message counts), in both precisions of the backend.
+// and the same uploads (message counts). (The federations have no float mode.)
 TEST_F(CudaTest, ResidentFederationWalkEqualsTheHostPath) {
   Dataset data = random_stream(4 * 60, 3, Task::Regression, 29);
   data.n_clients = 4;
-  for (const char* precision : {"double", "float"})
   for (const char* name : {"pof-mkl", "vm-kofl", "ofmkl-avg"}) {
     auto cpu_ctx = context_for(data, Profile::Paper, {0, 3});
     cpu_ctx.n_clients = 4;
     auto gpu_ctx = cpu_ctx;
     gpu_ctx.backend = BackendKind::Cuda;
-    std::vector<std::pair<std::string, std::string>> params = {
-        {"D", "7"}, {"dict", "gauss2:0.5+gauss2:2+gauss2:8"}, {"precision", precision}};
+    std::vector<std::pair<std::string, std::string>> params = {{"D", "7"}, {"dict", "gauss2:0.5+gauss2:2+gauss2:8"}};
     if (std::string(name) == "pof-mkl") params.emplace_back("M", "2");
     auto host_params = params, resident_params = params;
     host_params.emplace_back("step_path", "host");
@@ -386,9 +384,7 @@ TEST_F(CudaTest, ResidentFederationWalkEqualsTheHostPath) {
       const std::size_t n = std::min<std::size_t>(40, data.n_samples - begin);
       gpu->step_block(data.row(begin), data.y.data() + begin, n, data.n_features, got.data() + begin * 2);
     }
-    const double tolerance = std::string(precision) == "float" ? 2e-3 : 1e-9;
-    for (std::size_t i = 0; i < got.size(); ++i)
-      ASSERT_LE(relative_error(got[i], expected[i]), tolerance) << name << " " << precision << " " << i;
+    for (std::size_t i = 0; i < got.size(); ++i) ASSERT_LE(relative_error(got[i], expected[i]), 1e-9) << name << " " << i;
     EXPECT_EQ(gpu->communication().uplink_floats, cpu->communication().uplink_floats) << name;
   }
 }
