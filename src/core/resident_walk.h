@@ -1,8 +1,9 @@
 /// @file resident_walk.h
 /// @brief The device-resident walk of a per-step-feedback algorithm: one seam through which an
-/// algorithm whose every step needs the previous step's outcome (the graph-aided family, and
-/// in the same shape POF-MKL's clients and OKS++'s sampling) walks a whole block of samples
-/// without handing each decision back to the host (issue 16 item 1).
+/// algorithm whose every step needs the previous step's outcome (the graph-aided family, the
+/// random-feature bandit algorithms) walks a whole block of samples without handing each
+/// decision back to the host (issue 16 item 1). The federations, whose step is a round of many
+/// clients, walk rounds with their own driver on the same pieces (resident_federation.h).
 ///
 /// An algorithm supplies a *program*: per replicate, plan(r, t, pairs) chooses the step's pairs
 /// (slot, kernel, rate, shrink) from its own state and random stream; every pair's features are
@@ -11,12 +12,13 @@
 /// the state's next value, and may still set a pair's rate, shrink and box (a rule whose step
 /// size depends on the loss just observed, as the bandit family's); last every pair's update
 /// θ ← shrink·θ − rate·C'(f, y)·z, clipped to [−box, box] where box > 0
-/// (resident_pair_update()), on a lane's share of the D features. Both sides of the program are OMKL_HD, so the same code
-/// runs in two drivers:
+/// (resident_pair_update()), on a lane's share of the D features. Both sides of the program are
+/// OMKL_HD, so the same code runs in two drivers:
 ///  - walk_on_host() below: one replicate after another, one lane per pair, in double. It is the
 ///    device walk's reference on machines without a GPU, and what the unit tests run;
 ///  - the CUDA driver (kernels/resident_walk.cuh): one thread block per replicate walks all the
-///    block's steps — thread 0 plans and learns, a warp per pair does the features with 32 lanes.
+///    block's steps — thread 0 plans and learns, a warp per pair does the features and the
+///    update with 32 lanes.
 /// The two differ only in how a pair's 2D products are summed (one lane in order, or 32 lanes
 /// and a shuffle tree), so they agree within floating point, as the CPU and CUDA backends do.
 #pragma once
@@ -47,7 +49,8 @@ struct ResidentPair {
 /// What a walk reads and writes besides the program's own state. Layouts as the backends':
 ///  frequencies R × P × D × d (row-major V of each (replicate, kernel)), theta R × S × 2D
 ///  (sines, then cosines), x n_steps × d, y n_steps, predictions n_steps × R (written),
-///  z_scratch R × kMaxResidentPairs × 2D (a pair's features between its two passes).
+///  z_scratch R × max_pairs × 2D (a pair's features between its two passes; the host driver
+///  walks one replicate at a time and uses the first replicate's share).
 template <typename Real>
 struct ResidentWalkArgs {
   const Real* frequencies = nullptr;
