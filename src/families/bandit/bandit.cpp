@@ -362,18 +362,8 @@ class BanditSelection final : public Algorithm {
     return F;
   }
 
-  // §2.2: the smallest i with Σ_{k≤i} p_k > u·Σ p (p may miss 1 by IOKS's tolerance).
-  static std::size_t draw(const std::vector<double>& p, double u) {
-    double total = 0.0;
-    for (double v : p) total += v;
-    const double target = u * total;
-    double cumulative = 0.0;
-    for (std::size_t i = 0; i < p.size(); ++i) {
-      cumulative += p[i];
-      if (cumulative > target) return i;
-    }
-    return p.size() - 1;
-  }
+  // §2.2's draw, the resident walk's too (rule_kernels.h).
+  static std::size_t draw(const std::vector<double>& p, double u) { return bandit_draw(p.data(), p.size(), u); }
 
   void build_replicate(std::size_t r, Rule rule) {
     Replicate& rep = reps_[r];

@@ -165,14 +165,8 @@ struct FederationProgram {
   }
 
   /// Kernel i's uploads of the round, as aggregate_slot() reads them.
-  struct Uploads {
-    const RoundUpdate* list;
-    std::uint32_t n;
-    OMKL_HD std::uint32_t count() const { return n; }
-    OMKL_HD RoundUpdate operator()(std::uint32_t j) const { return list[j]; }
-  };
-  OMKL_HD Uploads uploads(std::size_t r, std::size_t i) const {
-    return {s.updates + (r * c.N + i) * c.K, s.n_updates[r * c.N + i]};
+  OMKL_HD UpdateRange uploads(std::size_t r, std::size_t i) const {
+    return {s.updates + (r * c.N + i) * c.K, 0u, s.n_updates[r * c.N + i]};
   }
 
  private:
