@@ -2,6 +2,7 @@
 /// @brief Small synthetic streams and factories shared by the unit tests.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -85,6 +86,27 @@ inline std::vector<double> run_steps(detail::Algorithm& algorithm, const Dataset
   std::vector<double> out((end - begin) * R);
   for (std::size_t t = begin; t < end; ++t) algorithm.step(data.row(t), data.y[t], out.data() + (t - begin) * R);
   return out;
+}
+
+/// The stream's rows [begin, end) (end 0: all) in blocks of `block` rows through step_block(),
+/// as a study hands them over; returns R predictions per row.
+inline std::vector<double> run_blocks(detail::Algorithm& algorithm, const Dataset& data, std::size_t block,
+                                      std::size_t begin = 0, std::size_t end = 0) {
+  if (end == 0) end = data.n_samples;
+  const std::size_t R = algorithm.n_replicates();
+  std::vector<double> out((end - begin) * R);
+  for (std::size_t t = begin; t < end; t += block) {
+    const std::size_t n = std::min(block, end - t);
+    algorithm.step_block(data.row(t), data.y.data() + t, n, data.n_features, out.data() + (t - begin) * R);
+  }
+  return out;
+}
+
+/// `params` with one more (key, value).
+inline std::vector<std::pair<std::string, std::string>> with_param(
+    std::vector<std::pair<std::string, std::string>> params, const std::string& key, const std::string& value) {
+  params.emplace_back(key, value);
+  return params;
 }
 
 /// The message of the ConfigError that creating `name` throws, "" when it throws none (other

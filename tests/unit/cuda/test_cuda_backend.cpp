@@ -20,7 +20,9 @@ using namespace omkl::detail;
 using omkl::test::context_for;
 using omkl::test::make;
 using omkl::test::random_stream;
+using omkl::test::run_blocks;
 using omkl::test::run_steps;
+using omkl::test::with_param;
 
 namespace {
 
@@ -310,19 +312,13 @@ TEST_F(CudaTest, ResidentGraphWalkEqualsTheHostPath) {
         gpu_ctx.backend = BackendKind::Cuda;
         const std::vector<std::pair<std::string, std::string>> params = {
             {"D", "37"}, {"switch_step", "150"}, {"precision", precision}};
-        auto host_params = params, resident_params = params;
-        host_params.emplace_back("step_path", "host");
-        resident_params.emplace_back("step_path", "resident");
-        auto cpu = make(name, cpu_ctx, host_params);
-        auto gpu = make(name, gpu_ctx, resident_params);
+        auto cpu = make(name, cpu_ctx, with_param(params, "step_path", "host"));
+        auto gpu = make(name, gpu_ctx, with_param(params, "step_path", "resident"));
         const auto expected = run_steps(*cpu, data);
-        std::vector<double> got(expected.size());
-        const std::size_t R = 3;
-        for (std::size_t begin = 0; begin < data.n_samples;) {
-          const std::size_t n = std::min<std::size_t>(begin < 100 ? 1 : 97, data.n_samples - begin);
-          gpu->step_block(data.row(begin), data.y.data() + begin, n, data.n_features, got.data() + begin * R);
-          begin += n;
-        }
+        // One step per walk for the first 100 samples, then blocks of 97.
+        auto got = run_blocks(*gpu, data, 1, 0, 100);
+        const auto rest = run_blocks(*gpu, data, 97, 100);
+        got.insert(got.end(), rest.begin(), rest.end());
         const double tolerance = std::string(precision) == "float" ? 2e-3 : 1e-9;
         for (std::size_t i = 0; i < got.size(); ++i)
           ASSERT_LE(relative_error(got[i], expected[i]), tolerance)
@@ -344,17 +340,10 @@ TEST_F(CudaTest, ResidentBanditWalkEqualsTheHostPath) {
     gpu_ctx.backend = BackendKind::Cuda;
     const std::vector<std::pair<std::string, std::string>> params = {{"D", "40"},
                                                                      {"dict", "gauss:0.5+gauss:1+gauss:2+gauss:4"}};
-    auto host_params = params, resident_params = params;
-    host_params.emplace_back("step_path", "host");
-    resident_params.emplace_back("step_path", "resident");
-    auto cpu = make(name, cpu_ctx, host_params);
-    auto gpu = make(name, gpu_ctx, resident_params);
+    auto cpu = make(name, cpu_ctx, with_param(params, "step_path", "host"));
+    auto gpu = make(name, gpu_ctx, with_param(params, "step_path", "resident"));
     const auto expected = run_steps(*cpu, data);
-    std::vector<double> got(expected.size());
-    for (std::size_t begin = 0; begin < data.n_samples; begin += 50) {
-      const std::size_t n = std::min<std::size_t>(50, data.n_samples - begin);
-      gpu->step_block(data.row(begin), data.y.data() + begin, n, data.n_features, got.data() + begin * 3);
-    }
+    const auto got = run_blocks(*gpu, data, 50);
     for (std::size_t i = 0; i < got.size(); ++i) ASSERT_LE(relative_error(got[i], expected[i]), 1e-9) << name << " " << i;
     for (std::size_t r = 0; r < 3; ++r) EXPECT_EQ(bandit_log(*gpu, r).selected, bandit_log(*cpu, r).selected) << name;
   }
@@ -373,17 +362,10 @@ TEST_F(CudaTest, ResidentFederationWalkEqualsTheHostPath) {
     gpu_ctx.backend = BackendKind::Cuda;
     std::vector<std::pair<std::string, std::string>> params = {{"D", "7"}, {"dict", "gauss2:0.5+gauss2:2+gauss2:8"}};
     if (std::string(name) == "pof-mkl") params.emplace_back("M", "2");
-    auto host_params = params, resident_params = params;
-    host_params.emplace_back("step_path", "host");
-    resident_params.emplace_back("step_path", "resident");
-    auto cpu = make(name, cpu_ctx, host_params);
-    auto gpu = make(name, gpu_ctx, resident_params);
+    auto cpu = make(name, cpu_ctx, with_param(params, "step_path", "host"));
+    auto gpu = make(name, gpu_ctx, with_param(params, "step_path", "resident"));
     const auto expected = run_steps(*cpu, data);
-    std::vector<double> got(expected.size());
-    for (std::size_t begin = 0; begin < data.n_samples; begin += 40) {
-      const std::size_t n = std::min<std::size_t>(40, data.n_samples - begin);
-      gpu->step_block(data.row(begin), data.y.data() + begin, n, data.n_features, got.data() + begin * 2);
-    }
+    const auto got = run_blocks(*gpu, data, 40);
     for (std::size_t i = 0; i < got.size(); ++i) ASSERT_LE(relative_error(got[i], expected[i]), 1e-9) << name << " " << i;
     EXPECT_EQ(gpu->communication().uplink_floats, cpu->communication().uplink_floats) << name;
   }

@@ -20,16 +20,13 @@ using omkl::test::config_error_message;
 using omkl::test::context_for;
 using omkl::test::make;
 using omkl::test::random_stream;
+using omkl::test::run_blocks;
 using omkl::test::run_steps;
+using omkl::test::with_param;
 
 namespace {
 
 using Params = std::vector<std::pair<std::string, std::string>>;
-
-Params with_path(Params params, const char* path) {
-  params.emplace_back("step_path", path);
-  return params;
-}
 
 // Inputs in [−1, 1]^d; targets in [0, 1] (regression) or ±1 (classification).
 Dataset stream(std::size_t n, Task task) {
@@ -76,8 +73,8 @@ TEST(ResidentBanditTest, WalkMakesTheHostPathsDraws) {
   for (const Case& c : cases()) {
     const Dataset data = stream(150, c.task);
     const auto ctx = context_for(data, Profile::Paper, {0, 2, 7});
-    auto host = make(c.name, ctx, with_path(c.params, "host"));
-    auto walk = make(c.name, ctx, with_path(c.params, "resident"));
+    auto host = make(c.name, ctx, with_param(c.params, "step_path", "host"));
+    auto walk = make(c.name, ctx, with_param(c.params, "step_path", "resident"));
     const std::string what = std::string(c.name) + " " + c.params.back().second;
     for (std::size_t t = 0; t < data.n_samples; ++t) {
       double ph[3], pw[3];
@@ -93,13 +90,9 @@ TEST(ResidentBanditTest, WalkMakesTheHostPathsDraws) {
       }
     }
     // Blocks of 11 rounds per walk, as a study hands them over.
-    auto blocked = make(c.name, ctx, with_path(c.params, "resident"));
-    const auto expected = run_steps(*make(c.name, ctx, with_path(c.params, "host")), data);
-    std::vector<double> got(expected.size());
-    for (std::size_t begin = 0; begin < data.n_samples; begin += 11) {
-      const std::size_t n = std::min<std::size_t>(11, data.n_samples - begin);
-      blocked->step_block(data.row(begin), data.y.data() + begin, n, data.n_features, got.data() + begin * 3);
-    }
+    auto blocked = make(c.name, ctx, with_param(c.params, "step_path", "resident"));
+    const auto expected = run_steps(*make(c.name, ctx, with_param(c.params, "step_path", "host")), data);
+    const auto got = run_blocks(*blocked, data, 11);
     for (std::size_t i = 0; i < got.size(); ++i) expect_close(expected[i], got[i], what + " blocked");
     for (std::size_t r = 0; r < 3; ++r) EXPECT_EQ(bandit_log(*blocked, r).selected, bandit_log(*host, r).selected);
   }
@@ -110,9 +103,9 @@ TEST(ResidentBanditTest, BlocksOfRoundsEqualSingleRounds) {
   for (const Case& c : cases()) {
     const Dataset data = stream(90, c.task);
     const auto ctx = context_for(data, Profile::Paper, {1, 4});
-    auto single = make(c.name, ctx, with_path(c.params, "resident"));
+    auto single = make(c.name, ctx, with_param(c.params, "step_path", "resident"));
     const auto expected = run_steps(*single, data);
-    auto blocked = make(c.name, ctx, with_path(c.params, "resident"));
+    auto blocked = make(c.name, ctx, with_param(c.params, "step_path", "resident"));
     std::vector<double> got(expected.size());
     for (std::size_t begin = 0; begin < data.n_samples;) {
       const std::size_t n = std::min<std::size_t>(begin < 40 ? 13 : 31, data.n_samples - begin);
@@ -134,12 +127,12 @@ TEST(ResidentBanditTest, CheckpointsCrossBetweenThePaths) {
     const auto ctx = context_for(data, Profile::Paper, {0, 1});
     for (const char* first : {"host", "resident"}) {
       const char* second = std::string(first) == "host" ? "resident" : "host";
-      auto a = make(c.name, ctx, with_path(c.params, first));
+      auto a = make(c.name, ctx, with_param(c.params, "step_path", first));
       run_steps(*a, data, 0, 30);
       StateWriter out;
       a->save_state(out);
       const auto expected = run_steps(*a, data, 30, 80);
-      auto b = make(c.name, ctx, with_path(c.params, second));
+      auto b = make(c.name, ctx, with_param(c.params, "step_path", second));
       StateReader in(out.bytes());
       b->load_state(in);
       const auto got = run_steps(*b, data, 30, 80);
@@ -152,7 +145,7 @@ TEST(ResidentBanditTest, CheckpointsCrossBetweenThePaths) {
 TEST(ResidentBanditTest, PredictAfterAWalkEqualsTheNextRound) {
   const Case c = cases()[1];
   const Dataset data = stream(40, c.task);
-  auto a = make(c.name, context_for(data, Profile::Paper, {0, 1}), with_path(c.params, "resident"));
+  auto a = make(c.name, context_for(data, Profile::Paper, {0, 1}), with_param(c.params, "step_path", "resident"));
   for (std::size_t t = 0; t < 30; ++t) {
     double p[2], s[2];
     a->predict(data.row(t), p);

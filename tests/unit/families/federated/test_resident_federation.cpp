@@ -19,7 +19,9 @@ using namespace omkl;
 using namespace omkl::detail;
 using omkl::test::make;
 using omkl::test::random_stream;
+using omkl::test::run_blocks;
 using omkl::test::run_steps;
+using omkl::test::with_param;
 
 namespace {
 
@@ -64,26 +66,8 @@ std::vector<Case> cases() {
   };
 }
 
-Params with_path(Params params, const char* path) {
-  params.emplace_back("step_path", path);
-  return params;
-}
-
 void expect_close(double expected, double got, const std::string& where) {
   EXPECT_NEAR(got, expected, 1e-10 * std::max(1.0, std::fabs(expected))) << where;
-}
-
-// The stream in blocks of `block` rows, through step_block().
-std::vector<double> run_blocks(Algorithm& a, const Dataset& data, std::size_t block, std::size_t begin = 0,
-                               std::size_t end = 0) {
-  if (end == 0) end = data.n_samples;
-  const std::size_t R = a.n_replicates();
-  std::vector<double> out((end - begin) * R);
-  for (std::size_t i = begin; i < end; i += block) {
-    const std::size_t n = std::min(block, end - i);
-    a.step_block(data.row(i), data.y.data() + i, n, data.n_features, out.data() + (i - begin) * R);
-  }
-  return out;
 }
 
 }  // namespace
@@ -92,12 +76,12 @@ TEST(ResidentFederationTest, WalkMakesTheHostPathsRounds) {
   const Dataset data = federated_stream(30);
   for (const Case& c : cases()) {
     const auto ctx = fed_context(data, c.profile, {0, 3});
-    auto host = make(c.name, ctx, with_path(c.params, "host"));
+    auto host = make(c.name, ctx, with_param(c.params, "step_path", "host"));
     const auto expected = run_steps(*host, data);
     // Blocks of whole rounds, and of 7 rows (rounds split across blocks: the partial rounds
     // take the host path).
     for (std::size_t block : {kClients * 5, std::size_t{7}}) {
-      auto walk = make(c.name, ctx, with_path(c.params, "resident"));
+      auto walk = make(c.name, ctx, with_param(c.params, "step_path", "resident"));
       const auto got = run_blocks(*walk, data, block);
       const std::string what = std::string(c.name) + " " + c.params.back().first + "=" + c.params.back().second +
                                " block " + std::to_string(block);
@@ -134,8 +118,8 @@ TEST(ResidentFederationTest, OneWalkEqualsRoundByRound) {
   const Dataset data = federated_stream(24);
   for (const Case& c : cases()) {
     const auto ctx = fed_context(data, c.profile, {1, 2});
-    auto whole = make(c.name, ctx, with_path(c.params, "resident"));
-    auto rounds = make(c.name, ctx, with_path(c.params, "resident"));
+    auto whole = make(c.name, ctx, with_param(c.params, "step_path", "resident"));
+    auto rounds = make(c.name, ctx, with_param(c.params, "step_path", "resident"));
     const auto a = run_blocks(*whole, data, data.n_samples);
     const auto b = run_blocks(*rounds, data, kClients);
     for (std::size_t i = 0; i < a.size(); ++i) ASSERT_EQ(a[i], b[i]) << c.name << " " << i;
@@ -153,12 +137,12 @@ TEST(ResidentFederationTest, CheckpointsCrossBetweenThePaths) {
     const auto ctx = fed_context(data, c.profile, {0, 1});
     for (const char* first : {"host", "resident"}) {
       const char* second = std::string(first) == "host" ? "resident" : "host";
-      auto a = make(c.name, ctx, with_path(c.params, first));
+      auto a = make(c.name, ctx, with_param(c.params, "step_path", first));
       run_blocks(*a, data, kClients * 2, 0, kClients * 10);
       StateWriter out;
       a->save_state(out);
       const auto expected = run_blocks(*a, data, kClients * 3, kClients * 10);
-      auto b = make(c.name, ctx, with_path(c.params, second));
+      auto b = make(c.name, ctx, with_param(c.params, "step_path", second));
       StateReader in(out.bytes());
       b->load_state(in);
       const auto got = run_blocks(*b, data, kClients * 3, kClients * 10);

@@ -22,16 +22,13 @@ using namespace omkl::detail;
 using omkl::test::context_for;
 using omkl::test::make;
 using omkl::test::random_stream;
+using omkl::test::run_blocks;
 using omkl::test::run_steps;
+using omkl::test::with_param;
 
 namespace {
 
 using Params = std::vector<std::pair<std::string, std::string>>;
-
-Params with_path(Params params, const char* path) {
-  params.emplace_back("step_path", path);
-  return params;
-}
 
 // Relative agreement of two predictions that differ only by the rounding of a few sums.
 void expect_close(double expected, double got, const std::string& where) {
@@ -133,8 +130,8 @@ TEST(ResidentGraphTest, WalkMakesTheHostPathsDecisions) {
       for (const Params& params : variants(name)) {
         const std::string after = std::to_string(params.size());
         const auto ctx = context_for(data, profile, {0, 3, 5});
-        auto host = make(name, ctx, with_path(params, "host"));
-        auto walk = make(name, ctx, with_path(params, "resident"));
+        auto host = make(name, ctx, with_param(params, "step_path", "host"));
+        auto walk = make(name, ctx, with_param(params, "step_path", "resident"));
         const std::string what = std::string(name) + (profile == Profile::Reference ? " reference " : " paper ") +
                                  "variant of " + after + " parameters";
         for (std::size_t t = 0; t < data.n_samples; ++t) {
@@ -173,13 +170,9 @@ TEST(ResidentGraphTest, WalkMakesTheHostPathsDecisions) {
         // Blocks of 13 steps per walk, as a study runs it: the vertex weights are then kept
         // inside the walk, not refreshed between steps. A different vertex anywhere would
         // show as a different prediction.
-        auto blocked = make(name, ctx, with_path(params, "resident"));
-        const auto expected = run_steps(*make(name, ctx, with_path(params, "host")), data);
-        std::vector<double> got(expected.size());
-        for (std::size_t begin = 0; begin < data.n_samples; begin += 13) {
-          const std::size_t n = std::min<std::size_t>(13, data.n_samples - begin);
-          blocked->step_block(data.row(begin), data.y.data() + begin, n, data.n_features, got.data() + begin * 3);
-        }
+        auto blocked = make(name, ctx, with_param(params, "step_path", "resident"));
+        const auto expected = run_steps(*make(name, ctx, with_param(params, "step_path", "host")), data);
+        const auto got = run_blocks(*blocked, data, 13);
         for (std::size_t i = 0; i < got.size(); ++i) expect_close(expected[i], got[i], what + " blocked");
         for (std::size_t r = 0; r < 3; ++r) {
           const auto lh = graph_aided_log_kernel_weights(*host, r), lb = graph_aided_log_kernel_weights(*blocked, r);
@@ -228,12 +221,12 @@ TEST(ResidentGraphTest, CheckpointsCrossBetweenThePaths) {
     const Params base = variants(name).back();
     const auto ctx = context_for(data, Profile::Reference, {0, 1});
     const char* second = std::string(first) == "host" ? "resident" : "host";
-    auto a = make(name, ctx, with_path(base, first));
+    auto a = make(name, ctx, with_param(base, "step_path", first));
     run_steps(*a, data, 0, 30);
     StateWriter out;
     a->save_state(out);
     const auto expected = run_steps(*a, data, 30, 80);
-    auto b = make(name, ctx, with_path(base, second));
+    auto b = make(name, ctx, with_param(base, "step_path", second));
     StateReader in(out.bytes());
     b->load_state(in);
     const auto got = run_steps(*b, data, 30, 80);
