@@ -48,8 +48,8 @@ __global__ void __launch_bounds__(kResidentThreads) resident_walk_kernel(Program
     const std::int64_t t = a.t0 + static_cast<std::int64_t>(i);
     if (threadIdx.x == 0) n_pairs = static_cast<unsigned>(program.plan(r, t, pairs));
     __syncthreads();
-    const Real* x = a.x + i * d;
-    const double y = a.y[i];
+    const Real* x = a.sample(i, r);
+    const double y = a.target(i, r);
     for (unsigned p = warp; p < n_pairs; p += n_warps) {
       const detail::ResidentPair pair = pairs[p];
       const Real* V = a.frequencies + (r * a.n_kernels + pair.kernel) * D * d;
@@ -116,8 +116,8 @@ class ResidentArena {
     const std::size_t words = state_bytes / sizeof(std::uint64_t);
     state_.resize(words);
     state_.copy_from_host(static_cast<const std::uint64_t*>(state), words);
-    y_.resize(shape.n_steps);
-    y_.copy_from_host(y, shape.n_steps);
+    y_.resize(shape.n_samples());
+    y_.copy_from_host(y, shape.n_samples());
     predictions_.resize(shape.n_steps * shape.n_replicates);
     const auto program = make_program(tables_.data(), static_cast<void*>(state_.data()));
     if (lease.single_precision) launch<float>(program, lease, shape, x, x_float_, z_float_);
@@ -132,7 +132,7 @@ class ResidentArena {
   void launch(const Program& program, const detail::DeviceLease& lease, const detail::ResidentWalkArgs<double>& shape,
               const double* x_host, DeviceBuffer<Real>& x_device, DeviceBuffer<Real>& z_device) {
     const std::size_t d = shape.n_features;
-    const std::vector<Real> x(x_host, x_host + shape.n_steps * d);
+    const std::vector<Real> x(x_host, x_host + shape.n_samples() * d);
     x_device.resize(x.size());
     x_device.copy_from_host(x.data(), x.size());
     z_device.resize(shape.n_replicates * shape.max_pairs * 2 * shape.n_rff);
@@ -153,6 +153,7 @@ class ResidentArena {
     a.t0 = shape.t0;
     a.feature_scale = shape.feature_scale;
     a.loss = shape.loss;
+    a.replicated_streams = shape.replicated_streams;
     launch_resident_walk(program, a, static_cast<cudaStream_t>(lease.stream));
     OMKL_CUDA_CHECK(cudaStreamSynchronize(static_cast<cudaStream_t>(lease.stream)));  // `x` dies here
   }

@@ -68,6 +68,11 @@ struct StudyConfig {
   /// Each replicate sees the stream in its own random order, a permutation keyed by (base_seed,
   /// replicate) (as [OKS]'s reference code does); not for federated streams, whose order is the protocol.
   bool shuffle = false;
+  /// Run each cell's replicates in lockstep (one algorithm holding all of them, every replicate
+  /// through a step before the next step) on the CPU backend too: the schedule of a GPU study,
+  /// which gives the same numbers. On the CPU, replicates on separate threads are faster; this is
+  /// for checking that schedule on a machine without a GPU.
+  bool lockstep_on_cpu = false;
   /// What produced the study, recorded in summary.json (e.g. the command line, the data path,
   /// the normalisation); summary.json always records the library version as well.
   std::vector<std::pair<std::string, std::string>> provenance;

@@ -115,6 +115,15 @@ class Algorithm {
   /// step() n times; families whose θ updates do not depend on the weights override it.
   virtual void step_block(const double* x, const double* y, std::size_t n, std::size_t n_features,
                           double* predictions);
+  /// Whether step_block_replicated() runs: every replicate learning from its own stream in one
+  /// call. A study whose repetitions each see their own permutation of the data can then run
+  /// them in lockstep on the GPU, as it runs replicates that share the stream.
+  virtual bool replicated_streams() const { return false; }
+  /// n steps in which replicate r's sample at step t is x[(t·R + r)·n_features …] with target
+  /// y[t·R + r]; predictions n × R as step_block()'s. Each replicate's numbers are those of a
+  /// one-replicate run on its own stream. Throws where replicated_streams() is false.
+  virtual void step_block_replicated(const double* x, const double* y, std::size_t n, std::size_t n_features,
+                                     double* predictions);
   /// Current predictions for x without learning.
   virtual void predict(const double* x, double* predictions) = 0;
 

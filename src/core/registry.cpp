@@ -21,6 +21,10 @@ void Algorithm::step_block(const double* x, const double* y, std::size_t n, std:
   for (std::size_t t = 0; t < n; ++t) step(x + t * n_features, y[t], predictions + t * r);
 }
 
+void Algorithm::step_block_replicated(const double*, const double*, std::size_t, std::size_t, double*) {
+  throw Error("this algorithm runs every replicate on one shared stream (it has no per-replicate streams)");
+}
+
 // Each family's registration function, defined in its folder under src/families/.
 void add_raker_algorithms(std::vector<AlgorithmInfo>& registry);
 void add_exact_kernel_algorithms(std::vector<AlgorithmInfo>& registry);

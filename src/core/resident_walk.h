@@ -48,7 +48,9 @@ struct ResidentPair {
 
 /// What a walk reads and writes besides the program's own state. Layouts as the backends':
 ///  frequencies R × P × D × d (row-major V of each (replicate, kernel)), theta R × S × 2D
-///  (sines, then cosines), x n_steps × d, y n_steps, predictions n_steps × R (written),
+///  (sines, then cosines), x n_steps × d and y n_steps — or, with replicated_streams, x
+///  n_steps × R × d and y n_steps × R: each replicate its own stream, as a study whose every
+///  repetition sees its own permutation of the data —, predictions n_steps × R (written),
 ///  z_scratch R × max_pairs × 2D (a pair's features between its two passes; the host driver
 ///  walks one replicate at a time and uses the first replicate's share).
 template <typename Real>
@@ -64,6 +66,16 @@ struct ResidentWalkArgs {
   std::int64_t t0 = 1;  ///< 1-based time of the block's first sample
   double feature_scale = 1.0;
   LossKind loss = LossKind::Squared;
+  bool replicated_streams = false;
+
+  /// Step i's sample and target for replicate r.
+  OMKL_HD std::size_t sample_index(std::size_t i, std::size_t r) const {
+    return replicated_streams ? i * n_replicates + r : i;
+  }
+  OMKL_HD const Real* sample(std::size_t i, std::size_t r) const { return x + sample_index(i, r) * n_features; }
+  OMKL_HD double target(std::size_t i, std::size_t r) const { return y[sample_index(i, r)]; }
+  /// Samples (rows of x, entries of y) the block holds.
+  std::size_t n_samples() const { return replicated_streams ? n_steps * n_replicates : n_steps; }
 };
 
 OMKL_HD void resident_sincos(double a, double& s, double& c) {
@@ -163,8 +175,9 @@ void walk_on_host(Program& program, const ResidentWalkArgs<double>& a) {
   const std::size_t D = a.n_rff, d = a.n_features;
   for (std::size_t i = 0; i < a.n_steps; ++i) {
     const std::int64_t t = a.t0 + static_cast<std::int64_t>(i);
-    const double* x = a.x + i * d;
     for (std::size_t r = 0; r < a.n_replicates; ++r) {
+      const double* x = a.sample(i, r);
+      const double y = a.target(i, r);
       const std::size_t n = program.plan(r, t, pairs);
       double* z = a.z_scratch;  // one replicate at a time
       for (std::size_t p = 0; p < n; ++p) {
@@ -172,11 +185,11 @@ void walk_on_host(Program& program, const ResidentWalkArgs<double>& a) {
         const double* theta = a.theta + (r * a.n_slots + pairs[p].slot) * 2 * D;
         resident_pair_features(V, x, theta, z + p * 2 * D, D, d, a.feature_scale, 0u, 1u, f[p], norm2[p]);
       }
-      a.predictions[i * a.n_replicates + r] = program.learn(r, t, a.y[i], f, norm2, pairs);
+      a.predictions[i * a.n_replicates + r] = program.learn(r, t, y, f, norm2, pairs);
       for (std::size_t p = 0; p < n; ++p) {
         if (!resident_pair_updates(pairs[p])) continue;
         double* theta = a.theta + (r * a.n_slots + pairs[p].slot) * 2 * D;
-        resident_pair_update(theta, z + p * 2 * D, D, pairs[p].shrink, resident_gain(pairs[p], a.loss, f[p], a.y[i]),
+        resident_pair_update(theta, z + p * 2 * D, D, pairs[p].shrink, resident_gain(pairs[p], a.loss, f[p], y),
                              pairs[p].box, 0u, 1u);
       }
     }

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "omkl/error.h"
+#include "random/rng.h"
 
 namespace omkl::detail {
 
@@ -17,6 +18,14 @@ std::vector<std::size_t> curve_points(std::size_t n_samples, std::size_t n_point
     if (t.empty() || v != t.back()) t.push_back(v);
   }
   return t;
+}
+
+std::vector<std::size_t> stream_order(std::size_t n_samples, std::uint64_t seed, std::uint64_t replicate) {
+  std::vector<std::size_t> order(n_samples);
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  RandomStream rng(seed, replicate, RngPurpose::Permutation, 0x5u);
+  for (std::size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[rng.below(i)]);
+  return order;
 }
 
 std::string study_metric(const StudyConfig& config, Task task) {
@@ -49,7 +58,8 @@ void mean_std(const std::vector<double>& v, double& mean, double& std_dev) {
 std::vector<ReplicateRun> score_replicates(const detail::Algorithm& algorithm, const std::vector<double>& predictions,
                                            const std::vector<double>& regularizer, double seconds,
                                            const Dataset& data, const std::vector<std::size_t>& points,
-                                           const std::vector<double>* regret_residual2, const std::string& metric) {
+                                           const std::vector<double>* regret_residual2, const std::string& metric,
+                                           const std::vector<std::vector<std::size_t>>* orders) {
   const bool first_is_one = algorithm.metric_convention().first_error_is_one;
   const std::size_t R = algorithm.n_replicates(), T = data.n_samples;
   std::vector<ReplicateRun> runs(R);
@@ -63,6 +73,8 @@ std::vector<ReplicateRun> score_replicates(const detail::Algorithm& algorithm, c
   std::vector<double> client_total(K);
   for (std::size_t r = 0; r < R; ++r) {
     ReplicateRun& run = runs[r];
+    const std::size_t* order = orders ? (*orders).at(r).data() : nullptr;
+    const auto row = [order](std::size_t t) { return order ? order[t] : t; };
     run.seconds = seconds / static_cast<double>(R);
     run.kernel_updates = updates;
     run.communication = sent;
@@ -73,7 +85,7 @@ std::vector<ReplicateRun> score_replicates(const detail::Algorithm& algorithm, c
     for (std::size_t t = 0; t < T; ++t) {
       const double p = predictions[t * R + r];
       if (!std::isfinite(p)) run.diverged = true;
-      const double e = (t == 0 && first_is_one) ? 1.0 : step_error(metric, p, data.y[t]);
+      const double e = (t == 0 && first_is_one) ? 1.0 : step_error(metric, p, data.y[row(t)]);
       total += e;
       if (K) client_total[t % K] += e;
       if (next < points.size() && points[next] == t + 1) {
@@ -113,8 +125,8 @@ std::vector<ReplicateRun> score_replicates(const detail::Algorithm& algorithm, c
       std::fill(client_total.begin(), client_total.end(), 0.0);
       const double per = K ? 1.0 / static_cast<double>(K) : 1.0;
       for (std::size_t t = 0; t < T; ++t) {
-        const double e = predictions[t * R + r] - data.y[t];
-        const double increment = e * e - (*regret_residual2)[t] + (regularizer.empty() ? 0.0 : regularizer[t * R + r]);
+        const double e = predictions[t * R + r] - data.y[row(t)];
+        const double increment = e * e - (*regret_residual2)[row(t)] + (regularizer.empty() ? 0.0 : regularizer[t * R + r]);
         regret += increment;
         if (K) client_total[t % K] += increment;
         if (point < points.size() && points[point] == t + 1) {

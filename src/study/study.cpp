@@ -61,17 +61,13 @@ void check_result_memory(const StudyConfig& config, std::size_t n_points) {
 
 using Params = std::vector<std::pair<std::string, std::string>>;
 
-// Replicates of a cell run in lockstep in one algorithm on the GPU — unless each has its own
-// order of the stream.
-bool lockstep(const StudyConfig& cfg) { return cfg.backend != BackendKind::Cpu && !cfg.shuffle; }
+// Replicates of a cell may run in lockstep in one algorithm: on the GPU (or where the config
+// asks for the GPU's schedule on the CPU). With a shuffled stream, only an algorithm that takes
+// every replicate's own stream in one call (Algorithm::replicated_streams()) does.
+bool lockstep_backend(const StudyConfig& cfg) { return cfg.backend != BackendKind::Cpu || cfg.lockstep_on_cpu; }
 
-// The stream in replicate r's own order (StudyConfig::shuffle): Fisher–Yates from the stream
-// (base seed, r, Permutation), independent of every other draw.
-Dataset shuffled_stream(const Dataset& data, std::uint64_t seed, std::uint64_t replicate) {
-  std::vector<std::size_t> order(data.n_samples);
-  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-  detail::RandomStream rng(seed, replicate, detail::RngPurpose::Permutation, 0x5u);
-  for (std::size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[rng.below(i)]);
+// The stream's rows in `order`.
+Dataset permuted(const Dataset& data, const std::vector<std::size_t>& order) {
   Dataset out = data;
   for (std::size_t t = 0; t < order.size(); ++t) {
     std::copy(data.row(order[t]), data.row(order[t]) + data.n_features, out.x.begin() + static_cast<std::ptrdiff_t>(t * data.n_features));
@@ -110,56 +106,70 @@ std::unique_ptr<detail::Algorithm> build(const AlgorithmSpec& spec, const Preset
   context.n_clients = data.n_clients;
   // A lockstep (GPU) run holds every seed in one algorithm on one study thread; the per-seed
   // host work of a step can then use the other cores.
-  if (config.backend != BackendKind::Cpu && context.replicates.size() > 1)
+  if (lockstep_backend(config) && context.replicates.size() > 1)
     context.host_threads = config.threads ? config.threads : std::max(1u, std::thread::hardware_concurrency());
   return detail::make_algorithm(spec.name, spec.params, soft_defaults(preset, config), context);
 }
 
-std::vector<ReplicateRun> run_on(const AlgorithmSpec& spec, const Preset* preset, const StudyConfig& config,
-                                 const Dataset& data, const std::vector<std::uint64_t>& replicates,
-                                 const std::vector<std::size_t>& points, std::unique_ptr<detail::Algorithm> prepared,
-                                 const std::vector<double>* regret_residual2);
-
 // Runs `replicates` of one algorithm through the whole stream in lockstep. `prepared`, when
-// given, is that algorithm already built for exactly these replicates.
+// given, is that algorithm already built for exactly these replicates. With a shuffled stream
+// each replicate sees its own order: one replicate runs on its permuted copy of the stream,
+// several through step_block_replicated(); both are scored against the data in that order.
 std::vector<ReplicateRun> run_replicates(const AlgorithmSpec& spec, const Preset* preset,
                                          const StudyConfig& config, const Dataset& data,
                                          const std::vector<std::uint64_t>& replicates,
                                          const std::vector<std::size_t>& points,
                                          std::unique_ptr<detail::Algorithm> prepared,
                                          const std::vector<double>* regret_residual2) {
-  // Each replicate in its own order of the stream: one replicate per run.
-  if (config.shuffle && replicates.size() != 1) throw Error("study: a shuffled stream runs one replicate at a time");
-  const Dataset shuffled = config.shuffle ? shuffled_stream(data, config.base_seed, replicates[0]) : Dataset{};
-  const Dataset& stream = config.shuffle ? shuffled : data;
-  return run_on(spec, preset, config, stream, replicates, points, std::move(prepared), regret_residual2);
-}
-
-std::vector<ReplicateRun> run_on(const AlgorithmSpec& spec, const Preset* preset, const StudyConfig& config,
-                                 const Dataset& data, const std::vector<std::uint64_t>& replicates,
-                                 const std::vector<std::size_t>& points, std::unique_ptr<detail::Algorithm> prepared,
-                                 const std::vector<double>* regret_residual2) {
   auto algorithm = prepared ? std::move(prepared) : build(spec, preset, config, data, replicates);
-  const std::size_t R = replicates.size(), T = data.n_samples;
+  const std::size_t R = replicates.size(), T = data.n_samples, d = data.n_features;
+  std::vector<std::vector<std::size_t>> orders;
+  if (config.shuffle)
+    for (std::uint64_t r : replicates) orders.push_back(detail::stream_order(T, config.base_seed, r));
+  const bool replicated = config.shuffle && R > 1;
+  if (replicated && !algorithm->replicated_streams())
+    throw Error("study: algorithm '" + spec.name + "' runs its replicates on one shared stream, not shuffled ones");
+  const Dataset shuffled = config.shuffle && !replicated ? permuted(data, orders[0]) : Dataset{};
+  const Dataset& stream = config.shuffle && !replicated ? shuffled : data;
+
   std::vector<double> predictions(T * R);
   // With regret, one step at a time where the regulariser term is read after every update (the
   // graph family); the federated regret has none (spec/federated.md §4.7, include_reg = false).
   const bool per_step = regret_residual2 && !std::isnan(algorithm->regret_regularizer(0));
   std::vector<double> regularizer;
   if (per_step) regularizer.resize(T * R);
+  const auto read_regularizer = [&](std::size_t t) {
+    for (std::size_t r = 0; r < R; ++r) regularizer[t * R + r] = algorithm->regret_regularizer(r);
+  };
   const auto start = std::chrono::steady_clock::now();
-  if (!per_step) {
-    algorithm->step_block(data.x.data(), data.y.data(), T, data.n_features, predictions.data());
+  if (replicated) {
+    // Blocks of steps with every replicate's own sample (step × replicate × feature), about
+    // 32 MB of samples at a time; per step where the regret reads the regulariser.
+    const std::size_t block = per_step ? 1 : std::max<std::size_t>(1, (std::size_t{1} << 22) / std::max<std::size_t>(1, R * d));
+    std::vector<double> x(std::min(block, T) * R * d), y(std::min(block, T) * R);
+    for (std::size_t t0 = 0; t0 < T; t0 += block) {
+      const std::size_t n = std::min(block, T - t0);
+      for (std::size_t i = 0; i < n; ++i)
+        for (std::size_t r = 0; r < R; ++r) {
+          const std::size_t row = orders[r][t0 + i];
+          std::copy(data.row(row), data.row(row) + d, x.begin() + static_cast<std::ptrdiff_t>((i * R + r) * d));
+          y[i * R + r] = data.y[row];
+        }
+      algorithm->step_block_replicated(x.data(), y.data(), n, d, predictions.data() + t0 * R);
+      if (per_step) read_regularizer(t0);
+    }
+  } else if (!per_step) {
+    algorithm->step_block(stream.x.data(), stream.y.data(), T, d, predictions.data());
   } else {
     for (std::size_t t = 0; t < T; ++t) {
-      algorithm->step(data.row(t), data.y[t], predictions.data() + t * R);
-      for (std::size_t r = 0; r < R; ++r) regularizer[t * R + r] = algorithm->regret_regularizer(r);
+      algorithm->step(stream.row(t), stream.y[t], predictions.data() + t * R);
+      read_regularizer(t);
     }
   }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return score_replicates(*algorithm, predictions, regularizer, seconds, data, points, regret_residual2,
-                          detail::study_metric(config, data.task));
+                          detail::study_metric(config, data.task), config.shuffle ? &orders : nullptr);
 }
 
 std::string device_name(BackendKind backend) {
@@ -182,8 +192,9 @@ struct Cell {
   std::vector<std::pair<std::string, std::string>> reported;  // the algorithm's reported_params()
   std::vector<std::pair<std::string, std::string>> resolved;  // every parameter it used
   bool federation = false;  // run as a server and clients over the study's processes
-  // Built while validating, for the replicates of the cell's first task (one on the CPU, all
-  // of them on the GPU) and handed to that task, so validation costs no second construction.
+  bool lockstep = false;    // all replicates in one task (lockstep_backend(), replicated_streams())
+  // Built while validating, for the replicates of the cell's first task (one, or all of them in
+  // lockstep) and handed to that task, so validation costs no second construction.
   std::unique_ptr<detail::Algorithm> prepared;
 };
 
@@ -197,13 +208,19 @@ struct WorkItem {
 std::vector<Cell> prepare_cells(const StudyConfig& cfg, const Preset* preset, const Dataset& data,
                                 const fs::path& cell_dir) {
   const std::uint64_t checksum = detail::data_checksum(data);
-  std::vector<std::uint64_t> first_replicates{0};
-  if (lockstep(cfg))
-    for (std::uint64_t r = 1; r < cfg.n_seeds; ++r) first_replicates.push_back(r);
+  std::vector<std::uint64_t> all_replicates;
+  for (std::uint64_t r = 0; r < cfg.n_seeds; ++r) all_replicates.push_back(r);
   std::vector<Cell> cells;
   for (const auto& spec : cfg.algorithms) {
-    Cell cell{spec, detail::cell_key(spec, cfg, data, checksum), {}, true, false, {}, {}, {}, false, nullptr};
-    cell.prepared = build(spec, preset, cfg, data, first_replicates);
+    Cell cell{spec, detail::cell_key(spec, cfg, data, checksum), {}, true, false, {}, {}, {}, false, false, nullptr};
+    // Shuffled: lockstep only where the algorithm takes per-replicate streams, which its
+    // one-replicate build says (then built again for all of them).
+    cell.lockstep = lockstep_backend(cfg) && !cfg.shuffle;
+    cell.prepared = build(spec, preset, cfg, data, cell.lockstep ? all_replicates : std::vector<std::uint64_t>{0});
+    if (lockstep_backend(cfg) && cfg.shuffle && cell.prepared->replicated_streams()) {
+      cell.lockstep = true;
+      if (cfg.n_seeds > 1) cell.prepared = build(spec, preset, cfg, data, all_replicates);
+    }
     // With a shuffled stream every replicate differs, deterministic algorithms included.
     cell.randomized = cell.prepared->randomized() || cfg.shuffle;
     cell.reported = cell.prepared->reported_params();
@@ -233,14 +250,14 @@ std::vector<Cell> prepare_cells(const StudyConfig& cfg, const Preset* preset, co
   return cells;
 }
 
-// The work left: the CPU runs one replicate per task so threads share it evenly; the CUDA
-// backend takes all replicates of a cell in lockstep. Deterministic algorithms run once.
+// The work left: the CPU runs one replicate per task so threads share it evenly; a lockstep
+// cell (the CUDA backend's) is one task of all its replicates. Deterministic algorithms run once.
 std::vector<WorkItem> plan_tasks(const std::vector<Cell>& cells, const StudyConfig& cfg) {
   std::vector<WorkItem> tasks;
   for (std::size_t c = 0; c < cells.size(); ++c) {
     if (cells[c].done || cells[c].federation) continue;
     const std::size_t n = cells[c].randomized ? cfg.n_seeds : 1;
-    if (!lockstep(cfg))
+    if (!cells[c].lockstep)
       for (std::size_t r = 0; r < n; ++r) tasks.push_back(WorkItem{c, r, 1});
     else
       tasks.push_back(WorkItem{c, 0, n});
@@ -248,7 +265,7 @@ std::vector<WorkItem> plan_tasks(const std::vector<Cell>& cells, const StudyConf
   return tasks;
 }
 
-// Runs the tasks on a pool of threads (one in lockstep mode), each cell's replicates into
+// Runs the tasks on a pool of threads (one where a task runs in lockstep), each cell's replicates into
 // runs[cell]. The first failure stops the others from starting work and is rethrown.
 // (`tasks` is this process's share of a sharded study.)
 void run_tasks(const std::vector<WorkItem>& tasks, std::vector<Cell>& cells, const Preset* preset,
@@ -258,7 +275,9 @@ void run_tasks(const std::vector<WorkItem>& tasks, std::vector<Cell>& cells, con
   for (const WorkItem& task : tasks) total_replicates += task.count;
 
   std::size_t n_threads = cfg.threads ? cfg.threads : std::max(1u, std::thread::hardware_concurrency());
-  if (lockstep(cfg)) n_threads = 1;
+  // A lockstep task is the GPU's (or lends the host threads to its replicates' host work).
+  for (const WorkItem& task : tasks)
+    if (cells[task.cell].lockstep) n_threads = 1;
   n_threads = std::max<std::size_t>(1, std::min(n_threads, tasks.size()));
   std::atomic<std::size_t> next{0}, finished{0};
   std::mutex error_mutex, progress_mutex;

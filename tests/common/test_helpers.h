@@ -102,6 +102,45 @@ inline std::vector<double> run_blocks(detail::Algorithm& algorithm, const Datase
   return out;
 }
 
+/// `data` in n_orders orders of its rows, each its own permutation (order k from the stream
+/// (seed, k)): the per-replicate streams of a shuffled study.
+inline std::vector<Dataset> shuffled_streams(const Dataset& data, std::size_t n_orders, std::uint64_t seed = 11) {
+  std::vector<Dataset> out;
+  for (std::size_t k = 0; k < n_orders; ++k) {
+    detail::RandomStream rng(seed, k, detail::RngPurpose::Misc, 77);
+    std::vector<std::size_t> order(data.n_samples);
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    for (std::size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[rng.below(i)]);
+    Dataset s = data;
+    for (std::size_t t = 0; t < order.size(); ++t) {
+      std::copy(data.row(order[t]), data.row(order[t]) + data.n_features, s.x.begin() + static_cast<std::ptrdiff_t>(t * data.n_features));
+      s.y[t] = data.y[order[t]];
+    }
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+/// Replicate r on streams[r] (all of one length), in blocks of `block` steps through
+/// step_block_replicated(); returns R predictions per step.
+inline std::vector<double> run_replicated_blocks(detail::Algorithm& algorithm, const std::vector<Dataset>& streams,
+                                                 std::size_t block) {
+  const std::size_t R = algorithm.n_replicates(), T = streams.at(0).n_samples, d = streams[0].n_features;
+  std::vector<double> out(T * R), x, y;
+  for (std::size_t t = 0; t < T; t += block) {
+    const std::size_t n = std::min(block, T - t);
+    x.assign(n * R * d, 0.0);
+    y.assign(n * R, 0.0);
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::size_t r = 0; r < R; ++r) {
+        std::copy(streams[r].row(t + i), streams[r].row(t + i) + d, x.begin() + static_cast<std::ptrdiff_t>((i * R + r) * d));
+        y[i * R + r] = streams[r].y[t + i];
+      }
+    algorithm.step_block_replicated(x.data(), y.data(), n, d, out.data() + t * R);
+  }
+  return out;
+}
+
 /// `params` with one more (key, value).
 inline std::vector<std::pair<std::string, std::string>> with_param(
     std::vector<std::pair<std::string, std::string>> params, const std::string& key, const std::string& value) {

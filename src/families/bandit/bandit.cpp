@@ -138,11 +138,24 @@ class BanditSelection final : public Algorithm {
     for (Replicate& rep : reps_) rep.hypotheses->forget_upcoming();
   }
 
+  /// The resident walk takes every repetition's own stream (the bandit preset's per-repetition
+  /// permutations, §8.4), so a GPU study runs the repetitions in lockstep. The host path runs
+  /// repetitions as separate learners and does not offer it.
+  bool replicated_streams() const override { return resident_; }
+  void step_block_replicated(const double* x, const double* y, std::size_t n, std::size_t n_features,
+                             double* predictions) override {
+    if (!resident_) return Algorithm::step_block_replicated(x, y, n, n_features, predictions);
+    walk_resident(x, y, n, n_features, predictions, true);
+  }
+
   /// step_path = resident: n rounds of every repetition as one walk of the resident program
   /// (resident_bandit.h) — on the GPU where the backend lends its device memory, by the host
   /// driver otherwise (in double: the device walk's reference, not a fast path). The state goes
-  /// back into the repetitions' rule, hypotheses, stream and logs after the walk.
-  void walk_resident(const double* x, const double* y, std::size_t n, std::size_t n_features, double* predictions) {
+  /// back into the repetitions' rule, hypotheses, stream and logs after the walk. With
+  /// `replicated`, x and y hold every repetition's own sample of each round
+  /// (step_block_replicated()).
+  void walk_resident(const double* x, const double* y, std::size_t n, std::size_t n_features, double* predictions,
+                     bool replicated = false) {
     const std::size_t R = reps_.size(), K = dictionary_.size(), D = n_rff_, d = n_features;
     BanditTables tables;
     tables.rule = reps_[0].rule->constants();
@@ -161,6 +174,7 @@ class BanditSelection final : public Algorithm {
     a.t0 = t_ + 1;
     a.feature_scale = 1.0 / std::sqrt(static_cast<double>(D));
     a.loss = loss_;
+    a.replicated_streams = replicated;
     std::vector<double> theta(R * K * 2 * D);
     for (std::size_t r = 0; r < R; ++r)
       for (std::size_t k = 0; k < K; ++k) features_of(r).weights_to_theta(k, theta.data() + (r * K + k) * 2 * D);

@@ -132,12 +132,22 @@ class GraphAided final : public Algorithm {
     }
   }
 
+  /// The resident walk takes every replicate's own stream (a shuffled study in lockstep).
+  bool replicated_streams() const override { return config_.resident; }
+  void step_block_replicated(const double* x, const double* y, std::size_t n, std::size_t n_features,
+                             double* predictions) override {
+    if (!config_.resident) return Algorithm::step_block_replicated(x, y, n, n_features, predictions);
+    if (n > 0) walk_resident(x, y, n, n_features, predictions, true);
+  }
+
   /// step_path = resident: the n samples as one walk of the resident program (resident_graph.h),
   /// on the GPU where the backend lends its device memory, by the host driver otherwise (θ and
   /// V through the backend's accessors, in double: the device walk's reference, not a fast
   /// path). The state goes back into reps_, so checkpoints, predict() and the inspection hooks
-  /// read it as the host path keeps it.
-  void walk_resident(const double* x, const double* y, std::size_t n, std::size_t n_features, double* predictions) {
+  /// read it as the host path keeps it. With `replicated`, x and y hold every replicate's own
+  /// sample of each step (step_block_replicated()).
+  void walk_resident(const double* x, const double* y, std::size_t n, std::size_t n_features, double* predictions,
+                     bool replicated = false) {
     const std::size_t R = reps_.size();
     const RfProblem& p = backend_->problem();
     if (!resident_tables_) resident_tables_ = make_graph_tables(config_, p.feature_scale, p.n_rff);
@@ -155,6 +165,7 @@ class GraphAided final : public Algorithm {
     shape.t0 = t_ + 1;
     shape.feature_scale = p.feature_scale;
     shape.loss = p.loss;
+    shape.replicated_streams = replicated;
     DeviceLease lease;
     if (backend_->device_lease(lease)) {
 #if OMKL_WITH_CUDA

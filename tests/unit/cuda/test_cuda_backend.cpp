@@ -349,6 +349,32 @@ TEST_F(CudaTest, ResidentBanditWalkEqualsTheHostPath) {
   }
 }
 
+// The resident walks on the GPU with every replicate on its own permutation of the stream (a
+// shuffled study in lockstep, step_block_replicated()): each replicate's predictions are those of
+// its one-replicate CPU host-path run on its own stream, within floating point.
+TEST_F(CudaTest, ReplicatedStreamsEqualSeparateCpuRuns) {
+  Dataset data = random_stream(240, 4, Task::Regression, 31);
+  for (double& v : data.x) v = 2.0 * v - 1.0;
+  const std::vector<std::uint64_t> replicates = {0, 3, 8};
+  const std::vector<Dataset> streams = omkl::test::shuffled_streams(data, replicates.size());
+  const std::vector<std::pair<std::string, std::vector<std::pair<std::string, std::string>>>> cases = {
+      {"rf-oks++", {{"D", "40"}, {"dict", "gauss:0.5+gauss:1+gauss:2+gauss:4"}}},
+      {"rf-ioks", {{"D", "40"}, {"dict", "gauss:0.5+gauss:1+gauss:2+gauss:4"}}},
+      {"omkl-sfg-r", {{"D", "37"}, {"switch_step", "150"}}}};
+  for (const auto& [name, params] : cases) {
+    auto gpu_ctx = context_for(data, Profile::Paper, replicates);
+    gpu_ctx.backend = BackendKind::Cuda;
+    auto gpu = make(name, gpu_ctx, with_param(params, "step_path", "resident"));
+    const auto got = omkl::test::run_replicated_blocks(*gpu, streams, 70);
+    for (std::size_t r = 0; r < replicates.size(); ++r) {
+      auto cpu = make(name, context_for(data, Profile::Paper, {replicates[r]}), with_param(params, "step_path", "host"));
+      const auto expected = run_steps(*cpu, streams[r]);
+      for (std::size_t t = 0; t < data.n_samples; ++t)
+        ASSERT_LE(relative_error(got[t * replicates.size() + r], expected[t]), 1e-9) << name << " r=" << r << " t=" << t;
+    }
+  }
+}
+
 // step_path = resident for the server-side-kernel federations on the GPU (resident_federation.cu:
 // a block per draw walks whole rounds): the CPU host path's predictions within floating point
 // and the same uploads (message counts). (The federations have no float mode.)

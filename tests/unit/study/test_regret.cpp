@@ -14,6 +14,7 @@
 #include "omkl/error.h"
 #include "omkl/study.h"
 #include "study/regret.h"
+#include "study/scoring.h"
 
 using namespace omkl;
 using namespace omkl::detail;
@@ -145,6 +146,42 @@ TEST_F(RegretStudyTest, StudyRegretEqualsADirectComputation) {
   const StudyResult again = run_study(config, data);
   EXPECT_TRUE(again.results.at(0).reused);
   EXPECT_EQ(again.results.at(0).regret_mean, a.regret_mean);
+}
+
+// With a shuffled stream, each replicate's regret reads the comparator's residual m_t at the
+// row it saw at step t (its own order), along the whole curve; in lockstep (the GPU's schedule)
+// the same.
+TEST_F(RegretStudyTest, ShuffledRegretFollowsEachReplicatesOrder) {
+  const Dataset data = random_stream(60, 3, Task::Regression, 4);
+  StudyConfig config;
+  config.algorithms = {parse_algorithm_spec("omkl-sfg:D=5,M=4,step_path=resident")};
+  config.n_seeds = 2;
+  config.base_seed = 9;
+  config.regret = true;
+  config.shuffle = true;
+  config.curve_points = 6;
+  const StudyResult result = run_study(config, data);
+  const RegretBenchmark benchmark = batch_kernel_ridge(data, parse_dictionary("jmlr23-76"), 1e-3);
+  const AlgorithmResult& a = result.results.at(0);
+  std::vector<double> mean(a.curve_t.size(), 0.0);
+  for (std::uint64_t r = 0; r < 2; ++r) {
+    const std::vector<std::size_t> order = stream_order(data.n_samples, 9, r);
+    auto algo = make("omkl-sfg", context_for(data, Profile::Paper, {r}, 9), {{"D", "5"}, {"M", "4"}});
+    double regret = 0.0, pred = 0.0;
+    std::size_t point = 0;
+    for (std::size_t t = 0; t < data.n_samples; ++t) {
+      const std::size_t row = order[t];
+      algo->step(data.row(row), data.y[row], &pred);
+      regret += (pred - data.y[row]) * (pred - data.y[row]) - benchmark.residual2[row] + algo->regret_regularizer(0);
+      if (point < a.curve_t.size() && a.curve_t[point] == t + 1) mean[point++] += 0.5 * regret;
+    }
+  }
+  ASSERT_EQ(a.regret_mean.size(), mean.size());
+  for (std::size_t i = 0; i < mean.size(); ++i)
+    EXPECT_NEAR(a.regret_mean[i], mean[i], 1e-9 * (1 + std::fabs(mean[i]))) << "point " << i;
+  config.lockstep_on_cpu = true;
+  const StudyResult lockstep = run_study(config, data);
+  EXPECT_EQ(lockstep.results.at(0).regret_mean, a.regret_mean);
 }
 
 TEST_F(RegretStudyTest, AlgorithmsWithoutTheRegulariserAreRefused) {

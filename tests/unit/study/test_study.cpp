@@ -380,6 +380,33 @@ TEST_F(StudyTest, ReferenceClassificationCountsTheFirstErrorAsOne) {
 // step_path = resident through a whole study (the runner hands the algorithms blocks of
 // samples): every replicate's final metric and curve equal the host path's within rounding,
 // for a graph-aided, a bandit and a federated algorithm.
+// A shuffled study in lockstep (the GPU's schedule, here on the CPU): the resident paths take
+// every replicate's own permutation in one algorithm, the others fall back to one replicate per
+// task; every seed's numbers are those of the study that runs each replicate alone.
+TEST_F(StudyTest, ShuffledReplicatesInLockstepEqualSeparateRuns) {
+  const Dataset data = omkl::test::random_stream(kSamples, kFeatures, Task::Regression);
+  StudyConfig c = config({"rf-oks++:D=8,dict=gauss:0.5+gauss:1+gauss:2,step_path=resident",
+                          "omkl-sfg-r:D=8,M=3,switch_step=150,step_path=resident",
+                          "rf-ioks:D=8,dict=gauss:0.5+gauss:1+gauss:2,step_path=host", "raker:D=4"},
+                         3);
+  c.shuffle = true;
+  const StudyResult separate = omkl::run_study(c, data);
+  c.lockstep_on_cpu = true;
+  const StudyResult lockstep = omkl::run_study(c, data);
+  ASSERT_EQ(separate.results.size(), lockstep.results.size());
+  for (std::size_t a = 0; a < separate.results.size(); ++a) {
+    const AlgorithmResult& x = separate.results[a];
+    const AlgorithmResult& y = lockstep.results[a];
+    ASSERT_EQ(x.final_per_seed.size(), 3u);
+    ASSERT_EQ(y.final_per_seed.size(), 3u);
+    for (std::size_t s = 0; s < 3; ++s)
+      EXPECT_EQ(omkl::test::bits(y.final_per_seed[s]), omkl::test::bits(x.final_per_seed[s])) << x.spec << " seed " << s;
+    EXPECT_EQ(y.curve_mean, x.curve_mean) << x.spec;
+    // Each replicate saw its own order.
+    EXPECT_NE(x.final_per_seed[0], x.final_per_seed[1]) << x.spec;
+  }
+}
+
 TEST_F(StudyTest, ResidentStepPathGivesTheHostPathsStudy) {
   const Dataset data = omkl::test::random_stream(kSamples, kFeatures, Task::Regression);
   Dataset federated = omkl::test::random_stream(4 * 60, kFeatures, Task::Regression);

@@ -21,6 +21,8 @@ using omkl::test::context_for;
 using omkl::test::make;
 using omkl::test::random_stream;
 using omkl::test::run_blocks;
+using omkl::test::run_replicated_blocks;
+using omkl::test::shuffled_streams;
 using omkl::test::run_steps;
 using omkl::test::with_param;
 
@@ -163,4 +165,39 @@ TEST(ResidentBanditTest, KernelizedAlgorithmsRefuseTheResidentPath) {
     EXPECT_NE(message.find("support sets"), std::string::npos) << message;
   }
   EXPECT_EQ(config_error_message("rf-oks++", ctx, {{"D", "8"}, {"step_path", "resident"}}), "");
+}
+
+// Every repetition on its own permutation of the stream in one walk (step_block_replicated(), a
+// shuffled study in lockstep) gives each repetition's numbers of a one-repetition run on its own
+// stream: the same draws, and the host path's predictions and logs within the features' rounding.
+TEST(ResidentBanditTest, RepetitionsOnTheirOwnStreamsEqualSeparateRuns) {
+  const std::vector<std::uint64_t> replicates = {0, 2, 7};
+  for (const Case& c : cases()) {
+    const Dataset data = stream(120, c.task);
+    const std::vector<Dataset> streams = shuffled_streams(data, replicates.size());
+    const std::string what = std::string(c.name) + " " + c.params.back().second;
+    auto lockstep = make(c.name, context_for(data, Profile::Paper, replicates), with_param(c.params, "step_path", "resident"));
+    ASSERT_TRUE(lockstep->replicated_streams());
+    const auto got = run_replicated_blocks(*lockstep, streams, 17);
+    for (std::size_t r = 0; r < replicates.size(); ++r) {
+      auto alone = make(c.name, context_for(data, Profile::Paper, {replicates[r]}), with_param(c.params, "step_path", "host"));
+      const auto expected = run_steps(*alone, streams[r]);
+      for (std::size_t t = 0; t < data.n_samples; ++t)
+        expect_close(expected[t], got[t * replicates.size() + r], what + " r=" + std::to_string(r) + " t=" + std::to_string(t));
+      const BanditLog a = bandit_log(*alone, 0), b = bandit_log(*lockstep, r);
+      EXPECT_EQ(b.selected, a.selected) << what << " r=" << r;
+      for (std::size_t k = 0; k < a.p.size(); ++k) expect_close(a.p[k], b.p[k], what + " p");
+    }
+  }
+}
+
+// The host path runs repetitions as separate learners: it says so rather than mixing streams.
+TEST(ResidentBanditTest, TheHostPathHasNoReplicatedStreams) {
+  const Case c = cases()[1];
+  const Dataset data = stream(10, c.task);
+  auto host = make(c.name, context_for(data, Profile::Paper, {0, 1}), with_param(c.params, "step_path", "host"));
+  EXPECT_FALSE(host->replicated_streams());
+  const std::vector<Dataset> streams = shuffled_streams(data, 2);
+  EXPECT_THROW(run_replicated_blocks(*host, streams, 5), Error);
+  EXPECT_FALSE(make("oks++", context_for(data))->replicated_streams());
 }

@@ -23,6 +23,8 @@ using omkl::test::context_for;
 using omkl::test::make;
 using omkl::test::random_stream;
 using omkl::test::run_blocks;
+using omkl::test::run_replicated_blocks;
+using omkl::test::shuffled_streams;
 using omkl::test::run_steps;
 using omkl::test::with_param;
 
@@ -233,6 +235,32 @@ TEST(ResidentGraphTest, CheckpointsCrossBetweenThePaths) {
     for (std::size_t i = 0; i < got.size(); ++i)
       expect_close(expected[i], got[i], std::string(name) + " " + first + " → " + second);
   }
+}
+
+// Every replicate on its own permutation of the stream in one walk (step_block_replicated(), a
+// shuffled study in lockstep): each replicate's predictions and kernel weights are those of a
+// one-replicate host-path run on its own stream.
+TEST(ResidentGraphTest, ReplicatesOnTheirOwnStreamsEqualSeparateRuns) {
+  const auto data = random_stream(100, 3, Task::Regression);
+  const std::vector<std::uint64_t> replicates = {0, 4, 9};
+  const std::vector<Dataset> streams = shuffled_streams(data, replicates.size());
+  for (const char* name : kAll) {
+    const Params params = variants(name).back();
+    auto lockstep = make(name, context_for(data, Profile::Paper, replicates), with_param(params, "step_path", "resident"));
+    ASSERT_TRUE(lockstep->replicated_streams());
+    const auto got = run_replicated_blocks(*lockstep, streams, 23);
+    for (std::size_t r = 0; r < replicates.size(); ++r) {
+      auto alone = make(name, context_for(data, Profile::Paper, {replicates[r]}), with_param(params, "step_path", "host"));
+      const auto expected = run_steps(*alone, streams[r]);
+      for (std::size_t t = 0; t < data.n_samples; ++t)
+        expect_close(expected[t], got[t * replicates.size() + r], std::string(name) + " r=" + std::to_string(r));
+      const auto la = graph_aided_log_kernel_weights(*alone, 0), lb = graph_aided_log_kernel_weights(*lockstep, r);
+      for (std::size_t k = 0; k < la.size(); ++k) expect_close(la[k], lb[k], std::string(name) + " log w");
+    }
+  }
+  auto host = make("omkl-sfg", context_for(data, Profile::Paper, replicates), variants("omkl-sfg").front());
+  EXPECT_FALSE(host->replicated_streams());
+  EXPECT_THROW(run_replicated_blocks(*host, streams, 10), Error);
 }
 
 TEST(ResidentGraphTest, PredictAfterAWalkEqualsTheNextStep) {
