@@ -115,6 +115,11 @@ class Algorithm {
   /// step() n times; families whose θ updates do not depend on the weights override it.
   virtual void step_block(const double* x, const double* y, std::size_t n, std::size_t n_features,
                           double* predictions);
+  /// Whether the algorithm computes its replicates together on its backend (on the GPU, one
+  /// launch for all of them). A GPU study runs such an algorithm's replicates in lockstep, in one
+  /// object; the others (host-only algorithms: kernel expansions, the bandit host path,
+  /// Per-FedAvg's network) one replicate per task on the study's threads, as on the CPU.
+  virtual bool batches_replicates() const { return false; }
   /// Whether step_block_replicated() runs: every replicate learning from its own stream in one
   /// call. A study whose repetitions each see their own permutation of the data can then run
   /// them in lockstep on the GPU, as it runs replicates that share the stream.

@@ -213,14 +213,13 @@ std::vector<Cell> prepare_cells(const StudyConfig& cfg, const Preset* preset, co
   std::vector<Cell> cells;
   for (const auto& spec : cfg.algorithms) {
     Cell cell{spec, detail::cell_key(spec, cfg, data, checksum), {}, true, false, {}, {}, {}, false, false, nullptr};
-    // Shuffled: lockstep only where the algorithm takes per-replicate streams, which its
-    // one-replicate build says (then built again for all of them).
-    cell.lockstep = lockstep_backend(cfg) && !cfg.shuffle;
-    cell.prepared = build(spec, preset, cfg, data, cell.lockstep ? all_replicates : std::vector<std::uint64_t>{0});
-    if (lockstep_backend(cfg) && cfg.shuffle && cell.prepared->replicated_streams()) {
-      cell.lockstep = true;
-      if (cfg.n_seeds > 1) cell.prepared = build(spec, preset, cfg, data, all_replicates);
-    }
+    // Lockstep where the algorithm batches its replicates on the backend and, on a shuffled
+    // stream, takes per-replicate streams — which its one-replicate build says (it is then built
+    // again for all of them).
+    cell.prepared = build(spec, preset, cfg, data, {0});
+    cell.lockstep = lockstep_backend(cfg) && cell.prepared->batches_replicates() &&
+                    (!cfg.shuffle || cell.prepared->replicated_streams());
+    if (cell.lockstep && cfg.n_seeds > 1) cell.prepared = build(spec, preset, cfg, data, all_replicates);
     // With a shuffled stream every replicate differs, deterministic algorithms included.
     cell.randomized = cell.prepared->randomized() || cfg.shuffle;
     cell.reported = cell.prepared->reported_params();
@@ -275,9 +274,10 @@ void run_tasks(const std::vector<WorkItem>& tasks, std::vector<Cell>& cells, con
   for (const WorkItem& task : tasks) total_replicates += task.count;
 
   std::size_t n_threads = cfg.threads ? cfg.threads : std::max(1u, std::thread::hardware_concurrency());
-  // A lockstep task is the GPU's (or lends the host threads to its replicates' host work).
-  for (const WorkItem& task : tasks)
-    if (cells[task.cell].lockstep) n_threads = 1;
+  // Lockstep tasks alone: one at a time (the GPU's, each lending the host threads to its
+  // replicates' host work). Beside one-replicate tasks, the pool runs both.
+  if (std::all_of(tasks.begin(), tasks.end(), [&](const WorkItem& task) { return cells[task.cell].lockstep; }))
+    n_threads = 1;
   n_threads = std::max<std::size_t>(1, std::min(n_threads, tasks.size()));
   std::atomic<std::size_t> next{0}, finished{0};
   std::mutex error_mutex, progress_mutex;

@@ -27,6 +27,7 @@ constexpr std::uint64_t kServerDraws = 0xfe000001u;  // the server's J_t stream 
 
 class EmKofl final : public Algorithm {
  public:
+  bool batches_replicates() const override { return true; }  // on the backend (RfBackend)
   EmKofl(ParamReader& params, const AlgoContext& context) : context_(context) {
     if (context.task != Task::Regression)
       throw ConfigError("algorithm '" + params.algorithm() + "': the federated algorithms are defined for "

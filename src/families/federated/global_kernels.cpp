@@ -48,6 +48,7 @@ struct Variant {
 
 class GlobalKernelFederation final : public Algorithm {
  public:
+  bool batches_replicates() const override { return true; }  // on the backend (RfBackend)
   GlobalKernelFederation(ParamReader& params, const AlgoContext& context, Variant variant)
       : context_(context), variant_(variant) {
     if (context.task != Task::Regression)

@@ -28,6 +28,7 @@ namespace {
 
 class AdaRaker final : public Algorithm {
  public:
+  bool batches_replicates() const override { return true; }  // on the backend (RfBackend)
   AdaRaker(ParamReader& params, const AlgoContext& context) : context_(context) {
     const bool reference = context.profile == Profile::Reference;
     const bool classification = context.task == Task::Classification;

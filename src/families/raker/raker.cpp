@@ -19,6 +19,7 @@ namespace {
 
 class Raker final : public Algorithm {
  public:
+  bool batches_replicates() const override { return true; }  // on the backend (RfBackend)
   Raker(ParamReader& params, const AlgoContext& context, const std::string& default_dictionary,
         bool single_kernel)
       : context_(context) {

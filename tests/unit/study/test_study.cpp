@@ -383,27 +383,33 @@ TEST_F(StudyTest, ReferenceClassificationCountsTheFirstErrorAsOne) {
 // A shuffled study in lockstep (the GPU's schedule, here on the CPU): the resident paths take
 // every replicate's own permutation in one algorithm, the others fall back to one replicate per
 // task; every seed's numbers are those of the study that runs each replicate alone.
+// The same with the stream in its own order: host-only algorithms (the kernelized bandit, the
+// bandit host path) still run one replicate per task beside the lockstep cells.
 TEST_F(StudyTest, ShuffledReplicatesInLockstepEqualSeparateRuns) {
   const Dataset data = omkl::test::random_stream(kSamples, kFeatures, Task::Regression);
-  StudyConfig c = config({"rf-oks++:D=8,dict=gauss:0.5+gauss:1+gauss:2,step_path=resident",
-                          "omkl-sfg-r:D=8,M=3,switch_step=150,step_path=resident",
-                          "rf-ioks:D=8,dict=gauss:0.5+gauss:1+gauss:2,step_path=host", "raker:D=4"},
-                         3);
-  c.shuffle = true;
-  const StudyResult separate = omkl::run_study(c, data);
-  c.lockstep_on_cpu = true;
-  const StudyResult lockstep = omkl::run_study(c, data);
-  ASSERT_EQ(separate.results.size(), lockstep.results.size());
-  for (std::size_t a = 0; a < separate.results.size(); ++a) {
-    const AlgorithmResult& x = separate.results[a];
-    const AlgorithmResult& y = lockstep.results[a];
-    ASSERT_EQ(x.final_per_seed.size(), 3u);
-    ASSERT_EQ(y.final_per_seed.size(), 3u);
-    for (std::size_t s = 0; s < 3; ++s)
-      EXPECT_EQ(omkl::test::bits(y.final_per_seed[s]), omkl::test::bits(x.final_per_seed[s])) << x.spec << " seed " << s;
-    EXPECT_EQ(y.curve_mean, x.curve_mean) << x.spec;
-    // Each replicate saw its own order.
-    EXPECT_NE(x.final_per_seed[0], x.final_per_seed[1]) << x.spec;
+  for (bool shuffle : {true, false}) {
+    StudyConfig c = config({"rf-oks++:D=8,dict=gauss:0.5+gauss:1+gauss:2,step_path=resident",
+                            "omkl-sfg-r:D=8,M=3,switch_step=150,step_path=resident",
+                            "rf-ioks:D=8,dict=gauss:0.5+gauss:1+gauss:2,step_path=host", "raker:D=4",
+                            "oks++:dict=gauss:0.5+gauss:2"},
+                           3);
+    c.shuffle = shuffle;
+    const StudyResult separate = omkl::run_study(c, data);
+    c.lockstep_on_cpu = true;
+    const StudyResult lockstep = omkl::run_study(c, data);
+    ASSERT_EQ(separate.results.size(), lockstep.results.size());
+    for (std::size_t a = 0; a < separate.results.size(); ++a) {
+      const AlgorithmResult& x = separate.results[a];
+      const AlgorithmResult& y = lockstep.results[a];
+      ASSERT_EQ(x.final_per_seed.size(), 3u);
+      ASSERT_EQ(y.final_per_seed.size(), 3u);
+      for (std::size_t s = 0; s < 3; ++s)
+        EXPECT_EQ(omkl::test::bits(y.final_per_seed[s]), omkl::test::bits(x.final_per_seed[s]))
+            << x.spec << " seed " << s << (shuffle ? " shuffled" : "");
+      EXPECT_EQ(y.curve_mean, x.curve_mean) << x.spec;
+      // Each replicate saw its own order, or its own random draws.
+      EXPECT_NE(x.final_per_seed[0], x.final_per_seed[1]) << x.spec;
+    }
   }
 }
 

@@ -200,4 +200,10 @@ TEST(ResidentBanditTest, TheHostPathHasNoReplicatedStreams) {
   const std::vector<Dataset> streams = shuffled_streams(data, 2);
   EXPECT_THROW(run_replicated_blocks(*host, streams, 5), Error);
   EXPECT_FALSE(make("oks++", context_for(data))->replicated_streams());
+  // Only the resident path batches repetitions on a backend: a GPU study runs the others one
+  // repetition per task on its threads.
+  EXPECT_FALSE(host->batches_replicates());
+  EXPECT_FALSE(make("oks++", context_for(data))->batches_replicates());
+  EXPECT_TRUE(make(c.name, context_for(data), with_param(c.params, "step_path", "resident"))->batches_replicates());
+  EXPECT_TRUE(make("raker", context_for(data), {{"D", "4"}})->batches_replicates());
 }
