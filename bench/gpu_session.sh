@@ -137,14 +137,28 @@ want bench && {
       rm -rf "$OUT/.fed-$mode"
     done
   fi
-  # RF-OKS++ / RF-IOKS as the resident walk on the GPU against their host path (elevators, one
-  # repetition per run: the preset shuffles), parity in tests.txt (CudaTest.ResidentBanditWalk…).
+  # eM-KOFL as the resident walk (resident_em_kofl.h) against its host path (a round trip per
+  # client sample), Naval, 20 draws; parity in tests.txt (CudaTest.ResidentEmKoflWalk…).
+  if [ -e "$DATA/naval.csv" ]; then
+    for path in host resident; do
+      echo "== GPU: eM-KOFL Naval, 20 draws, step_path=$path"
+      start=$(date +%s%N)
+      timeout 240 "$BIN/omkl" study --preset fed-pofmkl --data "$DATA/naval.csv" \
+        --algo "em-kofl:step_path=$path" --seeds 20 --backend cuda --out "$OUT/.emkofl-$path" 2>&1 | tail -3
+      echo "wall $(( ($(date +%s%N) - start) / 1000000 )) ms"
+      rm -rf "$OUT/.emkofl-$path"
+    done
+  fi
+  # RF-OKS++ / RF-IOKS as the resident walk on the GPU against their host path (elevators, 10
+  # repetitions: the preset shuffles, so the host path runs one repetition per task and the
+  # resident walk all ten in lockstep, each on its own permutation), parity in tests.txt
+  # (CudaTest.ResidentBanditWalk…, CudaTest.ReplicatedStreams…).
   if [ -e "$DATA/elevators.csv" ]; then
     for path in host resident; do
       echo "== bandit, step_path=$path"
       start=$(date +%s%N)
       timeout 240 "$BIN/omkl" study --preset bandit-oks --loss square --data "$DATA/elevators.csv" --backend cuda \
-        --algo "rf-oks++:step_path=$path" --algo "rf-ioks:step_path=$path" --seeds 4 --out "$OUT/.bandit-$path" 2>&1 | tail -3
+        --algo "rf-oks++:step_path=$path" --algo "rf-ioks:step_path=$path" --seeds 10 --out "$OUT/.bandit-$path" 2>&1 | tail -3
       echo "wall $(( ($(date +%s%N) - start) / 1000000 )) ms"
       rm -rf "$OUT/.bandit-$path"
     done

@@ -1,7 +1,8 @@
 /// @file resident_walk.cuh
 /// @brief The CUDA driver of a device-resident walk (src/core/resident_walk.h): one thread block
 /// per replicate walks every step of a block of samples with no host round trip. Per step,
-/// thread 0 runs the program's plan() (the replicate's selection and random draw); each warp
+/// thread 0 runs the program's plan() (the replicate's selection and random draw), then the
+/// whole block its mix() of the replicate's θ slots where it has one; each warp
 /// takes pairs w, w + warps, … and runs resident_pair_features() with its 32 lanes and a shuffle
 /// reduction; thread 0 runs learn(); the warps then apply resident_pair_update(). The program's
 /// state and the pairs' θ stay in device memory between launches.
@@ -48,6 +49,10 @@ __global__ void __launch_bounds__(kResidentThreads) resident_walk_kernel(Program
     const std::int64_t t = a.t0 + static_cast<std::int64_t>(i);
     if (threadIdx.x == 0) n_pairs = static_cast<unsigned>(program.plan(r, t, pairs));
     __syncthreads();
+    if constexpr (detail::MixesSlots<Program>::value) {
+      program.mix(r, t, a.theta + r * a.n_slots * 2 * D, D, threadIdx.x, blockDim.x);
+      __syncthreads();
+    }
     const Real* x = a.sample(i, r);
     const double y = a.target(i, r);
     for (unsigned p = warp; p < n_pairs; p += n_warps) {

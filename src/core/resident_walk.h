@@ -1,13 +1,15 @@
 /// @file resident_walk.h
 /// @brief The device-resident walk of a per-step-feedback algorithm: one seam through which an
 /// algorithm whose every step needs the previous step's outcome (the graph-aided family, the
-/// random-feature bandit algorithms) walks a whole block of samples without handing each
-/// decision back to the host (issue 16 item 1). The federations, whose step is a round of many
-/// clients, walk rounds with their own driver on the same pieces (resident_federation.h).
+/// random-feature bandit algorithms, eM-KOFL's client samples) walks a whole block of samples
+/// without handing each decision back to the host (issue 16 item 1). The server-side-kernel
+/// federations, whose step is a round of many clients, walk rounds with their own driver on the
+/// same pieces (resident_federation.h).
 ///
 /// An algorithm supplies a *program*: per replicate, plan(r, t, pairs) chooses the step's pairs
 /// (slot, kernel, rate, shrink) from its own state and random stream; every pair's features are
-/// formed with f = θᵀz(x) and ‖θ‖² before the update (resident_pair_features()); then
+/// formed with f = θᵀz(x) and ‖θ‖² before the update (resident_pair_features()) — after the
+/// program's mix() of its θ slots where it has one (MixesSlots); then
 /// learn(r, t, y, f, norm2, pairs) turns the pairs' predictions into the step's prediction and
 /// the state's next value, and may still set a pair's rate, shrink and box (a rule whose step
 /// size depends on the loss just observed, as the bandit family's); last every pair's update
@@ -26,6 +28,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include "core/host_device.h"
@@ -36,6 +39,16 @@ namespace omkl::detail {
 
 /// Most pairs one replicate's step may name (the thread block's shared arrays hold them).
 constexpr std::size_t kMaxResidentPairs = 128;
+
+/// Whether a program rewrites its replicate's θ slots between plan() and the features pass (a
+/// federation whose round opens with the clients' copies of a kernel averaged): a program that
+/// does declares `static constexpr bool kMixesSlots = true;` and
+/// `template <typename Real> void mix(r, t, theta, D, lane, n_lanes)`, theta being replicate r's
+/// S × 2D slots and the lanes sharing its entries (the whole thread block on the GPU).
+template <typename Program, typename = void>
+struct MixesSlots : std::false_type {};
+template <typename Program>
+struct MixesSlots<Program, std::void_t<decltype(Program::kMixesSlots)>> : std::bool_constant<Program::kMixesSlots> {};
 
 /// One pair of a planned step: which slot (θ) and kernel (V), and the update's coefficients.
 struct ResidentPair {
@@ -179,6 +192,7 @@ void walk_on_host(Program& program, const ResidentWalkArgs<double>& a) {
       const double* x = a.sample(i, r);
       const double y = a.target(i, r);
       const std::size_t n = program.plan(r, t, pairs);
+      if constexpr (MixesSlots<Program>::value) program.mix(r, t, a.theta + r * a.n_slots * 2 * D, D, 0u, 1u);
       double* z = a.z_scratch;  // one replicate at a time
       for (std::size_t p = 0; p < n; ++p) {
         const double* V = a.frequencies + (r * a.n_kernels + pairs[p].kernel) * D * d;

@@ -8,6 +8,8 @@
 ///
 /// Slots of the backend: client k's copy of kernel i is slot k·N + i (kernel i's frequencies,
 /// shared by every client), so one step_selected() call per client sample updates its N copies.
+/// With step_path=resident a block of samples is one walk of resident_em_kofl.h's program
+/// instead (on the GPU with no host round trip per sample).
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -17,6 +19,7 @@
 
 #include "families/federated/federated.h"
 #include "families/federated/federated_config.h"
+#include "families/federated/resident_em_kofl.h"
 #include "omkl/error.h"
 
 namespace omkl::detail {
@@ -27,7 +30,6 @@ constexpr std::uint64_t kServerDraws = 0xfe000001u;  // the server's J_t stream 
 
 class EmKofl final : public Algorithm {
  public:
-  bool batches_replicates() const override { return true; }  // on the backend (RfBackend)
   EmKofl(ParamReader& params, const AlgoContext& context) : context_(context) {
     if (context.task != Task::Regression)
       throw ConfigError("algorithm '" + params.algorithm() + "': the federated algorithms are defined for "
@@ -46,6 +48,11 @@ class EmKofl final : public Algorithm {
     const RfEnsembleConfig features = federated_features(dictionary, dict_text, n_rff_, steps_.lambda);
     std::vector<std::uint32_t> slot_kernel(K * N);
     for (std::size_t s = 0; s < K * N; ++s) slot_kernel[s] = static_cast<std::uint32_t>(s % N);
+    resident_ = params.get_choice("step_path", "host", {"host", "resident"},
+                                  "host: every client sample on the host; resident: blocks of samples as one "
+                                  "device-resident program (on the GPU with --backend cuda)") == "resident";
+    if (resident_ && N > kMaxResidentPairs)
+      params.fail("dict", "has more kernels than a resident step holds (" + std::to_string(kMaxResidentPairs) + ")");
     backend_ = make_rf_ensemble_backend(features, context, slot_kernel);
     ledger_ = CommunicationLedger(max_upload_);
     const std::size_t R = context.n_replicates();
@@ -59,8 +66,10 @@ class EmKofl final : public Algorithm {
   }
 
   std::size_t n_replicates() const override { return context_.n_replicates(); }
+  bool batches_replicates() const override { return true; }  // on the backend (RfBackend)
 
   void step(const double* x, double y, double* predictions) override {
+    if (resident_) return walk_resident(x, &y, 1, context_.n_features, predictions);
     const std::size_t R = n_replicates(), N = n_kernels(), K = n_clients_;
     const std::size_t client = static_cast<std::size_t>(seen_ % static_cast<std::int64_t>(K));
     const std::int64_t t = seen_ / static_cast<std::int64_t>(K) + 1;
@@ -91,6 +100,84 @@ class EmKofl final : public Algorithm {
     updates_ += R * N;
     ++seen_;
     if (client + 1 == K) close_round();
+  }
+
+  void step_block(const double* x, const double* y, std::size_t n, std::size_t n_features,
+                  double* predictions) override {
+    if (resident_) return walk_resident(x, y, n, n_features, predictions);
+    Algorithm::step_block(x, y, n, n_features, predictions);
+  }
+
+  /// step_path = resident: n samples (any part of any rounds) as one walk of the resident
+  /// program (resident_em_kofl.h) — on the GPU where the backend lends its device memory, by the
+  /// host driver otherwise (θ and V through the backend's accessors, in double: the device walk's
+  /// reference, not a fast path). The weights, losses and J_t go back into the host path's
+  /// members, so checkpoints and predict() read them as the host path keeps them.
+  void walk_resident(const double* x, const double* y, std::size_t n, std::size_t d, double* predictions) {
+    if (n == 0) return;
+    const std::size_t R = n_replicates(), N = n_kernels(), K = n_clients_, S = K * N, D = n_rff_, D2 = 2 * D;
+    EmKoflTables tables;
+    tables.K = static_cast<std::uint32_t>(K);
+    tables.N = static_cast<std::uint32_t>(N);
+    tables.eta = steps_.eta;
+    tables.eta_w = steps_.eta_w;
+    tables.lambda = steps_.lambda;
+    tables.explore = explore_;
+    tables.sum_losses = sum_losses_ ? 1 : 0;
+    EmKoflStateData state(tables, R);
+    const EmKoflStates s = state.view();
+    for (std::size_t r = 0; r < R; ++r) {
+      s.server_stream[r] = StreamPosition::of(
+          RandomStream(context_.seed, context_.replicates[r], RngPurpose::Selection, kServerDraws));
+      s.sampled[r] = static_cast<std::uint32_t>(sampled_[r]);
+    }
+    std::copy(log_w_.begin(), log_w_.end(), s.log_w);
+    std::copy(round_loss_.begin(), round_loss_.end(), s.round_loss);
+    std::copy(kernel_loss_.begin(), kernel_loss_.end(), s.kernel_loss);
+    ResidentWalkArgs<double> shape;
+    shape.n_steps = n;
+    shape.n_replicates = R;
+    shape.n_slots = S;
+    shape.n_kernels = N;
+    shape.n_rff = D;
+    shape.n_features = d;
+    shape.max_pairs = N;
+    shape.t0 = seen_ + 1;
+    shape.feature_scale = backend_->problem().feature_scale;
+    shape.loss = backend_->problem().loss;
+    DeviceLease lease;
+    if (backend_->device_lease(lease)) {
+#if OMKL_WITH_CUDA
+      if (!device_walk_) device_walk_ = std::make_unique<EmKoflDeviceWalk>(lease);
+      device_walk_->walk(tables, state, lease, shape, x, y, predictions);
+#else
+      throw Error("step_path = resident: a backend lent device memory to a build without CUDA");
+#endif
+    } else {
+      const std::size_t block = D * d;
+      if (resident_frequencies_.empty()) {
+        resident_frequencies_.resize(R * N * block);
+        for (std::size_t r = 0; r < R; ++r)
+          for (std::size_t i = 0; i < N; ++i)
+            backend_->get_frequencies(r, i, resident_frequencies_.data() + (r * N + i) * block);
+      }
+      std::vector<double> theta(R * S * D2);
+      for (std::size_t r = 0; r < R; ++r)
+        for (std::size_t slot = 0; slot < S; ++slot) backend_->get_theta(r, slot, theta.data() + (r * S + slot) * D2);
+      EmKoflProgram<HostPhilox> program{tables, s};
+      walk_on_host(program, shape, resident_frequencies_.data(), theta.data(), x, y, predictions);
+      for (std::size_t r = 0; r < R; ++r)
+        for (std::size_t slot = 0; slot < S; ++slot) backend_->set_theta(r, slot, theta.data() + (r * S + slot) * D2);
+    }
+    std::copy(s.log_w, s.log_w + log_w_.size(), log_w_.begin());
+    std::copy(s.round_loss, s.round_loss + round_loss_.size(), round_loss_.begin());
+    std::copy(s.kernel_loss, s.kernel_loss + kernel_loss_.size(), kernel_loss_.begin());
+    for (std::size_t r = 0; r < R; ++r) sampled_[r] = s.sampled[r];
+    // Every client step received the average and sent the sampled kernel's θ and N losses.
+    const double two_D = static_cast<double>(D2), steps = static_cast<double>(n * R);
+    ledger_.client_steps(steps, two_D, steps * (two_D + static_cast<double>(N)), two_D + static_cast<double>(N));
+    updates_ += n * R * N;
+    seen_ += static_cast<std::int64_t>(n);
   }
 
   void predict(const double* x, double* predictions) override {
@@ -133,6 +220,7 @@ class EmKofl final : public Algorithm {
     seen_ = in.get_i64();
     if (seen_ < 0) throw InputError("checkpoint: negative sample count");
     load_backend_state(*backend_, in);
+    resident_frequencies_.clear();  // the checkpoint's matrices replace the backend's
     read_federated_weights(in, log_w_, round_loss_, kernel_loss_);
     const std::vector<std::uint64_t> sampled = in.get_u64s();
     if (sampled.size() != sampled_.size()) throw InputError("checkpoint: sampled kernels of another model");
@@ -157,21 +245,12 @@ class EmKofl final : public Algorithm {
   std::size_t n_kernels() const { return backend_->problem().n_kernels; }
 
   // J_t ~ π_t = (1 − explore)·ω̄ + explore/N, by inverse CDF of one keyed uniform.
+  // (em_kofl_draw(), the resident walk's code too.)
   std::size_t draw_kernel(std::size_t r, std::int64_t t) const {
     const std::size_t N = n_kernels();
-    const double* a = log_w_.data() + r * N;
-    double top = -std::numeric_limits<double>::infinity();
-    for (std::size_t i = 0; i < N; ++i) top = std::max(top, a[i]);
     std::vector<double> w(N);
-    double total = 0.0;
-    for (std::size_t i = 0; i < N; ++i) total += (w[i] = exp_or_zero(a[i] - top));
     const double u = client_uniform(context_.seed, context_.replicates[r], kServerDraws, 0, t);
-    double cumulative = 0.0;
-    for (std::size_t i = 0; i < N; ++i) {
-      cumulative += (1.0 - explore_) * (w[i] / total) + explore_ / static_cast<double>(N);
-      if (u <= cumulative) return i;
-    }
-    return N - 1;
+    return em_kofl_draw(log_w_.data() + r * N, N, explore_, u, w.data());
   }
 
   // θ̄_J = (1/K)·Σ_k θ_{J,k}, summed in ascending client order.
@@ -223,6 +302,12 @@ class EmKofl final : public Algorithm {
   std::vector<PairStep> pairs_;      // scratch
   std::vector<double> f_, norm2_;    // scratch
   std::uint64_t updates_ = 0;
+  // step_path = resident
+  bool resident_ = false;
+  std::vector<double> resident_frequencies_;  // host driver: V of every (replicate, kernel)
+#if OMKL_WITH_CUDA
+  std::unique_ptr<EmKoflDeviceWalk> device_walk_;
+#endif
 };
 
 }  // namespace

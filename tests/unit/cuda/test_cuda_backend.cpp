@@ -397,6 +397,27 @@ TEST_F(CudaTest, ResidentFederationWalkEqualsTheHostPath) {
   }
 }
 
+// step_path = resident for eM-KOFL on the GPU (resident_em_kofl.h's program on the per-step
+// seam, the round's averaging by the whole thread block): the CPU host path's predictions within
+// floating point, in blocks that cut rounds, and the same message counts.
+TEST_F(CudaTest, ResidentEmKoflWalkEqualsTheHostPath) {
+  Dataset data = random_stream(4 * 70, 3, Task::Regression, 41);
+  data.n_clients = 4;
+  auto cpu_ctx = context_for(data, Profile::Paper, {0, 3});
+  cpu_ctx.n_clients = 4;
+  auto gpu_ctx = cpu_ctx;
+  gpu_ctx.backend = BackendKind::Cuda;
+  const std::vector<std::pair<std::string, std::string>> params = {{"D", "7"},
+                                                                   {"dict", "gauss2:0.5+gauss2:2+gauss2:8"},
+                                                                   {"explore", "0.2"}};
+  auto cpu = make("em-kofl", cpu_ctx, with_param(params, "step_path", "host"));
+  auto gpu = make("em-kofl", gpu_ctx, with_param(params, "step_path", "resident"));
+  const auto expected = run_steps(*cpu, data);
+  const auto got = run_blocks(*gpu, data, 45);
+  for (std::size_t i = 0; i < got.size(); ++i) ASSERT_LE(relative_error(got[i], expected[i]), 1e-9) << i;
+  EXPECT_EQ(gpu->communication().uplink_floats, cpu->communication().uplink_floats);
+}
+
 TEST_F(CudaTest, UnknownPathSwitchIsAConfigError) {
   RfProblem problem;
   problem.n_replicates = 1;
