@@ -149,18 +149,23 @@ want bench && {
       rm -rf "$OUT/.emkofl-$path"
     done
   fi
-  # RF-OKS++ / RF-IOKS as the resident walk on the GPU against their host path (elevators, 10
+  # RF-OKS++ / RF-IOKS, then OKS++ / IOKS on support sets, as the resident walk on the GPU
+  # against their host path (elevators, 10
   # repetitions: the preset shuffles, so the host path runs one repetition per task and the
   # resident walk all ten in lockstep, each on its own permutation), parity in tests.txt
   # (CudaTest.ResidentBanditWalk…, CudaTest.ReplicatedStreams…).
   if [ -e "$DATA/elevators.csv" ]; then
-    for path in host resident; do
-      echo "== bandit, step_path=$path"
-      start=$(date +%s%N)
-      timeout 240 "$BIN/omkl" study --preset bandit-oks --loss square --data "$DATA/elevators.csv" --backend cuda \
-        --algo "rf-oks++:step_path=$path" --algo "rf-ioks:step_path=$path" --seeds 10 --out "$OUT/.bandit-$path" 2>&1 | tail -3
-      echo "wall $(( ($(date +%s%N) - start) / 1000000 )) ms"
-      rm -rf "$OUT/.bandit-$path"
+    for family in "rf-oks++ rf-ioks" "oks++ ioks"; do
+      for path in host resident; do
+        algos=()
+        for a in $family; do algos+=(--algo "$a:step_path=$path"); done
+        echo "== bandit $family, step_path=$path"
+        start=$(date +%s%N)
+        timeout 240 "$BIN/omkl" study --preset bandit-oks --loss square --data "$DATA/elevators.csv" --backend cuda \
+          "${algos[@]}" --seeds 10 --out "$OUT/.bandit-$path" 2>&1 | tail -3
+        echo "wall $(( ($(date +%s%N) - start) / 1000000 )) ms"
+        rm -rf "$OUT/.bandit-$path"
+      done
     done
   fi
   echo "== CPU, all cores"

@@ -2,7 +2,8 @@
 /// @brief The CUDA driver of a device-resident walk (src/core/resident_walk.h): one thread block
 /// per replicate walks every step of a block of samples with no host round trip. Per step,
 /// thread 0 runs the program's plan() (the replicate's selection and random draw), then the
-/// whole block its mix() of the replicate's θ slots where it has one; each warp
+/// whole block its mix() of the replicate's θ slots where it has one; each warp (or, for a
+/// program that evaluates its pairs itself, the whole block a pair at a time)
 /// takes pairs w, w + warps, … and runs resident_pair_features() with its 32 lanes and a shuffle
 /// reduction; thread 0 runs learn(); the warps then apply resident_pair_update(). The program's
 /// state and the pairs' θ stay in device memory between launches.
@@ -32,6 +33,20 @@ __device__ __forceinline__ Real resident_warp_sum(Real v) {
   return v;
 }
 
+/// The sum of every thread's v, in thread 0 (warps first, then the warps' sums in warp order);
+/// `partials` holds one value per warp. Every thread of the block must call it.
+__device__ __forceinline__ double resident_block_sum(double v, double* partials) {
+  v = resident_warp_sum(v);
+  const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5, n_warps = blockDim.x >> 5;
+  if (lane == 0) partials[warp] = v;
+  __syncthreads();
+  double total = 0.0;
+  if (threadIdx.x == 0)
+    for (unsigned w = 0; w < n_warps; ++w) total += partials[w];
+  __syncthreads();  // partials is reused by the next call
+  return total;
+}
+
 template <typename Program, typename Real>
 __global__ void __launch_bounds__(kResidentThreads) resident_walk_kernel(Program program,
                                                                          detail::ResidentWalkArgs<Real> a) {
@@ -41,6 +56,7 @@ __global__ void __launch_bounds__(kResidentThreads) resident_walk_kernel(Program
   detail::ResidentPair* pairs = reinterpret_cast<detail::ResidentPair*>(pair_storage);
   __shared__ double f[detail::kMaxResidentPairs], norm2[detail::kMaxResidentPairs];
   __shared__ unsigned n_pairs;
+  __shared__ double partials[kResidentThreads / 32];
   const std::size_t r = blockIdx.x;
   const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5, n_warps = blockDim.x >> 5;
   const std::size_t D = a.n_rff, d = a.n_features;
@@ -55,31 +71,52 @@ __global__ void __launch_bounds__(kResidentThreads) resident_walk_kernel(Program
     }
     const Real* x = a.sample(i, r);
     const double y = a.target(i, r);
-    for (unsigned p = warp; p < n_pairs; p += n_warps) {
-      const detail::ResidentPair pair = pairs[p];
-      const Real* V = a.frequencies + (r * a.n_kernels + pair.kernel) * D * d;
-      const Real* theta = a.theta + (r * a.n_slots + pair.slot) * 2 * D;
-      Real dot, n2;
-      detail::resident_pair_features(V, x, theta, z + p * 2 * D, D, d, static_cast<Real>(a.feature_scale), lane, 32u,
-                                     dot, n2);
-      dot = resident_warp_sum(dot);
-      n2 = resident_warp_sum(n2);
-      if (lane == 0) {
-        f[p] = static_cast<double>(dot);
-        norm2[p] = static_cast<double>(n2);
+    if constexpr (detail::OwnsFeatures<Program>::value) {
+      // The program's own evaluation, a pair at a time by the whole block; its update likewise.
+      for (unsigned p = 0; p < n_pairs; ++p) {
+        double dot, n2;
+        program.pair_features(r, pairs[p], x, threadIdx.x, blockDim.x, dot, n2);
+        dot = resident_block_sum(dot, partials);
+        n2 = resident_block_sum(n2, partials);
+        if (threadIdx.x == 0) {
+          f[p] = dot;
+          norm2[p] = n2;
+        }
       }
-    }
-    __syncthreads();
-    if (threadIdx.x == 0) a.predictions[i * a.n_replicates + r] = program.learn(r, t, y, f, norm2, pairs);
-    __syncthreads();
-    // Each lane updates the entries it featurised (its z is still in scratch, written by itself).
-    for (unsigned p = warp; p < n_pairs; p += n_warps) {
-      const detail::ResidentPair pair = pairs[p];
-      if (!detail::resident_pair_updates(pair)) continue;
-      Real* theta = a.theta + (r * a.n_slots + pair.slot) * 2 * D;
-      const Real gain = static_cast<Real>(detail::resident_gain(pair, a.loss, f[p], y));
-      detail::resident_pair_update(theta, z + p * 2 * D, D, static_cast<Real>(pair.shrink), gain,
-                                   static_cast<Real>(pair.box), lane, 32u);
+      __syncthreads();
+      if (threadIdx.x == 0) a.predictions[i * a.n_replicates + r] = program.learn(r, t, y, f, norm2, pairs);
+      __syncthreads();
+      for (unsigned p = 0; p < n_pairs; ++p) {
+        program.pair_update(r, pairs[p], x, threadIdx.x, blockDim.x);
+        __syncthreads();
+      }
+    } else {
+      for (unsigned p = warp; p < n_pairs; p += n_warps) {
+        const detail::ResidentPair pair = pairs[p];
+        const Real* V = a.frequencies + (r * a.n_kernels + pair.kernel) * D * d;
+        const Real* theta = a.theta + (r * a.n_slots + pair.slot) * 2 * D;
+        Real dot, n2;
+        detail::resident_pair_features(V, x, theta, z + p * 2 * D, D, d, static_cast<Real>(a.feature_scale), lane, 32u,
+                                       dot, n2);
+        dot = resident_warp_sum(dot);
+        n2 = resident_warp_sum(n2);
+        if (lane == 0) {
+          f[p] = static_cast<double>(dot);
+          norm2[p] = static_cast<double>(n2);
+        }
+      }
+      __syncthreads();
+      if (threadIdx.x == 0) a.predictions[i * a.n_replicates + r] = program.learn(r, t, y, f, norm2, pairs);
+      __syncthreads();
+      // Each lane updates the entries it featurised (its z is still in scratch, written by itself).
+      for (unsigned p = warp; p < n_pairs; p += n_warps) {
+        const detail::ResidentPair pair = pairs[p];
+        if (!detail::resident_pair_updates(pair)) continue;
+        Real* theta = a.theta + (r * a.n_slots + pair.slot) * 2 * D;
+        const Real gain = static_cast<Real>(detail::resident_gain(pair, a.loss, f[p], y));
+        detail::resident_pair_update(theta, z + p * 2 * D, D, static_cast<Real>(pair.shrink), gain,
+                                     static_cast<Real>(pair.box), lane, 32u);
+      }
     }
     __syncthreads();  // n_pairs and the shared arrays are rewritten by the next plan()
   }

@@ -9,7 +9,8 @@
 /// An algorithm supplies a *program*: per replicate, plan(r, t, pairs) chooses the step's pairs
 /// (slot, kernel, rate, shrink) from its own state and random stream; every pair's features are
 /// formed with f = θᵀz(x) and ‖θ‖² before the update (resident_pair_features()) — after the
-/// program's mix() of its θ slots where it has one (MixesSlots); then
+/// program's mix() of its θ slots where it has one (MixesSlots), or by the program itself where
+/// a pair is not a random-feature model (OwnsFeatures: a kernel expansion); then
 /// learn(r, t, y, f, norm2, pairs) turns the pairs' predictions into the step's prediction and
 /// the state's next value, and may still set a pair's rate, shrink and box (a rule whose step
 /// size depends on the loss just observed, as the bandit family's); last every pair's update
@@ -49,6 +50,17 @@ template <typename Program, typename = void>
 struct MixesSlots : std::false_type {};
 template <typename Program>
 struct MixesSlots<Program, std::void_t<decltype(Program::kMixesSlots)>> : std::bool_constant<Program::kMixesSlots> {};
+
+/// Whether a program evaluates its pairs itself instead of on random features (a kernel
+/// expansion over a support set): one that does declares `static constexpr bool kOwnFeatures =
+/// true;`, `template <typename Real> void pair_features(r, pair, x, lane, n_lanes, f, norm2)`
+/// (the lane's partial sums, in double: the driver adds the lanes up) and `template <typename
+/// Real> void pair_update(r, pair, x, lane, n_lanes)` (after learn(), the lane's share of the
+/// pair's update), and leaves θ, the frequencies and the feature scratch unused.
+template <typename Program, typename = void>
+struct OwnsFeatures : std::false_type {};
+template <typename Program>
+struct OwnsFeatures<Program, std::void_t<decltype(Program::kOwnFeatures)>> : std::bool_constant<Program::kOwnFeatures> {};
 
 /// One pair of a planned step: which slot (θ) and kernel (V), and the update's coefficients.
 struct ResidentPair {
@@ -194,6 +206,12 @@ void walk_on_host(Program& program, const ResidentWalkArgs<double>& a) {
       const std::size_t n = program.plan(r, t, pairs);
       if constexpr (MixesSlots<Program>::value) program.mix(r, t, a.theta + r * a.n_slots * 2 * D, D, 0u, 1u);
       double* z = a.z_scratch;  // one replicate at a time
+      if constexpr (OwnsFeatures<Program>::value) {
+        for (std::size_t p = 0; p < n; ++p) program.pair_features(r, pairs[p], x, 0u, 1u, f[p], norm2[p]);
+        a.predictions[i * a.n_replicates + r] = program.learn(r, t, y, f, norm2, pairs);
+        for (std::size_t p = 0; p < n; ++p) program.pair_update(r, pairs[p], x, 0u, 1u);
+        continue;
+      }
       for (std::size_t p = 0; p < n; ++p) {
         const double* V = a.frequencies + (r * a.n_kernels + pairs[p].kernel) * D * d;
         const double* theta = a.theta + (r * a.n_slots + pairs[p].slot) * 2 * D;

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <functional>
 #include <memory>
 #include <string>
@@ -20,6 +21,7 @@
 #include "families/bandit/bandit.h"
 #include "families/bandit/hypotheses.h"
 #include "families/bandit/resident_bandit.h"
+#include "families/bandit/resident_support.h"
 #include "families/bandit/selection_rules.h"
 #include "features/rf_ensemble.h"
 #include "omkl/error.h"
@@ -104,10 +106,7 @@ class BanditSelection final : public Algorithm {
         params.fail("dict", "contains " + k.name() + ": the bandit algorithms need kernels with κ(x, x) = 1");
     resident_ = params.get_choice("step_path", "host", {"host", "resident"},
                                   "host: every round on the host; resident: blocks of rounds as one device-resident "
-                                  "program (random-feature versions; on the GPU with --backend cuda)") == "resident";
-    if (resident_ && !random_features)
-      params.fail("step_path", "cannot be resident: the kernelized algorithms keep their support sets on the host "
-                               "(resident is for rf-oks, rf-oks++ and rf-ioks)");
+                                  "program (on the GPU with --backend cuda)") == "resident";
     if (resident_ && dictionary_.size() > kMaxResidentPairs)
       params.fail("dict", "has more kernels than a resident step holds (" + std::to_string(kMaxResidentPairs) + ")");
     projection_ = rule_factory_()->projection(random_features);
@@ -150,10 +149,11 @@ class BanditSelection final : public Algorithm {
   }
 
   /// step_path = resident: n rounds of every repetition as one walk of the resident program
-  /// (resident_bandit.h) — on the GPU where the backend lends its device memory, by the host
-  /// driver otherwise (in double: the device walk's reference, not a fast path). The state goes
-  /// back into the repetitions' rule, hypotheses, stream and logs after the walk. With
-  /// `replicated`, x and y hold every repetition's own sample of each round
+  /// (resident_bandit.h; resident_support.h for the kernel expansions) — on the GPU where the
+  /// backend lends its device memory (or, for the expansions, where the context asks for the
+  /// GPU), by the host driver otherwise (in double: the device walk's reference, not a fast
+  /// path). The state goes back into the repetitions' rule, hypotheses, stream and logs after
+  /// the walk. With `replicated`, x and y hold every repetition's own sample of each round
   /// (step_block_replicated()).
   void walk_resident(const double* x, const double* y, std::size_t n, std::size_t n_features, double* predictions,
                      bool replicated = false) {
@@ -162,7 +162,7 @@ class BanditSelection final : public Algorithm {
     tables.rule = reps_[0].rule->constants();
     tables.loss = loss_;
     tables.box = projection_ == Projection::Box ? U_ / std::sqrt(static_cast<double>(D)) : 0.0;
-    BanditStateData state(K, R);
+    BanditStateData state(K, R, !random_features_);
     load_resident(state);
     ResidentWalkArgs<double> a;
     a.n_steps = n;
@@ -173,9 +173,22 @@ class BanditSelection final : public Algorithm {
     a.n_features = d;
     a.max_pairs = 1;
     a.t0 = t_ + 1;
-    a.feature_scale = 1.0 / std::sqrt(static_cast<double>(D));
+    a.feature_scale = random_features_ ? 1.0 / std::sqrt(static_cast<double>(D)) : 1.0;
     a.loss = loss_;
     a.replicated_streams = replicated;
+    if (random_features_) walk_features(tables, state, a, x, y, predictions);
+    else walk_expansions(tables, state, a, x, y, predictions);
+    const BanditStates s = state.view();
+    for (std::size_t r = 0; r < R; ++r)
+      if (s.failed[r]) throw Error("IOKS: the mirror step's bisection did not converge");
+    store_resident(state);
+    t_ += static_cast<std::int64_t>(n);
+  }
+
+  /// The random-feature walk: θ (the host's w, swapped) and Ω_i/σ_i in the walk's layout.
+  void walk_features(const BanditTables& tables, BanditStateData& state, const ResidentWalkArgs<double>& a,
+                     const double* x, const double* y, double* predictions) {
+    const std::size_t R = reps_.size(), K = dictionary_.size(), D = n_rff_, d = a.n_features;
     std::vector<double> theta(R * K * 2 * D);
     for (std::size_t r = 0; r < R; ++r)
       for (std::size_t k = 0; k < K; ++k) features_of(r).weights_to_theta(k, theta.data() + (r * K + k) * 2 * D);
@@ -201,13 +214,134 @@ class BanditSelection final : public Algorithm {
       BanditProgram<HostPhilox> program{tables, state.view()};
       walk_on_host(program, a, resident_frequencies_.data(), theta.data(), x, y, predictions);
     }
-    const BanditStates s = state.view();
-    for (std::size_t r = 0; r < R; ++r)
-      if (s.failed[r]) throw Error("IOKS: the mirror step's bisection did not converge");
     for (std::size_t r = 0; r < R; ++r)
       for (std::size_t k = 0; k < K; ++k) features_of(r).weights_from_theta(k, theta.data() + (r * K + k) * 2 * D);
-    store_resident(state);
-    t_ += static_cast<std::int64_t>(n);
+  }
+
+  KernelHypotheses& expansions_of(std::size_t r) { return static_cast<KernelHypotheses&>(*reps_[r].hypotheses); }
+
+  bool expansions_on_gpu() const {
+    return context_.backend == BackendKind::Cuda || (context_.backend == BackendKind::Auto && cuda_available());
+  }
+
+  /// The kernel-expansion walk (resident_support.h) over the support pool, then the walk's new
+  /// entries (and, after a fold, a set's coefficients), scales and norms back into the
+  /// repetitions' KernelHypotheses, so that checkpoints and predict() read them there.
+  void walk_expansions(const BanditTables& tables, BanditStateData& state, const ResidentWalkArgs<double>& a,
+                       const double* x, const double* y, double* predictions) {
+    const std::size_t R = reps_.size(), K = dictionary_.size(), d = a.n_features;
+    const bool gpu = expansions_on_gpu();
+    prepare_pool(a.n_steps, gpu);
+    const BanditStates s = state.view();
+    std::vector<std::uint64_t> used_before(pool_used_);
+    std::vector<std::uint32_t> count_before(R * K);
+    for (std::size_t r = 0; r < R; ++r) {
+      s.used[r] = pool_used_[r];
+      const KernelHypotheses& h = expansions_of(r);
+      for (std::size_t k = 0; k < K; ++k) {
+        const std::size_t rk = r * K + k;
+        s.count[rk] = count_before[rk] = static_cast<std::uint32_t>(h.support_size(k));
+        s.scale[rk] = h.scale(k);
+        s.norm[rk] = h.norm(k);
+        s.folded[rk] = 0;
+      }
+    }
+    if (gpu) {
+#if OMKL_WITH_CUDA
+      pool_device_->walk(tables, pool_tables_, pool_layout_, state, a, x, y, predictions);
+#else
+      throw Error("step_path = resident: the GPU was asked for in a build without CUDA");
+#endif
+    } else {
+      KernelBanditProgram<HostPhilox> program{BanditProgram<HostPhilox>{tables, s}, pool_tables_,
+                                              pool_layout_.view(pool_host_.data())};
+      walk_on_host(program, a, nullptr, nullptr, x, y, predictions);
+    }
+    const auto read = [&](std::size_t offset, std::size_t bytes, void* dst) {
+      if (bytes == 0) return;
+#if OMKL_WITH_CUDA
+      if (gpu) return pool_device_->read(offset, bytes, dst);
+#endif
+      std::memcpy(dst, reinterpret_cast<const unsigned char*>(pool_host_.data()) + offset, bytes);
+    };
+    std::vector<double> rows, norms2, coef;
+    std::vector<std::uint64_t> index;
+    for (std::size_t r = 0; r < R; ++r) {
+      const std::size_t fresh = static_cast<std::size_t>(s.used[r] - used_before[r]);
+      rows.resize(fresh * d);
+      norms2.resize(fresh);
+      read(pool_layout_.rows_offset(r, used_before[r]), rows.size() * sizeof(double), rows.data());
+      read(pool_layout_.norm2_offset(r, used_before[r]), norms2.size() * sizeof(double), norms2.data());
+      KernelHypotheses& h = expansions_of(r);
+      for (std::size_t k = 0; k < K; ++k) {
+        const std::size_t rk = r * K + k, c0 = count_before[rk], c1 = s.count[rk];
+        const std::size_t from = s.folded[rk] ? 0 : c0;
+        coef.resize(c1 - from);
+        index.resize(c1 - c0);
+        read(pool_layout_.coef_offset(r, k, from), coef.size() * sizeof(double), coef.data());
+        read(pool_layout_.index_offset(r, k, c0), index.size() * sizeof(std::uint64_t), index.data());
+        if (s.folded[rk]) h.set_stored_coefficients(k, coef.data());
+        for (std::size_t j = c0; j < c1; ++j) {
+          const std::size_t row = static_cast<std::size_t>(index[j - c0] - used_before[r]);
+          h.append_entry(k, rows.data() + row * d, norms2[row], coef[j - from]);
+        }
+        h.set_scale_and_norm(k, s.scale[rk], s.norm[rk]);
+      }
+      pool_used_[r] = s.used[r];
+    }
+  }
+
+  /// The support pool holding every repetition's sets with room for n more rounds: (re)built
+  /// from the KernelHypotheses — first use, after a checkpoint is loaded, or when full (then at
+  /// least doubled) — in host memory or on the GPU.
+  void prepare_pool(std::size_t n, bool gpu) {
+    const std::size_t R = reps_.size(), K = dictionary_.size(), d = context_.n_features;
+    std::size_t need = 0;
+    if (!pool_built_) {
+      pool_used_.assign(R, 0);
+      for (std::size_t r = 0; r < R; ++r)
+        for (std::size_t k = 0; k < K; ++k) pool_used_[r] += expansions_of(r).support_size(k);
+    }
+    for (std::uint64_t used : pool_used_) need = std::max<std::size_t>(need, static_cast<std::size_t>(used) + n);
+    if (pool_built_ && need <= pool_tables_.capacity) return;
+    std::size_t capacity = std::max<std::size_t>(need, context_.horizon);
+    if (pool_built_) capacity = std::max<std::size_t>(capacity, 2 * static_cast<std::size_t>(pool_tables_.capacity));
+    SupportTables& t = pool_tables_;
+    t.K = static_cast<std::uint32_t>(K);
+    t.d = static_cast<std::uint32_t>(d);
+    t.capacity = capacity;
+    t.ball = projection_ == Projection::Ball ? 1 : 0;
+    t.U = U_;
+    for (std::size_t k = 0; k < K; ++k) {
+      const KernelSpec& spec = dictionary_[k];
+      t.family[k] = spec.family == KernelFamily::Gaussian ? 0 : spec.family == KernelFamily::Laplacian ? 1 : 2;
+      t.sigma[k] = spec.sigma;
+    }
+    pool_layout_ = SupportLayout(t, R);
+    std::vector<std::uint64_t> words(pool_layout_.words(), 0);
+    const SupportArrays arrays = pool_layout_.view(words.data());
+    for (std::size_t r = 0; r < R; ++r) {
+      const KernelHypotheses& h = expansions_of(r);
+      std::size_t row = 0;
+      for (std::size_t k = 0; k < K; ++k)
+        for (std::size_t j = 0; j < h.support_size(k); ++j, ++row) {
+          std::copy(h.support_row(k, j), h.support_row(k, j) + d, arrays.rows + (r * capacity + row) * d);
+          arrays.row_norm2[r * capacity + row] = h.support_norm2(k, j);
+          arrays.index[(r * K + k) * capacity + j] = row;
+          arrays.coef[(r * K + k) * capacity + j] = h.stored_coefficient(k, j);
+        }
+      pool_used_[r] = row;
+    }
+    if (gpu) {
+#if OMKL_WITH_CUDA
+      if (!pool_device_) pool_device_ = std::make_unique<KernelBanditDeviceWalk>();
+      pool_device_->upload(words);
+      pool_host_.clear();
+#endif
+    } else {
+      pool_host_ = std::move(words);
+    }
+    pool_built_ = true;
   }
 
   FeatureHypotheses& features_of(std::size_t r) { return static_cast<FeatureHypotheses&>(*reps_[r].hypotheses); }
@@ -309,6 +443,7 @@ class BanditSelection final : public Algorithm {
   void load_state(StateReader& in) override {
     resident_frequencies_.clear();  // the checkpoint holds Ω: rebuilt from it at the next walk
     resident_frequencies_uploaded_ = false;
+    pool_built_ = false;  // and the support sets: the pool is rebuilt from them
     in.expect_tag("bandit/1");
     t_ = in.get_i64();
     if (t_ < 0) throw InputError("checkpoint: negative round count");
@@ -416,8 +551,15 @@ class BanditSelection final : public Algorithm {
   std::vector<double> resident_frequencies_;  // R × K × D × d: Ω_i/σ_i of every repetition
   std::unique_ptr<RfBackend> resident_backend_;
   bool resident_frequencies_uploaded_ = false;
+  // step_path = resident, kernel expansions: the support pool (resident_support.h)
+  SupportTables pool_tables_;
+  SupportLayout pool_layout_;
+  std::vector<std::uint64_t> pool_host_;  // the host driver's pool
+  std::vector<std::uint64_t> pool_used_;  // R: its rows in use
+  bool pool_built_ = false;
 #if OMKL_WITH_CUDA
   std::unique_ptr<BanditDeviceWalk> device_walk_;
+  std::unique_ptr<KernelBanditDeviceWalk> pool_device_;
 #endif
 };
 

@@ -120,6 +120,23 @@ void KernelHypotheses::update(std::size_t i, const double* x, double F, double s
   }
 }
 
+void KernelHypotheses::append_entry(std::size_t i, const double* row, double row_norm2, double stored_coefficient) {
+  Kernel& k = kernels_[i];
+  x_ = Eigen::Map<const Eigen::VectorXd>(row, static_cast<Eigen::Index>(n_features_));
+  k.support.push_back(x_, row_norm2);
+  k.support.coefficient(0, k.support.size() - 1) = stored_coefficient;
+}
+
+void KernelHypotheses::set_stored_coefficients(std::size_t i, const double* alpha) {
+  Kernel& k = kernels_[i];
+  for (std::size_t j = 0; j < k.support.size(); ++j) k.support.coefficient(0, j) = alpha[j];
+}
+
+void KernelHypotheses::set_scale_and_norm(std::size_t i, double scale, double norm) {
+  kernels_[i].scale = scale;
+  norm_[i] = norm;
+}
+
 void KernelHypotheses::save(StateWriter& out) const {
   out.put_tag("bandit-kernel-hypotheses/1");
   for (std::size_t i = 0; i < kernels_.size(); ++i) {

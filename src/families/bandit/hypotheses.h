@@ -72,6 +72,17 @@ class KernelHypotheses final : public Hypotheses {
   /// The effective coefficient s_i·α̂_{i,j}.
   double coefficient(std::size_t i, std::size_t j) const { return kernels_[i].scale * kernels_[i].support.coefficient(0, j); }
 
+  /// The resident walk (resident_support.h) reads the sets into its pool and brings them up to
+  /// date from it: entry j's row, ‖row‖² and stored α̂_j, the lazy scale s_i; an entry appended
+  /// as the walk appended it (row, its ‖row‖², α̂), every α̂ of a set after a fold, s_i and ‖f_i‖.
+  const double* support_row(std::size_t i, std::size_t j) const { return kernels_[i].support.row(j); }
+  double support_norm2(std::size_t i, std::size_t j) const { return kernels_[i].support.norm2(j); }
+  double stored_coefficient(std::size_t i, std::size_t j) const { return kernels_[i].support.coefficient(0, j); }
+  double scale(std::size_t i) const { return kernels_[i].scale; }
+  void append_entry(std::size_t i, const double* row, double row_norm2, double stored_coefficient);
+  void set_stored_coefficients(std::size_t i, const double* alpha);
+  void set_scale_and_norm(std::size_t i, double scale, double norm);
+
  private:
   struct Kernel {
     SupportSet support;

@@ -1,10 +1,13 @@
 /// @file resident_bandit.cpp
-/// @brief Host side of the resident bandit program (resident_bandit.h): the state arena.
+/// @brief Host side of the resident bandit programs (resident_bandit.h, resident_support.h): the
+/// state arena and the support pool's layout.
 #include "families/bandit/resident_bandit.h"
+#include "families/bandit/resident_support.h"
 
 namespace omkl::detail {
 
-BanditStateData::BanditStateData(std::size_t n_kernels, std::size_t n_replicates) : K_(n_kernels), R_(n_replicates) {
+BanditStateData::BanditStateData(std::size_t n_kernels, std::size_t n_replicates, bool expansions)
+    : K_(n_kernels), R_(n_replicates), expansions_(expansions) {
   const std::size_t R = R_, K = K_;
   ByteArena a;
   rng_ = a.reserve<StreamPosition>(R);
@@ -20,6 +23,14 @@ BanditStateData::BanditStateData(std::size_t n_kernels, std::size_t n_replicates
   kernel_loss_ = a.reserve<double>(R * K);
   drawn_ = a.reserve<std::uint32_t>(R);
   failed_ = a.reserve<std::uint8_t>(R);
+  if (expansions) {
+    count_ = a.reserve<std::uint32_t>(R * K);
+    scale_ = a.reserve<double>(R * K);
+    norm_ = a.reserve<double>(R * K);
+    folded_ = a.reserve<std::uint8_t>(R * K);
+    used_ = a.reserve<std::uint64_t>(R);
+    fold_ = a.reserve<double>(R);
+  }
   bytes_.assign(a.words(), 0);
 }
 
@@ -38,6 +49,34 @@ BanditStates BanditStateData::view(void* base) const {
   s.kernel_loss = ByteArena::at<double>(base, kernel_loss_);
   s.drawn = ByteArena::at<std::uint32_t>(base, drawn_);
   s.failed = ByteArena::at<std::uint8_t>(base, failed_);
+  if (expansions_) {
+    s.count = ByteArena::at<std::uint32_t>(base, count_);
+    s.scale = ByteArena::at<double>(base, scale_);
+    s.norm = ByteArena::at<double>(base, norm_);
+    s.folded = ByteArena::at<std::uint8_t>(base, folded_);
+    s.used = ByteArena::at<std::uint64_t>(base, used_);
+    s.fold = ByteArena::at<double>(base, fold_);
+  }
+  return s;
+}
+
+SupportLayout::SupportLayout(const SupportTables& tables, std::size_t n_replicates)
+    : K_(tables.K), d_(tables.d), capacity_(static_cast<std::size_t>(tables.capacity)) {
+  const std::size_t R = n_replicates;
+  ByteArena a;
+  rows_ = a.reserve<double>(R * capacity_ * d_);
+  norm2_ = a.reserve<double>(R * capacity_);
+  index_ = a.reserve<std::uint64_t>(R * K_ * capacity_);
+  coef_ = a.reserve<double>(R * K_ * capacity_);
+  words_ = a.words();
+}
+
+SupportArrays SupportLayout::view(void* base) const {
+  SupportArrays s;
+  s.rows = ByteArena::at<double>(base, rows_);
+  s.row_norm2 = ByteArena::at<double>(base, norm2_);
+  s.index = ByteArena::at<std::uint64_t>(base, index_);
+  s.coef = ByteArena::at<double>(base, coef_);
   return s;
 }
 

@@ -9,8 +9,8 @@
 ///
 /// BanditStateData is every repetition's state in one arena, loaded from and stored back to the
 /// host path's objects around each walk, so checkpoints, predict() and the logs read it as the
-/// host path keeps it. The kernelized algorithms (OKS, OKS++, IOKS on support sets) keep their
-/// host path.
+/// host path keeps it. The kernelized algorithms (OKS, OKS++, IOKS on support sets) run the same
+/// rule with their own evaluation and update (resident_support.h).
 #pragma once
 
 #include <cstddef>
@@ -49,6 +49,13 @@ struct BanditStates {
   double* kernel_loss = nullptr;  ///< and the loss it suffered
   std::uint32_t* drawn = nullptr;  ///< this round's kernel
   std::uint8_t* failed = nullptr;  ///< IOKS's bisection did not converge
+  // Kernel expansions only (resident_support.h), per (repetition, kernel) unless noted:
+  std::uint32_t* count = nullptr;  ///< support-set entries
+  double* scale = nullptr;         ///< the lazy scale s_i
+  double* norm = nullptr;          ///< ‖f_i‖ as the recursion tracks it
+  std::uint8_t* folded = nullptr;  ///< the scale was folded into the coefficients during the walk
+  std::uint64_t* used = nullptr;   ///< per repetition: rows of its pool in use
+  double* fold = nullptr;          ///< per repetition: this round's fold factor (0: none)
 };
 
 template <typename Philox>
@@ -84,21 +91,31 @@ struct BanditProgram {
     return 1;
   }
 
-  /// The rest of play_round(): the loss, the rule's observe(), and f_I's step −λ·ℓ'/p_I.
-  OMKL_HD double learn(std::size_t r, std::int64_t /*t*/, double y, const double* f, const double* /*norm2*/,
-                       ResidentPair* pairs) {
+  /// play_round() after the evaluation F = f_I(x): the loss, the rule's observe() and the logs.
+  /// Returns the rule's λ; `derivative` is ℓ'(F, y) and `pI` the drawn kernel's p before the
+  /// rule moved it.
+  OMKL_HD double observe(std::size_t r, double F, double y, double& derivative, double& pI) {
     const std::size_t K = c.rule.K, I = s.drawn[r];
-    const double F = f[0];
-    const double loss = loss_value(c.loss, F, y), derivative = loss_derivative(c.loss, F, y);
-    const double pI = s.p[r * K + I];
+    const double loss = loss_value(c.loss, F, y);
+    derivative = loss_derivative(c.loss, F, y);
+    pI = s.p[r * K + I];
     bool failed = false;
     const double lambda = rule_observe(c.rule, rule_state(r), I, F, y, loss, derivative, failed);
     if (failed) s.failed[r] = 1;
+    s.selected[r * K + I] += 1.0;
+    s.kernel_loss[r * K + I] += loss;
+    return lambda;
+  }
+
+  /// The rest of play_round() for random features: observe(), then f_I's step −λ·ℓ'/p_I.
+  OMKL_HD double learn(std::size_t r, std::int64_t /*t*/, double y, const double* f, const double* /*norm2*/,
+                       ResidentPair* pairs) {
+    const double F = f[0];
+    double derivative = 0.0, pI = 1.0;
+    const double lambda = observe(r, F, y, derivative, pI);
     // θ ← θ − (λ/p_I)·ℓ'(F, y)·z, the host's w ← w + (−λ·ℓ'/p_I)·z.
     pairs[0].rate = lambda / pI;
     pairs[0].box = c.box;
-    s.selected[r * K + I] += 1.0;
-    s.kernel_loss[r * K + I] += loss;
     return F;
   }
 };
@@ -107,7 +124,8 @@ struct BanditProgram {
 /// copy of it.
 class BanditStateData {
  public:
-  BanditStateData(std::size_t n_kernels, std::size_t n_replicates);
+  /// With `expansions`, also the support sets' counters (the kernelized algorithms).
+  BanditStateData(std::size_t n_kernels, std::size_t n_replicates, bool expansions = false);
   BanditStates view(void* base) const;
   BanditStates view() { return view(bytes_.data()); }
   void* data() { return bytes_.data(); }
@@ -117,6 +135,8 @@ class BanditStateData {
   std::size_t K_, R_;
   std::vector<std::uint64_t> bytes_;
   std::size_t rng_, p_, q_, sums_, eta_, rho_, C_, V_, scratch_, selected_, kernel_loss_, drawn_, failed_;
+  std::size_t count_ = 0, scale_ = 0, norm_ = 0, folded_ = 0, used_ = 0, fold_ = 0;
+  bool expansions_ = false;
 };
 
 #if OMKL_WITH_CUDA

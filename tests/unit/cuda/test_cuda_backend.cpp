@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/test_helpers.h"
+#include "core/state_io.h"
 #include "families/bandit/bandit.h"
 #include "features/random_features.h"
 #include "features/rf_ensemble.h"
@@ -347,6 +348,24 @@ TEST_F(CudaTest, ResidentBanditWalkEqualsTheHostPath) {
     for (std::size_t i = 0; i < got.size(); ++i) ASSERT_LE(relative_error(got[i], expected[i]), 1e-9) << name << " " << i;
     for (std::size_t r = 0; r < 3; ++r) EXPECT_EQ(bandit_log(*gpu, r).selected, bandit_log(*cpu, r).selected) << name;
   }
+  // The kernel expansions (resident_support.h): the support pool in device memory, a set
+  // summed by the whole thread block; checkpoints read the sets back from it.
+  for (const char* name : {"oks", "oks++", "ioks"}) {
+    auto cpu_ctx = context_for(data, Profile::Paper, {0, 2, 5});
+    auto gpu_ctx = cpu_ctx;
+    gpu_ctx.backend = BackendKind::Cuda;
+    const std::vector<std::pair<std::string, std::string>> params = {{"dict", "gauss:0.5+lap:1+cauchy:2+gauss:4"}};
+    auto cpu = make(name, cpu_ctx, with_param(params, "step_path", "host"));
+    auto gpu = make(name, gpu_ctx, with_param(params, "step_path", "resident"));
+    const auto expected = run_steps(*cpu, data);
+    const auto got = run_blocks(*gpu, data, 70);
+    for (std::size_t i = 0; i < got.size(); ++i) ASSERT_LE(relative_error(got[i], expected[i]), 1e-9) << name << " " << i;
+    for (std::size_t r = 0; r < 3; ++r) EXPECT_EQ(bandit_log(*gpu, r).selected, bandit_log(*cpu, r).selected) << name;
+    StateWriter a, b;
+    cpu->save_state(a);
+    gpu->save_state(b);
+    EXPECT_EQ(a.bytes().size(), b.bytes().size()) << name;  // the same support sets, read back
+  }
 }
 
 // The resident walks on the GPU with every replicate on its own permutation of the stream (a
@@ -360,6 +379,7 @@ TEST_F(CudaTest, ReplicatedStreamsEqualSeparateCpuRuns) {
   const std::vector<std::pair<std::string, std::vector<std::pair<std::string, std::string>>>> cases = {
       {"rf-oks++", {{"D", "40"}, {"dict", "gauss:0.5+gauss:1+gauss:2+gauss:4"}}},
       {"rf-ioks", {{"D", "40"}, {"dict", "gauss:0.5+gauss:1+gauss:2+gauss:4"}}},
+      {"oks++", {{"dict", "gauss:0.5+lap:1+gauss:4"}}},
       {"omkl-sfg-r", {{"D", "37"}, {"switch_step", "150"}}}};
   for (const auto& [name, params] : cases) {
     auto gpu_ctx = context_for(data, Profile::Paper, replicates);

@@ -391,7 +391,7 @@ TEST_F(StudyTest, ShuffledReplicatesInLockstepEqualSeparateRuns) {
     StudyConfig c = config({"rf-oks++:D=8,dict=gauss:0.5+gauss:1+gauss:2,step_path=resident",
                             "omkl-sfg-r:D=8,M=3,switch_step=150,step_path=resident",
                             "rf-ioks:D=8,dict=gauss:0.5+gauss:1+gauss:2,step_path=host", "raker:D=4",
-                            "oks++:dict=gauss:0.5+gauss:2"},
+                            "oks++:dict=gauss:0.5+gauss:2", "ioks:dict=gauss:0.5+lap:2,step_path=resident"},
                            3);
     c.shuffle = shuffle;
     const StudyResult separate = omkl::run_study(c, data);

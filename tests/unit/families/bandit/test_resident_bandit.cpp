@@ -13,6 +13,8 @@
 #include "common/test_helpers.h"
 #include "core/state_io.h"
 #include "families/bandit/bandit.h"
+#include "families/bandit/hypotheses.h"
+#include "families/bandit/resident_support.h"
 
 using namespace omkl;
 using namespace omkl::detail;
@@ -41,6 +43,8 @@ Dataset stream(std::size_t n, Task task) {
   return data;
 }
 
+const char* const kExpansionDict = "gauss:0.5+lap:1+cauchy:2+gauss:4";
+
 struct Case {
   const char* name;
   Task task;
@@ -62,6 +66,12 @@ std::vector<Case> cases() {
       {"rf-ioks", Task::Regression, base},
       {"rf-ioks", Task::Regression, plus({{"loss", "absolute"}, {"bisection", "clean"}})},
       {"rf-ioks", Task::Classification, base},
+      // The kernel expansions (resident_support.h), over all three bounded kernel families.
+      {"oks", Task::Regression, {{"dict", kExpansionDict}, {"c_lambda", "5"}}},
+      {"oks++", Task::Regression, {{"dict", kExpansionDict}}},
+      {"oks++", Task::Classification, {{"dict", kExpansionDict}, {"logistic_mode", "reference"}}},
+      {"ioks", Task::Regression, {{"dict", kExpansionDict}, {"loss", "absolute"}}},
+      {"ioks", Task::Classification, {{"dict", kExpansionDict}, {"bisection", "clean"}}},
   };
 }
 
@@ -156,15 +166,17 @@ TEST(ResidentBanditTest, PredictAfterAWalkEqualsTheNextRound) {
   }
 }
 
-TEST(ResidentBanditTest, KernelizedAlgorithmsRefuseTheResidentPath) {
+TEST(ResidentBanditTest, ConfigurationsTheWalkDoesNotHoldAreRefused) {
   const Dataset data = stream(20, Task::Regression);
   const auto ctx = context_for(data);
-  for (const char* name : {"oks", "oks++", "ioks"}) {
-    const std::string message = config_error_message(name, ctx, {{"step_path", "resident"}});
-    EXPECT_NE(message.find("step_path"), std::string::npos) << name << ": " << message;
-    EXPECT_NE(message.find("support sets"), std::string::npos) << message;
+  std::string dict = "gauss:1";
+  for (int k = 1; k < 130; ++k) dict += "+gauss:" + std::to_string(1 + k);
+  for (const char* name : {"oks++", "rf-oks++"}) {
+    const std::string message = config_error_message(name, ctx, {{"dict", dict}, {"step_path", "resident"}});
+    EXPECT_NE(message.find("more kernels than a resident step holds"), std::string::npos) << name << ": " << message;
+    EXPECT_EQ(config_error_message(name, ctx, {{"step_path", "resident"}}), "") << name;
   }
-  EXPECT_EQ(config_error_message("rf-oks++", ctx, {{"D", "8"}, {"step_path", "resident"}}), "");
+  EXPECT_NE(config_error_message("oks", ctx, {{"step_path", "gpu"}}).find("step_path"), std::string::npos);
 }
 
 // Every repetition on its own permutation of the stream in one walk (step_block_replicated(), a
@@ -206,4 +218,65 @@ TEST(ResidentBanditTest, TheHostPathHasNoReplicatedStreams) {
   EXPECT_FALSE(make("oks++", context_for(data))->batches_replicates());
   EXPECT_TRUE(make(c.name, context_for(data), with_param(c.params, "step_path", "resident"))->batches_replicates());
   EXPECT_TRUE(make("raker", context_for(data), {{"D", "4"}})->batches_replicates());
+}
+
+// The kernel-expansion program's update against KernelHypotheses::update() (the host path's),
+// round by round, in a case that folds: one Gaussian, p = 1, a large λ and a tiny ball, so that
+// the projection multiplies the lazy scale by ≈ 1e−61 per round and the second round folds it
+// into the coefficients.
+TEST(ResidentBanditTest, ExpansionUpdateAndFoldAreKernelHypotheses) {
+  const std::size_t d = 2, T = 4;
+  const double U = 1e-60, lambda = 10.0;
+  const double x[T * d] = {0.1, -0.2, 0.3, 0.4, -0.5, 0.2, 0.0, 0.7};
+  const double y[T] = {0.9, -0.4, 0.6, 0.2};
+  BanditTables bandit;
+  bandit.rule.kind = RuleKind::Oks;
+  bandit.rule.K = 1;
+  bandit.rule.lambda = lambda;
+  bandit.loss = LossKind::Squared;
+  BanditStateData state(1, 1, true);
+  const BanditStates s = state.view();
+  s.rng[0] = StreamPosition::of(RandomStream(1, 0, RngPurpose::Selection, 5));
+  s.p[0] = s.q[0] = 1.0;
+  s.scale[0] = 1.0;
+  SupportTables tables;
+  tables.K = 1;
+  tables.d = d;
+  tables.capacity = 8;
+  tables.ball = 1;
+  tables.U = U;
+  tables.family[0] = 0;
+  tables.sigma[0] = 1.0;
+  const SupportLayout layout(tables, 1);
+  std::vector<std::uint64_t> pool(layout.words(), 0);
+  KernelBanditProgram<HostPhilox> program{BanditProgram<HostPhilox>{bandit, s}, tables, layout.view(pool.data())};
+  ResidentWalkArgs<double> shape;
+  shape.n_replicates = shape.n_slots = shape.n_kernels = 1;
+  shape.n_features = d;
+  shape.max_pairs = 1;
+  shape.loss = LossKind::Squared;
+  KernelHypotheses host({KernelSpec::gaussian(1.0)}, d, 8);
+  bool folded = false;
+  for (std::size_t t = 0; t < T; ++t) {
+    shape.n_steps = 1;
+    shape.t0 = static_cast<std::int64_t>(t + 1);
+    double prediction = 0.0;
+    walk_on_host(program, shape, nullptr, nullptr, x + t * d, y + t, &prediction);
+    const double F = host.evaluate(0, x + t * d);
+    EXPECT_NEAR(prediction, F, 1e-12 * std::fabs(F)) << "t=" << t;
+    host.update(0, x + t * d, F, -lambda * loss_derivative(LossKind::Squared, F, y[t]), Projection::Ball, U);
+    folded = folded || s.folded[0];
+    ASSERT_EQ(s.count[0], host.support_size(0));
+    EXPECT_NEAR(s.scale[0], host.scale(0), 1e-12 * host.scale(0)) << "t=" << t;
+    EXPECT_NEAR(s.norm[0], host.norm(0), 1e-12 * host.norm(0)) << "t=" << t;
+    const SupportArrays a = layout.view(pool.data());
+    for (std::size_t j = 0; j < host.support_size(0); ++j) {
+      EXPECT_NEAR(a.coef[j], host.stored_coefficient(0, j), 1e-12 * std::fabs(host.stored_coefficient(0, j)));
+      EXPECT_EQ(a.index[j], j);
+      EXPECT_EQ(a.rows[j * d], host.support_row(0, j)[0]);
+    }
+  }
+  EXPECT_TRUE(folded);
+  EXPECT_EQ(host.scale(0), 1.0);  // the host folded too
+  EXPECT_EQ(s.used[0], T);
 }
