@@ -14,6 +14,7 @@
 #include "omkl/algorithm.h"
 #include "omkl/communicator.h"
 #include "omkl/dataset.h"
+#include "omkl/device_contexts.h"
 #include "omkl/types.h"
 
 namespace omkl {
@@ -73,6 +74,9 @@ struct StudyConfig {
   /// which gives the same numbers. On the CPU, replicates on separate threads are faster; this is
   /// for checking that schedule on a machine without a GPU.
   bool lockstep_on_cpu = false;
+  /// GPU streams and cuBLAS handles for the study's CUDA backends (make_device_contexts()); null:
+  /// a GPU study makes a pool of its own. Giving one to successive studies makes the contexts once.
+  std::shared_ptr<DeviceContexts> device_contexts;
   /// What produced the study, recorded in summary.json (e.g. the command line, the data path,
   /// the normalisation); summary.json always records the library version as well.
   std::vector<std::pair<std::string, std::string>> provenance;
@@ -160,6 +164,8 @@ struct StudyResult {
   std::vector<std::pair<std::string, std::string>> provenance;  ///< StudyConfig::provenance
   std::vector<AlgorithmResult> results;
   TimeMatchReport time_match;    ///< StudyConfig::time_match (reference empty when off)
+  /// Seconds this study spent making GPU contexts (0 on the CPU, or when a given pool had them).
+  double device_setup_seconds = 0.0;
 };
 
 /// Where a study's stream comes from and how it is prepared: what `omkl study --data ...` reads,

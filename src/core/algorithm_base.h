@@ -65,6 +65,7 @@
 #include <vector>
 
 #include "omkl/communicator.h"
+#include "omkl/device_contexts.h"
 #include "omkl/types.h"
 #include "core/params.h"
 #include "core/state_io.h"
@@ -91,6 +92,9 @@ struct AlgoContext {
   std::size_t host_threads = 1;
   /// Federated stream: K clients in rounds (row t·K + k is client k's t-th sample); 0 otherwise.
   std::size_t n_clients = 0;
+  /// Where CUDA backends take their streams and cuBLAS handles (a study's, reused by all its
+  /// algorithms); null: each backend makes its own.
+  std::shared_ptr<DeviceContexts> device_contexts;
 
   std::size_t n_replicates() const { return replicates.size(); }
 };

@@ -25,13 +25,13 @@
 #include "core/timing.h"
 #include "cuda/cuda_check.h"
 #include "cuda/device_buffer.h"
+#include "cuda/device_contexts.h"
 #include "kernels/frequency_draws.cuh"
 #include "kernels/rf_kernels.cuh"
 #include "kernels/round_kernels.cuh"
 
 namespace omkl::detail::cuda {
 
-using omkl::cuda::CudaContext;
 using omkl::cuda::DeviceEvent;
 using omkl::cuda::DeviceBuffer;
 using omkl::cuda::DevicePair;
@@ -99,13 +99,14 @@ struct LoopProfile {
 template <typename Real>
 class CudaRfBackend final : public RfBackend {
  public:
-  explicit CudaRfBackend(const RfProblem& problem) : RfBackend(problem) {
+  CudaRfBackend(const RfProblem& problem, DeviceContexts* contexts)
+      : RfBackend(problem), context_(DeviceContexts::lease_from(contexts)) {
     const auto& p = problem_;
     if (p.n_rff > omkl::cuda::kMaxRff)
       throw CudaError("CUDA backend: D = " + std::to_string(p.n_rff) + " exceeds the supported " +
                       std::to_string(omkl::cuda::kMaxRff));
     const SlotsByKernel groups = slots_by_kernel(p);  // throws on a slot kernel out of range
-    const cudaStream_t stream = context_.stream();
+    const cudaStream_t stream = context_->stream();
     for (auto* b : {&frequencies_, &theta_, &projections_, &x_, &y_, &f_, &norm2_}) b->set_stream(stream);
     for (auto* b : {&log_w_, &log_w_steps_, &group_f_, &exact_frequencies_}) b->set_stream(stream);
     schedules_.set_stream(stream);
@@ -126,7 +127,7 @@ class CudaRfBackend final : public RfBackend {
     // OMKL_CUDA_TRAJECTORIES=per_slot or per_kernel forces one (the tests run both);
     // per_kernel falls back where a shape does not fit.
     const std::string forced = env_switch("OMKL_CUDA_TRAJECTORIES", "", {"per_slot", "per_kernel"});
-    const std::size_t multiprocessors = context_.multiprocessors();
+    const std::size_t multiprocessors = context_->multiprocessors();
     const bool groups_fill = p.n_replicates * p.n_kernels >= 2 * multiprocessors;
     if (forced == "per_kernel" || (forced != "per_slot" && groups.largest >= 2 && groups_fill))
       build_kernel_groups(groups);
@@ -182,7 +183,7 @@ class CudaRfBackend final : public RfBackend {
     if (recipes.size() != n_matrices)
       throw Error("CUDA backend: " + std::to_string(recipes.size()) + " frequency recipes for " +
                   std::to_string(n_matrices) + " matrices");
-    const cudaStream_t stream = context_.stream();
+    const cudaStream_t stream = context_->stream();
     const std::vector<std::size_t> offsets = recipe_unit_offsets(recipes, p.n_rff, p.n_features);
     DeviceBuffer<MatrixRecipe> device_recipes(n_matrices, stream);
     device_recipes.copy_from_host(recipes.data(), n_matrices);
@@ -203,7 +204,7 @@ class CudaRfBackend final : public RfBackend {
     omkl::cuda::launch_draw_frequencies(device_recipes.data(), device_offsets.data(), n_matrices, n_units, p.n_rff,
                                         p.n_features, target, scratch.data(), threads, stream);
     if constexpr (!std::is_same_v<Real, double>) omkl::cuda::launch_narrow_to_float(target, frequencies_.data(), n, stream);
-    context_.synchronize();  // launch errors surface here, at construction
+    context_->synchronize();  // launch errors surface here, at construction
     frequencies_dirty_ = false;
     host_frequencies_stale_ = true;
     return true;
@@ -231,14 +232,14 @@ class CudaRfBackend final : public RfBackend {
     const std::size_t S = problem_.n_slots();
     if (!log_w_initialized_) throw Error("CUDA backend: fused weights were never initialised");
     log_w_.copy_to_host(out, S, r * S);
-    context_.synchronize();
+    context_->synchronize();
   }
 
   void set_log_weights(std::size_t r, const double* in) override {
     const std::size_t S = problem_.n_slots();
     ensure_log_weights(0.0);
     log_w_.copy_from_host(in, S, r * S);
-    context_.synchronize();
+    context_->synchronize();
   }
 
   void predict(const double* x, std::int64_t t, const std::vector<SlotSchedule>& schedules,
@@ -295,7 +296,7 @@ class CudaRfBackend final : public RfBackend {
     std::vector<RoundUpdate> sorted;
     std::vector<RoundGroup> groups;
     group_round_updates(updates, n_updates, S, [&](std::uint32_t slot) { return p.slot_kernel[slot]; }, sorted, groups);
-    const cudaStream_t stream = context_.stream();
+    const cudaStream_t stream = context_->stream();
     const std::vector<Real> x_real(x, x + n_clients * d);
     round_x_.set_stream(stream);
     round_updates_.set_stream(stream);
@@ -315,7 +316,7 @@ class CudaRfBackend final : public RfBackend {
       omkl::cuda::launch_theta_norms(theta_.data(), p.n_replicates * S, p.n_rff, round_norm2_.data(), stream);
       round_norm2_.copy_to_host(norm2, p.n_replicates * S);
     }
-    context_.synchronize();  // the host vectors above die here
+    context_->synchronize();  // the host vectors above die here
   }
 
   bool device_lease(DeviceLease& lease) override {
@@ -323,7 +324,7 @@ class CudaRfBackend final : public RfBackend {
     lease.theta = theta_.data();
     lease.frequencies = frequencies_.data();
     lease.single_precision = std::is_same_v<Real, float>;
-    lease.stream = context_.stream();
+    lease.stream = context_->stream();
     return true;
   }
 
@@ -331,7 +332,7 @@ class CudaRfBackend final : public RfBackend {
     const std::size_t n = problem_.theta_size();
     std::vector<Real> host(n);
     theta_.copy_to_host(host.data(), n, (r * problem_.n_slots() + slot) * n);
-    context_.synchronize();
+    context_->synchronize();
     std::copy(host.begin(), host.end(), out);
   }
 
@@ -339,7 +340,7 @@ class CudaRfBackend final : public RfBackend {
     const std::size_t n = problem_.theta_size();
     std::vector<Real> host(in, in + n);
     theta_.copy_from_host(host.data(), n, (r * problem_.n_slots() + slot) * n);
-    context_.synchronize();  // `host` dies here
+    context_->synchronize();  // `host` dies here
   }
 
  private:
@@ -373,11 +374,11 @@ class CudaRfBackend final : public RfBackend {
                             norm2 ? device_out + n_pairs : nullptr,
                             n_pairs, p.n_slots(), p.n_kernels, p.n_rff, d,
                             static_cast<Real>(p.feature_scale), static_cast<int>(p.loss), y};
-    if (profile_) profile_->selected_begin.record(context_.stream());
-    omkl::cuda::launch_step_selected(args, context_.stream());
-    if (profile_) profile_->selected_end.record(context_.stream());
+    if (profile_) profile_->selected_begin.record(context_->stream());
+    omkl::cuda::launch_step_selected(args, context_->stream());
+    if (profile_) profile_->selected_end.record(context_->stream());
     const Real* out = staging_selected_out_.data();
-    context_.synchronize();  // the host decides the next step from f
+    context_->synchronize();  // the host decides the next step from f
     if (profile_) profile_->selected_kernel_ms += profile_->selected_end.ms_since(profile_->selected_begin);
     std::copy(out, out + n_pairs, f);
     if (norm2) std::copy(out + n_pairs, out + 2 * n_pairs, norm2);
@@ -407,7 +408,7 @@ class CudaRfBackend final : public RfBackend {
     group_slots_.resize(slots.size());
     group_offsets_.copy_from_host(offsets.data(), offsets.size());
     group_slots_.copy_from_host(slots.data(), slots.size());
-    context_.synchronize();  // the host vectors die here
+    context_->synchronize();  // the host vectors die here
     max_group_ = static_cast<unsigned>(groups.largest);
   }
 
@@ -419,7 +420,7 @@ class CudaRfBackend final : public RfBackend {
       host_frequencies_.resize(n);
       if constexpr (std::is_same_v<Real, double>) frequencies_.copy_to_host(host_frequencies_.data(), n);
       else exact_frequencies_.copy_to_host(host_frequencies_.data(), n);
-      context_.synchronize();
+      context_->synchronize();
       host_frequencies_stale_ = false;
     } else if (host_frequencies_.size() != n) {
       host_frequencies_.assign(n, 0.0);
@@ -432,11 +433,11 @@ class CudaRfBackend final : public RfBackend {
     if constexpr (std::is_same_v<Real, double>) {
       // No converted copy: with 1000 replicates the matrices are hundreds of MB.
       frequencies_.copy_from_host(host_frequencies_.data(), host_frequencies_.size());
-      context_.synchronize();
+      context_->synchronize();
     } else {
       std::vector<Real> converted(host_frequencies_.begin(), host_frequencies_.end());
       frequencies_.copy_from_host(converted.data(), converted.size());
-      context_.synchronize();
+      context_->synchronize();
     }
     frequencies_dirty_ = false;
   }
@@ -462,7 +463,7 @@ class CudaRfBackend final : public RfBackend {
     }
     schedules_.resize(device.size());
     schedules_.copy_from_host(device.data(), device.size());
-    context_.synchronize();
+    context_->synchronize();
     cached_schedules_ = schedules;
   }
 
@@ -472,7 +473,7 @@ class CudaRfBackend final : public RfBackend {
     log_w_.resize(n);
     const std::vector<double> start(n, initial);
     log_w_.copy_from_host(start.data(), n);
-    context_.synchronize();
+    context_->synchronize();
     log_w_initialized_ = true;
   }
 
@@ -506,7 +507,7 @@ class CudaRfBackend final : public RfBackend {
     const Real one = 1, zero = 0;
     using Clock = std::chrono::steady_clock;
     LoopProfile* prof = profile_.get();
-    const cudaStream_t stream = context_.stream();
+    const cudaStream_t stream = context_->stream();
     for (std::size_t start = 0; start < n_steps; start += window) {
       const std::size_t m = std::min(window, n_steps - start);
       const auto host_start = Clock::now();
@@ -523,7 +524,7 @@ class CudaRfBackend final : public RfBackend {
       if (prof) prof->uploaded.record(stream);
       // projections (M × m, column-major) = Vᵀ-stack (d × M)ᵀ · X (d × m)
       if (!on_the_fly)
-        OMKL_CUBLAS_CHECK(gemm(context_.cublas(), CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(M),
+        OMKL_CUBLAS_CHECK(gemm(context_->cublas(), CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(M),
                                static_cast<int>(m), static_cast<int>(d), &one, frequencies_.data(),
                                static_cast<int>(d), x_.data(), static_cast<int>(d), &zero,
                                projections_.data(), static_cast<int>(M)));
@@ -538,16 +539,16 @@ class CudaRfBackend final : public RfBackend {
                                 x_.data(), frequencies_.data(), d};
       if (group_offsets_.size() > 0) {
         const omkl::cuda::KernelGroups groups{group_offsets_.data(), group_slots_.data(), max_group_};
-        omkl::cuda::launch_advance_kernel_groups(args, groups, context_.stream());
+        omkl::cuda::launch_advance_kernel_groups(args, groups, context_->stream());
       } else {
-        omkl::cuda::launch_advance_trajectories(args, context_.stream());
+        omkl::cuda::launch_advance_trajectories(args, context_->stream());
       }
       if (prof) prof->advanced.record(stream);
       // Waits for the window and, with OMKL_TIMING, books the wait and the device times.
       const auto wait = [&] {
         const auto wait_start = Clock::now();
         if (prof) prof->downloaded.record(stream);
-        context_.synchronize();
+        context_->synchronize();
         if (!prof) return;
         prof->wait_ms += elapsed_ms(wait_start, Clock::now());
         prof->add_window_device_times(fused != nullptr);
@@ -555,7 +556,7 @@ class CudaRfBackend final : public RfBackend {
       if (fused) {
         omkl::cuda::launch_combine_groups(f_.data(), log_w_steps_.data(), schedules_.data(), m, R, S,
                                           fused->group_size, static_cast<long long>(t0 + start),
-                                          group_f_.data(), context_.stream());
+                                          group_f_.data(), context_->stream());
         if (prof) prof->combined.record(stream);
         double* out = staging_out_.data();
         group_f_.copy_to_host(out, m * R * G);
@@ -580,8 +581,9 @@ class CudaRfBackend final : public RfBackend {
     }
   }
 
-  // Declared first so that it is destroyed last, after every buffer that uses its stream.
-  CudaContext context_;
+  // Declared first so that it is destroyed (or given back to its pool) last, after every
+  // buffer that uses its stream: a pooled stream's next user sees their frees in order.
+  DeviceContexts::Lease context_;
   DeviceBuffer<Real> frequencies_, theta_, projections_, x_, y_, f_, norm2_;
   DeviceBuffer<DeviceSchedule> schedules_;
   DeviceBuffer<double> log_w_, log_w_steps_, group_f_;  // fused weights (double in both precisions)
@@ -624,7 +626,16 @@ bool device_available() {
   return true;
 }
 
-std::unique_ptr<RfBackend> make_cuda_rf_backend(const RfProblem& problem) {
+std::shared_ptr<DeviceContexts> make_device_contexts(double* seconds) {
+  auto contexts = std::make_shared<DeviceContexts>();
+  contexts->acquire();  // one made now, and given back at once
+  if (seconds) *seconds = contexts->creation_seconds();
+  return contexts;
+}
+
+double device_context_seconds(const DeviceContexts& contexts) { return contexts.creation_seconds(); }
+
+std::unique_ptr<RfBackend> make_cuda_rf_backend(const RfProblem& problem, DeviceContexts* contexts) {
   int count = 0;
   const cudaError_t status = cudaGetDeviceCount(&count);
   if (status != cudaSuccess || count == 0) {
@@ -632,8 +643,8 @@ std::unique_ptr<RfBackend> make_cuda_rf_backend(const RfProblem& problem) {
     throw CudaError(std::string("--backend cuda: no usable CUDA device (") +
                     (status != cudaSuccess ? cudaGetErrorString(status) : "no device found") + ")");
   }
-  if (problem.single_precision) return std::make_unique<CudaRfBackend<float>>(problem);
-  return std::make_unique<CudaRfBackend<double>>(problem);
+  if (problem.single_precision) return std::make_unique<CudaRfBackend<float>>(problem, contexts);
+  return std::make_unique<CudaRfBackend<double>>(problem, contexts);
 }
 
 }  // namespace omkl::detail::cuda

@@ -148,7 +148,7 @@ bool cuda_available() {
 #endif
 }
 
-std::unique_ptr<RfBackend> make_rf_backend(BackendKind kind, const RfProblem& problem) {
+std::unique_ptr<RfBackend> make_rf_backend(BackendKind kind, const RfProblem& problem, DeviceContexts* contexts) {
   if (problem.n_slots() == 0 || problem.n_rff == 0 || problem.n_features == 0)
     throw ConfigError("random-feature backend: empty problem (no slots, features or D = 0)");
   switch (kind) {
@@ -156,12 +156,12 @@ std::unique_ptr<RfBackend> make_rf_backend(BackendKind kind, const RfProblem& pr
       return cpu::make_cpu_rf_backend(problem);
     case BackendKind::Auto:
 #if OMKL_WITH_CUDA
-      if (cuda::device_available()) return cuda::make_cuda_rf_backend(problem);
+      if (cuda::device_available()) return cuda::make_cuda_rf_backend(problem, contexts);
 #endif
       return cpu::make_cpu_rf_backend(problem);
     case BackendKind::Cuda:
 #if OMKL_WITH_CUDA
-      return cuda::make_cuda_rf_backend(problem);
+      return cuda::make_cuda_rf_backend(problem, contexts);
 #else
       throw CudaError("--backend cuda: this omkl build has no CUDA backend (configure with OMKL_ENABLE_CUDA=ON)");
 #endif
@@ -170,4 +170,22 @@ std::unique_ptr<RfBackend> make_rf_backend(BackendKind kind, const RfProblem& pr
 }
 
 }  // namespace detail
+
+std::shared_ptr<DeviceContexts> make_device_contexts(double* seconds) {
+  if (seconds) *seconds = 0.0;
+#if OMKL_WITH_CUDA
+  if (detail::cuda::device_available()) return detail::cuda::make_device_contexts(seconds);
+#endif
+  return nullptr;
+}
+
+double device_context_seconds(const DeviceContexts& contexts) {
+#if OMKL_WITH_CUDA
+  return detail::cuda::device_context_seconds(contexts);
+#else
+  (void)contexts;
+  return 0.0;  // never reached: a build without CUDA makes no DeviceContexts
+#endif
+}
+
 }  // namespace omkl

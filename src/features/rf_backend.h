@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "omkl/config.h"
+#include "omkl/device_contexts.h"
 #include "omkl/types.h"
 #include "features/frequency_recipe.h"
 #include "core/loss.h"
@@ -212,8 +213,11 @@ class RfBackend {
 };
 
 /// Creates a backend. Auto picks CUDA when the library has it and a device is visible, and
-/// otherwise the CPU. Cuda without a usable device throws CudaError.
-std::unique_ptr<RfBackend> make_rf_backend(BackendKind kind, const RfProblem& problem);
+/// otherwise the CPU. Cuda without a usable device throws CudaError. A CUDA backend takes its
+/// stream and cuBLAS handle from `contexts` where given (and gives them back when it dies),
+/// else makes its own.
+std::unique_ptr<RfBackend> make_rf_backend(BackendKind kind, const RfProblem& problem,
+                                           DeviceContexts* contexts = nullptr);
 
 /// True when this build has the CUDA backend and a usable device is visible.
 bool cuda_available();
@@ -228,7 +232,9 @@ std::unique_ptr<RfBackend> make_cpu_rf_backend(const RfProblem& problem);
 }
 #if OMKL_WITH_CUDA
 namespace cuda {
-std::unique_ptr<RfBackend> make_cuda_rf_backend(const RfProblem& problem);
+std::unique_ptr<RfBackend> make_cuda_rf_backend(const RfProblem& problem, DeviceContexts* contexts);
+std::shared_ptr<DeviceContexts> make_device_contexts(double* seconds);
+double device_context_seconds(const DeviceContexts& contexts);
 bool device_available();
 }  // namespace cuda
 #endif

@@ -180,7 +180,7 @@ std::unique_ptr<RfBackend> build_backend(const RfEnsembleConfig& config, const A
   // host frequency draws against the upload), one line on stderr per backend.
   using Clock = std::chrono::steady_clock;
   const auto t0 = Clock::now();
-  auto backend = make_rf_backend(context.backend, problem);
+  auto backend = make_rf_backend(context.backend, problem, context.device_contexts.get());
   const auto t1 = Clock::now();
   const bool drawn_by_backend = recipes && backend->draw_frequencies(recipes);
   if (!drawn_by_backend)

@@ -104,6 +104,7 @@ std::unique_ptr<detail::Algorithm> build(const AlgorithmSpec& spec, const Preset
   context.horizon = data.n_samples;
   context.backend = config.backend;
   context.n_clients = data.n_clients;
+  context.device_contexts = config.device_contexts;
   // A lockstep (GPU) run holds every seed in one algorithm on one study thread; the per-seed
   // host work of a step can then use the other cores.
   if (lockstep_backend(config) && context.replicates.size() > 1)
@@ -404,6 +405,13 @@ StudyResult run_study(const StudyConfig& config, const Dataset& data) {
   result.n_features = data.n_features;
   result.backend = to_string(cfg.backend);
   result.device = device_name(cfg.backend);
+  // The GPU contexts: made once for the whole study (or taken from the caller's pool), their
+  // creation reported apart from the algorithms' times.
+  if (cfg.backend == BackendKind::Cuda && !cfg.device_contexts) cfg.device_contexts = make_device_contexts();
+  const double setup_before = config.device_contexts ? device_context_seconds(*config.device_contexts) : 0.0;
+  const auto device_setup = [&] {
+    return cfg.device_contexts ? device_context_seconds(*cfg.device_contexts) - setup_before : 0.0;
+  };
   result.profile = to_string(cfg.profile);
   result.preset = cfg.preset;
   result.provenance = cfg.provenance;
@@ -470,6 +478,7 @@ StudyResult run_study(const StudyConfig& config, const Dataset& data) {
     if (comm->rank() != 0) return result;  // rank 0 writes the outputs
     result.processes = static_cast<std::size_t>(comm->size());
   }
+  result.device_setup_seconds = device_setup();
 
   // 4. Aggregate over the seeds, cache each new cell, write the outputs. Only now, with every
   // replicate finished, does anything appear in out_dir.

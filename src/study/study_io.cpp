@@ -162,6 +162,7 @@ StudyOutputs format_study_outputs(const StudyResult& result) {
                      {"preset", result.preset},     {"results", results}};
   if (!result.regret_benchmark.empty()) summary["regret_benchmark"] = result.regret_benchmark;
   if (result.processes > 1) summary["processes"] = result.processes;
+  if (result.backend == "cuda") summary["device_setup_seconds"] = result.device_setup_seconds;
   if (!result.time_match.reference.empty()) {
     json entries = json::array();
     for (const auto& e : result.time_match.entries) {

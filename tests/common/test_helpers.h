@@ -141,6 +141,20 @@ inline std::vector<double> run_replicated_blocks(detail::Algorithm& algorithm, c
   return out;
 }
 
+/// A federated stream of `rounds` rounds of n_clients samples (random_stream(), d features),
+/// and the context of an algorithm on it.
+inline Dataset federated_stream(std::size_t n_clients, std::size_t rounds, std::size_t d, std::uint64_t seed) {
+  Dataset data = random_stream(n_clients * rounds, d, Task::Regression, seed);
+  data.n_clients = n_clients;
+  return data;
+}
+inline detail::AlgoContext federated_context(const Dataset& data, Profile profile,
+                                             std::vector<std::uint64_t> replicates) {
+  detail::AlgoContext c = context_for(data, profile, std::move(replicates));
+  c.n_clients = data.n_clients;
+  return c;
+}
+
 /// `params` with one more (key, value).
 inline std::vector<std::pair<std::string, std::string>> with_param(
     std::vector<std::pair<std::string, std::string>> params, const std::string& key, const std::string& value) {

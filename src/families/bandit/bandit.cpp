@@ -334,7 +334,7 @@ class BanditSelection final : public Algorithm {
     }
     if (gpu) {
 #if OMKL_WITH_CUDA
-      if (!pool_device_) pool_device_ = std::make_unique<KernelBanditDeviceWalk>();
+      if (!pool_device_) pool_device_ = std::make_unique<KernelBanditDeviceWalk>(context_.device_contexts.get());
       pool_device_->upload(words);
       pool_host_.clear();
 #endif
@@ -361,7 +361,7 @@ class BanditSelection final : public Algorithm {
       for (std::size_t k = 0; k < dictionary_.size(); ++k) problem.slot_kernel.push_back(static_cast<std::uint32_t>(k));
       problem.feature_scale = 1.0 / std::sqrt(static_cast<double>(n_rff_));
       problem.loss = loss_;
-      resident_backend_ = make_rf_backend(context_.backend, problem);
+      resident_backend_ = make_rf_backend(context_.backend, problem, context_.device_contexts.get());
       resident_frequencies_uploaded_ = false;
     }
     if (!resident_frequencies_uploaded_ && !resident_frequencies_.empty()) {

@@ -190,7 +190,8 @@ struct KernelBanditProgram {
 /// own, the rule's state and counters uploaded and read back around each walk.
 class KernelBanditDeviceWalk {
  public:
-  KernelBanditDeviceWalk();
+  /// Its stream from `contexts` where given, else its own.
+  explicit KernelBanditDeviceWalk(DeviceContexts* contexts);
   ~KernelBanditDeviceWalk();
   KernelBanditDeviceWalk(const KernelBanditDeviceWalk&) = delete;
   KernelBanditDeviceWalk& operator=(const KernelBanditDeviceWalk&) = delete;

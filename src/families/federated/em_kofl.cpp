@@ -20,6 +20,7 @@
 #include "families/federated/federated.h"
 #include "families/federated/federated_config.h"
 #include "families/federated/resident_em_kofl.h"
+#include "features/backend_walk.h"
 #include "omkl/error.h"
 
 namespace omkl::detail {
@@ -154,20 +155,8 @@ class EmKofl final : public Algorithm {
       throw Error("step_path = resident: a backend lent device memory to a build without CUDA");
 #endif
     } else {
-      const std::size_t block = D * d;
-      if (resident_frequencies_.empty()) {
-        resident_frequencies_.resize(R * N * block);
-        for (std::size_t r = 0; r < R; ++r)
-          for (std::size_t i = 0; i < N; ++i)
-            backend_->get_frequencies(r, i, resident_frequencies_.data() + (r * N + i) * block);
-      }
-      std::vector<double> theta(R * S * D2);
-      for (std::size_t r = 0; r < R; ++r)
-        for (std::size_t slot = 0; slot < S; ++slot) backend_->get_theta(r, slot, theta.data() + (r * S + slot) * D2);
       EmKoflProgram<HostPhilox> program{tables, s};
-      walk_on_host(program, shape, resident_frequencies_.data(), theta.data(), x, y, predictions);
-      for (std::size_t r = 0; r < R; ++r)
-        for (std::size_t slot = 0; slot < S; ++slot) backend_->set_theta(r, slot, theta.data() + (r * S + slot) * D2);
+      walk_on_backend(program, *backend_, resident_frequencies_, shape, x, y, predictions);
     }
     std::copy(s.log_w, s.log_w + log_w_.size(), log_w_.begin());
     std::copy(s.round_loss, s.round_loss + round_loss_.size(), round_loss_.begin());

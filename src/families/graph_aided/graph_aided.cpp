@@ -25,6 +25,7 @@
 #include "families/graph_aided/graph_aided_config.h"
 #include "families/graph_aided/graph_selection.h"
 #include "families/graph_aided/resident_graph.h"
+#include "features/backend_walk.h"
 #include "features/rf_ensemble.h"
 #include "random/notebook_stream.h"
 #include "random/rng.h"
@@ -176,7 +177,8 @@ class GraphAided final : public Algorithm {
       throw Error("step_path = resident: a backend lent device memory to a build without CUDA");
 #endif
     } else {
-      walk_resident_on_host(state, shape, x, y, predictions);
+      GraphProgram<HostPhilox> program{resident_tables_->view(), state.view()};
+      walk_on_backend(program, *backend_, resident_frequencies_, shape, x, y, predictions);
     }
     const std::int64_t t_last = t_ + static_cast<std::int64_t>(n);
     state.store(reps_, config_, t_last, config_.eta_at(t_last), predictions + (n - 1) * R);
@@ -185,24 +187,6 @@ class GraphAided final : public Algorithm {
     t_ = t_last;
   }
 
-  void walk_resident_on_host(GraphStateData& state, const ResidentWalkArgs<double>& a, const double* x,
-                             const double* y, double* predictions) {
-    const RfProblem& p = backend_->problem();
-    const std::size_t R = reps_.size(), S = p.n_slots(), P = p.n_kernels, D = p.n_rff, d = p.n_features;
-    const std::size_t theta_n = p.theta_size(), block = D * d;
-    if (resident_frequencies_.empty()) {
-      resident_frequencies_.resize(R * P * block);
-      for (std::size_t r = 0; r < R; ++r)
-        for (std::size_t k = 0; k < P; ++k) backend_->get_frequencies(r, k, resident_frequencies_.data() + (r * P + k) * block);
-    }
-    std::vector<double> theta(R * S * theta_n);
-    for (std::size_t r = 0; r < R; ++r)
-      for (std::size_t s = 0; s < S; ++s) backend_->get_theta(r, s, theta.data() + (r * S + s) * theta_n);
-    GraphProgram<HostPhilox> program{resident_tables_->view(), state.view()};
-    walk_on_host(program, a, resident_frequencies_.data(), theta.data(), x, y, predictions);
-    for (std::size_t r = 0; r < R; ++r)
-      for (std::size_t s = 0; s < S; ++s) backend_->set_theta(r, s, theta.data() + (r * S + s) * theta_n);
-  }
 
   /// The planned pairs of every replicate, in replicate order, through one backend call.
   void backend_step(const double* x, double y) {

@@ -15,6 +15,7 @@
 #include "features/rf_ensemble.h"
 #include "features/rf_backend.h"
 #include "omkl/error.h"
+#include "omkl/study.h"
 
 using namespace omkl;
 using namespace omkl::detail;
@@ -436,6 +437,34 @@ TEST_F(CudaTest, ResidentEmKoflWalkEqualsTheHostPath) {
   const auto got = run_blocks(*gpu, data, 45);
   for (std::size_t i = 0; i < got.size(); ++i) ASSERT_LE(relative_error(got[i], expected[i]), 1e-9) << i;
   EXPECT_EQ(gpu->communication().uplink_floats, cpu->communication().uplink_floats);
+}
+
+// A pool of GPU contexts given to successive studies: the contexts are made once (by
+// make_device_contexts(), timed), the studies report no further set-up, and their numbers are
+// those of a study that makes its own.
+TEST_F(CudaTest, StudiesReuseTheirDeviceContexts) {
+  const Dataset data = random_stream(200, 4, Task::Regression, 43);
+  StudyConfig config;
+  config.algorithms = {parse_algorithm_spec("raker:D=16"), parse_algorithm_spec("omkl-sfg:D=16,M=3")};
+  config.n_seeds = 3;
+  config.backend = BackendKind::Cuda;
+  const StudyResult own = run_study(config, data);
+  EXPECT_GT(own.device_setup_seconds, 0.0);
+  double seconds = 0.0;
+  config.device_contexts = make_device_contexts(&seconds);
+  ASSERT_NE(config.device_contexts, nullptr);
+  EXPECT_GT(seconds, 0.0);
+  // The first study holds both cells' backends at once while it validates them: it may make
+  // a second context; the second study makes none.
+  double after_first = 0.0;
+  for (int k = 0; k < 2; ++k) {
+    const StudyResult pooled = run_study(config, data);
+    if (k == 0) after_first = device_context_seconds(*config.device_contexts);
+    else EXPECT_EQ(pooled.device_setup_seconds, 0.0);
+    for (std::size_t a = 0; a < own.results.size(); ++a)
+      EXPECT_EQ(pooled.results[a].final_per_seed, own.results[a].final_per_seed) << a;
+  }
+  EXPECT_EQ(device_context_seconds(*config.device_contexts), after_first);
 }
 
 TEST_F(CudaTest, UnknownPathSwitchIsAConfigError) {

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "common/test_helpers.h"
+#include "features/rf_backend.h"
 #include "omkl/algorithm.h"
 #include "omkl/error.h"
 #include "omkl/learner.h"
@@ -411,6 +412,18 @@ TEST_F(StudyTest, ShuffledReplicatesInLockstepEqualSeparateRuns) {
       EXPECT_NE(x.final_per_seed[0], x.final_per_seed[1]) << x.spec;
     }
   }
+}
+
+// GPU contexts are a GPU study's: a CPU study makes none and its summary has no
+// device_setup_seconds (CudaTest.StudiesReuseTheirDeviceContexts checks the GPU side).
+TEST_F(StudyTest, CpuStudiesMakeNoDeviceContexts) {
+  const Dataset data = omkl::test::random_stream(60, kFeatures, Task::Regression);
+  StudyConfig c = config({"raker:D=4"}, 2);
+  c.out_dir = (dir_ / "cpu").string();
+  const StudyResult result = omkl::run_study(c, data);
+  EXPECT_EQ(result.device_setup_seconds, 0.0);
+  EXPECT_EQ(read_text(dir_ / "cpu" / "summary.json").find("device_setup_seconds"), std::string::npos);
+  if (!omkl::detail::cuda_available()) EXPECT_EQ(omkl::make_device_contexts(), nullptr);
 }
 
 TEST_F(StudyTest, ResidentStepPathGivesTheHostPathsStudy) {

@@ -17,7 +17,6 @@
 using namespace omkl;
 using namespace omkl::detail;
 using omkl::test::make;
-using omkl::test::random_stream;
 using omkl::test::run_blocks;
 using omkl::test::run_steps;
 using omkl::test::with_param;
@@ -26,18 +25,10 @@ namespace {
 
 using Params = std::vector<std::pair<std::string, std::string>>;
 
-constexpr std::size_t kClients = 4;
-
-Dataset federated_stream(std::size_t rounds) {
-  Dataset data = random_stream(kClients * rounds, 3, Task::Regression, 37);
-  data.n_clients = kClients;
-  return data;
-}
+Dataset federated_stream(std::size_t rounds) { return omkl::test::federated_stream(4, rounds, 3, 37); }
 
 AlgoContext fed_context(const Dataset& data, std::vector<std::uint64_t> replicates) {
-  AlgoContext c = omkl::test::context_for(data, Profile::Paper, std::move(replicates));
-  c.n_clients = data.n_clients;
-  return c;
+  return omkl::test::federated_context(data, Profile::Paper, std::move(replicates));
 }
 
 std::vector<Params> variants() {

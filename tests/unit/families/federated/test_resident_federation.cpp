@@ -18,7 +18,6 @@
 using namespace omkl;
 using namespace omkl::detail;
 using omkl::test::make;
-using omkl::test::random_stream;
 using omkl::test::run_blocks;
 using omkl::test::run_steps;
 using omkl::test::with_param;
@@ -29,16 +28,10 @@ using Params = std::vector<std::pair<std::string, std::string>>;
 
 constexpr std::size_t kClients = 4;
 
-Dataset federated_stream(std::size_t rounds) {
-  Dataset data = random_stream(kClients * rounds, 3, Task::Regression, 19);
-  data.n_clients = kClients;
-  return data;
-}
+Dataset federated_stream(std::size_t rounds) { return omkl::test::federated_stream(kClients, rounds, 3, 19); }
 
 AlgoContext fed_context(const Dataset& data, Profile profile, std::vector<std::uint64_t> replicates) {
-  AlgoContext c = omkl::test::context_for(data, profile, std::move(replicates));
-  c.n_clients = data.n_clients;
-  return c;
+  return omkl::test::federated_context(data, profile, std::move(replicates));
 }
 
 struct Case {
