@@ -215,12 +215,21 @@ std::vector<Cell> prepare_cells(const StudyConfig& cfg, const Preset* preset, co
   for (const auto& spec : cfg.algorithms) {
     Cell cell{spec, detail::cell_key(spec, cfg, data, checksum), {}, true, false, {}, {}, {}, false, false, nullptr};
     // Lockstep where the algorithm batches its replicates on the backend and, on a shuffled
-    // stream, takes per-replicate streams — which its one-replicate build says (it is then built
-    // again for all of them).
-    cell.prepared = build(spec, preset, cfg, data, {0});
-    cell.lockstep = lockstep_backend(cfg) && cell.prepared->batches_replicates() &&
-                    (!cfg.shuffle || cell.prepared->replicated_streams());
-    if (cell.lockstep && cfg.n_seeds > 1) cell.prepared = build(spec, preset, cfg, data, all_replicates);
+    // stream, takes per-replicate streams — which its build says. On a shared stream (the GPU's
+    // common case) it is built for all replicates at once, and again for one where it declines;
+    // on a shuffled one (mostly host-only algorithms) for one, and again for all where it agrees.
+    const auto decide = [&] {
+      cell.lockstep = cell.prepared->batches_replicates() && (!cfg.shuffle || cell.prepared->replicated_streams());
+    };
+    if (lockstep_backend(cfg) && !cfg.shuffle) {
+      cell.prepared = build(spec, preset, cfg, data, all_replicates);
+      decide();
+      if (!cell.lockstep && cfg.n_seeds > 1) cell.prepared = build(spec, preset, cfg, data, {0});
+    } else {
+      cell.prepared = build(spec, preset, cfg, data, {0});
+      if (lockstep_backend(cfg)) decide();
+      if (cell.lockstep && cfg.n_seeds > 1) cell.prepared = build(spec, preset, cfg, data, all_replicates);
+    }
     // With a shuffled stream every replicate differs, deterministic algorithms included.
     cell.randomized = cell.prepared->randomized() || cfg.shuffle;
     cell.reported = cell.prepared->reported_params();
