@@ -137,16 +137,20 @@ want bench && {
       rm -rf "$OUT/.fed-$mode"
     done
   fi
-  # eM-KOFL as the resident walk (resident_em_kofl.h) against its host path (a round trip per
-  # client sample), Naval, 20 draws; parity in tests.txt (CudaTest.ResidentEmKoflWalk…).
+  # eM-KOFL and PerFedAvg as resident walks (resident_em_kofl.h, resident_perfedavg.h) against
+  # their host paths (eM-KOFL: a round trip per client sample; PerFedAvg: host-only, a draw per
+  # thread), Naval, 20 draws; parity in tests.txt (CudaTest.ResidentEmKoflWalk…,
+  # CudaTest.ResidentPerFedAvgWalk…).
   if [ -e "$DATA/naval.csv" ]; then
-    for path in host resident; do
-      echo "== GPU: eM-KOFL Naval, 20 draws, step_path=$path"
-      start=$(date +%s%N)
-      timeout 240 "$BIN/omkl" study --preset fed-pofmkl --data "$DATA/naval.csv" \
-        --algo "em-kofl:step_path=$path" --seeds 20 --backend cuda --out "$OUT/.emkofl-$path" 2>&1 | tail -3
-      echo "wall $(( ($(date +%s%N) - start) / 1000000 )) ms"
-      rm -rf "$OUT/.emkofl-$path"
+    for algo in em-kofl perfedavg; do
+      for path in host resident; do
+        echo "== GPU: $algo Naval, 20 draws, step_path=$path"
+        start=$(date +%s%N)
+        timeout 240 "$BIN/omkl" study --preset fed-pofmkl --data "$DATA/naval.csv" \
+          --algo "$algo:step_path=$path" --seeds 20 --backend cuda --out "$OUT/.fed-$algo-$path" 2>&1 | tail -3
+        echo "wall $(( ($(date +%s%N) - start) / 1000000 )) ms"
+        rm -rf "$OUT/.fed-$algo-$path"
+      done
     done
   fi
   # RF-OKS++ / RF-IOKS, then OKS++ / IOKS on support sets, as the resident walk on the GPU

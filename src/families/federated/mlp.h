@@ -3,16 +3,101 @@
 /// d → width → … → width → 1, ReLU hidden layers, a linear output; its parameters in one vector
 /// (per layer the weights, out × in row-major, then the biases), with the squared-loss gradient
 /// by back-propagation. Plain loops: the networks have at most about 1000 parameters.
+///
+/// The forward and backward passes are host/device code over flat arrays (mlp_forward(),
+/// mlp_gradient()), shared by the host path (Mlp) and the resident walk (resident_perfedavg.h):
+/// `lane` of `n_lanes` computes the outputs o = lane, lane + n_lanes, … of each layer, with a
+/// block barrier between layers (nothing on the host, one lane).
 #pragma once
 
-#include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
+#include "core/host_device.h"
 #include "random/rng.h"
 
 namespace omkl::detail {
+
+/// Every lane of a thread block past this point before any goes on (on the host, one lane:
+/// nothing to wait for).
+OMKL_HD void block_barrier() {
+#if defined(__CUDA_ARCH__)
+  __syncthreads();
+#endif
+}
+
+/// Most layers a network has (64 hidden and the output).
+constexpr std::size_t kMaxMlpLayers = 65;
+
+/// A network's shape: per layer its inputs, outputs and where its weights start; where each
+/// layer's input activations start in a scratch of `activations` values (the sample first, then
+/// every layer's outputs), and the widest layer (the deltas' scratch is twice that).
+struct MlpShape {
+  std::uint32_t n_layers = 0;
+  std::uint32_t in[kMaxMlpLayers] = {}, out[kMaxMlpLayers] = {};
+  std::uint64_t offset[kMaxMlpLayers] = {};
+  std::uint64_t activation_offset[kMaxMlpLayers + 1] = {};
+  std::uint64_t n_params = 0, activations = 0;
+  std::uint32_t widest = 0;
+};
+
+/// h_w(x): the sample into acts, every layer's outputs after it; returns the output.
+template <typename Real>
+OMKL_HD double mlp_forward(const MlpShape& net, const double* params, const Real* x, double* acts, unsigned lane,
+                           unsigned n_lanes) {
+  for (std::size_t c = lane; c < net.in[0]; c += n_lanes) acts[c] = static_cast<double>(x[c]);
+  block_barrier();
+  for (std::size_t l = 0; l < net.n_layers; ++l) {
+    const std::size_t in = net.in[l], out = net.out[l];
+    const double* W = params + net.offset[l];
+    const double* b = W + out * in;
+    const double* a = acts + net.activation_offset[l];
+    double* z = acts + net.activation_offset[l + 1];
+    const bool hidden = l + 1 < net.n_layers;
+    for (std::size_t o = lane; o < out; o += n_lanes) {
+      double s = b[o];
+      for (std::size_t i = 0; i < in; ++i) s += W[o * in + i] * a[i];
+      z[o] = hidden ? (0.0 < s ? s : 0.0) : s;  // std::max(0.0, s)
+    }
+    block_barrier();
+  }
+  return acts[net.activation_offset[net.n_layers]];
+}
+
+/// ∇_w (h_w(x) − y)² into grad (n_params values); returns h_w(x). deltas: 2·widest values.
+template <typename Real>
+OMKL_HD double mlp_gradient(const MlpShape& net, const double* params, const Real* x, double y, double* grad,
+                            double* acts, double* deltas, unsigned lane, unsigned n_lanes) {
+  const double output = mlp_forward(net, params, x, acts, lane, n_lanes);
+  double* delta = deltas;
+  double* below = deltas + net.widest;
+  if (lane == 0) delta[0] = 2.0 * (output - y);
+  block_barrier();
+  for (std::size_t l = net.n_layers; l-- > 0;) {
+    const std::size_t in = net.in[l], out = net.out[l];
+    const double* W = params + net.offset[l];
+    double* gW = grad + net.offset[l];
+    double* gb = gW + out * in;
+    const double* a = acts + net.activation_offset[l];
+    for (std::size_t e = lane; e < out * in; e += n_lanes) gW[e] = delta[e / in] * a[e % in];
+    for (std::size_t o = lane; o < out; o += n_lanes) gb[o] = delta[o];
+    if (l == 0) break;
+    // Back through layer l's weights and the ReLU of layer l − 1's output.
+    for (std::size_t i = lane; i < in; i += n_lanes) {
+      double s = 0.0;
+      for (std::size_t o = 0; o < out; ++o) s += W[o * in + i] * delta[o];
+      below[i] = a[i] > 0.0 ? s : 0.0;
+    }
+    block_barrier();
+    double* t = delta;
+    delta = below;
+    below = t;
+  }
+  block_barrier();
+  return output;
+}
 
 /// A network and its scratch space (so one Mlp serves one thread).
 class Mlp {
@@ -20,15 +105,23 @@ class Mlp {
   Mlp() = default;
   Mlp(std::size_t n_inputs, std::size_t hidden_layers, std::size_t width) {
     std::size_t in = n_inputs;
+    shape_.n_layers = static_cast<std::uint32_t>(hidden_layers + 1);
+    shape_.activation_offset[0] = 0;
+    std::uint64_t activations = n_inputs;
     for (std::size_t l = 0; l <= hidden_layers; ++l) {
       const std::size_t out = l == hidden_layers ? 1 : width;
-      layers_.push_back({in, out, n_params_});
-      n_params_ += out * in + out;
+      shape_.in[l] = static_cast<std::uint32_t>(in);
+      shape_.out[l] = static_cast<std::uint32_t>(out);
+      shape_.offset[l] = shape_.n_params;
+      shape_.n_params += out * in + out;
+      shape_.activation_offset[l + 1] = activations;
+      activations += out;
+      if (out > shape_.widest) shape_.widest = static_cast<std::uint32_t>(out);
       in = out;
     }
-    activations_.resize(layers_.size() + 1);
-    for (std::size_t l = 0; l < layers_.size(); ++l) activations_[l + 1].resize(layers_[l].out);
-    deltas_.resize(layers_.size());
+    shape_.activations = activations;
+    activations_.resize(activations);
+    deltas_.resize(2 * shape_.widest);
   }
 
   static std::size_t parameter_count(std::size_t n_inputs, std::size_t hidden_layers, std::size_t width) {
@@ -36,70 +129,31 @@ class Mlp {
     return (n_inputs + 1) * width + (hidden_layers - 1) * (width + 1) * width + width + 1;
   }
 
-  std::size_t size() const { return n_params_; }
+  std::size_t size() const { return static_cast<std::size_t>(shape_.n_params); }
+  const MlpShape& shape() const { return shape_; }
 
   /// Glorot-uniform weights, zero biases.
   void initialize(double* params, RandomStream& rng) const {
-    for (const Layer& layer : layers_) {
-      const double a = std::sqrt(6.0 / static_cast<double>(layer.in + layer.out));
-      for (std::size_t j = 0; j < layer.out * layer.in; ++j) params[layer.offset + j] = a * (2.0 * rng.uniform() - 1.0);
-      for (std::size_t j = 0; j < layer.out; ++j) params[layer.offset + layer.out * layer.in + j] = 0.0;
+    for (std::size_t l = 0; l < shape_.n_layers; ++l) {
+      const std::size_t in = shape_.in[l], out = shape_.out[l], offset = shape_.offset[l];
+      const double a = std::sqrt(6.0 / static_cast<double>(in + out));
+      for (std::size_t j = 0; j < out * in; ++j) params[offset + j] = a * (2.0 * rng.uniform() - 1.0);
+      for (std::size_t j = 0; j < out; ++j) params[offset + out * in + j] = 0.0;
     }
   }
 
   double forward(const double* params, const double* x) {
-    activations_[0].assign(x, x + layers_.front().in);
-    for (std::size_t l = 0; l < layers_.size(); ++l) {
-      const Layer& layer = layers_[l];
-      const double* W = params + layer.offset;
-      const double* b = W + layer.out * layer.in;
-      const std::vector<double>& a = activations_[l];
-      std::vector<double>& z = activations_[l + 1];
-      const bool hidden = l + 1 < layers_.size();
-      for (std::size_t o = 0; o < layer.out; ++o) {
-        double s = b[o];
-        for (std::size_t i = 0; i < layer.in; ++i) s += W[o * layer.in + i] * a[i];
-        z[o] = hidden ? std::max(0.0, s) : s;
-      }
-    }
-    return activations_.back()[0];
+    return mlp_forward(shape_, params, x, activations_.data(), 0u, 1u);
   }
 
   /// ∇_w (h_w(x) − y)² into `grad` (size()); returns h_w(x).
   double gradient(const double* params, const double* x, double y, double* grad) {
-    const double out = forward(params, x);
-    const std::size_t L = layers_.size();
-    deltas_[L - 1].assign(1, 2.0 * (out - y));
-    for (std::size_t l = L; l-- > 0;) {
-      const Layer& layer = layers_[l];
-      const double* W = params + layer.offset;
-      double* gW = grad + layer.offset;
-      double* gb = gW + layer.out * layer.in;
-      const std::vector<double>& a = activations_[l];
-      const std::vector<double>& delta = deltas_[l];
-      for (std::size_t o = 0; o < layer.out; ++o) {
-        for (std::size_t i = 0; i < layer.in; ++i) gW[o * layer.in + i] = delta[o] * a[i];
-        gb[o] = delta[o];
-      }
-      if (l == 0) break;
-      // Back through layer l's weights and the ReLU of layer l − 1's output.
-      std::vector<double>& below = deltas_[l - 1];
-      below.assign(layer.in, 0.0);
-      for (std::size_t o = 0; o < layer.out; ++o)
-        for (std::size_t i = 0; i < layer.in; ++i) below[i] += W[o * layer.in + i] * delta[o];
-      for (std::size_t i = 0; i < layer.in; ++i)
-        if (!(a[i] > 0.0)) below[i] = 0.0;
-    }
-    return out;
+    return mlp_gradient(shape_, params, x, y, grad, activations_.data(), deltas_.data(), 0u, 1u);
   }
 
  private:
-  struct Layer {
-    std::size_t in, out, offset;
-  };
-  std::vector<Layer> layers_;
-  std::size_t n_params_ = 0;
-  std::vector<std::vector<double>> activations_, deltas_;  // scratch
+  MlpShape shape_;
+  std::vector<double> activations_, deltas_;  // scratch
 };
 
 }  // namespace omkl::detail

@@ -4,7 +4,9 @@
 /// many as keep the parameter count below the upload cap; a linear output), online first-order
 /// Per-FedAvg with one local step: a client personalises the broadcast model on its previous
 /// sample, predicts, and uploads w − β∇ℓ(w − α∇ℓ(w)) on its new sample; the server averages.
-/// Written with plain loops: the networks have at most 1000 parameters.
+/// Written with plain loops: the networks have at most 1000 parameters. With step_path=resident
+/// a block of samples is one walk of resident_perfedavg.h's program (on the GPU with
+/// --backend cuda, no host round trip per sample).
 #include <algorithm>
 #include <cmath>
 #include <memory>
@@ -14,6 +16,8 @@
 #include "families/federated/federated.h"
 #include "families/federated/federated_config.h"
 #include "families/federated/mlp.h"
+#include "families/federated/resident_perfedavg.h"
+#include "features/rf_backend.h"
 #include "omkl/error.h"
 #include "random/rng.h"
 
@@ -62,6 +66,9 @@ class PerFedAvg final : public Algorithm {
     personalize_ = params.get_choice("personalize", "prev_sample", {"prev_sample", "none"},
                                      "a client adapts the broadcast model on its previous sample before "
                                      "predicting, or predicts with it as is") == "prev_sample";
+    resident_ = params.get_choice("step_path", "host", {"host", "resident"},
+                                  "host: every client sample on the host; resident: blocks of samples as one "
+                                  "device-resident program (on the GPU with --backend cuda)") == "resident";
     ledger_ = CommunicationLedger(static_cast<double>(cap));
     const std::size_t R = context.n_replicates(), P = net_.size();
     model_.assign(R * P, 0.0);
@@ -78,8 +85,10 @@ class PerFedAvg final : public Algorithm {
   }
 
   std::size_t n_replicates() const override { return context_.n_replicates(); }
+  bool batches_replicates() const override { return resident_; }  // the walk, on the GPU
 
   void step(const double* x, double y, double* predictions) override {
+    if (resident_) return walk_resident(x, &y, 1, context_.n_features, predictions);
     const std::size_t R = n_replicates(), P = net_.size(), d = context_.n_features;
     const std::size_t client = static_cast<std::size_t>(seen_ % static_cast<std::int64_t>(n_clients_));
     for (std::size_t r = 0; r < R; ++r) {
@@ -104,6 +113,65 @@ class PerFedAvg final : public Algorithm {
         round_sum_[j] = 0.0;
       }
     }
+  }
+
+  void step_block(const double* x, const double* y, std::size_t n, std::size_t n_features,
+                  double* predictions) override {
+    if (resident_) return walk_resident(x, y, n, n_features, predictions);
+    Algorithm::step_block(x, y, n, n_features, predictions);
+  }
+
+  /// step_path = resident: n samples (any part of any rounds) as one walk of the resident
+  /// program — on the GPU where the context asks for it, by the host driver otherwise (the GPU
+  /// walk's reference). The models, the round's sums and the clients' previous samples go back
+  /// into the host path's members, so checkpoints and predict() read them as it keeps them.
+  void walk_resident(const double* x, const double* y, std::size_t n, std::size_t d, double* predictions) {
+    if (n == 0) return;
+    const std::size_t R = n_replicates(), P = net_.size(), K = n_clients_;
+    PerFedAvgTables tables;
+    tables.net = net_.shape();
+    tables.K = static_cast<std::uint32_t>(K);
+    tables.d = static_cast<std::uint32_t>(d);
+    tables.alpha = alpha_;
+    tables.beta = beta_;
+    tables.personalize = personalize_ ? 1 : 0;
+    PerFedAvgStateData state(tables, R);
+    const PerFedAvgStates s = state.view();
+    std::copy(model_.begin(), model_.end(), s.model);
+    std::copy(round_sum_.begin(), round_sum_.end(), s.round_sum);
+    for (std::size_t r = 0; r < R; ++r) {  // one stream: the clients' samples are every replicate's
+      std::copy(previous_x_.begin(), previous_x_.end(), s.previous_x + r * K * d);
+      std::copy(previous_y_.begin(), previous_y_.end(), s.previous_y + r * K);
+      for (std::size_t k = 0; k < K; ++k) s.has_previous[r * K + k] = has_previous_[k] ? 1 : 0;
+    }
+    ResidentWalkArgs<double> shape;
+    shape.n_steps = n;
+    shape.n_replicates = R;
+    shape.n_slots = 1;
+    shape.n_kernels = 1;
+    shape.n_features = d;
+    shape.max_pairs = 1;
+    shape.t0 = seen_ + 1;
+    const bool gpu = context_.backend == BackendKind::Cuda || (context_.backend == BackendKind::Auto && cuda_available());
+    if (gpu) {
+#if OMKL_WITH_CUDA
+      if (!device_walk_) device_walk_ = std::make_unique<PerFedAvgDeviceWalk>(context_.device_contexts.get());
+      device_walk_->walk(tables, state, shape, x, y, predictions);
+#else
+      throw CudaError("--backend cuda: this omkl build has no CUDA backend (configure with OMKL_ENABLE_CUDA=ON)");
+#endif
+    } else {
+      PerFedAvgProgram program{tables, s};
+      walk_on_host(program, shape, nullptr, nullptr, x, y, predictions);
+    }
+    std::copy(s.model, s.model + model_.size(), model_.begin());
+    std::copy(s.round_sum, s.round_sum + round_sum_.size(), round_sum_.begin());
+    std::copy(s.previous_x, s.previous_x + K * d, previous_x_.begin());
+    std::copy(s.previous_y, s.previous_y + K, previous_y_.begin());
+    for (std::size_t k = 0; k < K; ++k) has_previous_[k] = s.has_previous[k] != 0;
+    const double steps = static_cast<double>(n * R), floats = static_cast<double>(P);
+    ledger_.client_steps(steps, floats, steps * floats, floats);
+    seen_ += static_cast<std::int64_t>(n);
   }
 
   void predict(const double* x, double* predictions) override {
@@ -163,6 +231,10 @@ class PerFedAvg final : public Algorithm {
   std::vector<double> previous_x_, previous_y_;  // each client's last sample
   std::vector<char> has_previous_;
   std::vector<double> g_, w_;      // scratch
+  bool resident_ = false;          // step_path = resident
+#if OMKL_WITH_CUDA
+  std::unique_ptr<PerFedAvgDeviceWalk> device_walk_;
+#endif
 };
 
 }  // namespace

@@ -467,6 +467,26 @@ TEST_F(CudaTest, StudiesReuseTheirDeviceContexts) {
   EXPECT_EQ(device_context_seconds(*config.device_contexts), after_first);
 }
 
+// step_path = resident for PerFedAvg on the GPU (resident_perfedavg.h: a replicate's network in
+// one thread block, each layer's outputs shared by its threads): the CPU host path's predictions
+// within floating point (fused multiply-adds on the device), in blocks that cut rounds.
+TEST_F(CudaTest, ResidentPerFedAvgWalkEqualsTheHostPath) {
+  Dataset data = random_stream(4 * 70, 3, Task::Regression, 47);
+  data.n_clients = 4;
+  auto cpu_ctx = context_for(data, Profile::Paper, {0, 3});
+  cpu_ctx.n_clients = 4;
+  auto gpu_ctx = cpu_ctx;
+  gpu_ctx.backend = BackendKind::Cuda;
+  for (const char* layers : {"0", "2"}) {
+    const std::vector<std::pair<std::string, std::string>> params = {{"width", "8"}, {"hidden_layers", layers}};
+    auto cpu = make("perfedavg", cpu_ctx, with_param(params, "step_path", "host"));
+    auto gpu = make("perfedavg", gpu_ctx, with_param(params, "step_path", "resident"));
+    const auto expected = run_steps(*cpu, data);
+    const auto got = run_blocks(*gpu, data, 45);
+    for (std::size_t i = 0; i < got.size(); ++i) ASSERT_LE(relative_error(got[i], expected[i]), 1e-9) << layers << " " << i;
+  }
+}
+
 TEST_F(CudaTest, UnknownPathSwitchIsAConfigError) {
   RfProblem problem;
   problem.n_replicates = 1;
