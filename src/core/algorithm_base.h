@@ -124,6 +124,11 @@ class Algorithm {
   /// object; the others (host-only algorithms: kernel expansions, the bandit host path,
   /// Per-FedAvg's network) one replicate per task on the study's threads, as on the CPU.
   virtual bool batches_replicates() const { return false; }
+  /// Whether its steps run as device-resident walks with no host work between launches
+  /// (step_path = resident): a GPU study may then run several such cells at once, each on a
+  /// stream of its own, where it runs other lockstep cells one after another (their per-step host
+  /// work takes every host thread).
+  virtual bool walks_on_device() const { return false; }
   /// Whether step_block_replicated() runs: every replicate learning from its own stream in one
   /// call. A study whose repetitions each see their own permutation of the data can then run
   /// them in lockstep on the GPU, as it runs replicates that share the stream.

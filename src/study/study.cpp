@@ -194,6 +194,7 @@ struct Cell {
   std::vector<std::pair<std::string, std::string>> resolved;  // every parameter it used
   bool federation = false;  // run as a server and clients over the study's processes
   bool lockstep = false;    // all replicates in one task (lockstep_backend(), replicated_streams())
+  bool on_device = false;   // its steps are device-resident walks (walks_on_device())
   // Built while validating, for the replicates of the cell's first task (one, or all of them in
   // lockstep) and handed to that task, so validation costs no second construction.
   std::unique_ptr<detail::Algorithm> prepared;
@@ -213,13 +214,14 @@ std::vector<Cell> prepare_cells(const StudyConfig& cfg, const Preset* preset, co
   for (std::uint64_t r = 0; r < cfg.n_seeds; ++r) all_replicates.push_back(r);
   std::vector<Cell> cells;
   for (const auto& spec : cfg.algorithms) {
-    Cell cell{spec, detail::cell_key(spec, cfg, data, checksum), {}, true, false, {}, {}, {}, false, false, nullptr};
+    Cell cell{spec, detail::cell_key(spec, cfg, data, checksum), {}, true, false, {}, {}, {}, false, false, false, nullptr};
     // Lockstep where the algorithm batches its replicates on the backend and, on a shuffled
     // stream, takes per-replicate streams — which its build says. On a shared stream (the GPU's
     // common case) it is built for all replicates at once, and again for one where it declines;
     // on a shuffled one (mostly host-only algorithms) for one, and again for all where it agrees.
     const auto decide = [&] {
       cell.lockstep = cell.prepared->batches_replicates() && (!cfg.shuffle || cell.prepared->replicated_streams());
+      cell.on_device = cell.prepared->walks_on_device();
     };
     if (lockstep_backend(cfg) && !cfg.shuffle) {
       cell.prepared = build(spec, preset, cfg, data, all_replicates);
@@ -285,9 +287,13 @@ void run_tasks(const std::vector<WorkItem>& tasks, std::vector<Cell>& cells, con
 
   std::size_t n_threads = cfg.threads ? cfg.threads : std::max(1u, std::thread::hardware_concurrency());
   // Lockstep tasks alone: one at a time (the GPU's, each lending the host threads to its
-  // replicates' host work). Beside one-replicate tasks, the pool runs both.
-  if (std::all_of(tasks.begin(), tasks.end(), [&](const WorkItem& task) { return cells[task.cell].lockstep; }))
-    n_threads = 1;
+  // replicates' host work) — unless every one is a device-resident walk, which needs no host
+  // threads: those run side by side, each on a stream of its own (the configurations of a grid
+  // at once). Beside one-replicate tasks, the pool runs both.
+  const auto is = [&](auto property) {
+    return std::all_of(tasks.begin(), tasks.end(), [&](const WorkItem& task) { return property(cells[task.cell]); });
+  };
+  if (is([](const Cell& c) { return c.lockstep; }) && !is([](const Cell& c) { return c.on_device; })) n_threads = 1;
   n_threads = std::max<std::size_t>(1, std::min(n_threads, tasks.size()));
   std::atomic<std::size_t> next{0}, finished{0};
   std::mutex error_mutex, progress_mutex;

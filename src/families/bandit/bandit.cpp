@@ -142,6 +142,7 @@ class BanditSelection final : public Algorithm {
   /// repetitions as separate learners and does not offer it.
   bool replicated_streams() const override { return resident_; }
   bool batches_replicates() const override { return resident_; }
+  bool walks_on_device() const override { return resident_; }
   void step_block_replicated(const double* x, const double* y, std::size_t n, std::size_t n_features,
                              double* predictions) override {
     if (!resident_) return Algorithm::step_block_replicated(x, y, n, n_features, predictions);

@@ -49,6 +49,7 @@ struct Variant {
 class GlobalKernelFederation final : public Algorithm {
  public:
   bool batches_replicates() const override { return true; }  // on the backend (RfBackend)
+  bool walks_on_device() const override { return resident_; }  // whole rounds (a study's stream)
   GlobalKernelFederation(ParamReader& params, const AlgoContext& context, Variant variant)
       : context_(context), variant_(variant) {
     if (context.task != Task::Regression)

@@ -86,6 +86,7 @@ class PerFedAvg final : public Algorithm {
 
   std::size_t n_replicates() const override { return context_.n_replicates(); }
   bool batches_replicates() const override { return resident_; }  // the walk, on the GPU
+  bool walks_on_device() const override { return resident_; }
 
   void step(const double* x, double y, double* predictions) override {
     if (resident_) return walk_resident(x, &y, 1, context_.n_features, predictions);

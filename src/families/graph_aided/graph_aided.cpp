@@ -38,6 +38,7 @@ namespace {
 class GraphAided final : public Algorithm {
  public:
   bool batches_replicates() const override { return true; }  // on the backend (RfBackend)
+  bool walks_on_device() const override { return config_.resident; }
   GraphAided(ParamReader& params, const AlgoContext& context, GraphFamily family, bool conference)
       : context_(context), config_(read_graph_aided_config(params, context, family, conference)) {
     const std::size_t N = config_.rf.dictionary.size();

@@ -414,6 +414,37 @@ TEST_F(StudyTest, ShuffledReplicatesInLockstepEqualSeparateRuns) {
   }
 }
 
+// A grid of device-resident cells in lockstep runs its cells side by side (walks_on_device():
+// no host work between launches), each with all its repetitions: the same numbers as the
+// study that runs every repetition alone.
+TEST_F(StudyTest, ResidentCellsRunSideBySide) {
+  const Dataset data = omkl::test::random_stream(kSamples, kFeatures, Task::Regression);
+  StudyConfig c = config({"oks:c_lambda=1,dict=gauss:0.5+gauss:2,step_path=resident",
+                          "oks:c_lambda=5,dict=gauss:0.5+gauss:2,step_path=resident",
+                          "rf-oks++:D=8,dict=gauss:0.5+gauss:1+gauss:2,step_path=resident",
+                          "pof-mkl:D=6,M=2,dict=gauss2:0.5+gauss2:2+gauss2:8,step_path=resident"},
+                         3);
+  c.shuffle = true;
+  c.algorithms.pop_back();  // federated streams are not shuffled: the last one on its own below
+  const StudyResult separate = omkl::run_study(c, data);
+  c.lockstep_on_cpu = true;
+  const StudyResult side_by_side = omkl::run_study(c, data);
+  for (std::size_t a = 0; a < separate.results.size(); ++a)
+    EXPECT_EQ(side_by_side.results[a].final_per_seed, separate.results[a].final_per_seed) << separate.results[a].spec;
+  Dataset federated = omkl::test::random_stream(4 * 60, kFeatures, Task::Regression);
+  federated.n_clients = 4;
+  StudyConfig f = config({"pof-mkl:D=6,M=2,dict=gauss2:0.5+gauss2:2+gauss2:8,step_path=resident",
+                          "em-kofl:D=6,dict=gauss2:0.5+gauss2:2+gauss2:8,step_path=resident",
+                          "perfedavg:width=5,step_path=resident"},
+                         2);
+  const StudyResult fed_separate = omkl::run_study(f, federated);
+  f.lockstep_on_cpu = true;
+  const StudyResult fed_side_by_side = omkl::run_study(f, federated);
+  for (std::size_t a = 0; a < fed_separate.results.size(); ++a)
+    EXPECT_EQ(fed_side_by_side.results[a].final_per_seed, fed_separate.results[a].final_per_seed)
+        << fed_separate.results[a].spec;
+}
+
 // GPU contexts are a GPU study's: a CPU study makes none and its summary has no
 // device_setup_seconds (CudaTest.StudiesReuseTheirDeviceContexts checks the GPU side).
 TEST_F(StudyTest, CpuStudiesMakeNoDeviceContexts) {
