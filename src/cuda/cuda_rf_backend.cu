@@ -635,7 +635,7 @@ std::shared_ptr<DeviceContexts> make_device_contexts(double* seconds) {
 
 double device_context_seconds(const DeviceContexts& contexts) { return contexts.creation_seconds(); }
 
-std::unique_ptr<RfBackend> make_cuda_rf_backend(const RfProblem& problem, DeviceContexts* contexts) {
+void require_device() {
   int count = 0;
   const cudaError_t status = cudaGetDeviceCount(&count);
   if (status != cudaSuccess || count == 0) {
@@ -643,6 +643,10 @@ std::unique_ptr<RfBackend> make_cuda_rf_backend(const RfProblem& problem, Device
     throw CudaError(std::string("--backend cuda: no usable CUDA device (") +
                     (status != cudaSuccess ? cudaGetErrorString(status) : "no device found") + ")");
   }
+}
+
+std::unique_ptr<RfBackend> make_cuda_rf_backend(const RfProblem& problem, DeviceContexts* contexts) {
+  require_device();
   if (problem.single_precision) return std::make_unique<CudaRfBackend<float>>(problem, contexts);
   return std::make_unique<CudaRfBackend<double>>(problem, contexts);
 }

@@ -148,6 +148,14 @@ bool cuda_available() {
 #endif
 }
 
+void require_cuda_device() {
+#if OMKL_WITH_CUDA
+  cuda::require_device();
+#else
+  throw CudaError("--backend cuda: this omkl build has no CUDA backend (configure with OMKL_ENABLE_CUDA=ON)");
+#endif
+}
+
 std::unique_ptr<RfBackend> make_rf_backend(BackendKind kind, const RfProblem& problem, DeviceContexts* contexts) {
   if (problem.n_slots() == 0 || problem.n_rff == 0 || problem.n_features == 0)
     throw ConfigError("random-feature backend: empty problem (no slots, features or D = 0)");

@@ -222,6 +222,11 @@ std::unique_ptr<RfBackend> make_rf_backend(BackendKind kind, const RfProblem& pr
 /// True when this build has the CUDA backend and a usable device is visible.
 bool cuda_available();
 
+/// For device work outside an RfBackend (the support-set and PerFedAvg walks): throws the
+/// CudaError make_rf_backend(Cuda, …) throws when this build has no CUDA backend or no usable
+/// device is visible.
+void require_cuda_device();
+
 /// Whether θ is zeroed at time t by this schedule, and the step size used at t.
 inline bool schedule_resets(const SlotSchedule& s, std::int64_t t) {
   return s.reset_period > 0 && t % s.reset_period == 0;
@@ -234,6 +239,8 @@ std::unique_ptr<RfBackend> make_cpu_rf_backend(const RfProblem& problem);
 namespace cuda {
 std::unique_ptr<RfBackend> make_cuda_rf_backend(const RfProblem& problem, DeviceContexts* contexts);
 std::shared_ptr<DeviceContexts> make_device_contexts(double* seconds);
+/// Throws CudaError naming why no device is usable.
+void require_device();
 double device_context_seconds(const DeviceContexts& contexts);
 bool device_available();
 }  // namespace cuda

@@ -250,8 +250,6 @@ class BanditSelection final : public Algorithm {
     if (gpu) {
 #if OMKL_WITH_CUDA
       pool_device_->walk(tables, pool_tables_, pool_layout_, state, a, x, y, predictions);
-#else
-      throw Error("step_path = resident: the GPU was asked for in a build without CUDA");
 #endif
     } else {
       KernelBanditProgram<HostPhilox> program{BanditProgram<HostPhilox>{tables, s}, pool_tables_,
@@ -334,6 +332,7 @@ class BanditSelection final : public Algorithm {
       pool_used_[r] = row;
     }
     if (gpu) {
+      require_cuda_device();
 #if OMKL_WITH_CUDA
       if (!pool_device_) pool_device_ = std::make_unique<KernelBanditDeviceWalk>(context_.device_contexts.get());
       pool_device_->upload(words);

@@ -156,10 +156,13 @@ class PerFedAvg final : public Algorithm {
     const bool gpu = context_.backend == BackendKind::Cuda || (context_.backend == BackendKind::Auto && cuda_available());
     if (gpu) {
 #if OMKL_WITH_CUDA
-      if (!device_walk_) device_walk_ = std::make_unique<PerFedAvgDeviceWalk>(context_.device_contexts.get());
+      if (!device_walk_) {
+        require_cuda_device();
+        device_walk_ = std::make_unique<PerFedAvgDeviceWalk>(context_.device_contexts.get());
+      }
       device_walk_->walk(tables, state, shape, x, y, predictions);
 #else
-      throw CudaError("--backend cuda: this omkl build has no CUDA backend (configure with OMKL_ENABLE_CUDA=ON)");
+      require_cuda_device();  // throws: this build has no CUDA backend
 #endif
     } else {
       PerFedAvgProgram program{tables, s};
