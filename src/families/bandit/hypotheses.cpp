@@ -9,14 +9,10 @@
 
 #include "cpu/fast_sincos.h"
 #include "cpu/kernel_rows.h"
+#include "families/bandit/expansion_step.h"
 #include "omkl/error.h"
 
 namespace omkl::detail {
-
-namespace {
-// Fold the lazy scale into the coefficients before it underflows (spec §2.1: "≈ 1e−100").
-constexpr double kMinScale = 1e-100;
-}  // namespace
 
 // ---- kernel expansions ---------------------------------------------------------------------------
 
@@ -104,20 +100,8 @@ void KernelHypotheses::update(std::size_t i, const double* x, double F, double s
   k.support.push_back(x_, x_.squaredNorm());
   k.support.coefficient(0, k.support.size() - 1) = step / k.scale;
   if (projection != Projection::Ball) return;
-  // ‖f + a·κ(x,·)‖² = ‖f‖² + 2a·f(x) + a²·κ(x, x), κ(x, x) = 1 for these kernels.
-  double n2 = norm_[i] * norm_[i] + 2.0 * step * F + step * step;
-  if (n2 < 0) n2 = 0;
-  const double n = std::sqrt(n2);
-  if (n > bound) {
-    k.scale *= bound / n;
-    norm_[i] = bound;
-  } else {
-    norm_[i] = n;
-  }
-  if (std::fabs(k.scale) < kMinScale) {
-    k.support.column(0) *= k.scale;
-    k.scale = 1.0;
-  }
+  double fold = 1.0;
+  if (expansion_ball_step(k.scale, norm_[i], step, F, bound, fold)) k.support.column(0) *= fold;
 }
 
 void KernelHypotheses::append_entry(std::size_t i, const double* row, double row_norm2, double stored_coefficient) {

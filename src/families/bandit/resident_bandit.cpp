@@ -30,6 +30,7 @@ BanditStateData::BanditStateData(std::size_t n_kernels, std::size_t n_replicates
     folded_ = a.reserve<std::uint8_t>(R * K);
     used_ = a.reserve<std::uint64_t>(R);
     fold_ = a.reserve<double>(R);
+    fold_now_ = a.reserve<std::uint8_t>(R);
   }
   bytes_.assign(a.words(), 0);
 }
@@ -56,6 +57,7 @@ BanditStates BanditStateData::view(void* base) const {
     s.folded = ByteArena::at<std::uint8_t>(base, folded_);
     s.used = ByteArena::at<std::uint64_t>(base, used_);
     s.fold = ByteArena::at<double>(base, fold_);
+    s.fold_now = ByteArena::at<std::uint8_t>(base, fold_now_);
   }
   return s;
 }

@@ -55,7 +55,8 @@ struct BanditStates {
   double* norm = nullptr;          ///< ‖f_i‖ as the recursion tracks it
   std::uint8_t* folded = nullptr;  ///< the scale was folded into the coefficients during the walk
   std::uint64_t* used = nullptr;   ///< per repetition: rows of its pool in use
-  double* fold = nullptr;          ///< per repetition: this round's fold factor (0: none)
+  double* fold = nullptr;          ///< per repetition: this round's fold factor, where
+  std::uint8_t* fold_now = nullptr;  ///< per repetition: this round folds
 };
 
 template <typename Philox>
@@ -135,7 +136,7 @@ class BanditStateData {
   std::size_t K_, R_;
   std::vector<std::uint64_t> bytes_;
   std::size_t rng_, p_, q_, sums_, eta_, rho_, C_, V_, scratch_, selected_, kernel_loss_, drawn_, failed_;
-  std::size_t count_ = 0, scale_ = 0, norm_ = 0, folded_ = 0, used_ = 0, fold_ = 0;
+  std::size_t count_ = 0, scale_ = 0, norm_ = 0, folded_ = 0, used_ = 0, fold_ = 0, fold_now_ = 0;
   bool expansions_ = false;
 };
 

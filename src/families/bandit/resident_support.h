@@ -24,6 +24,7 @@
 
 #include "core/host_device.h"
 #include "core/resident_walk.h"
+#include "families/bandit/expansion_step.h"
 #include "families/bandit/resident_bandit.h"
 
 namespace omkl::detail {
@@ -142,23 +143,11 @@ struct KernelBanditProgram {
     const std::size_t j = s.count[rk]++;
     a.index[rk * cap + j] = row;
     a.coef[rk * cap + j] = step / s.scale[rk];
-    s.fold[r] = 0.0;
-    if (k.ball) {
-      double n2 = s.norm[rk] * s.norm[rk] + 2.0 * step * F + step * step;
-      if (n2 < 0) n2 = 0;
-      const double n = std::sqrt(n2);
-      if (n > k.U) {
-        s.scale[rk] *= k.U / n;
-        s.norm[rk] = k.U;
-      } else {
-        s.norm[rk] = n;
-      }
-      if (std::fabs(s.scale[rk]) < 1e-100) {  // KernelHypotheses' kMinScale
-        s.fold[r] = s.scale[rk];
-        s.scale[rk] = 1.0;
-        s.folded[rk] = 1;
-      }
-    }
+    double fold = 1.0;
+    const bool folds = k.ball && expansion_ball_step(s.scale[rk], s.norm[rk], step, F, k.U, fold);
+    if (folds) s.folded[rk] = 1;
+    s.fold_now[r] = folds ? 1 : 0;
+    s.fold[r] = fold;
     pairs[0].rate = 0.0;  // no random-feature update
     return F;
   }
@@ -178,7 +167,7 @@ struct KernelBanditProgram {
       for (std::size_t c = 0; c < d; ++c) n2 += static_cast<double>(x[c]) * static_cast<double>(x[c]);
       a.row_norm2[r * cap + row] = n2;
     }
-    if (s.fold[r] != 0.0) {
+    if (s.fold_now[r]) {
       double* coef = a.coef + rk * cap;
       for (std::size_t j = lane; j < s.count[rk]; j += n_lanes) coef[j] *= s.fold[r];
     }
