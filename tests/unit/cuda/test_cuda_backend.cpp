@@ -400,11 +400,9 @@ TEST_F(CudaTest, ReplicatedStreamsEqualSeparateCpuRuns) {
 // a block per draw walks whole rounds): the CPU host path's predictions within floating point
 // and the same uploads (message counts). (The federations have no float mode.)
 TEST_F(CudaTest, ResidentFederationWalkEqualsTheHostPath) {
-  Dataset data = random_stream(4 * 60, 3, Task::Regression, 29);
-  data.n_clients = 4;
+  const Dataset data = omkl::test::federated_stream(4, 60, 3, 29);
   for (const char* name : {"pof-mkl", "vm-kofl", "ofmkl-avg"}) {
-    auto cpu_ctx = context_for(data, Profile::Paper, {0, 3});
-    cpu_ctx.n_clients = 4;
+    auto cpu_ctx = omkl::test::federated_context(data, Profile::Paper, {0, 3});
     auto gpu_ctx = cpu_ctx;
     gpu_ctx.backend = BackendKind::Cuda;
     std::vector<std::pair<std::string, std::string>> params = {{"D", "7"}, {"dict", "gauss2:0.5+gauss2:2+gauss2:8"}};
@@ -422,10 +420,8 @@ TEST_F(CudaTest, ResidentFederationWalkEqualsTheHostPath) {
 // seam, the round's averaging by the whole thread block): the CPU host path's predictions within
 // floating point, in blocks that cut rounds, and the same message counts.
 TEST_F(CudaTest, ResidentEmKoflWalkEqualsTheHostPath) {
-  Dataset data = random_stream(4 * 70, 3, Task::Regression, 41);
-  data.n_clients = 4;
-  auto cpu_ctx = context_for(data, Profile::Paper, {0, 3});
-  cpu_ctx.n_clients = 4;
+  const Dataset data = omkl::test::federated_stream(4, 70, 3, 41);
+  auto cpu_ctx = omkl::test::federated_context(data, Profile::Paper, {0, 3});
   auto gpu_ctx = cpu_ctx;
   gpu_ctx.backend = BackendKind::Cuda;
   const std::vector<std::pair<std::string, std::string>> params = {{"D", "7"},
@@ -471,10 +467,8 @@ TEST_F(CudaTest, StudiesReuseTheirDeviceContexts) {
 // one thread block, each layer's outputs shared by its threads): the CPU host path's predictions
 // within floating point (fused multiply-adds on the device), in blocks that cut rounds.
 TEST_F(CudaTest, ResidentPerFedAvgWalkEqualsTheHostPath) {
-  Dataset data = random_stream(4 * 70, 3, Task::Regression, 47);
-  data.n_clients = 4;
-  auto cpu_ctx = context_for(data, Profile::Paper, {0, 3});
-  cpu_ctx.n_clients = 4;
+  const Dataset data = omkl::test::federated_stream(4, 70, 3, 47);
+  auto cpu_ctx = omkl::test::federated_context(data, Profile::Paper, {0, 3});
   auto gpu_ctx = cpu_ctx;
   gpu_ctx.backend = BackendKind::Cuda;
   for (const char* layers : {"0", "2"}) {
@@ -679,13 +673,11 @@ TEST_F(CudaTest, NativeAggregateRoundMatchesTheCpuBackend) {
 // and the server's aggregated θ through the CUDA backend against the CPU backend, with the
 // generic round (default: θ and frequencies through get/set) and the native one.
 TEST_F(CudaTest, FederatedAlgorithmsMatchTheCpuBackend) {
-  Dataset data = random_stream(4 * 40, 3, Task::Regression, 17);
-  data.n_clients = 4;
+  const Dataset data = omkl::test::federated_stream(4, 40, 3, 17);
   for (const char* mode : {"generic", "native"})
   for (const char* name : {"pof-mkl", "vm-kofl", "ofmkl-avg", "em-kofl"}) {
     ScopedEnv round("OMKL_CUDA_ROUND", mode);
-    auto cpu_ctx = context_for(data, Profile::Paper, {0, 3});
-    cpu_ctx.n_clients = 4;
+    auto cpu_ctx = omkl::test::federated_context(data, Profile::Paper, {0, 3});
     auto gpu_ctx = cpu_ctx;
     gpu_ctx.backend = BackendKind::Cuda;
     std::vector<std::pair<std::string, std::string>> params = {{"D", "7"}, {"dict", "gauss2:0.5+gauss2:2+gauss2:8"}};
