@@ -343,6 +343,22 @@ class CudaRfBackend final : public RfBackend {
     context_->synchronize();  // `host` dies here
   }
 
+  // Every slot in one transfer: theta_ is R × S rows of 2D, the layout of the argument.
+  void get_all_theta(double* out) const override {
+    const std::size_t n = theta_.size();
+    std::vector<Real> host(n);
+    theta_.copy_to_host(host.data(), n);
+    context_->synchronize();
+    std::copy(host.begin(), host.end(), out);
+  }
+
+  void set_all_theta(const double* in) override {
+    const std::size_t n = theta_.size();
+    std::vector<Real> host(in, in + n);
+    theta_.copy_from_host(host.data(), n);
+    context_->synchronize();  // `host` dies here
+  }
+
  private:
   void step_selected_untimed(const double* x, double y, const PairStep* pairs, std::size_t n_pairs,
                              double* f, double* norm2) {

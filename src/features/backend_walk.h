@@ -9,6 +9,7 @@
 
 #include "core/resident_walk.h"
 #include "features/rf_backend.h"
+#include "omkl/error.h"
 
 namespace omkl::detail {
 
@@ -22,17 +23,16 @@ void walk_on_backend(Program& program, RfBackend& backend, std::vector<double>& 
   const RfProblem& p = backend.problem();
   const std::size_t R = shape.n_replicates, S = p.n_slots(), P = p.n_kernels;
   const std::size_t theta_n = p.theta_size(), block = p.n_rff * p.n_features;
+  if (R != p.n_replicates) throw Error("resident walk: the walk's replicates are not the backend's");
   if (frequencies.empty()) {
     frequencies.resize(R * P * block);
     for (std::size_t r = 0; r < R; ++r)
       for (std::size_t k = 0; k < P; ++k) backend.get_frequencies(r, k, frequencies.data() + (r * P + k) * block);
   }
   std::vector<double> theta(R * S * theta_n);
-  for (std::size_t r = 0; r < R; ++r)
-    for (std::size_t s = 0; s < S; ++s) backend.get_theta(r, s, theta.data() + (r * S + s) * theta_n);
+  backend.get_all_theta(theta.data());
   walk_on_host(program, shape, frequencies.data(), theta.data(), x, y, predictions);
-  for (std::size_t r = 0; r < R; ++r)
-    for (std::size_t s = 0; s < S; ++s) backend.set_theta(r, s, theta.data() + (r * S + s) * theta_n);
+  backend.set_all_theta(theta.data());
 }
 
 }  // namespace omkl::detail

@@ -91,25 +91,40 @@ void RfBackend::aggregate_round(const double* x, std::size_t n_clients, const Cl
     if (u.replicate >= p.n_replicates || u.slot >= S || u.client >= n_clients)
       throw Error("aggregate_round: update out of range");
   }
-  // The host driver of the GPU's round (round_aggregation.h): one group at a time, one lane.
+  // The host driver of the GPU's round (round_aggregation.h): one group at a time, one lane,
+  // on every slot's θ read in one transfer and written back in one.
   std::vector<RoundUpdate> sorted;
   std::vector<RoundGroup> groups;
   group_round_updates(updates, n_updates, S, [&](std::uint32_t slot) { return p.slot_kernel[slot]; }, sorted, groups);
-  std::vector<double> V(D * d), theta(2 * D);
+  const std::size_t theta_n = p.theta_size();
+  std::vector<double> V(D * d), theta(p.n_replicates * S * theta_n);
+  get_all_theta(theta.data());
   for (const RoundGroup& g : groups) {
     get_frequencies(g.replicate, g.kernel, V.data());
-    get_theta(g.replicate, g.slot, theta.data());
-    aggregate_group(V.data(), x, d, theta.data(), D, sorted.data(), g.first, g.last, p.feature_scale, scale, 0u, 1u);
-    set_theta(g.replicate, g.slot, theta.data());
+    aggregate_group(V.data(), x, d, theta.data() + (std::size_t{g.replicate} * S + g.slot) * theta_n, D, sorted.data(),
+                    g.first, g.last, p.feature_scale, scale, 0u, 1u);
   }
+  if (!groups.empty()) set_all_theta(theta.data());
   if (!norm2) return;
-  for (std::size_t r = 0; r < p.n_replicates; ++r)
-    for (std::size_t s = 0; s < S; ++s) {
-      get_theta(r, s, theta.data());
-      double n2 = 0.0;
-      for (double v : theta) n2 += v * v;
-      norm2[r * S + s] = n2;
-    }
+  // ‖θ‖² of θ as the backend keeps it: a float θ (precision=float) is read back rounded.
+  if (p.single_precision && !groups.empty()) get_all_theta(theta.data());
+  for (std::size_t row = 0; row < p.n_replicates * S; ++row) {
+    double n2 = 0.0;
+    for (std::size_t j = 0; j < theta_n; ++j) n2 += theta[row * theta_n + j] * theta[row * theta_n + j];
+    norm2[row] = n2;
+  }
+}
+
+void RfBackend::get_all_theta(double* theta) const {
+  const std::size_t S = problem_.n_slots(), n = problem_.theta_size();
+  for (std::size_t r = 0; r < problem_.n_replicates; ++r)
+    for (std::size_t s = 0; s < S; ++s) get_theta(r, s, theta + (r * S + s) * n);
+}
+
+void RfBackend::set_all_theta(const double* theta) {
+  const std::size_t S = problem_.n_slots(), n = problem_.theta_size();
+  for (std::size_t r = 0; r < problem_.n_replicates; ++r)
+    for (std::size_t s = 0; s < S; ++s) set_theta(r, s, theta + (r * S + s) * n);
 }
 
 void RfBackend::client_update(std::size_t replicate, std::size_t slot, const double* x, double a, double b,
@@ -159,6 +174,7 @@ void require_cuda_device() {
 std::unique_ptr<RfBackend> make_rf_backend(BackendKind kind, const RfProblem& problem, DeviceContexts* contexts) {
   if (problem.n_slots() == 0 || problem.n_rff == 0 || problem.n_features == 0)
     throw ConfigError("random-feature backend: empty problem (no slots, features or D = 0)");
+  (void)contexts;  // a CPU-only build has no device contexts to use
   switch (kind) {
     case BackendKind::Cpu:
       return cpu::make_cpu_rf_backend(problem);

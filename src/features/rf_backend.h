@@ -206,6 +206,12 @@ class RfBackend {
   /// θ of one slot (2·n_rff values, host), for checkpoints and tests.
   virtual void get_theta(std::size_t replicate, std::size_t slot, double* theta) const = 0;
   virtual void set_theta(std::size_t replicate, std::size_t slot, const double* theta) = 0;
+  /// θ of every (replicate, slot): R × S rows of 2·n_rff values (host), replicate-major. What a
+  /// family reads back after a resident walk or a round: one transfer (and one wait) where the
+  /// backend keeps θ on a device, against one per slot through get_theta(). The defaults loop
+  /// over the slots.
+  virtual void get_all_theta(double* theta) const;
+  virtual void set_all_theta(const double* theta);
 
  protected:
   explicit RfBackend(RfProblem problem) : problem_(std::move(problem)) {}

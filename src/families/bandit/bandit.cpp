@@ -202,12 +202,10 @@ class BanditSelection final : public Algorithm {
     DeviceLease lease;
     if (resident_backend() && resident_backend_->device_lease(lease)) {
 #if OMKL_WITH_CUDA
-      for (std::size_t r = 0; r < R; ++r)
-        for (std::size_t k = 0; k < K; ++k) resident_backend_->set_theta(r, k, theta.data() + (r * K + k) * 2 * D);
+      resident_backend_->set_all_theta(theta.data());
       if (!device_walk_) device_walk_ = std::make_unique<BanditDeviceWalk>(lease);
       device_walk_->walk(tables, state, lease, a, x, y, predictions);
-      for (std::size_t r = 0; r < R; ++r)
-        for (std::size_t k = 0; k < K; ++k) resident_backend_->get_theta(r, k, theta.data() + (r * K + k) * 2 * D);
+      resident_backend_->get_all_theta(theta.data());
 #else
       throw Error("step_path = resident: a backend lent device memory to a build without CUDA");
 #endif

@@ -186,8 +186,7 @@ class GlobalKernelFederation final : public Algorithm {
 #if OMKL_WITH_CUDA
       if (!device_walk_) device_walk_ = std::make_unique<FederationDeviceWalk>(client_streams_, lease);
       device_walk_->walk(tables, state, lease, shape, x, y, predictions);
-      for (std::size_t r = 0; r < R; ++r)
-        for (std::size_t i = 0; i < N; ++i) backend_->get_theta(r, i, theta.data() + (r * N + i) * D2);
+      backend_->get_all_theta(theta.data());
 #else
       throw Error("step_path = resident: a backend lent device memory to a build without CUDA");
 #endif
@@ -200,8 +199,7 @@ class GlobalKernelFederation final : public Algorithm {
           for (std::size_t i = 0; i < N; ++i)
             backend_->get_frequencies(r, i, resident_frequencies_.data() + (r * N + i) * block);
       }
-      for (std::size_t r = 0; r < R; ++r)
-        for (std::size_t i = 0; i < N; ++i) backend_->get_theta(r, i, theta.data() + (r * N + i) * D2);
+      backend_->get_all_theta(theta.data());
       shape.frequencies = resident_frequencies_.data();
       shape.theta = theta.data();
       shape.x = x;
@@ -209,8 +207,7 @@ class GlobalKernelFederation final : public Algorithm {
       shape.predictions = predictions;
       FederationProgram<HostPhilox> program{tables, s};
       walk_rounds_on_host(program, shape);
-      for (std::size_t r = 0; r < R; ++r)
-        for (std::size_t i = 0; i < N; ++i) backend_->set_theta(r, i, theta.data() + (r * N + i) * D2);
+      backend_->set_all_theta(theta.data());
     }
     // Back into the host path's state.
     std::copy(s.log_w, s.log_w + log_w_.size(), log_w_.begin());
@@ -426,8 +423,7 @@ class GlobalKernelFederation final : public Algorithm {
     for (std::size_t t = 1; t <= rounds; ++t) {
       StateWriter round;
       round.put_u64(t);
-      for (std::size_t r = 0; r < R; ++r)
-        for (std::size_t i = 0; i < N; ++i) backend_->get_theta(r, i, theta.data() + (r * N + i) * D2);
+      backend_->get_all_theta(theta.data());
       round.put_f64s(theta);
       if (variant_.head == Head::GlobalHedge) round.put_f64s(log_w_);
       for (int p = 1; p < P; ++p) comm.send(p, kRoundTag, round.bytes());

@@ -107,11 +107,15 @@ void check_backend_parity(const ParityCase& c, std::uint64_t seed) {
     ASSERT_LE(relative_error(n2_gpu[i], n2_cpu[i]), tol) << "norm2 at " << i;
   }
   std::vector<double> th_cpu(2 * c.D), th_gpu(2 * c.D);
+  std::vector<double> all_gpu(c.R * problem.n_slots() * 2 * c.D);
+  gpu->get_all_theta(all_gpu.data());  // one transfer: every slot as get_theta() gives it
   for (std::size_t r = 0; r < c.R; ++r)
     for (std::size_t s = 0; s < problem.n_slots(); ++s) {
       cpu->get_theta(r, s, th_cpu.data());
       gpu->get_theta(r, s, th_gpu.data());
       for (std::size_t i = 0; i < 2 * c.D; ++i) ASSERT_LE(relative_error(th_gpu[i], th_cpu[i]), tol);
+      for (std::size_t i = 0; i < 2 * c.D; ++i)
+        ASSERT_EQ(all_gpu[(r * problem.n_slots() + s) * 2 * c.D + i], th_gpu[i]) << "get_all_theta " << r << " " << s;
     }
   std::vector<double> p_cpu(c.R * problem.n_slots()), p_gpu(p_cpu.size());
   cpu->predict(x.data(), T + 1, schedules, p_cpu.data());

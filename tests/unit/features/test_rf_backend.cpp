@@ -91,6 +91,28 @@ TEST(RfBackendTest, SelectedStepsTouchOnlyTheNamedSlots) {
   EXPECT_EQ(theta, before) << "rate 0, shrink 1 only predicts";
 }
 
+TEST(RfBackendTest, AllThetaIsEverySlotReplicateMajor) {
+  const std::size_t R = 2, S = 5, n = 18;
+  auto b = backend_with_features(BackendKind::Cpu, R, S);
+  RandomStream rng(9, 0, RngPurpose::Misc);
+  std::vector<double> all(R * S * n);
+  for (double& v : all) v = 2.0 * rng.uniform() - 1.0;
+  b->set_all_theta(all.data());
+  std::vector<double> one(n);
+  for (std::size_t r = 0; r < R; ++r)
+    for (std::size_t s = 0; s < S; ++s) {
+      b->get_theta(r, s, one.data());
+      EXPECT_EQ(one, std::vector<double>(all.begin() + static_cast<std::ptrdiff_t>((r * S + s) * n),
+                                         all.begin() + static_cast<std::ptrdiff_t>((r * S + s + 1) * n)))
+          << "replicate " << r << " slot " << s;
+      for (double& v : one) v = -v;  // and back through set_theta
+      b->set_theta(r, s, one.data());
+    }
+  std::vector<double> back(R * S * n);
+  b->get_all_theta(back.data());
+  for (std::size_t i = 0; i < all.size(); ++i) EXPECT_EQ(back[i], -all[i]) << i;
+}
+
 TEST(RfBackendTest, SlotsAreGroupedByKernelInAscendingOrder) {
   RfProblem problem;
   problem.n_kernels = 4;

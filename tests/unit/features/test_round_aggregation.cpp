@@ -101,3 +101,59 @@ TEST(RoundAggregationTest, HostDriverEqualsTheCpuBackend) {
         for (std::size_t j = 0; j < 2 * D; ++j) EXPECT_EQ(got[j], theta[(r * S + s) * 2 * D + j]);
     }
 }
+
+// RfBackend's own aggregate_round() (the CUDA backend's default round: θ read and written in one
+// transfer each) against the CPU backend's override, on the same θ, frequencies and updates.
+TEST(RoundAggregationTest, BaseRoundEqualsTheCpuBackend) {
+  RfProblem problem;
+  problem.n_replicates = 2;
+  problem.n_kernels = 3;
+  problem.n_rff = 7;
+  problem.n_features = 4;
+  problem.slot_kernel = {0, 1, 2, 1};
+  problem.feature_scale = 1.0 / std::sqrt(7.0);
+  const std::size_t R = 2, P = 3, S = 4, D = 7, d = 4, n_clients = 5;
+  auto fast = make_rf_backend(BackendKind::Cpu, problem);
+  auto base = make_rf_backend(BackendKind::Cpu, problem);
+  RandomStream rng(12, 0, RngPurpose::Misc);
+  for (std::size_t r = 0; r < R; ++r)
+    for (std::size_t k = 0; k < P; ++k) {
+      const auto m = draw_frequencies(KernelSpec::gaussian(0.5 + k), D, d, RfKind::Rf, rng);
+      fast->set_frequencies(r, k, m.data());
+      base->set_frequencies(r, k, m.data());
+    }
+  std::vector<double> theta(R * S * 2 * D), x(n_clients * d);
+  for (double& v : theta) v = 2.0 * rng.uniform() - 1.0;
+  fast->set_all_theta(theta.data());
+  base->set_all_theta(theta.data());
+  for (int round = 0; round < 3; ++round) {
+    for (double& v : x) v = 2.0 * rng.uniform() - 1.0;
+    std::vector<ClientUpdate> updates;
+    for (int i = 0; i < 12; ++i) {
+      ClientUpdate u;
+      u.replicate = static_cast<std::uint32_t>(rng.below(R));
+      u.slot = static_cast<std::uint32_t>(rng.below(S - 1));  // slot S − 1 gets none
+      u.client = static_cast<std::uint32_t>(rng.below(n_clients));
+      u.a = 2.0 * rng.uniform() - 1.0;
+      u.b = 0.1 * rng.uniform();
+      updates.push_back(u);
+    }
+    std::vector<double> norm_fast(R * S), norm_base(R * S);
+    fast->aggregate_round(x.data(), n_clients, updates.data(), updates.size(), 0.2, norm_fast.data());
+    base->RfBackend::aggregate_round(x.data(), n_clients, updates.data(), updates.size(), 0.2, norm_base.data());
+    std::vector<double> got_fast(theta.size()), got_base(theta.size());
+    fast->get_all_theta(got_fast.data());
+    base->get_all_theta(got_base.data());
+    for (std::size_t i = 0; i < theta.size(); ++i)
+      EXPECT_NEAR(got_base[i], got_fast[i], 1e-13 * std::max(1.0, std::fabs(got_fast[i]))) << "round " << round << " " << i;
+    for (std::size_t j = 0; j < R * S; ++j) {
+      EXPECT_NEAR(norm_base[j], norm_fast[j], 1e-12 * norm_fast[j]) << "round " << round << " slot row " << j;
+      double n2 = 0.0;  // the norms are of θ after the round
+      for (std::size_t e = 0; e < 2 * D; ++e) n2 += got_base[j * 2 * D + e] * got_base[j * 2 * D + e];
+      EXPECT_EQ(norm_base[j], n2);
+    }
+    for (std::size_t r = 0; r < R; ++r)  // the slot without updates keeps its θ bit for bit
+      for (std::size_t e = 0; e < 2 * D; ++e)
+        EXPECT_EQ(got_base[(r * S + S - 1) * 2 * D + e], theta[(r * S + S - 1) * 2 * D + e]);
+  }
+}
