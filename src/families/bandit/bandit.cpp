@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "core/step_path.h"
 #include "families/bandit/bandit.h"
 #include "families/bandit/hypotheses.h"
 #include "families/bandit/resident_bandit.h"
@@ -104,9 +105,7 @@ class BanditSelection final : public Algorithm {
     for (const KernelSpec& k : dictionary_)
       if (k.family != KernelFamily::Gaussian && k.family != KernelFamily::Laplacian && k.family != KernelFamily::Cauchy)
         params.fail("dict", "contains " + k.name() + ": the bandit algorithms need kernels with κ(x, x) = 1");
-    resident_ = params.get_choice("step_path", "host", {"host", "resident"},
-                                  "host: every round on the host; resident: blocks of rounds as one device-resident "
-                                  "program (on the GPU with --backend cuda)") == "resident";
+    resident_ = read_step_path(params, "rounds");
     if (resident_ && dictionary_.size() > kMaxResidentPairs)
       params.fail("dict", "has more kernels than a resident step holds (" + std::to_string(kMaxResidentPairs) + ")");
     projection_ = rule_factory_()->projection(random_features);

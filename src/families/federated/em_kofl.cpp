@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "core/step_path.h"
 #include "families/federated/federated.h"
 #include "families/federated/federated_config.h"
 #include "families/federated/resident_em_kofl.h"
@@ -49,9 +50,7 @@ class EmKofl final : public Algorithm {
     const RfEnsembleConfig features = federated_features(dictionary, dict_text, n_rff_, steps_.lambda);
     std::vector<std::uint32_t> slot_kernel(K * N);
     for (std::size_t s = 0; s < K * N; ++s) slot_kernel[s] = static_cast<std::uint32_t>(s % N);
-    resident_ = params.get_choice("step_path", "host", {"host", "resident"},
-                                  "host: every client sample on the host; resident: blocks of samples as one "
-                                  "device-resident program (on the GPU with --backend cuda)") == "resident";
+    resident_ = read_step_path(params, "client samples");
     if (resident_ && N > kMaxResidentPairs)
       params.fail("dict", "has more kernels than a resident step holds (" + std::to_string(kMaxResidentPairs) + ")");
     backend_ = make_rf_ensemble_backend(features, context, slot_kernel);

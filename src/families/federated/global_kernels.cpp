@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "core/step_path.h"
 #include "families/federated/federated.h"
 #include "families/federated/federated_config.h"
 #include "families/federated/kernel_selection.h"
@@ -97,9 +98,7 @@ class GlobalKernelFederation final : public Algorithm {
     schedules_.assign(N, SlotSchedule{});
     backend_ = make_rf_ensemble_backend(features, context, slot_kernel);
     ledger_ = CommunicationLedger(max_upload_);
-    resident_ = params.get_choice("step_path", "host", {"host", "resident"},
-                                  "host: every client step on the host; resident: whole rounds of a block as one "
-                                  "device-resident program (on the GPU with --backend cuda)") == "resident";
+    resident_ = read_step_path(params, "rounds");
 
     const std::size_t R = context.n_replicates();
     norm2_.assign(R * N, 0.0);  // θ starts at 0

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "core/step_path.h"
 #include "families/federated/federated.h"
 #include "families/federated/federated_config.h"
 #include "families/federated/mlp.h"
@@ -66,9 +67,7 @@ class PerFedAvg final : public Algorithm {
     personalize_ = params.get_choice("personalize", "prev_sample", {"prev_sample", "none"},
                                      "a client adapts the broadcast model on its previous sample before "
                                      "predicting, or predicts with it as is") == "prev_sample";
-    resident_ = params.get_choice("step_path", "host", {"host", "resident"},
-                                  "host: every client sample on the host; resident: blocks of samples as one "
-                                  "device-resident program (on the GPU with --backend cuda)") == "resident";
+    resident_ = read_step_path(params, "client samples");
     ledger_ = CommunicationLedger(static_cast<double>(cap));
     const std::size_t R = context.n_replicates(), P = net_.size();
     model_.assign(R * P, 0.0);
