@@ -63,7 +63,17 @@ __global__ void __launch_bounds__(kResidentThreads) resident_walk_kernel(Program
   Real* z = a.z_scratch + r * a.max_pairs * 2 * D;
   for (std::size_t i = 0; i < a.n_steps; ++i) {
     const std::int64_t t = a.t0 + static_cast<std::int64_t>(i);
-    if (threadIdx.x == 0) n_pairs = static_cast<unsigned>(program.plan(r, t, pairs));
+    // plan() starts from default pairs, as in the host driver: nothing a program leaves unset
+    // (a box, say) comes from an earlier step, another replicate or another kernel's use of
+    // this shared memory. The previous step's last barrier has ordered every read of them.
+    for (std::size_t p = threadIdx.x; p < a.max_pairs; p += blockDim.x) pairs[p] = detail::ResidentPair{};
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      n_pairs = static_cast<unsigned>(program.plan(r, t, pairs));
+      // More pairs than the walk's max_pairs would write into the next replicate's feature
+      // scratch: stop the kernel (the launch's check reports it) rather than race.
+      if (n_pairs > a.max_pairs) __trap();
+    }
     __syncthreads();
     if constexpr (detail::MixesSlots<Program>::value) {
       program.mix(r, t, a.theta + r * a.n_slots * 2 * D, D, threadIdx.x, blockDim.x);
@@ -155,6 +165,8 @@ class ResidentArena {
             const detail::ResidentWalkArgs<double>& shape, const double* x, const double* y, double* predictions,
             MakeProgram&& make_program) {
     if (shape.max_pairs > detail::kMaxResidentPairs) throw Error("resident walk: more pairs per step than a block holds");
+    // Every copy below is ordered on the arena's stream: the kernel must run there too.
+    if (lease.stream != static_cast<void*>(stream_)) throw Error("resident walk: the lease's stream is not the arena's");
     const std::size_t words = state_bytes / sizeof(std::uint64_t);
     state_.resize(words);
     state_.copy_from_host(static_cast<const std::uint64_t*>(state), words);

@@ -22,10 +22,19 @@
 ///  - the CUDA driver (kernels/resident_walk.cuh): one thread block per replicate walks all the
 ///    block's steps — thread 0 plans and learns, a warp per pair does the features and the
 ///    update with 32 lanes.
-/// The two differ only in how a pair's 2D products are summed (one lane in order, or 32 lanes
-/// and a shuffle tree), so they agree within floating point, as the CPU and CUDA backends do.
+/// The two differ in how a pair's 2D products are summed (one lane in order, or 32 lanes and a
+/// shuffle tree), in the device's contraction of a·b + c into one rounding (nvcc's default; the
+/// host code is compiled without contraction) and in the last bit of exp/log/pow, so they agree
+/// within floating point, as the CPU and CUDA backends do. A discrete choice (a draw against a
+/// cumulative sum, a ranking, a projection test) follows those values: it comes out the same
+/// unless a draw or a tie lands within that rounding of its boundary, which the parity tests do
+/// not expect to meet but which a long enough run may.
+///
+/// Contract: every plan() starts from default pairs (both drivers reset the first max_pairs) and
+/// plans at most the walk's max_pairs; a program sets whatever of a pair it uses.
 #pragma once
 
+#include <algorithm>  // std::fill (host driver)
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -35,6 +44,7 @@
 #include "core/host_device.h"
 #include "core/loss.h"
 #include "features/sincos_fma.h"
+#include "omkl/error.h"
 
 namespace omkl::detail {
 
@@ -198,12 +208,16 @@ void walk_on_host(Program& program, const ResidentWalkArgs<double>& a) {
   ResidentPair pairs[kMaxResidentPairs];
   double f[kMaxResidentPairs], norm2[kMaxResidentPairs];
   const std::size_t D = a.n_rff, d = a.n_features;
+  const std::size_t max_pairs = a.max_pairs < kMaxResidentPairs ? a.max_pairs : kMaxResidentPairs;
   for (std::size_t i = 0; i < a.n_steps; ++i) {
     const std::int64_t t = a.t0 + static_cast<std::int64_t>(i);
     for (std::size_t r = 0; r < a.n_replicates; ++r) {
       const double* x = a.sample(i, r);
       const double y = a.target(i, r);
+      // Every plan() starts from default pairs (the GPU driver resets them likewise).
+      std::fill(pairs, pairs + max_pairs, ResidentPair{});
       const std::size_t n = program.plan(r, t, pairs);
+      if (n > max_pairs) throw Error("resident walk: a step planned more pairs than the walk's max_pairs");
       if constexpr (MixesSlots<Program>::value) program.mix(r, t, a.theta + r * a.n_slots * 2 * D, D, 0u, 1u);
       double* z = a.z_scratch;  // one replicate at a time
       if constexpr (OwnsFeatures<Program>::value) {

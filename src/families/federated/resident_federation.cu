@@ -100,6 +100,7 @@ template <typename Real>
 void launch_rounds(const FederationProgram<omkl::cuda::CurandPhilox>& program, const RoundWalkArgs<double>& shape,
                    const DeviceLease& lease, const double* x_host, DeviceBuffer<Real>& x_device, const double* y,
                    double* predictions) {
+  if (shape.n_rounds == 0 || shape.n_replicates == 0) return;  // an empty grid is a launch error
   const std::vector<Real> x(x_host, x_host + shape.n_rounds * shape.n_clients * shape.n_features);
   x_device.resize(x.size());
   x_device.copy_from_host(x.data(), x.size());

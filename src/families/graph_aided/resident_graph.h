@@ -156,6 +156,7 @@ struct GraphProgram {
       pairs[i].kernel = updated[i];
       pairs[i].rate = eta / qu;
       pairs[i].shrink = 1.0 - 2.0 * eta * c.lambda / qu;
+      pairs[i].box = 0.0;  // no clipping
     }
     s.n_pairs[r] = count;
     s.updates[r] += count;  // rate = η/q̃ > 0: every pair updates

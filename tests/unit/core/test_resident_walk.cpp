@@ -1,0 +1,86 @@
+// The resident walk's host driver (core/resident_walk.h), which is also the reference for the
+// GPU driver (kernels/resident_walk.cuh): every plan() starts from default pairs, so what a
+// program leaves unset cannot come from an earlier step or replicate (on the GPU, from whatever
+// the shared memory held), and the update is shrink·θ − rate·C'(f, y)·z clipped to the box.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "core/resident_walk.h"
+
+using namespace omkl;
+using namespace omkl::detail;
+
+namespace {
+
+// One slot and kernel. Step 1 plans a pair with a small box; later steps set only slot,
+// kernel, rate and shrink, so their box must be the default (no clipping).
+struct BoxOnceProgram {
+  double rate = 0.5, first_box = 0.01;
+  std::vector<double>* boxes_seen = nullptr;
+
+  std::size_t plan(std::size_t, std::int64_t t, ResidentPair* pairs) const {
+    boxes_seen->push_back(pairs[0].box);
+    boxes_seen->push_back(pairs[1].box);
+    pairs[0].slot = 0;
+    pairs[0].kernel = 0;
+    pairs[0].rate = rate;
+    pairs[0].shrink = 1.0;
+    if (t == 1) {
+      pairs[0].box = first_box;
+      pairs[1].box = first_box;  // an unused entry too: it must not survive either
+    }
+    return 1;
+  }
+  double learn(std::size_t, std::int64_t, double, const double* f, const double*, ResidentPair*) const {
+    return f[0];
+  }
+};
+
+}  // namespace
+
+TEST(ResidentWalkTest, EveryPlanStartsFromDefaultPairs) {
+  const std::size_t D = 3, d = 2, T = 3;
+  const std::vector<double> V = {0.3, -0.7, 1.1, 0.2, -0.4, 0.9};  // D × d
+  const std::vector<double> x = {0.5, -1.0, 1.5, 0.25, -0.75, 2.0};
+  const std::vector<double> y = {1.0, -2.0, 3.0};
+  std::vector<double> theta(2 * D, 0.0), predictions(T);
+  std::vector<double> boxes;
+  BoxOnceProgram program;
+  program.boxes_seen = &boxes;
+  ResidentWalkArgs<double> shape;
+  shape.n_steps = T;
+  shape.n_replicates = shape.n_slots = shape.n_kernels = 1;
+  shape.n_rff = D;
+  shape.n_features = d;
+  shape.max_pairs = 2;
+  shape.feature_scale = 1.0 / std::sqrt(static_cast<double>(D));
+  shape.loss = LossKind::Squared;
+  walk_on_host(program, shape, V.data(), theta.data(), x.data(), y.data(), predictions.data());
+  EXPECT_EQ(boxes, std::vector<double>(2 * T, 0.0)) << "plan() saw a box left by an earlier step";
+
+  // The same three updates by hand: step 1 clipped to ±0.01, steps 2 and 3 not clipped.
+  std::vector<double> want(2 * D, 0.0);
+  for (std::size_t t = 0; t < T; ++t) {
+    std::vector<double> z(2 * D);
+    double f = 0.0;
+    for (std::size_t j = 0; j < D; ++j) {
+      const double a = V[j * d] * x[t * d] + V[j * d + 1] * x[t * d + 1];
+      z[j] = shape.feature_scale * std::sin(a);
+      z[D + j] = shape.feature_scale * std::cos(a);
+      f += want[j] * z[j] + want[D + j] * z[D + j];
+    }
+    EXPECT_NEAR(predictions[t], f, 1e-14) << "step " << t + 1;
+    const double gain = program.rate * 2.0 * (f - y[t]);
+    for (std::size_t j = 0; j < 2 * D; ++j) {
+      want[j] -= gain * z[j];
+      if (t == 0) want[j] = std::fmax(-program.first_box, std::fmin(program.first_box, want[j]));
+    }
+  }
+  for (std::size_t j = 0; j < 2 * D; ++j) EXPECT_NEAR(theta[j], want[j], 1e-13) << j;
+  bool beyond_first_box = false;
+  for (double v : theta) beyond_first_box |= std::fabs(v) > program.first_box;
+  EXPECT_TRUE(beyond_first_box) << "the later steps must not be clipped";
+}
