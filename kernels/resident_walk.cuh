@@ -47,6 +47,9 @@ __device__ __forceinline__ double resident_block_sum(double v, double* partials)
   return total;
 }
 
+/// n_pairs of a block whose plan() overflowed: the block leaves the walk.
+constexpr unsigned kAbortWalk = ~0u;
+
 template <typename Program, typename Real>
 __global__ void __launch_bounds__(kResidentThreads) resident_walk_kernel(Program program,
                                                                          detail::ResidentWalkArgs<Real> a) {
@@ -69,12 +72,19 @@ __global__ void __launch_bounds__(kResidentThreads) resident_walk_kernel(Program
     for (std::size_t p = threadIdx.x; p < a.max_pairs; p += blockDim.x) pairs[p] = detail::ResidentPair{};
     __syncthreads();
     if (threadIdx.x == 0) {
-      n_pairs = static_cast<unsigned>(program.plan(r, t, pairs));
+      const std::size_t planned = program.plan(r, t, pairs);
       // More pairs than the walk's max_pairs would write into the next replicate's feature
-      // scratch: stop the kernel (the launch's check reports it) rather than race.
-      if (n_pairs > a.max_pairs) __trap();
+      // scratch: the block stops here and the host throws (a trap would poison the context of
+      // every walk running beside this one).
+      if (planned > a.max_pairs) {
+        if (a.overflow) *a.overflow = 1u;
+        n_pairs = kAbortWalk;
+      } else {
+        n_pairs = static_cast<unsigned>(planned);
+      }
     }
     __syncthreads();
+    if (n_pairs == kAbortWalk) return;  // every thread of the block, together
     if constexpr (detail::MixesSlots<Program>::value) {
       program.mix(r, t, a.theta + r * a.n_slots * 2 * D, D, threadIdx.x, blockDim.x);
       __syncthreads();
@@ -151,6 +161,7 @@ class ResidentArena {
     for (auto* b : {&tables_, &state_}) b->set_stream(stream);
     for (auto* b : {&y_, &predictions_, &x_double_, &z_double_}) b->set_stream(stream);
     for (auto* b : {&x_float_, &z_float_}) b->set_stream(stream);
+    overflow_.set_stream(stream);
   }
   void upload_tables(const std::vector<std::uint64_t>& words) {
     tables_.resize(words.size());
@@ -208,14 +219,21 @@ class ResidentArena {
     a.feature_scale = shape.feature_scale;
     a.loss = shape.loss;
     a.replicated_streams = shape.replicated_streams;
+    overflow_.resize(1);
+    overflow_.zero();
+    a.overflow = overflow_.data();
     launch_resident_walk(program, a, static_cast<cudaStream_t>(lease.stream));
+    unsigned overflowed = 0;
+    overflow_.copy_to_host(&overflowed, 1);
     OMKL_CUDA_CHECK(cudaStreamSynchronize(static_cast<cudaStream_t>(lease.stream)));  // `x` dies here
+    if (overflowed) throw Error("resident walk: a step planned more pairs than the walk's max_pairs");
   }
 
   cudaStream_t stream_;
   DeviceBuffer<std::uint64_t> tables_, state_;
   DeviceBuffer<double> y_, predictions_, x_double_, z_double_;
   DeviceBuffer<float> x_float_, z_float_;
+  DeviceBuffer<unsigned> overflow_;
 };
 
 }  // namespace omkl::cuda

@@ -102,6 +102,9 @@ struct ResidentWalkArgs {
   double feature_scale = 1.0;
   LossKind loss = LossKind::Squared;
   bool replicated_streams = false;
+  /// The GPU driver's flag (device memory, zeroed before the launch): set when a plan() named
+  /// more pairs than max_pairs, after which the walk stops and the host throws.
+  unsigned* overflow = nullptr;
 
   /// Step i's sample and target for replicate r.
   OMKL_HD std::size_t sample_index(std::size_t i, std::size_t r) const {

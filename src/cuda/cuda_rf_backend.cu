@@ -96,6 +96,8 @@ struct LoopProfile {
   }
 };
 
+static_assert(omkl::cuda::kMaxRff == kMaxCudaRff, "the host's and the kernels' limits on D must agree");
+
 template <typename Real>
 class CudaRfBackend final : public RfBackend {
  public:

@@ -113,6 +113,11 @@ struct DeviceLease {
   void* stream = nullptr;  ///< cudaStream_t
 };
 
+/// The most random features per kernel (D) the CUDA backend holds: a slot's 2D features in one
+/// thread block's registers and shared memory (kernels/rf_kernels.cuh's kMaxRff, which equals
+/// it). Here so that an algorithm that makes its backend late can refuse a larger D up front.
+inline constexpr std::size_t kMaxCudaRff = 1024;
+
 class RfBackend {
  public:
   virtual ~RfBackend() = default;

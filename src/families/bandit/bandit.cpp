@@ -108,6 +108,10 @@ class BanditSelection final : public Algorithm {
     resident_ = read_step_path(params, "rounds");
     if (resident_ && dictionary_.size() > kMaxResidentPairs)
       params.fail("dict", "has more kernels than a resident step holds (" + std::to_string(kMaxResidentPairs) + ")");
+    // The walk's CUDA backend is made at the first walk; refuse what it would refuse now.
+    if (resident_ && random_features && n_rff_ > kMaxCudaRff && walks_on_gpu())
+      params.fail("D", "= " + std::to_string(n_rff_) + " exceeds the " + std::to_string(kMaxCudaRff) +
+                           " random features per kernel of step_path=resident on the GPU");
     projection_ = rule_factory_()->projection(random_features);
     const std::size_t R = context.n_replicates();
     reps_.resize(R);
@@ -218,7 +222,8 @@ class BanditSelection final : public Algorithm {
 
   KernelHypotheses& expansions_of(std::size_t r) { return static_cast<KernelHypotheses&>(*reps_[r].hypotheses); }
 
-  bool expansions_on_gpu() const {
+  /// Whether the resident walks run on the GPU: the study's backend, as make_rf_backend() picks.
+  bool walks_on_gpu() const {
     return context_.backend == BackendKind::Cuda || (context_.backend == BackendKind::Auto && cuda_available());
   }
 
@@ -228,7 +233,7 @@ class BanditSelection final : public Algorithm {
   void walk_expansions(const BanditTables& tables, BanditStateData& state, const ResidentWalkArgs<double>& a,
                        const double* x, const double* y, double* predictions) {
     const std::size_t R = reps_.size(), K = dictionary_.size(), d = a.n_features;
-    const bool gpu = expansions_on_gpu();
+    const bool gpu = walks_on_gpu();
     prepare_pool(a.n_steps, gpu);
     const BanditStates s = state.view();
     std::vector<std::uint64_t> used_before(pool_used_);
@@ -347,8 +352,7 @@ class BanditSelection final : public Algorithm {
   /// where the context asks for a GPU (none on the CPU backend: the host driver reads the flat
   /// arrays directly).
   RfBackend* resident_backend() {
-    if (context_.backend == BackendKind::Cpu || (context_.backend == BackendKind::Auto && !cuda_available()))
-      return nullptr;
+    if (!walks_on_gpu()) return nullptr;
     if (!resident_backend_) {
       RfProblem problem;
       problem.n_replicates = reps_.size();

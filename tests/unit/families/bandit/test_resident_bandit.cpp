@@ -177,6 +177,16 @@ TEST(ResidentBanditTest, ConfigurationsTheWalkDoesNotHoldAreRefused) {
     EXPECT_EQ(config_error_message(name, ctx, {{"step_path", "resident"}}), "") << name;
   }
   EXPECT_NE(config_error_message("oks", ctx, {{"step_path", "gpu"}}).find("step_path"), std::string::npos);
+  // The walk's CUDA backend is made at the first walk: a D it cannot hold is refused when the
+  // algorithm is made (a CPU-only build refuses --backend cuda later, at the same first walk).
+  auto gpu_ctx = ctx;
+  gpu_ctx.backend = BackendKind::Cuda;
+  const std::string too_wide = std::to_string(kMaxCudaRff + 1);
+  const std::string message = config_error_message("rf-oks++", gpu_ctx, {{"D", too_wide}, {"step_path", "resident"}});
+  EXPECT_NE(message.find("exceeds the 1024 random features"), std::string::npos) << message;
+  EXPECT_EQ(config_error_message("rf-oks++", ctx, {{"D", too_wide}, {"step_path", "resident"}}), "")
+      << "the CPU walk has no such limit";
+  EXPECT_EQ(config_error_message("rf-oks++", gpu_ctx, {{"D", too_wide}}), "") << "nor the host path";
 }
 
 // Every repetition on its own permutation of the stream in one walk (step_block_replicated(), a
