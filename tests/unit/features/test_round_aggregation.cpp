@@ -15,6 +15,26 @@
 using namespace omkl;
 using namespace omkl::detail;
 
+namespace {
+
+// `count` updates of random replicates, clients and coefficients; slot S − 1 gets none.
+std::vector<ClientUpdate> random_updates(RandomStream& rng, int count, std::size_t R, std::size_t S,
+                                         std::size_t n_clients) {
+  std::vector<ClientUpdate> updates;
+  for (int i = 0; i < count; ++i) {
+    ClientUpdate u;
+    u.replicate = static_cast<std::uint32_t>(rng.below(R));
+    u.slot = static_cast<std::uint32_t>(rng.below(S - 1));
+    u.client = static_cast<std::uint32_t>(rng.below(n_clients));
+    u.a = 2.0 * rng.uniform() - 1.0;
+    u.b = 0.1 * rng.uniform();
+    updates.push_back(u);
+  }
+  return updates;
+}
+
+}  // namespace
+
 TEST(RoundAggregationTest, GroupsKeepCallOrderWithinASlot) {
   std::vector<ClientUpdate> updates = {{1, 2, 0, 0.1, 0.2}, {0, 1, 3, 0.3, 0.4}, {1, 2, 5, 0.5, 0.6}, {0, 1, 1, 0.7, 0.8}};
   std::vector<RoundUpdate> sorted;
@@ -57,16 +77,7 @@ TEST(RoundAggregationTest, HostDriverEqualsTheCpuBackend) {
   for (double& v : x) v = 3.0 * rng.uniform() - 1.5;
   for (std::size_t r = 0; r < R; ++r)
     for (std::size_t s = 0; s < S; ++s) cpu->set_theta(r, s, theta.data() + (r * S + s) * 2 * D);
-  std::vector<ClientUpdate> updates;
-  for (int i = 0; i < 40; ++i) {
-    ClientUpdate u;
-    u.replicate = static_cast<std::uint32_t>(rng.below(R));
-    u.slot = static_cast<std::uint32_t>(rng.below(S - 1));  // slot S − 1 gets none
-    u.client = static_cast<std::uint32_t>(rng.below(n_clients));
-    u.a = 2.0 * rng.uniform() - 1.0;
-    u.b = 0.1 * rng.uniform();
-    updates.push_back(u);
-  }
+  const std::vector<ClientUpdate> updates = random_updates(rng, 40, R, S, n_clients);
   const double scale = 0.25;
   std::vector<double> norm2(R * S);
   cpu->aggregate_round(x.data(), n_clients, updates.data(), updates.size(), scale, norm2.data());
@@ -128,16 +139,7 @@ TEST(RoundAggregationTest, BaseRoundEqualsTheCpuBackend) {
   base->set_all_theta(theta.data());
   for (int round = 0; round < 3; ++round) {
     for (double& v : x) v = 2.0 * rng.uniform() - 1.0;
-    std::vector<ClientUpdate> updates;
-    for (int i = 0; i < 12; ++i) {
-      ClientUpdate u;
-      u.replicate = static_cast<std::uint32_t>(rng.below(R));
-      u.slot = static_cast<std::uint32_t>(rng.below(S - 1));  // slot S − 1 gets none
-      u.client = static_cast<std::uint32_t>(rng.below(n_clients));
-      u.a = 2.0 * rng.uniform() - 1.0;
-      u.b = 0.1 * rng.uniform();
-      updates.push_back(u);
-    }
+    const std::vector<ClientUpdate> updates = random_updates(rng, 12, R, S, n_clients);
     std::vector<double> norm_fast(R * S), norm_base(R * S);
     fast->aggregate_round(x.data(), n_clients, updates.data(), updates.size(), 0.2, norm_fast.data());
     base->RfBackend::aggregate_round(x.data(), n_clients, updates.data(), updates.size(), 0.2, norm_base.data());
