@@ -155,6 +155,10 @@ void RfBackend::set_log_weights(std::size_t, const double*) {
   throw Error("this backend does not compute fused kernel weights");
 }
 
+bool backend_on_gpu(BackendKind kind) {
+  return kind == BackendKind::Cuda || (kind == BackendKind::Auto && cuda_available());
+}
+
 bool cuda_available() {
 #if OMKL_WITH_CUDA
   return cuda::device_available();

@@ -233,6 +233,10 @@ std::unique_ptr<RfBackend> make_rf_backend(BackendKind kind, const RfProblem& pr
 /// True when this build has the CUDA backend and a usable device is visible.
 bool cuda_available();
 
+/// Whether make_rf_backend(kind, …) gives a GPU backend (Cuda; Auto where cuda_available()):
+/// where an algorithm's device work would run.
+bool backend_on_gpu(BackendKind kind);
+
 /// For device work outside an RfBackend (the support-set and PerFedAvg walks): throws the
 /// CudaError make_rf_backend(Cuda, …) throws when this build has no CUDA backend or no usable
 /// device is visible.

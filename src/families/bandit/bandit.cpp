@@ -105,13 +105,14 @@ class BanditSelection final : public Algorithm {
     for (const KernelSpec& k : dictionary_)
       if (k.family != KernelFamily::Gaussian && k.family != KernelFamily::Laplacian && k.family != KernelFamily::Cauchy)
         params.fail("dict", "contains " + k.name() + ": the bandit algorithms need kernels with κ(x, x) = 1");
-    resident_ = read_step_path(params, "rounds");
-    if (resident_ && dictionary_.size() > kMaxResidentPairs)
-      params.fail("dict", "has more kernels than a resident step holds (" + std::to_string(kMaxResidentPairs) + ")");
-    // The walk's CUDA backend is made at the first walk; refuse what it would refuse now.
-    if (resident_ && random_features && n_rff_ > kMaxCudaRff && walks_on_gpu())
-      params.fail("D", "= " + std::to_string(n_rff_) + " exceeds the " + std::to_string(kMaxCudaRff) +
-                           " random features per kernel of step_path=resident on the GPU");
+    std::string why_not;
+    if (dictionary_.size() > kMaxResidentPairs)
+      why_not = "the dictionary has more kernels than a resident step holds (" + std::to_string(kMaxResidentPairs) + ")";
+    else if (random_features && n_rff_ > kMaxCudaRff && walks_on_gpu())
+      // The walk's CUDA backend is made at the first walk; refuse what it would refuse now.
+      why_not = "D = " + std::to_string(n_rff_) + " exceeds the " + std::to_string(kMaxCudaRff) +
+                " random features per kernel of a walk on the GPU";
+    resident_ = read_step_path(params, "rounds", walks_on_gpu(), why_not);
     projection_ = rule_factory_()->projection(random_features);
     const std::size_t R = context.n_replicates();
     reps_.resize(R);
@@ -223,9 +224,7 @@ class BanditSelection final : public Algorithm {
   KernelHypotheses& expansions_of(std::size_t r) { return static_cast<KernelHypotheses&>(*reps_[r].hypotheses); }
 
   /// Whether the resident walks run on the GPU: the study's backend, as make_rf_backend() picks.
-  bool walks_on_gpu() const {
-    return context_.backend == BackendKind::Cuda || (context_.backend == BackendKind::Auto && cuda_available());
-  }
+  bool walks_on_gpu() const { return backend_on_gpu(context_.backend); }
 
   /// The kernel-expansion walk (resident_support.h) over the support pool, then the walk's new
   /// entries (and, after a fold, a set's coefficients), scales and norms back into the

@@ -67,7 +67,7 @@ class PerFedAvg final : public Algorithm {
     personalize_ = params.get_choice("personalize", "prev_sample", {"prev_sample", "none"},
                                      "a client adapts the broadcast model on its previous sample before "
                                      "predicting, or predicts with it as is") == "prev_sample";
-    resident_ = read_step_path(params, "client samples");
+    resident_ = read_step_path(params, "client samples", backend_on_gpu(context.backend), "");
     ledger_ = CommunicationLedger(static_cast<double>(cap));
     const std::size_t R = context.n_replicates(), P = net_.size();
     model_.assign(R * P, 0.0);

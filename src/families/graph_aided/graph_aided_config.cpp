@@ -9,6 +9,7 @@
 
 #include "core/step_path.h"
 #include "families/graph_aided/resident_graph.h"
+#include "features/rf_backend.h"
 #include "omkl/error.h"
 
 namespace omkl::detail {
@@ -189,11 +190,7 @@ GraphAidedConfig read_graph_aided_config(ParamReader& params, const AlgoContext&
   c.vertex_ridge = params.get_choice("u_loss", "sq_error", {"sq_error", "ridge"},
                                      "vertex loss L(ŷ, y) of eq. 37: squared error, or with eq. 5's ridge term "
                                      "λ‖Σ_{k∈S} w̄_k θ_k‖² (θ after the step; §7 A-5)") == "ridge";
-  c.resident = read_step_path(params, "steps");
-  if (c.resident) {
-    const std::string why = resident_graph_unsupported(c);
-    if (!why.empty()) params.fail("step_path", "cannot be resident here: " + why);
-  }
+  c.resident = read_step_path(params, "steps", backend_on_gpu(context.backend), resident_graph_unsupported(c));
   return c;
 }
 

@@ -6,9 +6,12 @@
 
 #include <cmath>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "core/resident_walk.h"
+#include "core/step_path.h"
+#include "omkl/error.h"
 
 using namespace omkl;
 using namespace omkl::detail;
@@ -83,4 +86,34 @@ TEST(ResidentWalkTest, EveryPlanStartsFromDefaultPairs) {
   bool beyond_first_box = false;
   for (double v : theta) beyond_first_box |= std::fabs(v) > program.first_box;
   EXPECT_TRUE(beyond_first_box) << "the later steps must not be clipped";
+}
+
+// step_path: host and resident as asked (resident refused, with the reason, where the
+// configuration cannot walk); auto resident only on a GPU where the configuration can.
+TEST(StepPathTest, AutoIsResidentOnlyOnAGpuThatCanWalk) {
+  const auto decide = [](const std::string& path, bool on_gpu, const std::string& why_not) {
+    ParamReader params("algo", {{"step_path", path}});
+    const bool resident = read_step_path(params, "steps", on_gpu, why_not);
+    params.finish();
+    return resident;
+  };
+  for (bool on_gpu : {false, true}) {
+    EXPECT_FALSE(decide("host", on_gpu, ""));
+    EXPECT_FALSE(decide("host", on_gpu, "too wide"));
+    EXPECT_TRUE(decide("resident", on_gpu, ""));
+    EXPECT_FALSE(decide("auto", on_gpu, "too wide"));
+  }
+  EXPECT_FALSE(decide("auto", false, ""));
+  EXPECT_TRUE(decide("auto", true, ""));
+  try {
+    decide("resident", false, "too wide");
+    ADD_FAILURE() << "resident with a reason must be refused";
+  } catch (const ConfigError& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("step_path"), std::string::npos) << message;
+    EXPECT_NE(message.find("too wide"), std::string::npos) << message;
+  }
+  ParamReader unset("algo", {});
+  EXPECT_EQ(read_step_path(unset, "steps", true, ""), std::string(kDefaultStepPath) != "host");
+  EXPECT_THROW(decide("gpu", true, ""), ConfigError);
 }

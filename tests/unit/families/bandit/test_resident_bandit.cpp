@@ -187,6 +187,8 @@ TEST(ResidentBanditTest, ConfigurationsTheWalkDoesNotHoldAreRefused) {
   EXPECT_EQ(config_error_message("rf-oks++", ctx, {{"D", too_wide}, {"step_path", "resident"}}), "")
       << "the CPU walk has no such limit";
   EXPECT_EQ(config_error_message("rf-oks++", gpu_ctx, {{"D", too_wide}}), "") << "nor the host path";
+  EXPECT_EQ(config_error_message("rf-oks++", gpu_ctx, {{"D", too_wide}, {"step_path", "auto"}}), "")
+      << "auto falls back to the host path";
 }
 
 // Every repetition on its own permutation of the stream in one walk (step_block_replicated(), a
