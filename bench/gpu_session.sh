@@ -10,7 +10,10 @@
 #   device.txt     nvidia-smi and the build's CUDA runtime
 #   tests.txt      the CUDA test suite with the native (default) and the generic per-step path
 #                  (each run covers both trajectory layouts: the tests switch OMKL_CUDA_TRAJECTORIES)
-#   sanitizer.txt  compute-sanitizer memcheck over the CUDA tests
+#   sanitizer.txt  compute-sanitizer memcheck over the CUDA tests of the default paths
+#                  (PARTS=sanitizer) and, appended, over the opt-in ones: the resident walks,
+#                  the federated rounds, the device draws (PARTS=sanitizer_optin); each part has
+#                  its own 540 s, so that one call of the device tool holds either
 #   bench_gpu.json / bench_cpu.json   `omkl bench` matrices (see below)
 #   bench.txt      the printed tables of every benchmark, in order
 # Benchmarks: Naval (T = 11 934), jmlr23-76 dictionary, D = 50, paper profile:
@@ -23,10 +26,10 @@
 #   draws.txt      OMKL_CUDA_DRAWS=device (frequency matrices drawn on the GPU) against the default
 #                  host draws: Raker at 1, 20, 100, 1000 seeds and AdaRaker at 20, 100, alternated,
 #                  and the OMKL_TIMING construction breakdown of both at 20 and 1000 seeds
-# PARTS (default "tests sanitizer draws bench") picks what runs, so that a call that would pass the
+# PARTS (default "tests sanitizer sanitizer_optin draws bench") picks what runs, so that a call that would pass the
 # device tool's 10 minutes can be split in two.
 set -uo pipefail
-PARTS=${PARTS:-tests sanitizer draws bench}
+PARTS=${PARTS:-tests sanitizer sanitizer_optin draws bench}
 want() { [[ " $PARTS " == *" $1 "* ]]; }
 
 if [ $# -ne 3 ]; then
@@ -56,15 +59,20 @@ want tests && {
   done
 } > "$OUT/tests.txt"
 
-if ! want sanitizer; then
-  :
-elif command -v compute-sanitizer > /dev/null; then
-  # The trajectory tests run once per layout since 2026-11-23: more time than the 300 s before.
-  timeout 540 compute-sanitizer --tool memcheck "$BIN/omkl_tests" --gtest_filter='Cuda*' \
-    > "$OUT/sanitizer.txt" 2>&1
-else
-  echo "compute-sanitizer not found" > "$OUT/sanitizer.txt"
-fi
+# The opt-in paths' tests (the resident walks, the federated rounds, the device draws) apart
+# from the default paths', so that each half fits one call's time under the sanitizer.
+OPTIN='CudaTest.Resident*:CudaTest.Federated*:CudaTest.Native*:CudaTest.DeviceDraws*:CudaTest.AlgorithmsOnDeviceDrawn*'
+sanitize() {  # sanitize FILTER LABEL
+  if command -v compute-sanitizer > /dev/null; then
+    echo "== compute-sanitizer memcheck: $2"
+    timeout 540 compute-sanitizer --tool memcheck "$BIN/omkl_tests" --gtest_filter="$1" 2>&1
+    echo "== exit $?"
+  else
+    echo "compute-sanitizer not found"
+  fi
+}
+want sanitizer && sanitize "Cuda*:-$OPTIN" "default paths" >> "$OUT/sanitizer.txt"
+want sanitizer_optin && sanitize "$OPTIN" "opt-in paths" >> "$OUT/sanitizer.txt"
 
 common=(--data "$NAVAL" --normalize minmax --repeat 3)
 want draws && {

@@ -37,17 +37,30 @@ class CudaTest : public ::testing::Test {
 
 double relative_error(double a, double b) { return std::fabs(a - b) / std::max(1.0, std::fabs(b)); }
 
-// Sets an environment variable for the scope: the CUDA backend reads its path switches
-// (OMKL_CUDA_STEP_SELECTED, OMKL_CUDA_TRAJECTORIES) when it is created.
+// Sets an environment variable for the scope and then restores what it was: the CUDA backend
+// reads its path switches (OMKL_CUDA_STEP_SELECTED, OMKL_CUDA_TRAJECTORIES, …) when it is
+// created, and bench/gpu_session.sh runs the whole suite under a switch that the tests after
+// this scope must still see.
 class ScopedEnv {
  public:
-  ScopedEnv(const char* name, const char* value) : name_(name) { setenv(name, value, 1); }
-  ~ScopedEnv() { unsetenv(name_); }
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* before = std::getenv(name)) {
+      had_value_ = true;
+      before_ = before;
+    }
+    setenv(name, value, 1);
+  }
+  ~ScopedEnv() {
+    if (had_value_) setenv(name_, before_.c_str(), 1);
+    else unsetenv(name_);
+  }
   ScopedEnv(const ScopedEnv&) = delete;
   ScopedEnv& operator=(const ScopedEnv&) = delete;
 
  private:
   const char* name_;
+  bool had_value_ = false;
+  std::string before_;
 };
 
 // Both trajectory layouts: one warp per slot (default) and one per (replicate, kernel) group.
@@ -465,6 +478,31 @@ TEST_F(CudaTest, StudiesReuseTheirDeviceContexts) {
       EXPECT_EQ(pooled.results[a].final_per_seed, own.results[a].final_per_seed) << a;
   }
   EXPECT_EQ(device_context_seconds(*config.device_contexts), after_first);
+}
+
+// A GPU study whose cells do not all batch their seeds (a host-only kernel expansion beside
+// Raker and OMKL-SFG), and a shuffled one, run one-seed tasks on several threads, each with a
+// CUDA backend of its own at once: every seed's result must be the CPU study's.
+TEST_F(CudaTest, ConcurrentCellsOfAGpuStudyMatchTheCpu) {
+  const Dataset data = random_stream(240, 4, Task::Regression, 53);
+  for (bool shuffle : {false, true}) {
+    StudyConfig config;
+    config.algorithms = {parse_algorithm_spec("raker:D=16"), parse_algorithm_spec("omkl-sfg:D=16,M=3"),
+                         parse_algorithm_spec("kogd")};
+    config.n_seeds = 4;
+    config.threads = 4;
+    config.shuffle = shuffle;
+    const StudyResult cpu = run_study(config, data);
+    config.backend = BackendKind::Cuda;
+    const StudyResult gpu = run_study(config, data);
+    ASSERT_EQ(gpu.results.size(), cpu.results.size());
+    for (std::size_t a = 0; a < cpu.results.size(); ++a) {
+      ASSERT_EQ(gpu.results[a].final_per_seed.size(), cpu.results[a].final_per_seed.size());
+      for (std::size_t r = 0; r < cpu.results[a].final_per_seed.size(); ++r)
+        EXPECT_LE(relative_error(gpu.results[a].final_per_seed[r], cpu.results[a].final_per_seed[r]), 1e-9)
+            << config.algorithms[a].name << " seed " << r << (shuffle ? " (shuffled)" : "");
+    }
+  }
 }
 
 // step_path = resident for PerFedAvg on the GPU (resident_perfedavg.h: a replicate's network in
