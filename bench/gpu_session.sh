@@ -52,11 +52,18 @@ done
   "$BIN/omkl" bench --data "$DATA/airfoil.csv" --algo raker --seeds 1 --repeat 1 --backend cuda 2>&1 | head -3
 } > "$OUT/device.txt" 2>&1
 
+# A failing parity test's own messages (what differed, where) come before gtest's summary: keep
+# every failure with the lines after it, then the summary.
 want tests && {
   for path in native generic; do
     echo "== OMKL_CUDA_STEP_SELECTED=$path"
-    OMKL_CUDA_STEP_SELECTED=$path "$BIN/omkl_tests" --gtest_filter='Cuda*' 2>&1 | tail -40
+    OMKL_CUDA_STEP_SELECTED=$path "$BIN/omkl_tests" --gtest_filter='Cuda*' > "$OUT/.tests.log" 2>&1
+    echo "== exit $?"
+    grep -E -A8 'Failure|exception' "$OUT/.tests.log" | head -300
+    grep -E '^\[ +(OK|FAILED|SKIPPED) +\]' "$OUT/.tests.log"
+    tail -15 "$OUT/.tests.log"
   done
+  rm -f "$OUT/.tests.log"
 } > "$OUT/tests.txt"
 
 # The opt-in paths' tests (the resident walks, the federated rounds, the device draws) apart
