@@ -152,7 +152,7 @@ class PerFedAvg final : public Algorithm {
     shape.n_features = d;
     shape.max_pairs = 1;
     shape.t0 = seen_ + 1;
-    const bool gpu = context_.backend == BackendKind::Cuda || (context_.backend == BackendKind::Auto && cuda_available());
+    const bool gpu = backend_on_gpu(context_.backend);
     if (gpu) {
 #if OMKL_WITH_CUDA
       if (!device_walk_) {
