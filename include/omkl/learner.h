@@ -39,6 +39,9 @@ class Learner {
   Task task() const;
   /// Number of samples consumed by partial_fit so far.
   std::int64_t n_seen() const;
+  /// Whether an update threw and left the model half updated (see partial_fit); empty when
+  /// not, else the first failure's message.
+  const std::string& failed() const { return failure_; }
   /// The normalisation of the training stream (LearnerContext::preprocessing), kept in the
   /// checkpoint: apply it to new rows before predict() or partial_fit().
   const Normalizer& preprocessing() const { return preprocessing_; }
@@ -65,12 +68,17 @@ class Learner {
 
   /// Predicts x, then learns from (x, y). Returns the prediction made before the update.
   /// Throws InputError, and changes nothing, for a non-finite feature or target, or a label other
-  /// than −1 or +1 for a classifier (the 1-based sample count names the sample).
+  /// than −1 or +1 for a classifier (the 1-based sample count names the sample). Any error from
+  /// the update itself (a numerical failure such as IOKS's bisection, a device error, memory)
+  /// can leave it half done: the learner is then failed (failed()), and every later predict,
+  /// partial_fit, kernel_weights or save throws Error naming that first failure, so that a
+  /// half-updated model is never used or saved. Restore a checkpoint to continue.
   double partial_fit(const double* x, double y);
   double partial_fit(const std::vector<double>& x, double y);
 
   /// Same as calling partial_fit on each row in order (bit-identical results), but lets the
-  /// backend batch the work. Every row is checked first: a bad one refuses the whole block. @param x n × n_features row-major; @param predictions n values out.
+  /// backend batch the work. Every row is checked first: a bad one refuses the whole block (and
+  /// changes nothing); an error during the update fails the learner, as in partial_fit. @param x n × n_features row-major; @param predictions n values out.
   void partial_fit_block(const double* x, const double* y, std::size_t n, double* predictions);
 
   /// Writes the full state (parameters, random features, θ, weights, RNG counters) to `path`
@@ -100,6 +108,12 @@ class Learner {
   std::int64_t n_seen_ = 0;
   std::string context_blob_;  // serialised LearnerContext, to rebuild on load()
   Normalizer preprocessing_;
+  std::string failure_;  // the first update that threw: the model may be half updated
+  // Throws Error naming failure_ where it is set (`what`: the call refused).
+  void check_usable(const char* what) const;
+  // Runs an update of the model, failing the learner if it throws.
+  template <typename Update>
+  void update_or_fail(Update&& update);
 };
 
 }  // namespace omkl

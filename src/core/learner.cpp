@@ -207,6 +207,26 @@ std::size_t Learner::n_features() const { return n_features_; }
 Task Learner::task() const { return task_; }
 std::int64_t Learner::n_seen() const { return n_seen_; }
 
+void Learner::check_usable(const char* what) const {
+  if (!failure_.empty())
+    throw Error(std::string(what) + ": the learner failed in an earlier update and may be half updated (" + failure_ +
+                "); restore a checkpoint to continue");
+}
+
+template <typename Update>
+void Learner::update_or_fail(Update&& update) {
+  try {
+    update();
+  } catch (const std::exception& e) {
+    failure_ = e.what();
+    if (failure_.empty()) failure_ = "an update threw";
+    throw;
+  } catch (...) {
+    failure_ = "an update threw";
+    throw;
+  }
+}
+
 
 namespace {
 // Inputs are checked before anything changes: a refused sample leaves the learner as it was.
@@ -233,6 +253,7 @@ void check_size(const std::vector<double>& x, std::size_t n_features) {
 }  // namespace
 
 double Learner::predict(const double* x) const {
+  check_usable("predict");
   check_sample(x, n_features_, "the sample to predict");
   double prediction = 0.0;
   algorithm_->predict(x, &prediction);
@@ -245,10 +266,11 @@ double Learner::predict(const std::vector<double>& x) const {
 }
 
 double Learner::partial_fit(const double* x, double y) {
+  check_usable("partial_fit");
   check_sample(x, n_features_, "sample " + std::to_string(n_seen_ + 1));
   check_target(y, task_, static_cast<std::size_t>(n_seen_) + 1);
   double prediction = 0.0;
-  algorithm_->step(x, y, &prediction);
+  update_or_fail([&] { algorithm_->step(x, y, &prediction); });
   ++n_seen_;
   return prediction;
 }
@@ -260,16 +282,18 @@ double Learner::partial_fit(const std::vector<double>& x, double y) {
 
 void Learner::partial_fit_block(const double* x, const double* y, std::size_t n,
                                 double* predictions) {
+  check_usable("partial_fit_block");
   for (std::size_t i = 0; i < n; ++i) {
     const std::size_t index = static_cast<std::size_t>(n_seen_) + i + 1;
     check_sample(x + i * n_features_, n_features_, "sample " + std::to_string(index));
     check_target(y[i], task_, index);
   }
-  algorithm_->step_block(x, y, n, n_features_, predictions);
+  update_or_fail([&] { algorithm_->step_block(x, y, n, n_features_, predictions); });
   n_seen_ += static_cast<std::int64_t>(n);
 }
 
 std::string Learner::to_bytes() const {
+  check_usable("save");
   detail::StateWriter out;
   out.put_tag("omkl-learner");
   out.put_string(spec_);
@@ -324,7 +348,10 @@ Learner Learner::from_payload(const std::string& payload, const std::string& pat
   return learner;
 }
 
-std::vector<double> Learner::kernel_weights() const { return algorithm_->kernel_weights(0); }
+std::vector<double> Learner::kernel_weights() const {
+  check_usable("kernel_weights");
+  return algorithm_->kernel_weights(0);
+}
 
 std::vector<std::pair<std::string, std::string>> Learner::parameters() const {
   return algorithm_->resolved_params();

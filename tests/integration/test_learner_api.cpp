@@ -19,6 +19,7 @@
 
 #include "common/test_helpers.h"
 #include "random/rng.h"
+#include "core/algorithm_base.h"
 #include "core/state_io.h"
 #include "omkl/algorithm.h"
 #include "omkl/error.h"
@@ -505,6 +506,81 @@ TEST_F(LearnerApiTest, BadSamplesAreRefusedAndChangeNothing) {
   Learner classifier = make({"raker:D=8", Profile::Paper, Task::Classification}, labels);
   EXPECT_NE(input_error_of([&] { classifier.partial_fit(labels.row(0), 0.0); }).find("−1 or +1"), std::string::npos);
   EXPECT_EQ(classifier.n_seen(), 0);
+}
+
+// An update that throws after changing part of the model (the way IOKS's bisection, a device
+// error or memory could) fails the learner: nothing half updated is used or saved afterwards,
+// and the error says why and what to do. A refused sample, checked before anything changes,
+// does not.
+class FailingAlgorithm final : public omkl::detail::Algorithm {
+ public:
+  explicit FailingAlgorithm(int fail_at) : fail_at_(fail_at) {}
+  std::size_t n_replicates() const override { return 1; }
+  void step(const double* x, double y, double* predictions) override {
+    predictions[0] = weight_ * x[0];
+    weight_ += 0.5 * (y - predictions[0]);  // the first half of the update
+    if (++steps_ == fail_at_) throw omkl::Error("the mirror step did not converge");
+  }
+  void predict(const double* x, double* predictions) override { predictions[0] = weight_ * x[0]; }
+  void save_state(omkl::detail::StateWriter& out) const override { out.put_f64s(std::vector<double>{weight_}); }
+  void load_state(omkl::detail::StateReader& in) override { in.get_f64s(&weight_, 1); }
+
+ private:
+  int fail_at_, steps_ = 0;
+  double weight_ = 0.0;
+};
+
+// Runs f; expects an omkl::Error that is no InputError and returns its message.
+std::string failure_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const omkl::InputError& e) {
+    ADD_FAILURE() << "expected a failed learner, got an InputError: " << e.what();
+    return "";
+  } catch (const omkl::Error& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "expected an Error, nothing was thrown";
+  return "";
+}
+
+TEST_F(LearnerApiTest, AnUpdateThatThrowsFailsTheLearner) {
+  Learner learner(std::make_unique<FailingAlgorithm>(3), "failing", 1, Task::Regression, "");
+  const std::vector<double> x{1.0};
+  learner.partial_fit(x, 1.0);
+  // A bad sample is refused before the update: the learner stays usable.
+  EXPECT_NE(input_error_of([&] { learner.partial_fit({std::nan("")}, 1.0); }).find("must be finite"), std::string::npos);
+  EXPECT_TRUE(learner.failed().empty());
+  learner.partial_fit(x, 1.0);
+  EXPECT_EQ(failure_of([&] { learner.partial_fit(x, 1.0); }), "the mirror step did not converge");
+  EXPECT_EQ(learner.failed(), "the mirror step did not converge");
+  EXPECT_EQ(learner.n_seen(), 2);
+  // Every later use names the first failure and the way out; nothing is written.
+  for (const auto& [what, call] : std::vector<std::pair<std::string, std::function<void()>>>{
+           {"partial_fit", [&] { learner.partial_fit(x, 1.0); }},
+           {"partial_fit_block", [&] {
+              double y = 1.0, prediction = 0.0;
+              learner.partial_fit_block(x.data(), &y, 1, &prediction);
+            }},
+           {"predict", [&] { learner.predict(x); }},
+           {"kernel_weights", [&] { learner.kernel_weights(); }},
+           {"save", [&] { learner.save((dir_ / "half.ckpt").string()); }},
+           {"save", [&] { learner.to_bytes(); }}}) {
+    const std::string message = failure_of(call);
+    EXPECT_EQ(message.rfind(what + ": the learner failed in an earlier update", 0), 0u) << message;
+    EXPECT_NE(message.find("(the mirror step did not converge)"), std::string::npos) << message;
+    EXPECT_NE(message.find("restore a checkpoint"), std::string::npos) << message;
+  }
+  EXPECT_FALSE(fs::exists(dir_ / "half.ckpt"));
+  EXPECT_EQ(learner.n_seen(), 2);
+  // The same through a block: the failure comes from inside step_block.
+  Learner blocked(std::make_unique<FailingAlgorithm>(2), "failing", 1, Task::Regression, "");
+  const std::vector<double> xs{1.0, 1.0, 1.0}, ys{1.0, 1.0, 1.0};
+  std::vector<double> out(3);
+  failure_of([&] { blocked.partial_fit_block(xs.data(), ys.data(), 3, out.data()); });
+  EXPECT_EQ(blocked.failed(), "the mirror step did not converge");
+  EXPECT_EQ(blocked.n_seen(), 0);
+  failure_of([&] { blocked.predict(x); });
 }
 
 // The training stream's normalisation travels with the model: LearnerContext::preprocessing is
