@@ -47,7 +47,7 @@ class EmKofl final : public Algorithm {
     // An upload is the sampled kernel's local θ (2D) plus the N losses (§2.2).
     n_rff_ = read_budgeted_D(params, 1, N, &max_upload_);
     steps_ = read_federated_steps(params, context, K, "eta_g");
-    const RfEnsembleConfig features = federated_features(dictionary, dict_text, n_rff_, steps_.lambda);
+    const RfEnsembleConfig features = federated_features(params, dictionary, dict_text, n_rff_, steps_.lambda);
     std::vector<std::uint32_t> slot_kernel(K * N);
     for (std::size_t s = 0; s < K * N; ++s) slot_kernel[s] = static_cast<std::uint32_t>(s % N);
     resident_ = read_step_path(params, "client samples", backend_on_gpu(context.backend),

@@ -93,9 +93,12 @@ FederatedSteps read_federated_steps(ParamReader& params, const AlgoContext& cont
   return s;
 }
 
-RfEnsembleConfig federated_features(const Dictionary& dictionary, const std::string& text, std::size_t n_rff,
-                                    double lambda) {
+RfEnsembleConfig federated_features(ParamReader& params, const Dictionary& dictionary, const std::string& text,
+                                    std::size_t n_rff, double lambda) {
   RfEnsembleConfig c;
+  c.single_precision = params.get_choice("precision", "double", {"double", "float"},
+                                         "float: on CUDA θ and the features in float; on the CPU the feature map in "
+                                         "float where |angles| ≤ 256, θ in double") == "float";
   c.dictionary = dictionary;
   c.dictionary_text = text;
   c.n_rff = n_rff;

@@ -92,7 +92,7 @@ class GlobalKernelFederation final : public Algorithm {
                               : variant.head == Head::GlobalHedge  ? "eta_g"
                                                                    : "";
     steps_ = read_federated_steps(params, context, n_clients_, weight_step);
-    const RfEnsembleConfig features = federated_features(dictionary, dict_text, n_rff_, steps_.lambda);
+    const RfEnsembleConfig features = federated_features(params, dictionary, dict_text, n_rff_, steps_.lambda);
     std::vector<std::uint32_t> slot_kernel(N);
     for (std::size_t i = 0; i < N; ++i) slot_kernel[i] = static_cast<std::uint32_t>(i);
     schedules_.assign(N, SlotSchedule{});

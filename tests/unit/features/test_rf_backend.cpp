@@ -146,8 +146,9 @@ TEST(RfBackendTest, CpuBackendLeavesTheDrawsToTheHostWithoutBuildingRecipes) {
 }
 
 // precision=float on the CPU backend, through whole algorithms (the ones that take the
-// parameter: Raker's single slot per kernel, AdaRaker's several, RF-OGD, and the graph-aided
-// family's selected steps) stays within the float tolerance the CUDA float mode is held to
+// parameter: Raker's single slot per kernel, AdaRaker's several, RF-OGD, the graph-aided
+// family's selected steps, and the federated family's client predictions, updates and server
+// rounds) stays within the float tolerance the CUDA float mode is held to
 // (1e-4 relative) of the double run.
 TEST(RfBackendTest, FloatFeatureMapOnTheCpuStaysWithinTheFloatTolerance) {
   const std::string dict = "dict=gauss:0.5+gauss:1+gauss:2+lap:1";
@@ -155,8 +156,12 @@ TEST(RfBackendTest, FloatFeatureMapOnTheCpuStaysWithinTheFloatTolerance) {
   for (const std::string& spec : std::vector<std::string>{"raker:D=20," + dict, "adaraker:D=20," + dict,
                                                           "rf-ogd:D=20,dict=gauss:1", "omkl-sfg:D=20,M=2," + dict,
                                                           "omkl-gf:D=20,M=2,J=2," + dict,
-                                                          "omkl-sfg-r:D=20,M=2,beta_rank=2," + dict}) {
+                                                          "omkl-sfg-r:D=20,M=2,beta_rank=2," + dict,
+                                                          "pof-mkl:clients=4,D=20,M=2,dict=gauss2:0.5+gauss2:1+gauss2:2",
+                                                          "ofmkl-avg:D=20,dict=gauss2:0.5+gauss2:2",
+                                                          "em-kofl:clients=4,D=20,dict=gauss2:0.5+gauss2:2"}) {
     omkl::LearnerContext context;
+    context.n_clients = 4;  // the federated algorithms' clients (ofmkl-avg names none itself)
     context.n_features = data.n_features;
     context.horizon = data.n_samples;
     context.seed = 3;
