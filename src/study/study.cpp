@@ -195,8 +195,11 @@ struct Cell {
   bool federation = false;  // run as a server and clients over the study's processes
   bool lockstep = false;    // all replicates in one task (lockstep_backend(), replicated_streams())
   bool on_device = false;   // its steps are device-resident walks (walks_on_device())
-  // Built while validating, for the replicates of the cell's first task (one, or all of them in
-  // lockstep) and handed to that task, so validation costs no second construction.
+  bool distributable = false;  // its server and clients can run in separate processes
+  // Built for one replicate while validating and handed to the cell's first task where that
+  // task is of one replicate, so validation costs no second construction. A lockstep task of
+  // all the seeds builds its own when it starts: a study holds the state of the cells that
+  // run, not of every cell at once (on a GPU, R × S × 2D θ and the frequency matrices each).
   std::unique_ptr<detail::Algorithm> prepared;
 };
 
@@ -210,36 +213,29 @@ struct WorkItem {
 std::vector<Cell> prepare_cells(const StudyConfig& cfg, const Preset* preset, const Dataset& data,
                                 const fs::path& cell_dir) {
   const std::uint64_t checksum = detail::data_checksum(data);
-  std::vector<std::uint64_t> all_replicates;
-  for (std::uint64_t r = 0; r < cfg.n_seeds; ++r) all_replicates.push_back(r);
   std::vector<Cell> cells;
   for (const auto& spec : cfg.algorithms) {
-    Cell cell{spec, detail::cell_key(spec, cfg, data, checksum), {}, true, false, {}, {}, {}, false, false, false, nullptr};
-    // Lockstep where the algorithm batches its replicates on the backend and, on a shuffled
-    // stream, takes per-replicate streams — which its build says. On a shared stream (the GPU's
-    // common case) it is built for all replicates at once, and again for one where it declines;
-    // on a shuffled one (mostly host-only algorithms) for one, and again for all where it agrees.
-    const auto decide = [&] {
-      cell.lockstep = cell.prepared->batches_replicates() && (!cfg.shuffle || cell.prepared->replicated_streams());
-      cell.on_device = cell.prepared->walks_on_device();
-    };
-    if (lockstep_backend(cfg) && !cfg.shuffle) {
-      cell.prepared = build(spec, preset, cfg, data, all_replicates);
-      decide();
-      if (!cell.lockstep && cfg.n_seeds > 1) cell.prepared = build(spec, preset, cfg, data, {0});
-    } else {
-      cell.prepared = build(spec, preset, cfg, data, {0});
-      if (lockstep_backend(cfg)) decide();
-      if (cell.lockstep && cfg.n_seeds > 1) cell.prepared = build(spec, preset, cfg, data, all_replicates);
+    Cell cell{spec, detail::cell_key(spec, cfg, data, checksum), {}, true, false, {}, {}, {}, false, false, false, false,
+              nullptr};
+    // One replicate's build says all this (none of it depends on the replicates): lockstep where
+    // the algorithm batches its replicates on the backend and, on a shuffled stream, takes
+    // per-replicate streams.
+    cell.prepared = build(spec, preset, cfg, data, {0});
+    const detail::Algorithm& built = *cell.prepared;
+    if (lockstep_backend(cfg)) {
+      cell.lockstep = built.batches_replicates() && (!cfg.shuffle || built.replicated_streams());
+      cell.on_device = built.walks_on_device();
     }
+    cell.distributable = built.distributable();
     // With a shuffled stream every replicate differs, deterministic algorithms included.
-    cell.randomized = cell.prepared->randomized() || cfg.shuffle;
-    cell.reported = cell.prepared->reported_params();
-    cell.resolved = cell.prepared->resolved_params();
-    if (cfg.regret && data.n_clients == 0 && std::isnan(cell.prepared->regret_regularizer(0)))
+    cell.randomized = built.randomized() || cfg.shuffle;
+    cell.reported = built.reported_params();
+    cell.resolved = built.resolved_params();
+    if (cfg.regret && data.n_clients == 0 && std::isnan(built.regret_regularizer(0)))
       throw ConfigError("--regret: algorithm '" + spec.name +
                         "' does not define the regret's regulariser term λ‖Σ w θ‖² (spec/graph-aided.md "
                         "§4.5 defines it for omkl-gf, omkl-sfg, omkl-sfg-r and the sfg-mkl variants)");
+    if (cell.lockstep && cfg.n_seeds > 1) cell.prepared.reset();  // its task builds all the seeds
     if (!cell_dir.empty()) {
       cell.file = cell_dir / (std::to_string(detail::fnv1a64(cell.key.dump())) + ".json");
       std::ifstream in(cell.file);
@@ -470,7 +466,7 @@ StudyResult run_study(const StudyConfig& config, const Dataset& data) {
   if (comm) {
     share_cache_decisions(cells, *comm);
     for (Cell& cell : cells)
-      if (!cell.done && data.n_clients > 0 && !cfg.regret && cell.prepared && cell.prepared->distributable()) {
+      if (!cell.done && data.n_clients > 0 && !cfg.regret && cell.distributable) {
         cell.federation = true;
         cell.prepared.reset();
       }
