@@ -472,8 +472,8 @@ TEST_F(CudaTest, StudiesReuseTheirDeviceContexts) {
   config.device_contexts = make_device_contexts(&seconds);
   ASSERT_NE(config.device_contexts, nullptr);
   EXPECT_GT(seconds, 0.0);
-  // The first study holds both cells' backends at once while it validates them: it may make
-  // a second context; the second study makes none.
+  // The first study may still make a context beside the pool's (the pool's first use); the
+  // second makes none. (Validation now holds one cell's one-replicate build at a time.)
   double after_first = 0.0;
   for (int k = 0; k < 2; ++k) {
     const StudyResult pooled = run_study(config, data);
