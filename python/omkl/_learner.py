@@ -115,6 +115,14 @@ class Learner:
             return self._impl.n_seen
 
     @property
+    def failed(self) -> Optional[str]:
+        """None, or the first error an update raised: the model may then be half updated, and
+        every later call raises, naming it, until a checkpoint is restored."""
+        with self._lock:
+            message = self._impl.failed
+        return message or None
+
+    @property
     def parameters(self) -> Dict[str, str]:
         """Every parameter with the value used (given, from a preset, or the default)."""
         with self._lock:

@@ -157,6 +157,7 @@ NB_MODULE(_omkl, m) {
       .def_prop_ro("n_features", &omkl::Learner::n_features)
       .def_prop_ro("task", [](const omkl::Learner& l) { return omkl::to_string(l.task()); })
       .def_prop_ro("n_seen", &omkl::Learner::n_seen)
+      .def_prop_ro("failed", [](const omkl::Learner& l) { return l.failed(); })
       .def_prop_ro("parameters", &omkl::Learner::parameters)
       .def_prop_ro("kernel_weights", &omkl::Learner::kernel_weights)
       .def_prop_ro("preprocessing", [](const omkl::Learner& l) { return omkl::to_string(l.preprocessing().how); })

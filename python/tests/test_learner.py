@@ -93,6 +93,7 @@ def test_errors_are_the_library_errors_with_its_messages(regression_stream):
     with pytest.raises(omkl.InputError, match="sample 3: feature 2 is nan"):
         learner.partial_fit(bad, y[:5])
     assert learner.n_seen == 0  # a refused block changes nothing
+    assert learner.failed is None  # a refused sample does not fail the learner
     with pytest.raises(omkl.InputError, match="no-such.ckpt"):
         omkl.Learner.load("no-such.ckpt")
     with pytest.raises(omkl.InputError, match="model-7"):

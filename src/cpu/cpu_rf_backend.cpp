@@ -151,7 +151,13 @@ class CpuRfBackend final : public RfBackend {
   void predict(const double* x, std::int64_t t, const std::vector<SlotSchedule>& schedules,
                double* f) override {
     check_schedules(schedules);
-    with_kernels([&](auto kernels) { predict_impl<decltype(kernels)>(x, t, schedules, f); });
+    with_kernels([&](auto kernels) { predict_impl<decltype(kernels)>(x, 1, t, schedules, f); });
+  }
+
+  void predict_rows(const double* x, std::size_t n_rows, std::int64_t t, const std::vector<SlotSchedule>& schedules,
+                    double* f) override {
+    check_schedules(schedules);
+    with_kernels([&](auto kernels) { predict_impl<decltype(kernels)>(x, n_rows, t, schedules, f); });
   }
 
   void step_selected(const double* x, double y, const PairStep* pairs, std::size_t n_pairs,
@@ -394,33 +400,40 @@ class CpuRfBackend final : public RfBackend {
     }
   }
 
+  // n_rows samples (row-major), f n_rows × R × S. Each kernel's rows one after another, so that
+  // its V and θ are read from cache after the first row; a row's numbers do not depend on the
+  // others (predict() is the one-row case).
   template <class K>
-  void predict_impl(const double* x, std::int64_t t, const std::vector<SlotSchedule>& schedules,
+  void predict_impl(const double* x, std::size_t n_rows, std::int64_t t, const std::vector<SlotSchedule>& schedules,
                     double* f) {
     const auto& p = problem_;
-    const std::size_t S = p.n_slots(), n = 2 * padded_;
+    const std::size_t S = p.n_slots(), n = 2 * padded_, d = p.n_features, RS = p.n_replicates * S;
     for (std::size_t r = 0; r < p.n_replicates; ++r) {
       for (std::size_t kernel = 0; kernel < p.n_kernels; ++kernel) {
         const std::vector<std::size_t>& slots = kernel_slots_[kernel];
         if (slots.empty()) continue;
-        if constexpr (K::kFusedSingleSlot) {
-          if (slots.size() == 1) {  // θ·u exactly as single_slot_steps computes it
-            const std::size_t s = slots[0];
+        for (std::size_t row = 0; row < n_rows; ++row) {
+          const double* xr = x + row * d;
+          double* fr = f + row * RS + r * S;
+          if constexpr (K::kFusedSingleSlot) {
+            if (slots.size() == 1) {  // θ·u exactly as single_slot_steps computes it
+              const std::size_t s = slots[0];
+              const SlotSchedule& sc = schedules[s];
+              double dot = 0.0, unused;
+              const bool fresh = t < sc.active_from || schedule_resets(sc, t);
+              if (!fresh) single_slot_pass<K>(r, kernel, s, xr, u_.data(), nullptr, false, 1.0, 0.0, dot, unused);
+              fr[s] = fresh ? 0.0 : p.feature_scale * dot;
+              continue;
+            }
+          }
+          compute_features<K>(r, kernel, xr, u_.data());
+          for (std::size_t s : slots) {
             const SlotSchedule& sc = schedules[s];
             double dot = 0.0, unused;
             const bool fresh = t < sc.active_from || schedule_resets(sc, t);
-            if (!fresh) single_slot_pass<K>(r, kernel, s, x, u_.data(), nullptr, false, 1.0, 0.0, dot, unused);
-            f[r * S + s] = fresh ? 0.0 : p.feature_scale * dot;
-            continue;
+            if (!fresh) K::template dot_norm_fn<false>(theta_row(r, s), u_.data(), n, dot, unused);
+            fr[s] = fresh ? 0.0 : p.feature_scale * dot;
           }
-        }
-        compute_features<K>(r, kernel, x, u_.data());
-        for (std::size_t s : slots) {
-          const SlotSchedule& sc = schedules[s];
-          double dot = 0.0, unused;
-          const bool fresh = t < sc.active_from || schedule_resets(sc, t);
-          if (!fresh) K::template dot_norm_fn<false>(theta_row(r, s), u_.data(), n, dot, unused);
-          f[r * S + s] = fresh ? 0.0 : p.feature_scale * dot;
         }
       }
     }

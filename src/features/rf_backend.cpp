@@ -51,6 +51,12 @@ SlotsByKernel slots_by_kernel(const RfProblem& problem) {
   return out;
 }
 
+void RfBackend::predict_rows(const double* x, std::size_t n_rows, std::int64_t t,
+                             const std::vector<SlotSchedule>& schedules, double* f) {
+  const std::size_t d = problem_.n_features, RS = problem_.n_replicates * problem_.n_slots();
+  for (std::size_t row = 0; row < n_rows; ++row) predict(x + row * d, t, schedules, f + row * RS);
+}
+
 void RfBackend::step_selected(const double* x, double y, const PairStep* pairs, std::size_t n_pairs,
                               double* f, double* norm2) {
   const RfProblem& p = problem_;

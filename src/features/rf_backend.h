@@ -153,6 +153,12 @@ class RfBackend {
   /// Slots whose schedule would reset at t are reported as 0.
   virtual void predict(const double* x, std::int64_t t, const std::vector<SlotSchedule>& schedules,
                        double* f) = 0;
+  /// predict() of n_rows samples against the same θ (a federated round's clients): f is
+  /// n_rows × R × S, each row's values exactly those predict() gives for it. The base calls
+  /// predict() per row; the CPU backend walks each kernel's rows together, so that its V stays
+  /// in cache across them.
+  virtual void predict_rows(const double* x, std::size_t n_rows, std::int64_t t,
+                            const std::vector<SlotSchedule>& schedules, double* f);
 
   /// One sample for an explicit list of pairs, as the graph-aided and bandit families need
   /// (their selections and importance weights come from the host at every step). Only the

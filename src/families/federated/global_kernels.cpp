@@ -115,7 +115,42 @@ class GlobalKernelFederation final : public Algorithm {
 
   std::size_t n_replicates() const override { return context_.n_replicates(); }
 
-  void step(const double* x, double y, double* predictions) override {
+  void step(const double* x, double y, double* predictions) override { client_sample(x, y, predictions, nullptr); }
+
+  // step_path = resident: the whole rounds of the block as one walk (resident_federation.h);
+  // samples before the first round boundary and after the last whole round take the host path.
+  void step_block(const double* x, const double* y, std::size_t n, std::size_t d, double* predictions) override {
+    const std::size_t R = n_replicates(), K = n_clients_;
+    std::size_t i = 0;
+    if (resident_) {
+      i = std::min<std::size_t>(n, (K - static_cast<std::size_t>(seen_ % static_cast<std::int64_t>(K))) % K);
+      host_samples(x, y, i, d, predictions);
+      const std::size_t rounds = (n - i) / K;
+      if (rounds > 0) walk_rounds(x + i * d, y + i, rounds, d, predictions + i * R);
+      i += rounds * K;
+    }
+    host_samples(x + i * d, y + i, n - i, d, predictions + i * R);
+  }
+
+  // The host path over n samples: the clients of a round predict against the same θ, so each
+  // round's samples in the block are predicted together first (predict_rows(): the same numbers
+  // as one at a time, each kernel's V read once for all of them), then stepped in order.
+  void host_samples(const double* x, const double* y, std::size_t n, std::size_t d, double* predictions) {
+    const std::size_t R = n_replicates(), N = n_kernels(), K = n_clients_;
+    for (std::size_t i = 0; i < n;) {
+      const std::size_t client = static_cast<std::size_t>(seen_ % static_cast<std::int64_t>(K));
+      const std::size_t rows = std::min(n - i, K - client);
+      if (rows > 1) {
+        round_f_.resize(rows * R * N);
+        backend_->predict_rows(x + i * d, rows, seen_ / static_cast<std::int64_t>(K) + 1, schedules_, round_f_.data());
+      }
+      for (std::size_t k = 0; k < rows; ++k, ++i)
+        client_sample(x + i * d, y[i], predictions + i * R, rows > 1 ? round_f_.data() + k * R * N : nullptr);
+    }
+  }
+
+  // One client's sample; `f`, where given, is its predictions (R × N) against the round's θ.
+  void client_sample(const double* x, double y, double* predictions, const double* f) {
     const std::size_t K = n_clients_, d = context_.n_features;
     const std::size_t client = static_cast<std::size_t>(seen_ % static_cast<std::int64_t>(K));
     const std::int64_t t = seen_ / static_cast<std::int64_t>(K) + 1;
@@ -124,23 +159,9 @@ class GlobalKernelFederation final : public Algorithm {
       updates_.clear();
     }
     round_x_.insert(round_x_.end(), x, x + d);
-    client_step(client, t, x, y, predictions, updates_, round_loss_.data());
+    client_step(client, t, x, y, predictions, updates_, round_loss_.data(), f);
     ++seen_;
     if (client + 1 == K) close_round();
-  }
-
-  // step_path = resident: the whole rounds of the block as one walk (resident_federation.h);
-  // samples before the first round boundary and after the last whole round take the host path.
-  void step_block(const double* x, const double* y, std::size_t n, std::size_t d, double* predictions) override {
-    const std::size_t R = n_replicates(), K = n_clients_;
-    std::size_t i = 0;
-    if (resident_) {
-      for (; i < n && seen_ % static_cast<std::int64_t>(K) != 0; ++i) step(x + i * d, y[i], predictions + i * R);
-      const std::size_t rounds = (n - i) / K;
-      if (rounds > 0) walk_rounds(x + i * d, y + i, rounds, d, predictions + i * R);
-      i += rounds * K;
-    }
-    for (; i < n; ++i) step(x + i * d, y[i], predictions + i * R);
   }
 
   void walk_rounds(const double* x, const double* y, std::size_t rounds, std::size_t d, double* predictions) {
@@ -360,13 +381,17 @@ class GlobalKernelFederation final : public Algorithm {
   // One client's share of round t, for every replicate (§1.3 S2–S7): its predictions, its
   // private weights, the updates it uploads (appended to `uploads`, a = 2η(f − y)/p, b = 2ηλ/p)
   // and, for the server's weights, the losses it reports (added to `reported`, R × N).
+  // `given`: its predictions (R × N) where the caller has them, else null.
   void client_step(std::size_t client, std::int64_t t, const double* x, double y, double* predictions,
-                   std::vector<ClientUpdate>& uploads, double* reported) {
+                   std::vector<ClientUpdate>& uploads, double* reported, const double* given = nullptr) {
     const std::size_t R = n_replicates(), N = n_kernels(), K = n_clients_;
-    backend_->predict(x, t, schedules_, f_.data());
+    if (!given) {
+      backend_->predict(x, t, schedules_, f_.data());
+      given = f_.data();
+    }
     const double two_D = 2.0 * static_cast<double>(n_rff_);
     for (std::size_t r = 0; r < R; ++r) {
-      const double* f = f_.data() + r * N;
+      const double* f = given + r * N;
       predictions[r] = combine(r, client, f);
       double* cumulative = kernel_loss_.data() + (r * K + client) * N;
       for (std::size_t i = 0; i < N; ++i) {
@@ -655,6 +680,7 @@ class GlobalKernelFederation final : public Algorithm {
   std::vector<ClientUpdate> updates_;     // the round's uploads so far, in client order
   std::vector<KernelSelection> selections_;  // per replicate: the last client's selection
   std::vector<double> f_, losses_;        // scratch
+  std::vector<double> round_f_;           // scratch: a round's rows' predictions (rows × R × N)
   std::uint64_t kernel_updates_ = 0;     // θ updates uploaded, all replicates
   // step_path = resident
   bool resident_ = false;

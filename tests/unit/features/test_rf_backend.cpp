@@ -18,8 +18,10 @@ using namespace omkl::detail;
 
 namespace {
 
-std::unique_ptr<RfBackend> backend_with_features(BackendKind kind, std::size_t R, std::size_t S) {
+std::unique_ptr<RfBackend> backend_with_features(BackendKind kind, std::size_t R, std::size_t S,
+                                                 bool single_precision = false) {
   RfProblem p;
+  p.single_precision = single_precision;
   p.n_replicates = R;
   p.n_kernels = 3;
   p.n_rff = 9;
@@ -111,6 +113,35 @@ TEST(RfBackendTest, AllThetaIsEverySlotReplicateMajor) {
   std::vector<double> back(R * S * n);
   b->get_all_theta(back.data());
   for (std::size_t i = 0; i < all.size(); ++i) EXPECT_EQ(back[i], -all[i]) << i;
+}
+
+// predict_rows() (a federated round's clients against one θ) gives each row exactly what
+// predict() gives it: one slot per kernel (the fused pass) and several (features, then the
+// slots), inactive slots, angles past the fast range, the float map.
+TEST(RfBackendTest, PredictRowsEqualsPredictRowByRow) {
+  const std::size_t R = 2, n = 18, d = 4, rows = 6;
+  for (const bool single : {false, true})
+    for (const std::size_t S : {std::size_t{3}, std::size_t{5}}) {
+      auto b = backend_with_features(BackendKind::Cpu, R, S, single);
+      RandomStream rng(11, S, RngPurpose::Misc);
+      std::vector<double> theta(R * S * n);
+      for (double& v : theta) v = 2.0 * rng.uniform() - 1.0;
+      b->set_all_theta(theta.data());
+      std::vector<SlotSchedule> schedules(S);
+      schedules[1].active_from = 10;  // inactive at t = 5: reported as 0
+      std::vector<double> x(rows * d);
+      for (double& v : x) v = rng.normal();
+      for (std::size_t j = 0; j < d; ++j) x[3 * d + j] *= 400.0;  // past every fast range
+      std::vector<double> together(rows * R * S, -1.0), alone(R * S);
+      b->predict_rows(x.data(), rows, 5, schedules, together.data());
+      for (std::size_t row = 0; row < rows; ++row) {
+        b->predict(x.data() + row * d, 5, schedules, alone.data());
+        for (std::size_t i = 0; i < R * S; ++i)
+          EXPECT_EQ(together[row * R * S + i], alone[i]) << "S " << S << (single ? " float" : "") << " row " << row << " i " << i;
+        EXPECT_EQ(alone[1], 0.0);
+        EXPECT_NE(alone[0], 0.0);
+      }
+    }
 }
 
 TEST(RfBackendTest, SlotsAreGroupedByKernelInAscendingOrder) {
