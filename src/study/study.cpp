@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "core/algorithm_base.h"
+#include "core/error_context.h"
 #include "core/state_io.h"
 #include "cpu/simd_level.h"
 #include "features/rf_backend.h"
@@ -311,8 +312,17 @@ void run_tasks(const std::vector<WorkItem>& tasks, std::vector<Cell>& cells, con
         if (task.first == 0 && cells[task.cell].prepared &&
             cells[task.cell].prepared->n_replicates() == task.count)
           prepared = std::move(cells[task.cell].prepared);
-        auto out = run_replicates(cells[task.cell].spec, preset, cfg, data, replicates, points,
-                                  std::move(prepared), cfg.regret ? &regret_residual2 : nullptr);
+        std::vector<ReplicateRun> out;
+        try {
+          out = run_replicates(cells[task.cell].spec, preset, cfg, data, replicates, points, std::move(prepared),
+                               cfg.regret ? &regret_residual2 : nullptr);
+        } catch (...) {  // which task: enough to rerun the replicate that failed on its own
+          detail::rethrow_with_context("study: algorithm '" + cells[task.cell].spec.to_string() + "', " +
+                                       (task.count == 1 ? "replicate " + std::to_string(task.first)
+                                                        : "replicates " + std::to_string(task.first) + "–" +
+                                                              std::to_string(task.first + task.count - 1)) +
+                                       ": ");
+        }
         for (std::size_t k = 0; k < task.count; ++k) runs[task.cell][task.first + k] = std::move(out[k]);
       } catch (...) {
         std::lock_guard<std::mutex> lock(error_mutex);
