@@ -81,7 +81,12 @@ OMKL_HD double mlp_gradient(const MlpShape& net, const double* params, const Rea
     double* gW = grad + net.offset[l];
     double* gb = gW + out * in;
     const double* a = acts + net.activation_offset[l];
-    for (std::size_t e = lane; e < out * in; e += n_lanes) gW[e] = delta[e / in] * a[e % in];
+    if (n_lanes == 1) {  // the host: rows and columns, no division per weight (the same products)
+      for (std::size_t o = 0; o < out; ++o)
+        for (std::size_t i = 0; i < in; ++i) gW[o * in + i] = delta[o] * a[i];
+    } else {  // a thread block: the weights dealt out evenly over its lanes
+      for (std::size_t e = lane; e < out * in; e += n_lanes) gW[e] = delta[e / in] * a[e % in];
+    }
     for (std::size_t o = lane; o < out; o += n_lanes) gb[o] = delta[o];
     if (l == 0) break;
     // Back through layer l's weights and the ReLU of layer l − 1's output.
