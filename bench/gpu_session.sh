@@ -23,13 +23,16 @@
 #        with OMKL_CUDA_TRAJECTORIES=per_slot; OMKL-GF/SFG/SFG-R at 1 seed on the generic
 #        per-step path and at 1, 20, 100 seeds on the native one and as the resident walk.
 #   CPU: the same algorithms at 100 seeds on all cores (the speed-up baseline of issue 4).
+#   families.txt   the federated and bandit families (PARTS=families): POF-MKL at 20 and 1 000
+#                  draws on every GPU round path, eM-KOFL, PerFedAvg, RF-OKS++/RF-IOKS, OKS++/IOKS
+#                  host against resident, each against all CPU cores (wall time of `omkl study`)
 #   draws.txt      OMKL_CUDA_DRAWS=device (frequency matrices drawn on the GPU) against the default
 #                  host draws: Raker at 1, 20, 100, 1000 seeds and AdaRaker at 20, 100, alternated,
 #                  and the OMKL_TIMING construction breakdown of both at 20 and 1000 seeds
-# PARTS (default "tests sanitizer sanitizer_optin draws bench") picks what runs, so that a call that would pass the
+# PARTS (default "tests sanitizer sanitizer_optin draws bench families") picks what runs, so that a call that would pass the
 # device tool's 10 minutes can be split in two.
 set -uo pipefail
-PARTS=${PARTS:-tests sanitizer sanitizer_optin draws bench}
+PARTS=${PARTS:-tests sanitizer sanitizer_optin draws bench families}
 want() { [[ " $PARTS " == *" $1 "* ]]; }
 
 if [ $# -ne 3 ]; then
@@ -138,61 +141,71 @@ want bench && {
   timeout 240 "$BIN/omkl" bench --data "$NAVAL" --preset jmlr23-graph --repeat 3 --backend cuda \
     --algo omkl-gf:M=10,step_path=resident --algo omkl-sfg:M=10,step_path=resident \
     --algo omkl-sfg-r:M=10,step_path=resident --seeds 1 20 100 --json "$OUT/bench_gpu_graph_resident.json"
-  # The federated round aggregated on the device (OMKL_CUDA_ROUND=native, opt-in until its
-  # parity test has passed here) against the generic round, POF-MKL on Naval, 20 draws.
-  if [ -e "$DATA/naval.csv" ]; then
-    for mode in generic native resident; do
-      round=$mode path=host
-      [ "$mode" = resident ] && round=generic path=resident
-      echo "== GPU: POF-MKL (M = 1) Naval, 20 draws, OMKL_CUDA_ROUND=$round, step_path=$path"
-      start=$(date +%s%N)
-      OMKL_CUDA_ROUND=$round timeout 240 "$BIN/omkl" study --preset fed-pofmkl --data "$DATA/naval.csv" \
-        --algo "pof-mkl:M=1,step_path=$path" --seeds 20 --backend cuda --out "$OUT/.fed-$mode" 2>&1 | tail -3
-      echo "wall $(( ($(date +%s%N) - start) / 1000000 )) ms"
-      rm -rf "$OUT/.fed-$mode"
-    done
-  fi
-  # eM-KOFL and PerFedAvg as resident walks (resident_em_kofl.h, resident_perfedavg.h) against
-  # their host paths (eM-KOFL: a round trip per client sample; PerFedAvg: host-only, a draw per
-  # thread), Naval, 20 draws; parity in tests.txt (CudaTest.ResidentEmKoflWalk…,
-  # CudaTest.ResidentPerFedAvgWalk…).
-  if [ -e "$DATA/naval.csv" ]; then
-    for algo in em-kofl perfedavg; do
-      for path in host resident; do
-        echo "== GPU: $algo Naval, 20 draws, step_path=$path"
-        start=$(date +%s%N)
-        timeout 240 "$BIN/omkl" study --preset fed-pofmkl --data "$DATA/naval.csv" \
-          --algo "$algo:step_path=$path" --seeds 20 --backend cuda --out "$OUT/.fed-$algo-$path" 2>&1 | tail -3
-        echo "wall $(( ($(date +%s%N) - start) / 1000000 )) ms"
-        rm -rf "$OUT/.fed-$algo-$path"
-      done
-    done
-  fi
-  # RF-OKS++ / RF-IOKS, then OKS++ / IOKS on support sets, as the resident walk on the GPU
-  # against their host path (elevators, 10
-  # repetitions: the preset shuffles, so the host path runs one repetition per task and the
-  # resident walk all ten in lockstep, each on its own permutation), parity in tests.txt
-  # (CudaTest.ResidentBanditWalk…, CudaTest.ReplicatedStreams…).
-  if [ -e "$DATA/elevators.csv" ]; then
-    for family in "rf-oks++ rf-ioks" "oks++ ioks"; do
-      for path in host resident; do
-        algos=()
-        for a in $family; do algos+=(--algo "$a:step_path=$path"); done
-        echo "== bandit $family, step_path=$path"
-        start=$(date +%s%N)
-        timeout 240 "$BIN/omkl" study --preset bandit-oks --loss square --data "$DATA/elevators.csv" --backend cuda \
-          "${algos[@]}" --seeds 10 --out "$OUT/.bandit-$path" 2>&1 | tail -3
-        echo "wall $(( ($(date +%s%N) - start) / 1000000 )) ms"
-        rm -rf "$OUT/.bandit-$path"
-      done
-    done
-  fi
   echo "== CPU, all cores"
   "$BIN/omkl" bench "${common[@]}" --backend cpu --algo raker:dict=jmlr23-76 --algo adaraker:dict=jmlr23-76 \
     --seeds 100 --json "$OUT/bench_cpu.json"
   "$BIN/omkl" bench --data "$NAVAL" --preset jmlr23-graph --repeat 3 --backend cpu \
     --algo omkl-gf:M=10 --algo omkl-sfg:M=10 --algo omkl-sfg-r:M=10 --seeds 100
 } > "$OUT/bench.txt" 2>&1
+
+# The federated and bandit families on the GPU against all CPU cores of the same machine (issue 14
+# item 9: POF-MKL at 20 and 1 000 draws; issue 15 item 5; issue 16's resident walks): wall time of
+# each `omkl study`, every run bounded so that the part fits one call of the device tool.
+timed_study() {  # timed_study LABEL LIMIT_S ARGS...: one study, its last lines and its wall time
+  local label=$1 limit=$2
+  shift 2
+  echo "== $label"
+  local start
+  start=$(date +%s%N)
+  timeout "$limit" "$BIN/omkl" study "$@" --out "$OUT/.study" 2>&1 | tail -3
+  echo "wall $(( ($(date +%s%N) - start) / 1000000 )) ms"
+  rm -rf "$OUT/.study"
+}
+want families && {
+  if [ -e "$DATA/naval.csv" ]; then
+    fed=(--preset fed-pofmkl --data "$DATA/naval.csv")
+    # The round aggregated on the device (OMKL_CUDA_ROUND=native, opt-in until its parity test
+    # has passed here), the generic round, and the resident walk; then all CPU cores.
+    for seeds in 20 1000; do
+      for mode in generic native resident; do
+        round=$mode path=host
+        [ "$mode" = resident ] && round=generic path=resident
+        OMKL_CUDA_ROUND=$round timed_study "GPU: POF-MKL (M = 1) Naval, $seeds draws, OMKL_CUDA_ROUND=$round, step_path=$path" \
+          120 "${fed[@]}" --algo "pof-mkl:M=1,step_path=$path" --seeds "$seeds" --backend cuda
+      done
+      timed_study "CPU, all cores: POF-MKL (M = 1) Naval, $seeds draws" 120 "${fed[@]}" --algo pof-mkl:M=1 \
+        --seeds "$seeds" --backend cpu
+    done
+    # eM-KOFL and PerFedAvg as resident walks (resident_em_kofl.h, resident_perfedavg.h) against
+    # their host paths (eM-KOFL: a round trip per client sample; PerFedAvg: host-only, a draw per
+    # thread) and all CPU cores, 20 draws; parity in tests.txt.
+    for algo in em-kofl perfedavg; do
+      for path in host resident; do
+        timed_study "GPU: $algo Naval, 20 draws, step_path=$path" 120 "${fed[@]}" --algo "$algo:step_path=$path" \
+          --seeds 20 --backend cuda
+      done
+      timed_study "CPU, all cores: $algo Naval, 20 draws" 120 "${fed[@]}" --algo "$algo" --seeds 20 --backend cpu
+    done
+  fi
+  # RF-OKS++ / RF-IOKS, then OKS++ / IOKS on support sets, as the resident walk on the GPU against
+  # their host path and all CPU cores (elevators, 10 repetitions: the preset shuffles, so the host
+  # path runs one repetition per task and the resident walk all ten in lockstep, each on its own
+  # permutation); parity in tests.txt (CudaTest.ResidentBanditWalk…, CudaTest.ReplicatedStreams…).
+  if [ -e "$DATA/elevators.csv" ]; then
+    for family in "rf-oks++ rf-ioks" "oks++ ioks"; do
+      for path in host resident; do
+        algos=()
+        for a in $family; do algos+=(--algo "$a:step_path=$path"); done
+        timed_study "GPU: bandit $family, step_path=$path" 120 --preset bandit-oks --loss square \
+          --data "$DATA/elevators.csv" --backend cuda "${algos[@]}" --seeds 10
+      done
+      algos=()
+      for a in $family; do algos+=(--algo "$a"); done
+      timed_study "CPU, all cores: bandit $family" 120 --preset bandit-oks --loss square \
+        --data "$DATA/elevators.csv" --backend cpu "${algos[@]}" --seeds 10
+    done
+  fi
+} > "$OUT/families.txt" 2>&1
 # bench_gpu_adaraker.json and the graph JSON files would exceed eight files: fold them in.
 python3 - "$OUT" <<'EOF' 2>/dev/null || true
 import json, os, sys
