@@ -9,8 +9,8 @@
 # shared data folder; BUNDLE_DIR: a path inside the checkout that git ignores (e.g. `.gpu`,
 # listed in .git/info/exclude). Afterwards, on the device:
 #   PARTS="tests draws" bash bench/gpu_session.sh BUNDLE_DIR/bin BUNDLE_DIR/data $OUT
-# then PARTS=bench, PARTS=sanitizer and PARTS=sanitizer_optin in further calls (each call has 10
-# minutes).
+# then PARTS=bench, PARTS=families, PARTS=sanitizer and PARTS=sanitizer_optin in further calls
+# (each call has 10 minutes; a session's device time is short, so the order is the priority).
 set -euo pipefail
 if [ $# -ne 3 ]; then
   echo "usage: $0 CUDA_BUILD_DIR DATA_DIR BUNDLE_DIR" >&2
