@@ -113,6 +113,9 @@ class BanditSelection final : public Algorithm {
       why_not = "D = " + std::to_string(n_rff_) + " exceeds the " + std::to_string(kMaxCudaRff) +
                 " random features per kernel of a walk on the GPU";
     resident_ = read_step_path(params, "rounds", walks_on_gpu(), why_not);
+    // The walk's device state is made at the first walk; a missing device is said now, while a
+    // study validates its cells, not hours later in a worker.
+    if (resident_ && walks_on_gpu()) require_cuda_device();
     projection_ = rule_factory_()->projection(random_features);
     const std::size_t R = context.n_replicates();
     reps_.resize(R);

@@ -68,6 +68,9 @@ class PerFedAvg final : public Algorithm {
                                      "a client adapts the broadcast model on its previous sample before "
                                      "predicting, or predicts with it as is") == "prev_sample";
     resident_ = read_step_path(params, "client samples", backend_on_gpu(context.backend), "");
+    // The walk is made at the first walk; a missing device is said now (a study validating its
+    // cells), not later in a worker.
+    if (resident_ && backend_on_gpu(context.backend)) require_cuda_device();
     ledger_ = CommunicationLedger(static_cast<double>(cap));
     const std::size_t R = context.n_replicates(), P = net_.size();
     model_.assign(R * P, 0.0);

@@ -560,18 +560,18 @@ TEST(CudaAvailabilityTest, CudaBackendWithoutDeviceFailsClearly) {
   problem.slot_kernel = {0};
   EXPECT_THROW(make_rf_backend(BackendKind::Cuda, problem), CudaError);
   EXPECT_NO_THROW(make_rf_backend(BackendKind::Auto, problem)) << "auto falls back to the CPU";
-  // The resident walks without an RfBackend say the same, at their first walk.
+  // The resident walks without an RfBackend say the same when they are made (a study's
+  // validation), not at their first walk.
   EXPECT_THROW(require_cuda_device(), CudaError);
   Dataset data = random_stream(8, 3, Task::Regression, 3);
   auto ctx = context_for(data);
   ctx.backend = BackendKind::Cuda;
-  double p = 0.0;
-  auto oks = make("oks++", ctx, {{"step_path", "resident"}});
-  EXPECT_THROW(oks->step(data.row(0), data.y[0], &p), CudaError);
+  EXPECT_THROW(make("oks++", ctx, {{"step_path", "resident"}}), CudaError);
+  EXPECT_THROW(make("rf-oks++", ctx, {{"step_path", "resident"}, {"D", "8"}}), CudaError);
+  EXPECT_NO_THROW(make("oks++", ctx, {{"step_path", "host"}})) << "the host path needs no device";
   data.n_clients = 2;
   ctx.n_clients = 2;
-  auto fed = make("perfedavg", ctx, {{"step_path", "resident"}, {"width", "3"}});
-  EXPECT_THROW(fed->step(data.row(0), data.y[0], &p), CudaError);
+  EXPECT_THROW(make("perfedavg", ctx, {{"step_path", "resident"}, {"width", "3"}}), CudaError);
 }
 
 TEST_F(CudaTest, CheckpointsAndPredictWorkOnTheDevicePath) {
