@@ -32,4 +32,13 @@ inline bool read_step_path(ParamReader& params, const std::string& steps, bool o
   return path == "resident" || (path == "auto" && on_gpu && why_not.empty());
 }
 
+/// Why a configuration in float cannot walk resident on the CPU, or "" where it can: the
+/// walk's host driver computes in double (it is the GPU walk's reference), so precision=float
+/// would be ignored there, and the samples a block leaves to the host path would not be.
+inline std::string float_walk_on_cpu(bool single_precision, bool on_gpu) {
+  if (!single_precision || on_gpu) return "";
+  return "precision=float on the CPU backend (the resident walk's host driver computes in double; use "
+         "step_path=host)";
+}
+
 }  // namespace omkl::detail

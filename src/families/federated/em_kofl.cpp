@@ -50,10 +50,11 @@ class EmKofl final : public Algorithm {
     const RfEnsembleConfig features = federated_features(params, dictionary, dict_text, n_rff_, steps_.lambda);
     std::vector<std::uint32_t> slot_kernel(K * N);
     for (std::size_t s = 0; s < K * N; ++s) slot_kernel[s] = static_cast<std::uint32_t>(s % N);
-    resident_ = read_step_path(params, "client samples", backend_on_gpu(context.backend),
+    const bool on_gpu = backend_on_gpu(context.backend);
+    resident_ = read_step_path(params, "client samples", on_gpu,
                                N > kMaxResidentPairs ? "the dictionary has more kernels than a resident step holds (" +
                                                            std::to_string(kMaxResidentPairs) + ")"
-                                                     : "");
+                                                     : float_walk_on_cpu(features.single_precision, on_gpu));
     backend_ = make_rf_ensemble_backend(features, context, slot_kernel);
     ledger_ = CommunicationLedger(max_upload_);
     const std::size_t R = context.n_replicates();

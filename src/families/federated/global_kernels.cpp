@@ -98,7 +98,8 @@ class GlobalKernelFederation final : public Algorithm {
     schedules_.assign(N, SlotSchedule{});
     backend_ = make_rf_ensemble_backend(features, context, slot_kernel);
     ledger_ = CommunicationLedger(max_upload_);
-    resident_ = read_step_path(params, "rounds", backend_on_gpu(context.backend), "");
+    resident_ = read_step_path(params, "rounds", backend_on_gpu(context.backend),
+                               float_walk_on_cpu(features.single_precision, backend_on_gpu(context.backend)));
 
     const std::size_t R = context.n_replicates();
     norm2_.assign(R * N, 0.0);  // θ starts at 0

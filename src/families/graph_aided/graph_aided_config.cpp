@@ -190,7 +190,10 @@ GraphAidedConfig read_graph_aided_config(ParamReader& params, const AlgoContext&
   c.vertex_ridge = params.get_choice("u_loss", "sq_error", {"sq_error", "ridge"},
                                      "vertex loss L(ŷ, y) of eq. 37: squared error, or with eq. 5's ridge term "
                                      "λ‖Σ_{k∈S} w̄_k θ_k‖² (θ after the step; §7 A-5)") == "ridge";
-  c.resident = read_step_path(params, "steps", backend_on_gpu(context.backend), resident_graph_unsupported(c));
+  const bool on_gpu = backend_on_gpu(context.backend);
+  std::string why_not = resident_graph_unsupported(c);
+  if (why_not.empty()) why_not = float_walk_on_cpu(c.rf.single_precision, on_gpu);
+  c.resident = read_step_path(params, "steps", on_gpu, why_not);
   return c;
 }
 

@@ -115,6 +115,34 @@ TEST(RfBackendTest, AllThetaIsEverySlotReplicateMajor) {
   for (std::size_t i = 0; i < all.size(); ++i) EXPECT_EQ(back[i], -all[i]) << i;
 }
 
+// precision=float cannot walk resident on the CPU: the walk's host driver computes in double,
+// so the float map would be ignored for whole blocks and used for the samples around them.
+// step_path=resident is refused with the reason; auto and host take the host path.
+TEST(RfBackendTest, FloatConfigurationsDoNotWalkResidentOnTheCpu) {
+  omkl::LearnerContext context;
+  context.n_features = 4;
+  context.horizon = 400;
+  context.n_clients = 4;
+  for (const std::string& spec : std::vector<std::string>{"pof-mkl:clients=4,D=8,M=2,dict=gauss2:0.5+gauss2:2",
+                                                          "vm-kofl:D=8,dict=gauss2:0.5+gauss2:2",
+                                                          "em-kofl:clients=4,D=8,dict=gauss2:0.5+gauss2:2",
+                                                          "omkl-sfg:D=8,M=2,dict=gauss:0.5+gauss:1+gauss:2"}) {
+    try {
+      omkl::make_learner(omkl::parse_algorithm_spec(spec + ",precision=float,step_path=resident"), context);
+      ADD_FAILURE() << spec << ": a float resident walk on the CPU must be refused";
+    } catch (const omkl::ConfigError& e) {
+      const std::string message = e.what();
+      EXPECT_NE(message.find("precision=float"), std::string::npos) << message;
+      EXPECT_NE(message.find("step_path"), std::string::npos) << message;
+    }
+    for (const char* path : {"auto", "host"})
+      EXPECT_NO_THROW(omkl::make_learner(
+          omkl::parse_algorithm_spec(spec + ",precision=float,step_path=" + std::string(path)), context))
+          << spec << " " << path;
+    EXPECT_NO_THROW(omkl::make_learner(omkl::parse_algorithm_spec(spec + ",step_path=resident"), context)) << spec;
+  }
+}
+
 // predict_rows() (a federated round's clients against one θ) gives each row exactly what
 // predict() gives it: one slot per kernel (the fused pass) and several (features, then the
 // slots), inactive slots, angles past the fast range, the float map.
