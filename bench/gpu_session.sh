@@ -151,16 +151,28 @@ want bench && {
 # The federated and bandit families on the GPU against all CPU cores of the same machine (issue 14
 # item 9: POF-MKL at 20 and 1 000 draws; issue 15 item 5; issue 16's resident walks): wall time of
 # each `omkl study`, every run bounded so that the part fits one call of the device tool.
+# The part stops starting runs once FAMILIES_BUDGET_S (default 540) have passed, so that it fits
+# one call of the device tool whatever hangs; a run cut by its own limit says so (exit 124).
 timed_study() {  # timed_study LABEL LIMIT_S ARGS...: one study, its last lines and its wall time
   local label=$1 limit=$2
   shift 2
   echo "== $label"
+  local now
+  now=$(date +%s)
+  if [ $(( now - families_start )) -ge "${FAMILIES_BUDGET_S:-540}" ]; then
+    echo "skipped: the part's ${FAMILIES_BUDGET_S:-540} s are spent"
+    return
+  fi
+  local left=$(( ${FAMILIES_BUDGET_S:-540} - (now - families_start) ))
+  [ "$left" -lt "$limit" ] && limit=$left
   local start
   start=$(date +%s%N)
   timeout "$limit" "$BIN/omkl" study "$@" --out "$OUT/.study" 2>&1 | tail -3
-  echo "wall $(( ($(date +%s%N) - start) / 1000000 )) ms"
+  local code=${PIPESTATUS[0]}
+  echo "wall $(( ($(date +%s%N) - start) / 1000000 )) ms, exit $code$([ "$code" = 124 ] && echo " (cut at ${limit} s: not a measurement)")"
   rm -rf "$OUT/.study"
 }
+families_start=$(date +%s)
 want families && {
   if [ -e "$DATA/naval.csv" ]; then
     fed=(--preset fed-pofmkl --data "$DATA/naval.csv")

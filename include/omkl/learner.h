@@ -39,9 +39,10 @@ class Learner {
   Task task() const;
   /// Number of samples consumed by partial_fit so far.
   std::int64_t n_seen() const;
-  /// Whether an update threw and left the model half updated (see partial_fit); empty when
-  /// not, else the first failure's message.
-  const std::string& failed() const { return failure_; }
+  /// Whether an update threw and may have left the model half updated (see partial_fit).
+  bool failed() const { return failed_; }
+  /// The first failed update's message ("" while failed() is false).
+  const std::string& failure() const { return failure_; }
   /// The normalisation of the training stream (LearnerContext::preprocessing), kept in the
   /// checkpoint: apply it to new rows before predict() or partial_fit().
   const Normalizer& preprocessing() const { return preprocessing_; }
@@ -70,7 +71,7 @@ class Learner {
   /// Throws InputError, and changes nothing, for a non-finite feature or target, or a label other
   /// than −1 or +1 for a classifier (the 1-based sample count names the sample). Any error from
   /// the update itself (a numerical failure such as IOKS's bisection, a device error, memory)
-  /// can leave it half done: the learner is then failed (failed()), and every later predict,
+  /// can leave it half done: the learner is then failed (failed(), failure()), and every later predict,
   /// partial_fit, kernel_weights or save throws Error naming that first failure, so that a
   /// half-updated model is never used or saved. Restore a checkpoint to continue.
   double partial_fit(const double* x, double y);
@@ -108,7 +109,8 @@ class Learner {
   std::int64_t n_seen_ = 0;
   std::string context_blob_;  // serialised LearnerContext, to rebuild on load()
   Normalizer preprocessing_;
-  std::string failure_;  // the first update that threw: the model may be half updated
+  bool failed_ = false;   // an update threw: the model may be half updated
+  std::string failure_;  // its message
   // Throws Error naming failure_ where it is set (`what`: the call refused).
   void check_usable(const char* what) const;
   // Runs an update of the model, failing the learner if it throws.

@@ -119,8 +119,9 @@ class Learner:
         """None, or the first error an update raised: the model may then be half updated, and
         every later call raises, naming it, until a checkpoint is restored."""
         with self._lock:
-            message = self._impl.failed
-        return message or None
+            if not self._impl.failed:
+                return None
+            return self._impl.failure or "an update raised"
 
     @property
     def parameters(self) -> Dict[str, str]:

@@ -208,9 +208,9 @@ Task Learner::task() const { return task_; }
 std::int64_t Learner::n_seen() const { return n_seen_; }
 
 void Learner::check_usable(const char* what) const {
-  if (!failure_.empty())
-    throw Error(std::string(what) + ": the learner failed in an earlier update and may be half updated (" + failure_ +
-                "); restore a checkpoint to continue");
+  if (failed_)
+    throw Error(std::string(what) + ": the learner failed in an earlier update and may be half updated (" +
+                (failure_.empty() ? std::string("an update threw") : failure_) + "); restore a checkpoint to continue");
 }
 
 template <typename Update>
@@ -218,11 +218,14 @@ void Learner::update_or_fail(Update&& update) {
   try {
     update();
   } catch (const std::exception& e) {
-    failure_ = e.what();
-    if (failure_.empty()) failure_ = "an update threw";
+    failed_ = true;  // first, and without allocating: the failure may be memory
+    try {
+      failure_ = e.what();
+    } catch (...) {  // check_usable() says "an update threw"
+    }
     throw;
   } catch (...) {
-    failure_ = "an update threw";
+    failed_ = true;
     throw;
   }
 }

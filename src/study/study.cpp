@@ -214,29 +214,17 @@ struct WorkItem {
 std::vector<Cell> prepare_cells(const StudyConfig& cfg, const Preset* preset, const Dataset& data,
                                 const fs::path& cell_dir) {
   const std::uint64_t checksum = detail::data_checksum(data);
+  std::vector<std::uint64_t> all_replicates;
+  for (std::uint64_t r = 0; r < cfg.n_seeds; ++r) all_replicates.push_back(r);
+  // The first lockstep cell to run keeps its all-seed build for its task; the others are
+  // validated on one replicate's and build their seeds when their task starts, so that a study
+  // holds the state of the cells that run, not of every cell (on a GPU: R × S × 2D θ and the
+  // frequency matrices each). A study of one algorithm (as `omkl bench` runs) builds it once.
+  bool keep_all_seeds = cfg.n_seeds > 1;
   std::vector<Cell> cells;
   for (const auto& spec : cfg.algorithms) {
     Cell cell{spec, detail::cell_key(spec, cfg, data, checksum), {}, true, false, {}, {}, {}, false, false, false, false,
               nullptr};
-    // One replicate's build says all this (none of it depends on the replicates): lockstep where
-    // the algorithm batches its replicates on the backend and, on a shuffled stream, takes
-    // per-replicate streams.
-    cell.prepared = build(spec, preset, cfg, data, {0});
-    const detail::Algorithm& built = *cell.prepared;
-    if (lockstep_backend(cfg)) {
-      cell.lockstep = built.batches_replicates() && (!cfg.shuffle || built.replicated_streams());
-      cell.on_device = built.walks_on_device();
-    }
-    cell.distributable = built.distributable();
-    // With a shuffled stream every replicate differs, deterministic algorithms included.
-    cell.randomized = built.randomized() || cfg.shuffle;
-    cell.reported = built.reported_params();
-    cell.resolved = built.resolved_params();
-    if (cfg.regret && data.n_clients == 0 && std::isnan(built.regret_regularizer(0)))
-      throw ConfigError("--regret: algorithm '" + spec.name +
-                        "' does not define the regret's regulariser term λ‖Σ w θ‖² (spec/graph-aided.md "
-                        "§4.5 defines it for omkl-gf, omkl-sfg, omkl-sfg-r and the sfg-mkl variants)");
-    if (cell.lockstep && cfg.n_seeds > 1) cell.prepared.reset();  // its task builds all the seeds
     if (!cell_dir.empty()) {
       cell.file = cell_dir / (std::to_string(detail::fnv1a64(cell.key.dump())) + ".json");
       std::ifstream in(cell.file);
@@ -246,12 +234,44 @@ std::vector<Cell> prepare_cells(const StudyConfig& cfg, const Preset* preset, co
           if (stored.at("key") == cell.key) {
             cell.reused = detail::result_from_cell(stored);
             cell.done = true;
-            cell.prepared.reset();
           }
         } catch (const std::exception&) {
           // A damaged cache entry is recomputed, never trusted.
         }
       }
+    }
+    // Built once here even where the cache holds it: a typo must fail before hours of work.
+    // On a shared stream on the GPU (its common case) the first cell is built for all seeds
+    // straight away, and again for one where it turns out not to batch them.
+    const bool all_first = keep_all_seeds && !cell.done && lockstep_backend(cfg) && !cfg.shuffle;
+    cell.prepared = build(spec, preset, cfg, data, all_first ? all_replicates : std::vector<std::uint64_t>{0});
+    {
+      // None of this depends on the replicates the build holds.
+      const detail::Algorithm& built = *cell.prepared;
+      if (lockstep_backend(cfg)) {
+        // Lockstep where the algorithm batches its replicates on the backend and, on a shuffled
+        // stream, takes per-replicate streams.
+        cell.lockstep = built.batches_replicates() && (!cfg.shuffle || built.replicated_streams());
+        cell.on_device = built.walks_on_device();
+      }
+      cell.distributable = built.distributable();
+      // With a shuffled stream every replicate differs, deterministic algorithms included.
+      cell.randomized = built.randomized() || cfg.shuffle;
+      cell.reported = built.reported_params();
+      cell.resolved = built.resolved_params();
+      if (cfg.regret && data.n_clients == 0 && std::isnan(built.regret_regularizer(0)))
+        throw ConfigError("--regret: algorithm '" + spec.name +
+                          "' does not define the regret's regulariser term λ‖Σ w θ‖² (spec/graph-aided.md "
+                          "§4.5 defines it for omkl-gf, omkl-sfg, omkl-sfg-r and the sfg-mkl variants)");
+    }
+    if (cell.done) {
+      cell.prepared.reset();
+    } else if (cell.lockstep && cfg.n_seeds > 1) {
+      if (!keep_all_seeds) cell.prepared.reset();  // its task builds all the seeds
+      else if (!all_first) cell.prepared = build(spec, preset, cfg, data, all_replicates);
+      keep_all_seeds = false;
+    } else if (all_first) {
+      cell.prepared = build(spec, preset, cfg, data, {0});  // one replicate per task: the first task's
     }
     cells.push_back(std::move(cell));
   }
@@ -492,7 +512,13 @@ StudyResult run_study(const StudyConfig& config, const Dataset& data) {
   if (comm) {
     for (std::size_t c = 0; c < cells.size(); ++c)
       if (cells[c].federation) {
-        auto federation = run_federation(cells[c], preset, cfg, data, points, *comm);
+        std::vector<ReplicateRun> federation;
+        try {
+          federation = run_federation(cells[c], preset, cfg, data, points, *comm);
+        } catch (...) {
+          detail::rethrow_with_context("study: algorithm '" + cells[c].spec.to_string() + "' (server and clients on " +
+                                       std::to_string(comm->size()) + " processes): ");
+        }
         if (comm->rank() == 0) runs[c] = std::move(federation);
       }
     gather_runs(tasks, runs, *comm);

@@ -191,7 +191,12 @@ class EmKofl final : public Algorithm {
       p.replicate = static_cast<std::uint32_t>(r);
       p.slot = static_cast<std::uint32_t>(slot);
       double f = 0.0;
-      backend_->step_selected(x, 0.0, &p, 1, &f, nullptr);
+      try {
+        backend_->step_selected(x, 0.0, &p, 1, &f, nullptr);
+      } catch (...) {  // predict() leaves the model as it was, even when it fails
+        backend_->set_theta(r, slot, saved.data());
+        throw;
+      }
       backend_->set_theta(r, slot, saved.data());
       predictions[r] = f;
     }
