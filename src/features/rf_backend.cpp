@@ -145,8 +145,12 @@ void RfBackend::client_update(std::size_t replicate, std::size_t slot, const dou
   for (std::size_t j = 0; j < D; ++j) {
     double angle = 0.0;
     for (std::size_t k = 0; k < d; ++k) angle += V[j * d + k] * x[k];
-    g[j] = scaled * std::sin(angle) + b * theta[j];
-    g[D + j] = scaled * std::cos(angle) + b * theta[D + j];
+    // The sincos of the base aggregate_round() (round_aggregation.h), so that a server adding
+    // these in client order gets its θ bit for bit.
+    double sine, cosine;
+    resident_sincos(angle, sine, cosine);
+    g[j] = scaled * sine + b * theta[j];
+    g[D + j] = scaled * cosine + b * theta[D + j];
   }
 }
 

@@ -431,7 +431,7 @@ TEST_F(CudaTest, ResidentFederationWalkEqualsTheHostPath) {
     auto gpu = make(name, gpu_ctx, with_param(params, "step_path", "resident"));
     const auto expected = run_steps(*cpu, data);
     const auto got = run_blocks(*gpu, data, 40);
-    const double tolerance = std::string(precision) == "float" ? 2e-3 : 1e-9;
+    const double tolerance = std::string(precision) == "float" ? 1e-4 : 1e-9;
     for (std::size_t i = 0; i < got.size(); ++i)
       ASSERT_LE(relative_error(got[i], expected[i]), tolerance) << name << " " << precision << " " << i;
     EXPECT_EQ(gpu->communication().uplink_floats, cpu->communication().uplink_floats) << name;
@@ -440,21 +440,27 @@ TEST_F(CudaTest, ResidentFederationWalkEqualsTheHostPath) {
 
 // step_path = resident for eM-KOFL on the GPU (resident_em_kofl.h's program on the per-step
 // seam, the round's averaging by the whole thread block): the CPU host path's predictions within
-// floating point, in blocks that cut rounds, and the same message counts.
+// floating point, in blocks that cut rounds, and the same message counts; precision=float
+// against the CPU host path's float mode.
 TEST_F(CudaTest, ResidentEmKoflWalkEqualsTheHostPath) {
   const Dataset data = omkl::test::federated_stream(4, 70, 3, 41);
-  auto cpu_ctx = omkl::test::federated_context(data, Profile::Paper, {0, 3});
-  auto gpu_ctx = cpu_ctx;
-  gpu_ctx.backend = BackendKind::Cuda;
-  const std::vector<std::pair<std::string, std::string>> params = {{"D", "7"},
-                                                                   {"dict", "gauss2:0.5+gauss2:2+gauss2:8"},
-                                                                   {"explore", "0.2"}};
-  auto cpu = make("em-kofl", cpu_ctx, with_param(params, "step_path", "host"));
-  auto gpu = make("em-kofl", gpu_ctx, with_param(params, "step_path", "resident"));
-  const auto expected = run_steps(*cpu, data);
-  const auto got = run_blocks(*gpu, data, 45);
-  for (std::size_t i = 0; i < got.size(); ++i) ASSERT_LE(relative_error(got[i], expected[i]), 1e-9) << i;
-  EXPECT_EQ(gpu->communication().uplink_floats, cpu->communication().uplink_floats);
+  for (const char* precision : {"double", "float"}) {
+    auto cpu_ctx = omkl::test::federated_context(data, Profile::Paper, {0, 3});
+    auto gpu_ctx = cpu_ctx;
+    gpu_ctx.backend = BackendKind::Cuda;
+    const std::vector<std::pair<std::string, std::string>> params = {{"D", "7"},
+                                                                     {"dict", "gauss2:0.5+gauss2:2+gauss2:8"},
+                                                                     {"explore", "0.2"},
+                                                                     {"precision", precision}};
+    auto cpu = make("em-kofl", cpu_ctx, with_param(params, "step_path", "host"));
+    auto gpu = make("em-kofl", gpu_ctx, with_param(params, "step_path", "resident"));
+    const auto expected = run_steps(*cpu, data);
+    const auto got = run_blocks(*gpu, data, 45);
+    const double tolerance = std::string(precision) == "float" ? 1e-4 : 1e-9;
+    for (std::size_t i = 0; i < got.size(); ++i)
+      ASSERT_LE(relative_error(got[i], expected[i]), tolerance) << precision << " " << i;
+    EXPECT_EQ(gpu->communication().uplink_floats, cpu->communication().uplink_floats) << precision;
+  }
 }
 
 // A pool of GPU contexts given to successive studies: the contexts are made once (by
@@ -723,20 +729,27 @@ TEST_F(CudaTest, FederatedAlgorithmsMatchTheCpuBackend) {
   const Dataset data = omkl::test::federated_stream(4, 40, 3, 17);
   for (const char* mode : {"generic", "native"})
   for (const char* precision : {"double", "float"})
-  for (const char* name : {"pof-mkl", "vm-kofl", "ofmkl-avg", "em-kofl"}) {
+  for (const char* name : {"pof-mkl", "pof-mkl:xi", "vm-kofl", "ofmkl-avg", "em-kofl"}) {
     ScopedEnv round("OMKL_CUDA_ROUND", mode);
     auto cpu_ctx = omkl::test::federated_context(data, Profile::Paper, {0, 3});
     auto gpu_ctx = cpu_ctx;
     gpu_ctx.backend = BackendKind::Cuda;
     std::vector<std::pair<std::string, std::string>> params = {
         {"D", "7"}, {"dict", "gauss2:0.5+gauss2:2+gauss2:8"}, {"precision", precision}};
-    if (std::string(name) == "pof-mkl") params.emplace_back("M", "2");
-    auto cpu = make(name, cpu_ctx, params);
-    auto gpu = make(name, gpu_ctx, params);
+    std::string algo = name;
+    if (algo.rfind("pof-mkl", 0) == 0) params.emplace_back("M", "2");
+    // ξ < 1: Algorithm 1's ranking and bin probabilities follow the private weights (with ξ = 1
+    // and the paper's skip_sort_if_uniform the bins are uniform and the weights never matter).
+    if (algo == "pof-mkl:xi") {
+      algo = "pof-mkl";
+      params.emplace_back("xi", "0.5");
+    }
+    auto cpu = make(algo, cpu_ctx, params);
+    auto gpu = make(algo, gpu_ctx, params);
     const auto a = run_steps(*cpu, data);
     const auto b = run_steps(*gpu, data);
     ASSERT_EQ(a.size(), b.size());
-    const double tolerance = std::string(precision) == "float" ? 2e-3 : 1e-9;
+    const double tolerance = std::string(precision) == "float" ? 1e-4 : 1e-9;
     for (std::size_t i = 0; i < a.size(); ++i)
       ASSERT_LE(relative_error(b[i], a[i]), tolerance) << name << " " << mode << " " << precision << " " << i;
   }

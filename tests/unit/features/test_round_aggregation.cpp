@@ -159,3 +159,43 @@ TEST(RoundAggregationTest, BaseRoundEqualsTheCpuBackend) {
         EXPECT_EQ(got_base[(r * S + S - 1) * 2 * D + e], theta[(r * S + S - 1) * 2 * D + e]);
   }
 }
+
+// A server in another process (the MPI federation) adds the clients' client_update() vectors in
+// client order; with RfBackend's own client_update() and aggregate_round() (the CUDA backend's
+// defaults) that must give the one-process round's θ bit for bit, as the CPU backend's pair does
+// (FederatedMpiTest and tests/mpi). The two once took their sines from different functions.
+TEST(RoundAggregationTest, BaseClientUpdatesAddUpToTheBaseRound) {
+  RfProblem problem;
+  problem.n_replicates = 2;
+  problem.n_kernels = 3;
+  problem.n_rff = 7;
+  problem.n_features = 4;
+  problem.slot_kernel = {0, 1, 2, 1};
+  problem.feature_scale = 1.0 / std::sqrt(7.0);
+  const std::size_t R = 2, P = 3, S = 4, D = 7, d = 4, n_clients = 5;
+  auto backend = make_rf_backend(BackendKind::Cpu, problem);
+  RandomStream rng(13, 0, RngPurpose::Misc);
+  for (std::size_t r = 0; r < R; ++r)
+    for (std::size_t k = 0; k < P; ++k) {
+      const auto m = draw_frequencies(KernelSpec::gaussian(0.5 + k), D, d, RfKind::Rf, rng);
+      backend->set_frequencies(r, k, m.data());
+    }
+  std::vector<double> theta(R * S * 2 * D), x(n_clients * d);
+  for (double& v : theta) v = 2.0 * rng.uniform() - 1.0;
+  for (double& v : x) v = 4.0 * rng.uniform() - 2.0;
+  backend->set_all_theta(theta.data());
+  const std::vector<ClientUpdate> updates = random_updates(rng, 14, R, S, n_clients);
+  const double scale = 0.2;
+  // The remote server: per (replicate, slot), the updates' vectors added in call order.
+  std::vector<double> acc(R * S * 2 * D, 0.0), g(2 * D);
+  for (const ClientUpdate& u : updates) {
+    backend->RfBackend::client_update(u.replicate, u.slot, x.data() + u.client * d, u.a, u.b, g.data());
+    for (std::size_t e = 0; e < 2 * D; ++e) acc[(u.replicate * S + u.slot) * 2 * D + e] += g[e];
+  }
+  std::vector<double> remote(theta.size());
+  for (std::size_t i = 0; i < theta.size(); ++i) remote[i] = theta[i] - scale * acc[i];
+  backend->RfBackend::aggregate_round(x.data(), n_clients, updates.data(), updates.size(), scale, nullptr);
+  std::vector<double> local(theta.size());
+  backend->get_all_theta(local.data());
+  for (std::size_t i = 0; i < theta.size(); ++i) ASSERT_EQ(remote[i], local[i]) << i;
+}
