@@ -197,10 +197,11 @@ struct Cell {
   bool lockstep = false;    // all replicates in one task (lockstep_backend(), replicated_streams())
   bool on_device = false;   // its steps are device-resident walks (walks_on_device())
   bool distributable = false;  // its server and clients can run in separate processes
-  // Built for one replicate while validating and handed to the cell's first task where that
-  // task is of one replicate, so validation costs no second construction. A lockstep task of
-  // all the seeds builds its own when it starts: a study holds the state of the cells that
-  // run, not of every cell at once (on a GPU, R × S × 2D θ and the frequency matrices each).
+  // Built while validating and handed to the cell's first task where it holds that task's
+  // replicates, so validation costs no second construction: one replicate's build, or for the
+  // first lockstep cell all the seeds' (prepare_cells()). The other lockstep cells build their
+  // seeds when their task starts, so that a study holds the running cells' state, not every
+  // cell's (on a GPU, R × S × 2D θ and the frequency matrices each).
   std::unique_ptr<detail::Algorithm> prepared;
 };
 
