@@ -165,6 +165,15 @@ class CpuRfBackend final : public RfBackend {
     with_kernels([&](auto kernels) { step_selected_impl<decltype(kernels)>(x, y, pairs, n_pairs, f, norm2); });
   }
 
+  void step_selected_rows(const double* x, const double* y, std::size_t n_rows, const PairStep* pairs,
+                          std::size_t pairs_per_row, double* f, double* norm2) override {
+    if (n_rows <= 1 || !rows_interleave(pairs, n_rows, pairs_per_row))
+      return RfBackend::step_selected_rows(x, y, n_rows, pairs, pairs_per_row, f, norm2);
+    with_kernels([&](auto kernels) {
+      step_selected_rows_impl<decltype(kernels)>(x, y, n_rows, pairs, pairs_per_row, f, norm2);
+    });
+  }
+
   void aggregate_round(const double* x, std::size_t n_clients, const ClientUpdate* updates, std::size_t n_updates,
                        double scale, double* norm2) override {
     with_kernels([&](auto kernels) { aggregate_round_impl<decltype(kernels)>(x, n_clients, updates, n_updates, scale, norm2); });
@@ -494,6 +503,59 @@ class CpuRfBackend final : public RfBackend {
     }
   }
 
+  // Whether step_selected_rows() may take the rows' pairs position by position: every pair in
+  // range, each row's pairs in strictly ascending (replicate, kernel) order (so step_selected()
+  // would take them in call order, each computing its own features), and no (replicate, slot)
+  // in two rows (so the rows touch disjoint θ). Otherwise the rows go one by one.
+  bool rows_interleave(const PairStep* pairs, std::size_t n_rows, std::size_t pairs_per_row) {
+    const auto& p = problem_;
+    const std::size_t S = p.n_slots();
+    ++row_stamp_;
+    if (row_stamps_.size() != p.n_replicates * S) row_stamps_.assign(p.n_replicates * S, 0);
+    for (std::size_t row = 0; row < n_rows; ++row)
+      for (std::size_t i = 0; i < pairs_per_row; ++i) {
+        const PairStep& pair = pairs[row * pairs_per_row + i];
+        if (pair.replicate >= p.n_replicates || pair.slot >= S) return false;
+        if (i > 0 && group_key(pair) <= group_key(pairs[row * pairs_per_row + i - 1])) return false;
+        std::uint64_t& stamp = row_stamps_[std::size_t{pair.replicate} * S + pair.slot];
+        if (stamp == row_stamp_) return false;
+        stamp = row_stamp_;
+      }
+    return true;
+  }
+
+  // step_selected_rows(): pair position i of every row, then i + 1, …; per pair exactly
+  // step_selected_impl()'s arithmetic for a pair that computes its own features.
+  template <class K>
+  void step_selected_rows_impl(const double* x, const double* y, std::size_t n_rows, const PairStep* pairs,
+                               std::size_t pairs_per_row, double* f, double* norm2) {
+    const auto& p = problem_;
+    const std::size_t n = 2 * padded_, d = p.n_features;
+    const double scale = p.feature_scale;
+    double* u = u_.data();
+    for (std::size_t i = 0; i < pairs_per_row; ++i)
+      for (std::size_t row = 0; row < n_rows; ++row) {
+        const std::size_t index = row * pairs_per_row + i;
+        const PairStep& pair = pairs[index];
+        const std::size_t r = pair.replicate, s = pair.slot, kernel = p.slot_kernel[s];
+        const double* xr = x + row * d;
+        double* theta = theta_row(r, s);
+        double dot, nrm;
+        if constexpr (K::kFusedSingleSlot) {
+          single_slot_pass<K>(r, kernel, s, xr, u, nullptr, false, 1.0, 0.0, dot, nrm);
+        } else {
+          compute_features<K>(r, kernel, xr, u);
+          K::template dot_norm_fn<true>(theta, u, n, dot, nrm);
+        }
+        const double fs = scale * dot;
+        f[index] = fs;
+        if (norm2) norm2[index] = nrm;
+        if (pair.rate == 0.0 && pair.shrink == 1.0) continue;
+        const double gain = pair.rate * loss_derivative(p.loss, fs, y[row]) * scale;
+        K::update(theta, u, n, pair.shrink, gain);
+      }
+  }
+
   // aggregate_round(): updates grouped by (replicate, slot), in call order within a group. Per
   // update the client's features u (the same compute_features as every other path), then
   // acc += (a·scale)·u + b·θ; at the end of the group θ ← θ − scale_round·acc.
@@ -560,6 +622,8 @@ class CpuRfBackend final : public RfBackend {
            problem_.slot_kernel[pair.slot];
   }
 
+  std::vector<std::uint64_t> row_stamps_;        // rows_interleave(): the call that last named each slot
+  std::uint64_t row_stamp_ = 0;
   SimdLevel level_;
   bool single_ = false;                          // precision=float: the float feature map
   std::size_t padded_ = 0;                       // D rounded up to a multiple of 4

@@ -57,6 +57,14 @@ void RfBackend::predict_rows(const double* x, std::size_t n_rows, std::int64_t t
   for (std::size_t row = 0; row < n_rows; ++row) predict(x + row * d, t, schedules, f + row * RS);
 }
 
+void RfBackend::step_selected_rows(const double* x, const double* y, std::size_t n_rows, const PairStep* pairs,
+                                   std::size_t pairs_per_row, double* f, double* norm2) {
+  const std::size_t d = problem_.n_features;
+  for (std::size_t row = 0; row < n_rows; ++row)
+    step_selected(x + row * d, y[row], pairs + row * pairs_per_row, pairs_per_row, f + row * pairs_per_row,
+                  norm2 ? norm2 + row * pairs_per_row : nullptr);
+}
+
 void RfBackend::step_selected(const double* x, double y, const PairStep* pairs, std::size_t n_pairs,
                               double* f, double* norm2) {
   const RfProblem& p = problem_;

@@ -168,6 +168,14 @@ class RfBackend {
   /// and get_frequencies; backends override it with a native path.
   virtual void step_selected(const double* x, double y, const PairStep* pairs, std::size_t n_pairs,
                              double* f, double* norm2);
+  /// step_selected() of n_rows samples, row k with target y[k] and the pairs_per_row pairs from
+  /// pairs[k · pairs_per_row], where no (replicate, slot) appears in two rows (eM-KOFL's clients
+  /// in a round, each stepping its own copies): f and norm2 (may be null) as the pairs. Each
+  /// row's numbers are those of its own step_selected() call. The base calls step_selected() per
+  /// row; the CPU backend walks each pair position's rows together, so that a kernel's V stays in
+  /// cache across them.
+  virtual void step_selected_rows(const double* x, const double* y, std::size_t n_rows, const PairStep* pairs,
+                                  std::size_t pairs_per_row, double* f, double* norm2);
 
   /// The server side of one federated round (spec/federated.md §1.3 S8, §6.2 item 4): for every
   /// (replicate, slot) that `updates` name, θ ← θ − scale·Σ g over its updates, the sum taken in

@@ -73,42 +73,65 @@ class EmKofl final : public Algorithm {
 
   void step(const double* x, double y, double* predictions) override {
     if (resident_) return walk_resident(x, &y, 1, context_.n_features, predictions);
+    host_samples(x, &y, 1, context_.n_features, predictions);
+  }
+
+  void step_block(const double* x, const double* y, std::size_t n, std::size_t n_features,
+                  double* predictions) override {
+    if (resident_) return walk_resident(x, y, n, n_features, predictions);
+    host_samples(x, y, n, n_features, predictions);
+  }
+
+  // The host path over n samples. Once a round is open every client steps only its own copies,
+  // so a round's samples in the block take their steps in one step_selected_rows() call (the
+  // same numbers as one sample at a time; each kernel's V read once for all of them), then
+  // their bookkeeping in order.
+  void host_samples(const double* x, const double* y, std::size_t n, std::size_t d, double* predictions) {
     const std::size_t R = n_replicates(), N = n_kernels(), K = n_clients_;
-    const std::size_t client = static_cast<std::size_t>(seen_ % static_cast<std::int64_t>(K));
-    const std::int64_t t = seen_ / static_cast<std::int64_t>(K) + 1;
-    if (client == 0) open_round(t);
-    // Client `client` predicts with the sampled kernel's average (its copy holds it now), then
-    // takes one gradient step on every local copy: θ ← (1 − 2ηλ)θ − η·2(f − y)z.
-    for (std::size_t r = 0; r < R; ++r)
-      for (std::size_t i = 0; i < N; ++i) {
-        PairStep& p = pairs_[r * N + i];
-        p.replicate = static_cast<std::uint32_t>(r);
-        p.slot = static_cast<std::uint32_t>(client * N + i);
-        p.rate = steps_.eta;
-        p.shrink = 1.0 - 2.0 * steps_.eta * steps_.lambda;
+    for (std::size_t i = 0; i < n;) {
+      const std::size_t client = static_cast<std::size_t>(seen_ % static_cast<std::int64_t>(K));
+      const std::int64_t t = seen_ / static_cast<std::int64_t>(K) + 1;
+      const std::size_t rows = std::min(n - i, K - client);
+      if (client == 0) open_round(t);
+      // Each client predicts with the sampled kernel's average (its copy holds it now), then
+      // takes one gradient step on every local copy: θ ← (1 − 2ηλ)θ − η·2(f − y)z.
+      pairs_.resize(rows * R * N);
+      f_.resize(rows * R * N);
+      norm2_.resize(rows * R * N);
+      for (std::size_t k = 0; k < rows; ++k)
+        for (std::size_t r = 0; r < R; ++r)
+          for (std::size_t j = 0; j < N; ++j) {
+            PairStep& p = pairs_[(k * R + r) * N + j];
+            p.replicate = static_cast<std::uint32_t>(r);
+            p.slot = static_cast<std::uint32_t>((client + k) * N + j);
+            p.rate = steps_.eta;
+            p.shrink = 1.0 - 2.0 * steps_.eta * steps_.lambda;
+          }
+      backend_->step_selected_rows(x + i * d, y + i, rows, pairs_.data(), R * N, f_.data(), norm2_.data());
+      for (std::size_t k = 0; k < rows; ++k, ++i) {
+        finish_sample(client + k, y[i], f_.data() + k * R * N, norm2_.data() + k * R * N, predictions + i * R);
+        if (client + k + 1 == K) close_round();
       }
-    backend_->step_selected(x, y, pairs_.data(), pairs_.size(), f_.data(), norm2_.data());
+    }
+  }
+
+  // A client's sample after its step: the prediction, the losses per kernel, the messages.
+  void finish_sample(std::size_t client, double y, const double* f, const double* norm2, double* predictions) {
+    const std::size_t R = n_replicates(), N = n_kernels(), K = n_clients_;
     const double two_D = 2.0 * static_cast<double>(n_rff_);
     for (std::size_t r = 0; r < R; ++r) {
-      predictions[r] = f_[r * N + sampled_[r]];
+      predictions[r] = f[r * N + sampled_[r]];
       double* cumulative = kernel_loss_.data() + (r * K + client) * N;
       for (std::size_t i = 0; i < N; ++i) {
-        const double e = f_[r * N + i] - y;
+        const double e = f[r * N + i] - y;
         cumulative[i] += e * e;
-        round_loss_[r * N + i] += e * e + steps_.lambda * norm2_[r * N + i];
+        round_loss_[r * N + i] += e * e + steps_.lambda * norm2[r * N + i];
       }
       // Received: the average of the sampled kernel. Sent: that kernel's local θ and N losses.
       ledger_.client_step(two_D, two_D + static_cast<double>(N));
     }
     updates_ += R * N;
     ++seen_;
-    if (client + 1 == K) close_round();
-  }
-
-  void step_block(const double* x, const double* y, std::size_t n, std::size_t n_features,
-                  double* predictions) override {
-    if (resident_) return walk_resident(x, y, n, n_features, predictions);
-    Algorithm::step_block(x, y, n, n_features, predictions);
   }
 
   /// step_path = resident: n samples (any part of any rounds) as one walk of the resident

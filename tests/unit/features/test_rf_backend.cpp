@@ -115,6 +115,62 @@ TEST(RfBackendTest, AllThetaIsEverySlotReplicateMajor) {
   for (std::size_t i = 0; i < all.size(); ++i) EXPECT_EQ(back[i], -all[i]) << i;
 }
 
+// step_selected_rows() (eM-KOFL's clients of a round, each stepping its own copies) gives every
+// row exactly its own step_selected() call's numbers and θ: rows on disjoint slots (taken pair
+// position by position), and rows that share a slot or list their pairs out of order (taken
+// one by one, in row order), in double and with the float map.
+TEST(RfBackendTest, StepSelectedRowsEqualsOneCallPerRow) {
+  const std::size_t R = 2, S = 6, n = 18, d = 4, rows = 3;
+  for (const bool single : {false, true})
+    for (const bool disjoint : {true, false}) {
+      auto together = backend_with_features(BackendKind::Cpu, R, S, single);
+      auto alone = backend_with_features(BackendKind::Cpu, R, S, single);
+      RandomStream rng(21, disjoint, RngPurpose::Misc);
+      std::vector<double> theta(R * S * n);
+      for (double& v : theta) v = 2.0 * rng.uniform() - 1.0;
+      together->set_all_theta(theta.data());
+      alone->set_all_theta(theta.data());
+      // Row k steps slots 2k and 2k + 1 (kernels 2k mod 3, 2k + 1 mod 3) of both replicates, in
+      // ascending kernel order; without `disjoint`, row 2 steps slots 1 and 5, so that slot 1
+      // comes first in row 2 and second in row 0: taken position by position, row 2's step on it
+      // would come before row 0's.
+      std::vector<PairStep> pairs;
+      for (std::size_t k = 0; k < rows; ++k)
+        for (std::uint32_t r = 0; r < R; ++r) {
+          std::uint32_t a = static_cast<std::uint32_t>(2 * k), b = a + 1;
+          if (!disjoint && k == 2) {
+            a = 1;
+            b = 5;
+          }
+          const bool ascending = (a % 3) < (b % 3);
+          for (std::uint32_t slot : ascending ? std::vector<std::uint32_t>{a, b} : std::vector<std::uint32_t>{b, a}) {
+            PairStep p;
+            p.replicate = r;
+            p.slot = slot;
+            p.rate = 0.05 * (slot + 1);
+            p.shrink = 0.999;
+            pairs.push_back(p);
+          }
+        }
+      const std::size_t per_row = pairs.size() / rows;
+      std::vector<double> x(rows * d), y(rows);
+      for (double& v : x) v = rng.normal();
+      for (double& v : y) v = rng.uniform();
+      std::vector<double> f(pairs.size()), n2(pairs.size()), f1(pairs.size()), n21(pairs.size());
+      together->step_selected_rows(x.data(), y.data(), rows, pairs.data(), per_row, f.data(), n2.data());
+      for (std::size_t k = 0; k < rows; ++k)
+        alone->step_selected(x.data() + k * d, y[k], pairs.data() + k * per_row, per_row, f1.data() + k * per_row,
+                             n21.data() + k * per_row);
+      EXPECT_EQ(f, f1) << (single ? "float " : "double ") << (disjoint ? "disjoint" : "shared");
+      EXPECT_EQ(n2, n21) << (single ? "float " : "double ") << (disjoint ? "disjoint" : "shared");
+      std::vector<double> after(theta.size()), after1(theta.size());
+      together->get_all_theta(after.data());
+      alone->get_all_theta(after1.data());
+      EXPECT_EQ(after, after1) << (single ? "float " : "double ") << (disjoint ? "disjoint" : "shared");
+      EXPECT_NE(after, theta);
+    }
+}
+
 // precision=float cannot walk resident on the CPU: the walk's host driver computes in double,
 // so the float map would be ignored for whole blocks and used for the samples around them.
 // step_path=resident is refused with the reason; auto and host take the host path.
