@@ -33,6 +33,28 @@ std::vector<ClientUpdate> random_updates(RandomStream& rng, int count, std::size
   return updates;
 }
 
+// Two replicates, three Gaussian kernels, four slots (kernel 1 twice), D = 7, d = 4: the problem
+// of the base-round tests, and its frequency matrices drawn from `rng` into every backend given.
+RfProblem round_problem() {
+  RfProblem problem;
+  problem.n_replicates = 2;
+  problem.n_kernels = 3;
+  problem.n_rff = 7;
+  problem.n_features = 4;
+  problem.slot_kernel = {0, 1, 2, 1};
+  problem.feature_scale = 1.0 / std::sqrt(7.0);
+  return problem;
+}
+
+void draw_round_frequencies(RandomStream& rng, const std::vector<RfBackend*>& backends) {
+  const RfProblem& p = backends.front()->problem();
+  for (std::size_t r = 0; r < p.n_replicates; ++r)
+    for (std::size_t k = 0; k < p.n_kernels; ++k) {
+      const auto m = draw_frequencies(KernelSpec::gaussian(0.5 + k), p.n_rff, p.n_features, RfKind::Rf, rng);
+      for (RfBackend* b : backends) b->set_frequencies(r, k, m.data());
+    }
+}
+
 }  // namespace
 
 TEST(RoundAggregationTest, GroupsKeepCallOrderWithinASlot) {
@@ -116,23 +138,12 @@ TEST(RoundAggregationTest, HostDriverEqualsTheCpuBackend) {
 // RfBackend's own aggregate_round() (the CUDA backend's default round: θ read and written in one
 // transfer each) against the CPU backend's override, on the same θ, frequencies and updates.
 TEST(RoundAggregationTest, BaseRoundEqualsTheCpuBackend) {
-  RfProblem problem;
-  problem.n_replicates = 2;
-  problem.n_kernels = 3;
-  problem.n_rff = 7;
-  problem.n_features = 4;
-  problem.slot_kernel = {0, 1, 2, 1};
-  problem.feature_scale = 1.0 / std::sqrt(7.0);
-  const std::size_t R = 2, P = 3, S = 4, D = 7, d = 4, n_clients = 5;
+  const RfProblem problem = round_problem();
+  const std::size_t R = 2, S = 4, D = 7, d = 4, n_clients = 5;
   auto fast = make_rf_backend(BackendKind::Cpu, problem);
   auto base = make_rf_backend(BackendKind::Cpu, problem);
   RandomStream rng(12, 0, RngPurpose::Misc);
-  for (std::size_t r = 0; r < R; ++r)
-    for (std::size_t k = 0; k < P; ++k) {
-      const auto m = draw_frequencies(KernelSpec::gaussian(0.5 + k), D, d, RfKind::Rf, rng);
-      fast->set_frequencies(r, k, m.data());
-      base->set_frequencies(r, k, m.data());
-    }
+  draw_round_frequencies(rng, {fast.get(), base.get()});
   std::vector<double> theta(R * S * 2 * D), x(n_clients * d);
   for (double& v : theta) v = 2.0 * rng.uniform() - 1.0;
   fast->set_all_theta(theta.data());
@@ -165,21 +176,10 @@ TEST(RoundAggregationTest, BaseRoundEqualsTheCpuBackend) {
 // defaults) that must give the one-process round's θ bit for bit, as the CPU backend's pair does
 // (FederatedMpiTest and tests/mpi). The two once took their sines from different functions.
 TEST(RoundAggregationTest, BaseClientUpdatesAddUpToTheBaseRound) {
-  RfProblem problem;
-  problem.n_replicates = 2;
-  problem.n_kernels = 3;
-  problem.n_rff = 7;
-  problem.n_features = 4;
-  problem.slot_kernel = {0, 1, 2, 1};
-  problem.feature_scale = 1.0 / std::sqrt(7.0);
-  const std::size_t R = 2, P = 3, S = 4, D = 7, d = 4, n_clients = 5;
-  auto backend = make_rf_backend(BackendKind::Cpu, problem);
+  const std::size_t R = 2, S = 4, D = 7, d = 4, n_clients = 5;
+  auto backend = make_rf_backend(BackendKind::Cpu, round_problem());
   RandomStream rng(13, 0, RngPurpose::Misc);
-  for (std::size_t r = 0; r < R; ++r)
-    for (std::size_t k = 0; k < P; ++k) {
-      const auto m = draw_frequencies(KernelSpec::gaussian(0.5 + k), D, d, RfKind::Rf, rng);
-      backend->set_frequencies(r, k, m.data());
-    }
+  draw_round_frequencies(rng, {backend.get()});
   std::vector<double> theta(R * S * 2 * D), x(n_clients * d);
   for (double& v : theta) v = 2.0 * rng.uniform() - 1.0;
   for (double& v : x) v = 4.0 * rng.uniform() - 2.0;
