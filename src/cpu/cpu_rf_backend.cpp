@@ -457,8 +457,6 @@ class CpuRfBackend final : public RfBackend {
   void step_selected_impl(const double* x, double y, const PairStep* pairs, std::size_t n_pairs,
                           double* f, double* norm2) {
     const auto& p = problem_;
-    const std::size_t n = 2 * padded_;
-    const double scale = p.feature_scale;
     order_.resize(n_pairs);
     bool sorted = true;
     std::uint64_t previous = 0;
@@ -477,30 +475,39 @@ class CpuRfBackend final : public RfBackend {
       std::stable_sort(order_.begin(), order_.end(), [&](std::uint32_t a, std::uint32_t b) {
         return group_key(pairs[a]) < group_key(pairs[b]);
       });
-    double* u = u_.data();
     for (std::size_t i = 0; i < n_pairs; ++i) {
       const std::size_t index = order_[i];
-      const PairStep& pair = pairs[index];
-      const std::size_t r = pair.replicate, s = pair.slot, kernel = p.slot_kernel[s];
-      const bool first = i == 0 || group_key(pairs[order_[i - 1]]) != group_key(pair);
-      double* theta = theta_row(r, s);
-      double dot, nrm;
-      if constexpr (K::kFusedSingleSlot) {
-        // The group's first pair computes the features on the way (fused_pass); the others
-        // read them (loaded_pass, the same bits for the same u).
-        if (first) single_slot_pass<K>(r, kernel, s, x, u, nullptr, false, 1.0, 0.0, dot, nrm);
-        else K::loaded_pass(u, padded_, theta, nullptr, false, 1.0, 0.0, dot, nrm);
-      } else {
-        if (first) compute_features<K>(r, kernel, x, u);
-        K::template dot_norm_fn<true>(theta, u, n, dot, nrm);
-      }
-      const double fs = scale * dot;
-      f[index] = fs;
-      if (norm2) norm2[index] = nrm;
-      if (pair.rate == 0.0 && pair.shrink == 1.0) continue;
-      const double gain = pair.rate * loss_derivative(p.loss, fs, y) * scale;
-      K::update(theta, u, n, pair.shrink, gain);
+      const bool first = i == 0 || group_key(pairs[order_[i - 1]]) != group_key(pairs[index]);
+      pair_step<K>(pairs[index], x, y, first, f[index], norm2 ? norm2 + index : nullptr);
     }
+  }
+
+  // One pair of step_selected(): θ·u and ‖θ‖² of θ before the update, f = scale·θ·u, then
+  // θ ← shrink·θ − (rate·C'(f, y)·scale)·u. The features u of x are computed on the way where
+  // `fresh` (a group's first pair), else read from u_ (the group's earlier pairs').
+  template <class K>
+  void pair_step(const PairStep& pair, const double* x, double y, bool fresh, double& f, double* norm2) {
+    const auto& p = problem_;
+    const std::size_t n = 2 * padded_, r = pair.replicate, s = pair.slot, kernel = p.slot_kernel[s];
+    const double scale = p.feature_scale;
+    double* u = u_.data();
+    double* theta = theta_row(r, s);
+    double dot, nrm;
+    if constexpr (K::kFusedSingleSlot) {
+      // The group's first pair computes the features on the way (fused_pass); the others
+      // read them (loaded_pass, the same bits for the same u).
+      if (fresh) single_slot_pass<K>(r, kernel, s, x, u, nullptr, false, 1.0, 0.0, dot, nrm);
+      else K::loaded_pass(u, padded_, theta, nullptr, false, 1.0, 0.0, dot, nrm);
+    } else {
+      if (fresh) compute_features<K>(r, kernel, x, u);
+      K::template dot_norm_fn<true>(theta, u, n, dot, nrm);
+    }
+    const double fs = scale * dot;
+    f = fs;
+    if (norm2) *norm2 = nrm;
+    if (pair.rate == 0.0 && pair.shrink == 1.0) return;
+    const double gain = pair.rate * loss_derivative(p.loss, fs, y) * scale;
+    K::update(theta, u, n, pair.shrink, gain);
   }
 
   // Whether step_selected_rows() may take the rows' pairs position by position: every pair in
@@ -524,35 +531,16 @@ class CpuRfBackend final : public RfBackend {
     return true;
   }
 
-  // step_selected_rows(): pair position i of every row, then i + 1, …; per pair exactly
-  // step_selected_impl()'s arithmetic for a pair that computes its own features.
+  // step_selected_rows(): pair position i of every row, then i + 1, …; each pair as
+  // step_selected() steps it, computing its own features (one pair per group).
   template <class K>
   void step_selected_rows_impl(const double* x, const double* y, std::size_t n_rows, const PairStep* pairs,
                                std::size_t pairs_per_row, double* f, double* norm2) {
-    const auto& p = problem_;
-    const std::size_t n = 2 * padded_, d = p.n_features;
-    const double scale = p.feature_scale;
-    double* u = u_.data();
+    const std::size_t d = problem_.n_features;
     for (std::size_t i = 0; i < pairs_per_row; ++i)
       for (std::size_t row = 0; row < n_rows; ++row) {
         const std::size_t index = row * pairs_per_row + i;
-        const PairStep& pair = pairs[index];
-        const std::size_t r = pair.replicate, s = pair.slot, kernel = p.slot_kernel[s];
-        const double* xr = x + row * d;
-        double* theta = theta_row(r, s);
-        double dot, nrm;
-        if constexpr (K::kFusedSingleSlot) {
-          single_slot_pass<K>(r, kernel, s, xr, u, nullptr, false, 1.0, 0.0, dot, nrm);
-        } else {
-          compute_features<K>(r, kernel, xr, u);
-          K::template dot_norm_fn<true>(theta, u, n, dot, nrm);
-        }
-        const double fs = scale * dot;
-        f[index] = fs;
-        if (norm2) norm2[index] = nrm;
-        if (pair.rate == 0.0 && pair.shrink == 1.0) continue;
-        const double gain = pair.rate * loss_derivative(p.loss, fs, y[row]) * scale;
-        K::update(theta, u, n, pair.shrink, gain);
+        pair_step<K>(pairs[index], x + row * d, y[row], true, f[index], norm2 ? norm2 + index : nullptr);
       }
   }
 

@@ -62,9 +62,6 @@ class EmKofl final : public Algorithm {
     round_loss_.assign(R * N, 0.0);
     kernel_loss_.assign(R * K * N, 0.0);
     sampled_.assign(R, 0);
-    pairs_.resize(R * N);
-    f_.resize(R * N);
-    norm2_.resize(R * N);
   }
 
   std::size_t n_replicates() const override { return context_.n_replicates(); }
