@@ -26,7 +26,7 @@
 #   families.txt   the federated and bandit families (PARTS=families): POF-MKL at 20 and 1 000
 #                  draws on every GPU round path, eM-KOFL, PerFedAvg, RF-OKS++/RF-IOKS, OKS++/IOKS
 #                  host against resident, each against all CPU cores (wall time of `omkl study`)
-#   draws.txt      OMKL_CUDA_DRAWS=device (frequency matrices drawn on the GPU) against the default
+#   draws.txt      OMKL_CUDA_DRAWS=device (frequency matrices drawn on the GPU, the default) against
 #                  host draws: Raker at 1, 20, 100, 1000 seeds and AdaRaker at 20, 100, alternated,
 #                  and the OMKL_TIMING construction breakdown of both at 20 and 1000 seeds
 # PARTS (default "tests sanitizer sanitizer_optin draws bench families") picks what runs, so that a call that would pass the
@@ -128,13 +128,14 @@ want bench && {
   # bounded so that the whole command stays inside the device tool's 10 minutes.
   echo "== GPU: graph-aided, OMKL_CUDA_STEP_SELECTED=generic"
   OMKL_CUDA_STEP_SELECTED=generic timeout 120 "$BIN/omkl" bench --data "$NAVAL" --preset jmlr23-graph --repeat 1 \
-    --backend cuda --algo omkl-gf:M=10 --algo omkl-sfg:M=10 --algo omkl-sfg-r:M=10 --seeds 1 \
-    --json "$OUT/bench_gpu_graph_generic.json"
-  echo "== GPU: graph-aided, native per-step path (default)"
-  timeout 240 "$BIN/omkl" bench --data "$NAVAL" --preset jmlr23-graph --repeat 3 \
-    --backend cuda --algo omkl-gf:M=10 --algo omkl-sfg:M=10 --algo omkl-sfg-r:M=10 --seeds 1 20 100 \
+    --backend cuda --algo omkl-gf:M=10,step_path=host --algo omkl-sfg:M=10,step_path=host \
+    --algo omkl-sfg-r:M=10,step_path=host --seeds 1 --json "$OUT/bench_gpu_graph_generic.json"
+  echo "== GPU: graph-aided, native per-step path (step_path=host)"
+  timeout 240 "$BIN/omkl" bench --data "$NAVAL" --preset jmlr23-graph --repeat 3 --backend cuda \
+    --algo omkl-gf:M=10,step_path=host --algo omkl-sfg:M=10,step_path=host --algo omkl-sfg-r:M=10,step_path=host \
+    --seeds 1 20 100 \
     --json "$OUT/bench_gpu_graph_native.json"
-  # The device-resident walk (step_path=resident, issue 16 item 1): one launch per block of
+  # The device-resident walk (step_path=resident, auto's choice on a GPU; issue 16 item 1): one launch per block of
   # samples, no host round trip per step. Its parity test runs in tests.txt
   # (CudaTest.ResidentGraphWalkEqualsTheHostPath).
   echo "== GPU: graph-aided, step_path=resident"
@@ -176,8 +177,8 @@ families_start=$(date +%s)
 want families && {
   if [ -e "$DATA/naval.csv" ]; then
     fed=(--preset fed-pofmkl --data "$DATA/naval.csv")
-    # The round aggregated on the device (OMKL_CUDA_ROUND=native, opt-in until its parity test
-    # has passed here), the generic round, and the resident walk; then all CPU cores.
+    # The round aggregated on the device (OMKL_CUDA_ROUND=native, the default with step_path=host),
+    # the generic round, and the resident walk (step_path=auto's choice); then all CPU cores.
     for seeds in 20 1000; do
       for mode in generic native resident; do
         round=$mode path=host

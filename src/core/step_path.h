@@ -12,10 +12,10 @@
 
 namespace omkl::detail {
 
-/// The default of every family's step_path: `host` until the resident walks have passed their
-/// parity tests on a GPU (tests/unit/cuda/test_cuda_backend.cpp, CudaTest.Resident…); then
-/// `auto`, which keeps the CPU on the host path.
-inline constexpr const char* kDefaultStepPath = "host";
+/// The default of every family's step_path: `auto`, since the resident walks passed their parity
+/// tests on a GPU (tests/unit/cuda/test_cuda_backend.cpp, CudaTest.Resident…, an H200 on
+/// 2026-11-26); the CPU stays on the host path.
+inline constexpr const char* kDefaultStepPath = "auto";
 
 /// Reads step_path and decides it: true for a resident walk. `steps`: what one step of the
 /// family is, plural ("rounds", "client samples"), for the parameter's meaning; `on_gpu`: the

@@ -131,8 +131,8 @@ class RfBackend {
   using RecipeSource = std::function<std::vector<MatrixRecipe>()>;
   /// Draws the frequency matrices itself, from `recipes()`, instead of receiving them through
   /// set_frequencies(): the same matrices, bit for bit. Returns false, without calling
-  /// `recipes`, where the backend does not (the CPU backend; the CUDA backend unless
-  /// OMKL_CUDA_DRAWS=device), and the host draws them.
+  /// `recipes`, where the backend does not (the CPU backend; the CUDA backend with
+  /// OMKL_CUDA_DRAWS=host), and the host draws them.
   virtual bool draw_frequencies(const RecipeSource& recipes) {
     (void)recipes;
     return false;

@@ -304,7 +304,9 @@ TEST_F(CudaTest, GraphAidedAlgorithmsMatchTheCpuBackend) {
         auto cpu_ctx = context_for(data, profile, {0, 2});
         auto gpu_ctx = cpu_ctx;
         gpu_ctx.backend = BackendKind::Cuda;
-        const std::vector<std::pair<std::string, std::string>> params = {{"D", "37"}, {"switch_step", "100"}};
+        // The per-step paths (step_path=auto would walk resident on the GPU: tested below).
+        const std::vector<std::pair<std::string, std::string>> params = {
+            {"D", "37"}, {"switch_step", "100"}, {"step_path", "host"}};
         auto cpu = make(name, cpu_ctx, params);
         auto gpu = make(name, gpu_ctx, params);
         const auto a = run_steps(*cpu, data);
@@ -318,30 +320,50 @@ TEST_F(CudaTest, GraphAidedAlgorithmsMatchTheCpuBackend) {
 }
 
 // step_path = resident on the GPU (kernels/resident_walk.cuh running resident_graph.h's program):
-// the CPU backend's host path within floating point, in blocks of steps as a study runs them
-// and one step at a time; float within the float tolerance. Until this passes on a GPU the
-// resident path stays opt-in (issue 16 item 1).
+// the host path within floating point, in blocks of steps as a study runs them and one step at a
+// time. In double against the CPU backend's host path; in float against the GPU's native per-step
+// path, which runs the same float arithmetic on the device (within 3e-11 on an H200; the generic
+// path sums features on the host, and drifts from the device's float like the CPU's does), and
+// against the CPU's float host path for the first 200 steps only. Float sums in a different order on the two
+// backends, so the kernel weights differ in their last float bits and a draw against their
+// cumulative sum can land on the other side of a boundary: on an H200 omkl-sfg (paper) took
+// another node at step 363 of this stream on both GPU paths alike (a 2 % change of that step's
+// prediction); the other 29 configurations stayed within 1e-4 of the CPU for all 400 steps.
 TEST_F(CudaTest, ResidentGraphWalkEqualsTheHostPath) {
   const Dataset data = random_stream(400, 5, Task::Regression, 17);
+  constexpr std::size_t kFloatCpuSteps = 200;
   for (Profile profile : {Profile::Paper, Profile::Reference}) {
     for (const char* name : {"omkl-gf", "omkl-sfg", "omkl-sfg-r", "sfg-mkl", "sfg-mkl-r"}) {
       for (const char* precision : {"double", "float"}) {
+        const bool single = std::string(precision) == "float";
         auto cpu_ctx = context_for(data, profile, {0, 2, 5});
         auto gpu_ctx = cpu_ctx;
         gpu_ctx.backend = BackendKind::Cuda;
         const std::vector<std::pair<std::string, std::string>> params = {
             {"D", "37"}, {"switch_step", "150"}, {"precision", precision}};
         auto cpu = make(name, cpu_ctx, with_param(params, "step_path", "host"));
+        auto gpu_host = [&] {
+          SelectedPath native("native");  // whatever OMKL_CUDA_STEP_SELECTED the suite runs under
+          return make(name, gpu_ctx, with_param(params, "step_path", "host"));
+        }();
         auto gpu = make(name, gpu_ctx, with_param(params, "step_path", "resident"));
-        const auto expected = run_steps(*cpu, data);
+        const auto cpu_steps = run_steps(*cpu, data);
+        const auto gpu_host_steps = run_steps(*gpu_host, data);
         // One step per walk for the first 100 samples, then blocks of 97.
         auto got = run_blocks(*gpu, data, 1, 0, 100);
         const auto rest = run_blocks(*gpu, data, 97, 100);
         got.insert(got.end(), rest.begin(), rest.end());
-        const double tolerance = std::string(precision) == "float" ? 2e-3 : 1e-9;
+        const std::size_t R = gpu->n_replicates();
+        const auto& reference = single ? gpu_host_steps : cpu_steps;
+        const double tolerance = single ? 1e-6 : 1e-9;
         for (std::size_t i = 0; i < got.size(); ++i)
-          ASSERT_LE(relative_error(got[i], expected[i]), tolerance)
-              << name << " " << precision << " " << to_string(profile) << " " << i;
+          ASSERT_LE(relative_error(got[i], reference[i]), tolerance)
+              << name << " " << precision << " " << to_string(profile) << " step " << i / R;
+        if (single)
+          for (std::size_t i = 0; i < kFloatCpuSteps * R; ++i)
+            ASSERT_LE(relative_error(got[i], cpu_steps[i]), 2e-3)
+                << name << " float against the CPU " << to_string(profile) << " step " << i / R;
+        EXPECT_EQ(gpu->kernel_updates(), gpu_host->kernel_updates()) << name << " " << precision;
       }
     }
   }
@@ -493,13 +515,14 @@ TEST_F(CudaTest, StudiesReuseTheirDeviceContexts) {
 
 // A GPU study whose cells do not all batch their seeds (a host-only kernel expansion beside
 // Raker and OMKL-SFG), and a shuffled one, run one-seed tasks on several threads, each with a
-// CUDA backend of its own at once: every seed's result must be the CPU study's.
+// CUDA backend of its own at once: every seed's result must be the CPU study's. OMKL-SFG on its
+// per-step path (one-seed tasks when shuffled) and as the default resident walk (lockstep).
 TEST_F(CudaTest, ConcurrentCellsOfAGpuStudyMatchTheCpu) {
   const Dataset data = random_stream(240, 4, Task::Regression, 53);
+  for (const char* sfg : {"omkl-sfg:D=16,M=3,step_path=host", "omkl-sfg:D=16,M=3"})
   for (bool shuffle : {false, true}) {
     StudyConfig config;
-    config.algorithms = {parse_algorithm_spec("raker:D=16"), parse_algorithm_spec("omkl-sfg:D=16,M=3"),
-                         parse_algorithm_spec("kogd")};
+    config.algorithms = {parse_algorithm_spec("raker:D=16"), parse_algorithm_spec(sfg), parse_algorithm_spec("kogd")};
     config.n_seeds = 4;
     config.threads = 4;
     config.shuffle = shuffle;
@@ -511,7 +534,7 @@ TEST_F(CudaTest, ConcurrentCellsOfAGpuStudyMatchTheCpu) {
       ASSERT_EQ(gpu.results[a].final_per_seed.size(), cpu.results[a].final_per_seed.size());
       for (std::size_t r = 0; r < cpu.results[a].final_per_seed.size(); ++r)
         EXPECT_LE(relative_error(gpu.results[a].final_per_seed[r], cpu.results[a].final_per_seed[r]), 1e-9)
-            << config.algorithms[a].name << " seed " << r << (shuffle ? " (shuffled)" : "");
+            << config.algorithms[a].name << " seed " << r << (shuffle ? " (shuffled)" : "") << " " << sfg;
     }
   }
 }
@@ -723,19 +746,22 @@ TEST_F(CudaTest, NativeAggregateRoundMatchesTheCpuBackend) {
 }
 
 // The federated family on the device (spec/federated.md §6): predictions of every client step
-// and the server's aggregated θ through the CUDA backend against the CPU backend, with the
-// generic round (default: θ and frequencies through get/set) and the native one.
+// and the server's aggregated θ through the CUDA backend against the CPU backend: on the host
+// path with the generic round (θ and frequencies through get/set) and the native one (the
+// default), and with the defaults (step_path=auto: the resident walks on the GPU).
 TEST_F(CudaTest, FederatedAlgorithmsMatchTheCpuBackend) {
   const Dataset data = omkl::test::federated_stream(4, 40, 3, 17);
-  for (const char* mode : {"generic", "native"})
+  for (const char* mode : {"generic", "native", "auto"})
   for (const char* precision : {"double", "float"})
   for (const char* name : {"pof-mkl", "pof-mkl:xi", "vm-kofl", "ofmkl-avg", "em-kofl"}) {
-    ScopedEnv round("OMKL_CUDA_ROUND", mode);
+    const bool host_path = std::string(mode) != "auto";
+    ScopedEnv round("OMKL_CUDA_ROUND", host_path ? mode : "native");
     auto cpu_ctx = omkl::test::federated_context(data, Profile::Paper, {0, 3});
     auto gpu_ctx = cpu_ctx;
     gpu_ctx.backend = BackendKind::Cuda;
     std::vector<std::pair<std::string, std::string>> params = {
         {"D", "7"}, {"dict", "gauss2:0.5+gauss2:2+gauss2:8"}, {"precision", precision}};
+    if (host_path) params.emplace_back("step_path", "host");
     std::string algo = name;
     if (algo.rfind("pof-mkl", 0) == 0) params.emplace_back("M", "2");
     // ξ < 1: Algorithm 1's ranking and bin probabilities follow the private weights (with ξ = 1
