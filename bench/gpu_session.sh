@@ -142,6 +142,16 @@ want bench && {
   timeout 240 "$BIN/omkl" bench --data "$NAVAL" --preset jmlr23-graph --repeat 3 --backend cuda \
     --algo omkl-gf:M=10,step_path=resident --algo omkl-sfg:M=10,step_path=resident \
     --algo omkl-sfg-r:M=10,step_path=resident --seeds 1 20 100 --json "$OUT/bench_gpu_graph_resident.json"
+  # Where a resident walk's step goes (thread 0's clock per phase: plan, features, learn, update)
+  # for the graph family at 1 and 20 seeds, and the random-feature bandit walk at 100 repetitions.
+  echo "== GPU: OMKL_TIMING=1, a resident walk's step by phase"
+  OMKL_TIMING=1 timeout 60 "$BIN/omkl" bench --data "$NAVAL" --preset jmlr23-graph --repeat 1 --backend cuda \
+    --algo omkl-gf:M=10 --algo omkl-sfg:M=10 --algo omkl-sfg-r:M=10 --seeds 1 20 2>&1 | grep -v "cuda backend set-up"
+  if [ -e "$DATA/elevators.csv" ]; then
+    OMKL_TIMING=1 timeout 60 "$BIN/omkl" study --preset bandit-oks --loss square --data "$DATA/elevators.csv" \
+      --backend cuda --algo rf-oks++ --seeds 100 --out "$OUT/.study" 2>&1 | grep "resident walk"
+    rm -rf "$OUT/.study"
+  fi
   echo "== CPU, all cores"
   "$BIN/omkl" bench "${common[@]}" --backend cpu --algo raker:dict=jmlr23-76 --algo adaraker:dict=jmlr23-76 \
     --seeds 100 --json "$OUT/bench_cpu.json"

@@ -14,9 +14,13 @@
 
 #include <cuda_runtime.h>
 
+#include <chrono>
+#include <cstdio>
+#include <memory>
 #include <vector>
 
 #include "core/resident_walk.h"
+#include "core/timing.h"
 #include "cuda/cuda_check.h"
 #include "cuda/device_buffer.h"
 #include "features/rf_backend.h"
@@ -50,7 +54,9 @@ __device__ __forceinline__ double resident_block_sum(double v, double* partials)
 /// n_pairs of a block whose plan() overflowed: the block leaves the walk.
 constexpr unsigned kAbortWalk = ~0u;
 
-template <typename Program, typename Real>
+/// kTimed (OMKL_TIMING=1): the phase clock below; a template parameter so that the walk that
+/// does not measure carries none of its registers.
+template <typename Program, typename Real, bool kTimed>
 __global__ void __launch_bounds__(kResidentThreads) resident_walk_kernel(Program program,
                                                                          detail::ResidentWalkArgs<Real> a) {
   // Raw storage: ResidentPair's default member initializers are a constructor, which a
@@ -64,6 +70,17 @@ __global__ void __launch_bounds__(kResidentThreads) resident_walk_kernel(Program
   const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5, n_warps = blockDim.x >> 5;
   const std::size_t D = a.n_rff, d = a.n_features;
   Real* z = a.z_scratch + r * a.max_pairs * 2 * D;
+  // OMKL_TIMING=1: thread 0 reads the SM clock after each barrier that ends a phase, so the
+  // phases (barrier waits included) add up to the step.
+  const bool timed = kTimed && threadIdx.x == 0;
+  unsigned long long cycles[detail::kResidentPhases] = {};
+  long long mark = timed ? clock64() : 0;
+  const auto lap = [&](std::size_t phase) {
+    if (!timed) return;
+    const long long now = clock64();
+    cycles[phase] += static_cast<unsigned long long>(now - mark);
+    mark = now;
+  };
   for (std::size_t i = 0; i < a.n_steps; ++i) {
     const std::int64_t t = a.t0 + static_cast<std::int64_t>(i);
     // plan() starts from default pairs, as in the host driver: nothing a program leaves unset
@@ -85,9 +102,11 @@ __global__ void __launch_bounds__(kResidentThreads) resident_walk_kernel(Program
     }
     __syncthreads();
     if (n_pairs == kAbortWalk) return;  // every thread of the block, together
+    lap(0);
     if constexpr (detail::MixesSlots<Program>::value) {
       program.mix(r, t, a.theta + r * a.n_slots * 2 * D, D, threadIdx.x, blockDim.x);
       __syncthreads();
+      lap(1);
     }
     const Real* x = a.sample(i, r);
     const double y = a.target(i, r);
@@ -104,8 +123,10 @@ __global__ void __launch_bounds__(kResidentThreads) resident_walk_kernel(Program
         }
       }
       __syncthreads();
+      lap(2);
       if (threadIdx.x == 0) a.predictions[i * a.n_replicates + r] = program.learn(r, t, y, f, norm2, pairs);
       __syncthreads();
+      lap(3);
       for (unsigned p = 0; p < n_pairs; ++p) {
         program.pair_update(r, pairs[p], x, threadIdx.x, blockDim.x);
         __syncthreads();
@@ -126,8 +147,10 @@ __global__ void __launch_bounds__(kResidentThreads) resident_walk_kernel(Program
         }
       }
       __syncthreads();
+      lap(2);
       if (threadIdx.x == 0) a.predictions[i * a.n_replicates + r] = program.learn(r, t, y, f, norm2, pairs);
       __syncthreads();
+      lap(3);
       // Each lane updates the entries it featurised (its z is still in scratch, written by itself).
       for (unsigned p = warp; p < n_pairs; p += n_warps) {
         const detail::ResidentPair pair = pairs[p];
@@ -139,15 +162,19 @@ __global__ void __launch_bounds__(kResidentThreads) resident_walk_kernel(Program
       }
     }
     __syncthreads();  // n_pairs and the shared arrays are rewritten by the next plan()
+    lap(4);
   }
+  if (timed)
+    for (std::size_t k = 0; k < detail::kResidentPhases; ++k) a.phase_cycles[r * detail::kResidentPhases + k] = cycles[k];
 }
 
 /// One launch over all replicates (a block each) for the args' block of steps, on `stream`.
 template <typename Program, typename Real>
 void launch_resident_walk(const Program& program, const detail::ResidentWalkArgs<Real>& args, cudaStream_t stream) {
   if (args.n_steps == 0 || args.n_replicates == 0) return;
-  resident_walk_kernel<Program, Real>
-      <<<static_cast<unsigned>(args.n_replicates), kResidentThreads, 0, stream>>>(program, args);
+  const unsigned grid = static_cast<unsigned>(args.n_replicates);
+  if (args.phase_cycles != nullptr) resident_walk_kernel<Program, Real, true><<<grid, kResidentThreads, 0, stream>>>(program, args);
+  else resident_walk_kernel<Program, Real, false><<<grid, kResidentThreads, 0, stream>>>(program, args);
   OMKL_CUDA_CHECK_LAUNCH();
 }
 
@@ -157,12 +184,22 @@ void launch_resident_walk(const Program& program, const detail::ResidentWalkArgs
 /// the block in one launch on the lease's stream and reads the state and predictions back.
 class ResidentArena {
  public:
-  explicit ResidentArena(cudaStream_t stream) : stream_(stream) {
+  explicit ResidentArena(cudaStream_t stream) : stream_(stream), timed_(detail::timing_enabled()) {
     for (auto* b : {&tables_, &state_}) b->set_stream(stream);
     for (auto* b : {&y_, &predictions_, &x_double_, &z_double_}) b->set_stream(stream);
     for (auto* b : {&x_float_, &z_float_}) b->set_stream(stream);
     overflow_.set_stream(stream);
+    phase_cycles_.set_stream(stream);
+    if (timed_) {
+      kernel_start_ = std::make_unique<DeviceEvent>();
+      kernel_end_ = std::make_unique<DeviceEvent>();
+    }
   }
+  ~ResidentArena() {
+    if (timed_ && replicate_steps_ > 0) report();
+  }
+  ResidentArena(const ResidentArena&) = delete;
+  ResidentArena& operator=(const ResidentArena&) = delete;
   void upload_tables(const std::vector<std::uint64_t>& words) {
     tables_.resize(words.size());
     if (!words.empty()) tables_.copy_from_host(words.data(), words.size());
@@ -178,6 +215,7 @@ class ResidentArena {
     if (shape.max_pairs > detail::kMaxResidentPairs) throw Error("resident walk: more pairs per step than a block holds");
     // Every copy below is ordered on the arena's stream: the kernel must run there too.
     if (lease.stream != static_cast<void*>(stream_)) throw Error("resident walk: the lease's stream is not the arena's");
+    const auto started = std::chrono::steady_clock::now();
     const std::size_t words = state_bytes / sizeof(std::uint64_t);
     state_.resize(words);
     state_.copy_from_host(static_cast<const std::uint64_t*>(state), words);
@@ -190,6 +228,7 @@ class ResidentArena {
     state_.copy_to_host(static_cast<std::uint64_t*>(state), words);
     predictions_.copy_to_host(predictions, shape.n_steps * shape.n_replicates);
     OMKL_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    if (timed_) walk_ms_ += detail::elapsed_ms(started, std::chrono::steady_clock::now());
   }
 
  private:
@@ -222,11 +261,58 @@ class ResidentArena {
     overflow_.resize(1);
     overflow_.zero();
     a.overflow = overflow_.data();
-    launch_resident_walk(program, a, static_cast<cudaStream_t>(lease.stream));
+    const cudaStream_t stream = static_cast<cudaStream_t>(lease.stream);
+    if (timed_) {
+      phase_cycles_.resize(shape.n_replicates * detail::kResidentPhases);
+      phase_cycles_.zero();
+      a.phase_cycles = phase_cycles_.data();
+      kernel_start_->record(stream);
+    }
+    launch_resident_walk(program, a, stream);
+    if (timed_) kernel_end_->record(stream);
     unsigned overflowed = 0;
     overflow_.copy_to_host(&overflowed, 1);
-    OMKL_CUDA_CHECK(cudaStreamSynchronize(static_cast<cudaStream_t>(lease.stream)));  // `x` dies here
+    OMKL_CUDA_CHECK(cudaStreamSynchronize(stream));  // `x` dies here
     if (overflowed) throw Error("resident walk: a step planned more pairs than the walk's max_pairs");
+    if (timed_) account(shape);
+  }
+
+  /// OMKL_TIMING=1: adds a walk's kernel time and its replicates' phase cycles to the totals.
+  void account(const detail::ResidentWalkArgs<double>& shape) {
+    kernel_ms_ += kernel_end_->ms_since(*kernel_start_);
+    std::vector<unsigned long long> cycles(shape.n_replicates * detail::kResidentPhases);
+    phase_cycles_.copy_to_host(cycles.data(), cycles.size());
+    OMKL_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    for (std::size_t r = 0; r < shape.n_replicates; ++r)
+      for (std::size_t k = 0; k < detail::kResidentPhases; ++k)
+        phase_cycles_sum_[k] += static_cast<double>(cycles[r * detail::kResidentPhases + k]);
+    replicate_steps_ += static_cast<double>(shape.n_steps * shape.n_replicates);
+    steps_ += shape.n_steps;
+    ++walks_;
+  }
+
+  /// OMKL_TIMING=1, when the arena goes: where its walks' time went (stderr). Per step and
+  /// replicate in SM cycles of thread 0, and in µs at the device's rated clock (the clock the
+  /// SM ran at may differ: the cycles are what was counted).
+  void report() const noexcept {
+    int device = 0, clock_khz = 0;
+    if (cudaGetDevice(&device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, device) != cudaSuccess)
+      clock_khz = 0;
+    double total = 0.0;
+    for (double c : phase_cycles_sum_) total += c;
+    std::fprintf(stderr, "omkl timing: resident walk: %zu walks, %zu steps; kernels %.2f ms of %.2f ms in walk() "
+                 "(the rest: the state, samples and predictions copied, and host work)\n",
+                 walks_, steps_, kernel_ms_, walk_ms_);
+    std::fprintf(stderr, "omkl timing: resident walk: per step and replicate, thread 0's cycles (us at %.0f MHz):",
+                 clock_khz / 1000.0);
+    for (std::size_t k = 0; k < detail::kResidentPhases; ++k) {
+      const double per_step = phase_cycles_sum_[k] / replicate_steps_;
+      std::fprintf(stderr, " %s %.0f (%.2f)", detail::kResidentPhaseNames[k], per_step,
+                   clock_khz > 0 ? per_step / (clock_khz / 1000.0) : 0.0);
+    }
+    const double per_step = total / replicate_steps_;
+    std::fprintf(stderr, "; step %.0f (%.2f)\n", per_step, clock_khz > 0 ? per_step / (clock_khz / 1000.0) : 0.0);
   }
 
   cudaStream_t stream_;
@@ -234,6 +320,13 @@ class ResidentArena {
   DeviceBuffer<double> y_, predictions_, x_double_, z_double_;
   DeviceBuffer<float> x_float_, z_float_;
   DeviceBuffer<unsigned> overflow_;
+  // OMKL_TIMING=1 only.
+  bool timed_ = false;
+  DeviceBuffer<unsigned long long> phase_cycles_;
+  std::unique_ptr<DeviceEvent> kernel_start_, kernel_end_;
+  double phase_cycles_sum_[detail::kResidentPhases] = {};
+  double replicate_steps_ = 0.0, kernel_ms_ = 0.0, walk_ms_ = 0.0;
+  std::size_t steps_ = 0, walks_ = 0;
 };
 
 }  // namespace omkl::cuda

@@ -81,6 +81,11 @@ struct ResidentPair {
   double box = 0.0;     ///< > 0: then each entry of θ clipped to [−box, box]
 };
 
+/// The phases of a step of the GPU driver, in order, as OMKL_TIMING=1 reports them: the pairs'
+/// reset and plan(), mix(), the pairs' features, learn(), the pairs' updates.
+constexpr std::size_t kResidentPhases = 5;
+inline constexpr const char* kResidentPhaseNames[kResidentPhases] = {"plan", "mix", "features", "learn", "update"};
+
 /// What a walk reads and writes besides the program's own state. Layouts as the backends':
 ///  frequencies R × P × D × d (row-major V of each (replicate, kernel)), theta R × S × 2D
 ///  (sines, then cosines), x n_steps × d and y n_steps — or, with replicated_streams, x
@@ -105,6 +110,10 @@ struct ResidentWalkArgs {
   /// The GPU driver's flag (device memory, zeroed before the launch): set when a plan() named
   /// more pairs than max_pairs, after which the walk stops and the host throws.
   unsigned* overflow = nullptr;
+  /// OMKL_TIMING=1 on the GPU (device memory, R × kResidentPhases, zeroed before the launch):
+  /// the SM clock cycles each replicate's thread 0 spent in each phase of its steps, barrier
+  /// waits included, so that the phases add up to the walk. Null: not measured.
+  unsigned long long* phase_cycles = nullptr;
 
   /// Step i's sample and target for replicate r.
   OMKL_HD std::size_t sample_index(std::size_t i, std::size_t r) const {
