@@ -147,10 +147,20 @@ want bench && {
   echo "== GPU: OMKL_TIMING=1, a resident walk's step by phase"
   OMKL_TIMING=1 timeout 60 "$BIN/omkl" bench --data "$NAVAL" --preset jmlr23-graph --repeat 1 --backend cuda \
     --algo omkl-gf:M=10 --algo omkl-sfg:M=10 --algo omkl-sfg-r:M=10 --seeds 1 20 2>&1 | grep -v "cuda backend set-up"
+  # The random-feature bandit walk (one pair a round) with a warp per pair (default) and with the
+  # whole block per pair (OMKL_CUDA_WALK_PAIRS=auto), 100 and 1 000 repetitions, alternated.
   if [ -e "$DATA/elevators.csv" ]; then
-    OMKL_TIMING=1 timeout 60 "$BIN/omkl" study --preset bandit-oks --loss square --data "$DATA/elevators.csv" \
-      --backend cuda --algo rf-oks++ --seeds 100 --out "$OUT/.study" 2>&1 | grep "resident walk"
-    rm -rf "$OUT/.study"
+    for reps in 100 1000; do
+      for pairs in warp auto warp auto; do
+        echo "-- rf-oks++, $reps repetitions, OMKL_CUDA_WALK_PAIRS=$pairs"
+        s=$(date +%s%N)
+        OMKL_CUDA_WALK_PAIRS=$pairs OMKL_TIMING=1 timeout 60 "$BIN/omkl" study --preset bandit-oks --loss square \
+          --data "$DATA/elevators.csv" --backend cuda --algo rf-oks++ --seeds $reps --out "$OUT/.study" 2>&1 \
+          | grep -E "resident walk|rf-oks"
+        echo "wall $(( ($(date +%s%N) - s) / 1000000 )) ms"
+        rm -rf "$OUT/.study"
+      done
+    done
   fi
   echo "== CPU, all cores"
   "$BIN/omkl" bench "${common[@]}" --backend cpu --algo raker:dict=jmlr23-76 --algo adaraker:dict=jmlr23-76 \

@@ -54,9 +54,10 @@ __device__ __forceinline__ double resident_block_sum(double v, double* partials)
 /// n_pairs of a block whose plan() overflowed: the block leaves the walk.
 constexpr unsigned kAbortWalk = ~0u;
 
-/// kTimed (OMKL_TIMING=1): the phase clock below; a template parameter so that the walk that
-/// does not measure carries none of its registers.
-template <typename Program, typename Real, bool kTimed>
+/// kTimed (OMKL_TIMING=1): the phase clock below; kBlockPerPair (OMKL_CUDA_WALK_PAIRS=auto): the
+/// whole block per pair where a step has fewer pairs than warps. Template parameters, so that
+/// the default walk carries none of their registers (its code is what it was without them).
+template <typename Program, typename Real, bool kTimed, bool kBlockPerPair>
 __global__ void __launch_bounds__(kResidentThreads) resident_walk_kernel(Program program,
                                                                          detail::ResidentWalkArgs<Real> a) {
   // Raw storage: ResidentPair's default member initializers are a constructor, which a
@@ -132,13 +133,28 @@ __global__ void __launch_bounds__(kResidentThreads) resident_walk_kernel(Program
         __syncthreads();
       }
     } else {
-      for (unsigned p = warp; p < n_pairs; p += n_warps) {
+      // A warp per pair; or, for a step with fewer pairs than warps (a bandit's one drawn
+      // kernel) and OMKL_CUDA_WALK_PAIRS=auto, the whole block per pair, so that no warp idles
+      // (the partial sums then meet in double: warps first, then the warps in order).
+      const bool whole_block = kBlockPerPair && n_pairs < n_warps;
+      const unsigned first = whole_block ? 0u : warp, stride = whole_block ? 1u : n_warps;
+      const unsigned part = whole_block ? threadIdx.x : lane, parts = whole_block ? blockDim.x : 32u;
+      for (unsigned p = first; p < n_pairs; p += stride) {
         const detail::ResidentPair pair = pairs[p];
         const Real* V = a.frequencies + (r * a.n_kernels + pair.kernel) * D * d;
         const Real* theta = a.theta + (r * a.n_slots + pair.slot) * 2 * D;
         Real dot, n2;
-        detail::resident_pair_features(V, x, theta, z + p * 2 * D, D, d, static_cast<Real>(a.feature_scale), lane, 32u,
-                                       dot, n2);
+        detail::resident_pair_features(V, x, theta, z + p * 2 * D, D, d, static_cast<Real>(a.feature_scale), part,
+                                       parts, dot, n2);
+        if (whole_block) {  // uniform over the block: every thread takes every pair
+          const double dot_sum = resident_block_sum(static_cast<double>(dot), partials);
+          const double n2_sum = resident_block_sum(static_cast<double>(n2), partials);
+          if (threadIdx.x == 0) {
+            f[p] = dot_sum;
+            norm2[p] = n2_sum;
+          }
+          continue;
+        }
         dot = resident_warp_sum(dot);
         n2 = resident_warp_sum(n2);
         if (lane == 0) {
@@ -151,14 +167,15 @@ __global__ void __launch_bounds__(kResidentThreads) resident_walk_kernel(Program
       if (threadIdx.x == 0) a.predictions[i * a.n_replicates + r] = program.learn(r, t, y, f, norm2, pairs);
       __syncthreads();
       lap(3);
-      // Each lane updates the entries it featurised (its z is still in scratch, written by itself).
-      for (unsigned p = warp; p < n_pairs; p += n_warps) {
+      // Each thread updates the entries it featurised (its z is still in scratch, written by
+      // itself), in the same share of the same pairs.
+      for (unsigned p = first; p < n_pairs; p += stride) {
         const detail::ResidentPair pair = pairs[p];
         if (!detail::resident_pair_updates(pair)) continue;
         Real* theta = a.theta + (r * a.n_slots + pair.slot) * 2 * D;
         const Real gain = static_cast<Real>(detail::resident_gain(pair, a.loss, f[p], y));
         detail::resident_pair_update(theta, z + p * 2 * D, D, static_cast<Real>(pair.shrink), gain,
-                                     static_cast<Real>(pair.box), lane, 32u);
+                                     static_cast<Real>(pair.box), part, parts);
       }
     }
     __syncthreads();  // n_pairs and the shared arrays are rewritten by the next plan()
@@ -173,8 +190,17 @@ template <typename Program, typename Real>
 void launch_resident_walk(const Program& program, const detail::ResidentWalkArgs<Real>& args, cudaStream_t stream) {
   if (args.n_steps == 0 || args.n_replicates == 0) return;
   const unsigned grid = static_cast<unsigned>(args.n_replicates);
-  if (args.phase_cycles != nullptr) resident_walk_kernel<Program, Real, true><<<grid, kResidentThreads, 0, stream>>>(program, args);
-  else resident_walk_kernel<Program, Real, false><<<grid, kResidentThreads, 0, stream>>>(program, args);
+  const bool timed = args.phase_cycles != nullptr;
+  // A program that evaluates its pairs itself already gives each the whole block.
+  constexpr bool kPairsByWarp = !detail::OwnsFeatures<Program>::value;
+  if (kPairsByWarp && args.block_per_pair) {
+    if (timed) resident_walk_kernel<Program, Real, true, kPairsByWarp><<<grid, kResidentThreads, 0, stream>>>(program, args);
+    else resident_walk_kernel<Program, Real, false, kPairsByWarp><<<grid, kResidentThreads, 0, stream>>>(program, args);
+  } else if (timed) {
+    resident_walk_kernel<Program, Real, true, false><<<grid, kResidentThreads, 0, stream>>>(program, args);
+  } else {
+    resident_walk_kernel<Program, Real, false, false><<<grid, kResidentThreads, 0, stream>>>(program, args);
+  }
   OMKL_CUDA_CHECK_LAUNCH();
 }
 
@@ -258,6 +284,7 @@ class ResidentArena {
     a.feature_scale = shape.feature_scale;
     a.loss = shape.loss;
     a.replicated_streams = shape.replicated_streams;
+    a.block_per_pair = lease.block_per_pair;
     overflow_.resize(1);
     overflow_.zero();
     a.overflow = overflow_.data();

@@ -110,6 +110,9 @@ struct ResidentWalkArgs {
   /// The GPU driver's flag (device memory, zeroed before the launch): set when a plan() named
   /// more pairs than max_pairs, after which the walk stops and the host throws.
   unsigned* overflow = nullptr;
+  /// GPU driver: a step with fewer pairs than the block has warps gives each pair the whole
+  /// block instead of one warp (OMKL_CUDA_WALK_PAIRS=auto; the host driver has one lane).
+  bool block_per_pair = false;
   /// OMKL_TIMING=1 on the GPU (device memory, R × kResidentPhases, zeroed before the launch):
   /// the SM clock cycles each replicate's thread 0 spent in each phase of its steps, barrier
   /// waits included, so that the phases add up to the walk. Null: not measured.

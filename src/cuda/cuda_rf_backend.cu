@@ -155,6 +155,10 @@ class CudaRfBackend final : public RfBackend {
     // Naval, 1 000 seeds, 1.18 s against 2.04 s with host draws, 20 seeds 35 against 49 ms).
     // OMKL_CUDA_DRAWS=host draws on the host and uploads, for comparison.
     device_draws_ = env_switch("OMKL_CUDA_DRAWS", "device", {"host", "device"}) == "device";
+    // A resident walk's step with fewer pairs than warps (the bandit's one drawn kernel): a warp
+    // per pair (`warp`, the default) or the whole block per pair (`auto`: opt-in until measured
+    // on a GPU). The walks take it from the lease.
+    walk_block_per_pair_ = env_switch("OMKL_CUDA_WALK_PAIRS", "warp", {"warp", "auto"}) == "auto";
     // The exact double host copy is made when first needed (set_frequencies, or a download
     // for get_frequencies): with device draws and 1000 replicates it is 517 MB never touched.
     frequencies_.resize(p.n_replicates * p.n_kernels * p.n_rff * p.n_features);
@@ -332,6 +336,7 @@ class CudaRfBackend final : public RfBackend {
     lease.frequencies = frequencies_.data();
     lease.single_precision = std::is_same_v<Real, float>;
     lease.stream = context_->stream();
+    lease.block_per_pair = walk_block_per_pair_;
     return true;
   }
 
@@ -621,6 +626,7 @@ class CudaRfBackend final : public RfBackend {
   PinnedBuffer<DevicePair> staging_pairs_{true};    // the step's pairs, then x
   bool native_selected_ = false;
   bool native_round_ = false;  // aggregate_round() on the device (the default; OMKL_CUDA_ROUND=generic: off)
+  bool walk_block_per_pair_ = false;  // OMKL_CUDA_WALK_PAIRS=auto
   bool log_w_initialized_ = false;
   // Exact double copy of the matrices (checkpoints, float mode), made on first use; stale
   // after device draws until downloaded.

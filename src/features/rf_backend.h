@@ -111,6 +111,9 @@ struct DeviceLease {
   const void* frequencies = nullptr;
   bool single_precision = false;
   void* stream = nullptr;  ///< cudaStream_t
+  /// A resident walk's step with fewer pairs than warps gives each pair the whole thread block
+  /// (OMKL_CUDA_WALK_PAIRS=auto, read when the CUDA backend is made; kernels/resident_walk.cuh).
+  bool block_per_pair = false;
 };
 
 /// The most random features per kernel (D) the CUDA backend holds: a slot's 2D features in one

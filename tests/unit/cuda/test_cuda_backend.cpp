@@ -219,6 +219,9 @@ namespace {
 
 // Selects the CUDA backend's step_selected path for the scope (generic: through get/set_theta;
 // native: one launch per step). The variable is read when a backend is created.
+// OMKL_CUDA_WALK_PAIRS: how a resident walk shares a step's pairs among the block's warps.
+constexpr const char* kWalkPairModes[] = {"warp", "auto"};
+
 class SelectedPath : public ScopedEnv {
  public:
   explicit SelectedPath(const char* mode) : ScopedEnv("OMKL_CUDA_STEP_SELECTED", mode) {}
@@ -376,7 +379,10 @@ TEST_F(CudaTest, ResidentGraphWalkEqualsTheHostPath) {
 TEST_F(CudaTest, ResidentBanditWalkEqualsTheHostPath) {
   Dataset data = random_stream(300, 4, Task::Regression, 23);
   for (double& v : data.x) v = 2.0 * v - 1.0;
+  // One pair a round: a warp forms it, or with OMKL_CUDA_WALK_PAIRS=auto the whole block.
+  for (const char* pairs_mode : kWalkPairModes)
   for (const char* name : {"rf-oks", "rf-oks++", "rf-ioks"}) {
+    ScopedEnv walk_pairs("OMKL_CUDA_WALK_PAIRS", pairs_mode);
     auto cpu_ctx = context_for(data, Profile::Paper, {0, 2, 5});
     auto gpu_ctx = cpu_ctx;
     gpu_ctx.backend = BackendKind::Cuda;
@@ -386,8 +392,10 @@ TEST_F(CudaTest, ResidentBanditWalkEqualsTheHostPath) {
     auto gpu = make(name, gpu_ctx, with_param(params, "step_path", "resident"));
     const auto expected = run_steps(*cpu, data);
     const auto got = run_blocks(*gpu, data, 50);
-    for (std::size_t i = 0; i < got.size(); ++i) ASSERT_LE(relative_error(got[i], expected[i]), 1e-9) << name << " " << i;
-    for (std::size_t r = 0; r < 3; ++r) EXPECT_EQ(bandit_log(*gpu, r).selected, bandit_log(*cpu, r).selected) << name;
+    for (std::size_t i = 0; i < got.size(); ++i)
+      ASSERT_LE(relative_error(got[i], expected[i]), 1e-9) << name << " " << pairs_mode << " " << i;
+    for (std::size_t r = 0; r < 3; ++r)
+      EXPECT_EQ(bandit_log(*gpu, r).selected, bandit_log(*cpu, r).selected) << name << " " << pairs_mode;
   }
   // The kernel expansions (resident_support.h): the support pool in device memory, a set
   // summed by the whole thread block; checkpoints read the sets back from it.
@@ -422,7 +430,9 @@ TEST_F(CudaTest, ReplicatedStreamsEqualSeparateCpuRuns) {
       {"rf-ioks", {{"D", "40"}, {"dict", "gauss:0.5+gauss:1+gauss:2+gauss:4"}}},
       {"oks++", {{"dict", "gauss:0.5+lap:1+gauss:4"}}},
       {"omkl-sfg-r", {{"D", "37"}, {"switch_step", "150"}}}};
+  for (const char* pairs_mode : kWalkPairModes)
   for (const auto& [name, params] : cases) {
+    ScopedEnv walk_pairs("OMKL_CUDA_WALK_PAIRS", pairs_mode);
     auto gpu_ctx = context_for(data, Profile::Paper, replicates);
     gpu_ctx.backend = BackendKind::Cuda;
     auto gpu = make(name, gpu_ctx, with_param(params, "step_path", "resident"));
@@ -431,7 +441,8 @@ TEST_F(CudaTest, ReplicatedStreamsEqualSeparateCpuRuns) {
       auto cpu = make(name, context_for(data, Profile::Paper, {replicates[r]}), with_param(params, "step_path", "host"));
       const auto expected = run_steps(*cpu, streams[r]);
       for (std::size_t t = 0; t < data.n_samples; ++t)
-        ASSERT_LE(relative_error(got[t * replicates.size() + r], expected[t]), 1e-9) << name << " r=" << r << " t=" << t;
+        ASSERT_LE(relative_error(got[t * replicates.size() + r], expected[t]), 1e-9)
+            << name << " " << pairs_mode << " r=" << r << " t=" << t;
     }
   }
 }
@@ -467,7 +478,9 @@ TEST_F(CudaTest, ResidentFederationWalkEqualsTheHostPath) {
 // against the CPU host path's float mode.
 TEST_F(CudaTest, ResidentEmKoflWalkEqualsTheHostPath) {
   const Dataset data = omkl::test::federated_stream(4, 70, 3, 41);
+  for (const char* pairs_mode : kWalkPairModes)
   for (const char* precision : {"double", "float"}) {
+    ScopedEnv walk_pairs("OMKL_CUDA_WALK_PAIRS", pairs_mode);
     auto cpu_ctx = omkl::test::federated_context(data, Profile::Paper, {0, 3});
     auto gpu_ctx = cpu_ctx;
     gpu_ctx.backend = BackendKind::Cuda;
@@ -481,7 +494,7 @@ TEST_F(CudaTest, ResidentEmKoflWalkEqualsTheHostPath) {
     const auto got = run_blocks(*gpu, data, 45);
     const double tolerance = std::string(precision) == "float" ? 1e-4 : 1e-9;
     for (std::size_t i = 0; i < got.size(); ++i)
-      ASSERT_LE(relative_error(got[i], expected[i]), tolerance) << precision << " " << i;
+      ASSERT_LE(relative_error(got[i], expected[i]), tolerance) << precision << " " << pairs_mode << " " << i;
     EXPECT_EQ(gpu->communication().uplink_floats, cpu->communication().uplink_floats) << precision;
   }
 }
@@ -579,6 +592,10 @@ TEST_F(CudaTest, UnknownPathSwitchIsAConfigError) {
   }
   {
     ScopedEnv draws("OMKL_CUDA_DRAWS", "curand");
+    EXPECT_THROW(make_rf_backend(BackendKind::Cuda, problem), ConfigError);
+  }
+  {
+    ScopedEnv pairs("OMKL_CUDA_WALK_PAIRS", "per_block");
     EXPECT_THROW(make_rf_backend(BackendKind::Cuda, problem), ConfigError);
   }
   EXPECT_NO_THROW(make_rf_backend(BackendKind::Cuda, problem));
