@@ -10,10 +10,12 @@
 #   device.txt     nvidia-smi and the build's CUDA runtime
 #   tests.txt      the CUDA test suite with the native (default) and the generic per-step path
 #                  (each run covers both trajectory layouts: the tests switch OMKL_CUDA_TRAJECTORIES)
-#   sanitizer.txt  compute-sanitizer memcheck over the CUDA tests of the default paths
-#                  (PARTS=sanitizer) and, appended, over the opt-in ones: the resident walks,
-#                  the federated rounds, the device draws (PARTS=sanitizer_optin); each part has
-#                  its own 540 s, so that one call of the device tool holds either
+#   sanitizer.txt  compute-sanitizer memcheck over the CUDA tests of the trajectory and per-step
+#                  paths (PARTS=sanitizer) and, appended, over the resident walks, the federated
+#                  rounds and the device draws, then racecheck and synccheck over the resident
+#                  walks on the per-step seam, whose tests run both OMKL_CUDA_WALK_PAIRS modes
+#                  (PARTS=sanitizer_optin; the name is older than these paths' defaults); each
+#                  part has its own 540 s, so that one call of the device tool holds either
 #   bench_gpu.json / bench_cpu.json   `omkl bench` matrices (see below)
 #   bench.txt      the printed tables of every benchmark, in order
 # Benchmarks: Naval (T = 11 934), jmlr23-76 dictionary, D = 50, paper profile:
@@ -69,20 +71,26 @@ want tests && {
   rm -f "$OUT/.tests.log"
 } > "$OUT/tests.txt"
 
-# The opt-in paths' tests (the resident walks, the federated rounds, the device draws) apart
-# from the default paths', so that each half fits one call's time under the sanitizer.
+# The resident walks', federated rounds' and device draws' tests apart from the others, so that
+# each half fits one call's time under the sanitizer.
 OPTIN='CudaTest.Resident*:CudaTest.Federated*:CudaTest.Native*:CudaTest.DeviceDraws*:CudaTest.AlgorithmsOnDeviceDrawn*'
-sanitize() {  # sanitize FILTER LABEL
+sanitize() {  # sanitize TOOL FILTER LABEL LIMIT_S
   if command -v compute-sanitizer > /dev/null; then
-    echo "== compute-sanitizer memcheck: $2"
-    timeout 540 compute-sanitizer --tool memcheck "$BIN/omkl_tests" --gtest_filter="$1" 2>&1
+    echo "== compute-sanitizer $1: $3"
+    timeout "$4" compute-sanitizer --tool "$1" "$BIN/omkl_tests" --gtest_filter="$2" 2>&1
     echo "== exit $?"
   else
     echo "compute-sanitizer not found"
   fi
 }
-want sanitizer && sanitize "Cuda*:-$OPTIN" "default paths" >> "$OUT/sanitizer.txt"
-want sanitizer_optin && sanitize "$OPTIN" "opt-in paths" >> "$OUT/sanitizer.txt"
+want sanitizer && sanitize memcheck "Cuda*:-$OPTIN" "trajectory and per-step paths" 540 >> "$OUT/sanitizer.txt"
+# racecheck over the graph walk's own test takes minutes; the replicated streams walk omkl-sfg-r.
+SEAM='CudaTest.ResidentBandit*:CudaTest.ResidentEmKofl*:CudaTest.ResidentPerFedAvg*:CudaTest.Replicated*'
+want sanitizer_optin && {
+  sanitize memcheck "$OPTIN" "resident walks, federated rounds, device draws" 300
+  sanitize racecheck "$SEAM" "resident walks on the per-step seam" 150
+  sanitize synccheck "$SEAM" "resident walks on the per-step seam" 80
+} >> "$OUT/sanitizer.txt"
 
 common=(--data "$NAVAL" --normalize minmax --repeat 3)
 want draws && {
@@ -144,6 +152,9 @@ want bench && {
     --algo omkl-sfg-r:M=10,step_path=resident --seeds 1 20 100 --json "$OUT/bench_gpu_graph_resident.json"
   # Where a resident walk's step goes (thread 0's clock per phase: plan, features, learn, update)
   # for the graph family at 1 and 20 seeds, and the random-feature bandit walk at 100 repetitions.
+  echo "== GPU: graph-aided resident walk, OMKL_CUDA_WALK_PAIRS=auto (steps with < 4 pairs by the whole block)"
+  OMKL_CUDA_WALK_PAIRS=auto timeout 120 "$BIN/omkl" bench --data "$NAVAL" --preset jmlr23-graph --repeat 3 \
+    --backend cuda --algo omkl-gf:M=10 --algo omkl-sfg:M=10 --algo omkl-sfg-r:M=10 --seeds 1 20 100
   echo "== GPU: OMKL_TIMING=1, a resident walk's step by phase"
   OMKL_TIMING=1 timeout 60 "$BIN/omkl" bench --data "$NAVAL" --preset jmlr23-graph --repeat 1 --backend cuda \
     --algo omkl-gf:M=10 --algo omkl-sfg:M=10 --algo omkl-sfg-r:M=10 --seeds 1 20 2>&1 | grep -v "cuda backend set-up"

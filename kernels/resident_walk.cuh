@@ -2,11 +2,13 @@
 /// @brief The CUDA driver of a device-resident walk (src/core/resident_walk.h): one thread block
 /// per replicate walks every step of a block of samples with no host round trip. Per step,
 /// thread 0 runs the program's plan() (the replicate's selection and random draw), then the
-/// whole block its mix() of the replicate's θ slots where it has one; each warp (or, for a
-/// program that evaluates its pairs itself, the whole block a pair at a time)
-/// takes pairs w, w + warps, … and runs resident_pair_features() with its 32 lanes and a shuffle
-/// reduction; thread 0 runs learn(); the warps then apply resident_pair_update(). The program's
-/// state and the pairs' θ stay in device memory between launches.
+/// whole block its mix() of the replicate's θ slots where it has one; each warp takes pairs
+/// w, w + warps, … and runs resident_pair_features() with its 32 lanes and a shuffle reduction
+/// (or the whole block takes one pair at a time: for a program that evaluates its pairs itself,
+/// and with OMKL_CUDA_WALK_PAIRS=auto for a step with fewer pairs than warps); thread 0 runs
+/// learn(); the same threads then apply resident_pair_update() to the entries they formed. The
+/// program's state and the pairs' θ stay in device memory between launches. With OMKL_TIMING=1
+/// a clocked copy of the kernel counts thread 0's cycles per phase of a step.
 ///
 /// Included by the .cu file of each program (a family's own, e.g. resident_graph.cu), which
 /// instantiates launch_resident_walk() for its program type.
@@ -329,7 +331,9 @@ class ResidentArena {
     double total = 0.0;
     for (double c : phase_cycles_sum_) total += c;
     std::fprintf(stderr, "omkl timing: resident walk: %zu walks, %zu steps; kernels %.2f ms of %.2f ms in walk() "
-                 "(the rest: the state, samples and predictions copied, and host work)\n",
+                 "(the rest: the state, samples and predictions copied, and host work); measured on a clocked "
+                 "copy of the kernel, which spills more registers than the walk it stands for: compare the "
+                 "phases' shares, and time the untimed walk for the total\n",
                  walks_, steps_, kernel_ms_, walk_ms_);
     std::fprintf(stderr, "omkl timing: resident walk: per step and replicate, thread 0's cycles (us at %.0f MHz):",
                  clock_khz / 1000.0);

@@ -21,9 +21,10 @@
 ///    device walk's reference on machines without a GPU, and what the unit tests run;
 ///  - the CUDA driver (kernels/resident_walk.cuh): one thread block per replicate walks all the
 ///    block's steps — thread 0 plans and learns, a warp per pair does the features and the
-///    update with 32 lanes.
+///    update with 32 lanes (or the whole block per pair, OMKL_CUDA_WALK_PAIRS=auto, where a step
+///    has fewer pairs than warps).
 /// The two differ in how a pair's 2D products are summed (one lane in order, or 32 lanes and a
-/// shuffle tree), in the device's contraction of a·b + c into one rounding (nvcc's default; the
+/// shuffle tree, or the block's warps and then the warps in order), in the device's contraction of a·b + c into one rounding (nvcc's default; the
 /// host code is compiled without contraction) and in the last bit of exp/log/pow, so they agree
 /// within floating point, as the CPU and CUDA backends do. A discrete choice (a draw against a
 /// cumulative sum, a ranking, a projection test) follows those values: it comes out the same

@@ -217,11 +217,11 @@ TEST_F(CudaTest, AdaRakerOverlappedWindowsMatchTheCpu) {
 
 namespace {
 
-// Selects the CUDA backend's step_selected path for the scope (generic: through get/set_theta;
-// native: one launch per step). The variable is read when a backend is created.
 // OMKL_CUDA_WALK_PAIRS: how a resident walk shares a step's pairs among the block's warps.
 constexpr const char* kWalkPairModes[] = {"warp", "auto"};
 
+// Selects the CUDA backend's step_selected path for the scope (generic: through get/set_theta;
+// native: one launch per step). The variable is read when a backend is created.
 class SelectedPath : public ScopedEnv {
  public:
   explicit SelectedPath(const char* mode) : ScopedEnv("OMKL_CUDA_STEP_SELECTED", mode) {}
@@ -692,22 +692,31 @@ TEST_F(CudaTest, DeviceDrawsEqualTheHostDraws) {
   }
 }
 
-// End to end: the algorithms built on device-drawn matrices predict as on the CPU.
+// End to end: the algorithms built on device-drawn matrices (the default) predict as on the
+// CPU, and so do they on host-drawn ones uploaded (OMKL_CUDA_DRAWS=host). OMKL-SFG on its
+// per-step path and as the default resident walk.
 TEST_F(CudaTest, AlgorithmsOnDeviceDrawnFrequenciesMatchTheCpu) {
-  ScopedEnv draws("OMKL_CUDA_DRAWS", "device");
   const Dataset data = random_stream(400, 5, Task::Regression, 13);
-  for (const char* name : {"raker", "adaraker", "omkl-sfg"}) {
+  for (const char* draw_mode : {"device", "host"})
+  for (const char* name : {"raker", "adaraker", "omkl-sfg", "omkl-sfg:host"}) {
+    ScopedEnv draws("OMKL_CUDA_DRAWS", draw_mode);
     auto cpu_ctx = context_for(data, Profile::Paper, {0, 1, 4});
     auto gpu_ctx = cpu_ctx;
     gpu_ctx.backend = BackendKind::Cuda;
     std::vector<std::pair<std::string, std::string>> params = {{"D", "23"}};
-    if (std::string(name) == "omkl-sfg") params.emplace_back("switch_step", "100");
-    auto cpu = make(name, cpu_ctx, params);
-    auto gpu = make(name, gpu_ctx, params);
+    std::string algo = name;
+    if (algo.rfind("omkl-sfg", 0) == 0) params.emplace_back("switch_step", "100");
+    if (algo == "omkl-sfg:host") {
+      algo = "omkl-sfg";
+      params.emplace_back("step_path", "host");
+    }
+    auto cpu = make(algo, cpu_ctx, params);
+    auto gpu = make(algo, gpu_ctx, params);
     const auto a = run_steps(*cpu, data);
-    const auto b = run_steps(*gpu, data);
+    const auto b = run_blocks(*gpu, data, 64);
     ASSERT_EQ(a.size(), b.size());
-    for (std::size_t i = 0; i < a.size(); ++i) ASSERT_LE(relative_error(b[i], a[i]), 1e-9) << name << " " << i;
+    for (std::size_t i = 0; i < a.size(); ++i)
+      ASSERT_LE(relative_error(b[i], a[i]), 1e-9) << name << " " << draw_mode << " " << i;
   }
 }
 
@@ -766,7 +775,9 @@ TEST_F(CudaTest, NativeAggregateRoundMatchesTheCpuBackend) {
 // The federated family on the device (spec/federated.md §6): predictions of every client step
 // and the server's aggregated θ through the CUDA backend against the CPU backend: on the host
 // path with the generic round (θ and frequencies through get/set) and the native one (the
-// default), and with the defaults (step_path=auto: the resident walks on the GPU).
+// default), one sample at a time; and with the defaults (step_path=auto) in blocks of samples,
+// as a study hands them over, which the GPU walks resident (whole rounds; a block's partial
+// round on the host path).
 TEST_F(CudaTest, FederatedAlgorithmsMatchTheCpuBackend) {
   const Dataset data = omkl::test::federated_stream(4, 40, 3, 17);
   for (const char* mode : {"generic", "native", "auto"})
@@ -791,7 +802,7 @@ TEST_F(CudaTest, FederatedAlgorithmsMatchTheCpuBackend) {
     auto cpu = make(algo, cpu_ctx, params);
     auto gpu = make(algo, gpu_ctx, params);
     const auto a = run_steps(*cpu, data);
-    const auto b = run_steps(*gpu, data);
+    const auto b = host_path ? run_steps(*gpu, data) : run_blocks(*gpu, data, 37);
     ASSERT_EQ(a.size(), b.size());
     const double tolerance = std::string(precision) == "float" ? 1e-4 : 1e-9;
     for (std::size_t i = 0; i < a.size(); ++i)

@@ -186,7 +186,8 @@ TEST(ResidentBanditTest, ConfigurationsTheWalkDoesNotHoldAreRefused) {
   EXPECT_NE(message.find("exceeds the 1024 random features"), std::string::npos) << message;
   EXPECT_EQ(config_error_message("rf-oks++", ctx, {{"D", too_wide}, {"step_path", "resident"}}), "")
       << "the CPU walk has no such limit";
-  EXPECT_EQ(config_error_message("rf-oks++", gpu_ctx, {{"D", too_wide}}), "") << "nor the host path";
+  EXPECT_EQ(config_error_message("rf-oks++", gpu_ctx, {{"D", too_wide}, {"step_path", "host"}}), "")
+      << "nor the host path";
   EXPECT_EQ(config_error_message("rf-oks++", gpu_ctx, {{"D", too_wide}, {"step_path", "auto"}}), "")
       << "auto falls back to the host path";
 }
