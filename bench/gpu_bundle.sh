@@ -7,10 +7,9 @@
 #
 # CUDA_BUILD_DIR: a build configured with -DOMKL_ENABLE_CUDA=ON (sm_90 code); DATA_DIR: the
 # shared data folder; BUNDLE_DIR: a path inside the checkout that git ignores (e.g. `.gpu`,
-# listed in .git/info/exclude). Afterwards, on the device:
-#   PARTS="tests draws" bash bench/gpu_session.sh BUNDLE_DIR/bin BUNDLE_DIR/data $OUT
-# then PARTS=bench, PARTS=families, PARTS=sanitizer and PARTS=sanitizer_optin in further calls
-# (each call has 10 minutes; a session's device time is short, so the order is the priority).
+# listed in .git/info/exclude). Afterwards, on the device, in one call (timeout_s 600):
+#   SESSION_BUDGET_S=560 bash bench/gpu_session.sh BUNDLE_DIR/bin BUNDLE_DIR/data $OUT
+# (parts that would not fit are skipped and named; PARTS=… runs a subset in a further call).
 set -euo pipefail
 if [ $# -ne 3 ]; then
   echo "usage: $0 CUDA_BUILD_DIR DATA_DIR BUNDLE_DIR" >&2
