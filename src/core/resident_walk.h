@@ -24,12 +24,13 @@
 ///    update with 32 lanes (or the whole block per pair, OMKL_CUDA_WALK_PAIRS=auto, where a step
 ///    has fewer pairs than warps).
 /// The two differ in how a pair's 2D products are summed (one lane in order, or 32 lanes and a
-/// shuffle tree, or the block's warps and then the warps in order), in the device's contraction of a·b + c into one rounding (nvcc's default; the
-/// host code is compiled without contraction) and in the last bit of exp/log/pow, so they agree
-/// within floating point, as the CPU and CUDA backends do. A discrete choice (a draw against a
-/// cumulative sum, a ranking, a projection test) follows those values: it comes out the same
-/// unless a draw or a tie lands within that rounding of its boundary, which the parity tests do
-/// not expect to meet but which a long enough run may.
+/// shuffle tree, or the block's warps and then the warps in order), in the device's contraction
+/// of a·b + c into one rounding (nvcc's default; the host code is compiled without contraction)
+/// and in the last bit of exp/log/pow, so they agree within floating point, as the CPU and CUDA
+/// backends do. A discrete choice (a draw against a cumulative sum, a ranking, a projection test)
+/// follows those values: it comes out the same unless a draw or a tie lands within that rounding
+/// of its boundary, which a long enough run may meet, and a float run much sooner (on an H200 an
+/// omkl-sfg draw took another node at step 363 of a 400-step float test, on both GPU paths).
 ///
 /// Contract: every plan() starts from default pairs (both drivers reset the first max_pairs) and
 /// plans at most the walk's max_pairs; a program sets whatever of a pair it uses.
