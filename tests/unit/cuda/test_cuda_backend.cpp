@@ -697,26 +697,24 @@ TEST_F(CudaTest, DeviceDrawsEqualTheHostDraws) {
 // per-step path and as the default resident walk.
 TEST_F(CudaTest, AlgorithmsOnDeviceDrawnFrequenciesMatchTheCpu) {
   const Dataset data = random_stream(400, 5, Task::Regression, 13);
+  const std::vector<std::pair<std::string, std::vector<std::pair<std::string, std::string>>>> cases = {
+      {"raker", {{"D", "23"}}},
+      {"adaraker", {{"D", "23"}}},
+      {"omkl-sfg", {{"D", "23"}, {"switch_step", "100"}}},
+      {"omkl-sfg", {{"D", "23"}, {"switch_step", "100"}, {"step_path", "host"}}}};
   for (const char* draw_mode : {"device", "host"})
-  for (const char* name : {"raker", "adaraker", "omkl-sfg", "omkl-sfg:host"}) {
+  for (const auto& [name, params] : cases) {
     ScopedEnv draws("OMKL_CUDA_DRAWS", draw_mode);
     auto cpu_ctx = context_for(data, Profile::Paper, {0, 1, 4});
     auto gpu_ctx = cpu_ctx;
     gpu_ctx.backend = BackendKind::Cuda;
-    std::vector<std::pair<std::string, std::string>> params = {{"D", "23"}};
-    std::string algo = name;
-    if (algo.rfind("omkl-sfg", 0) == 0) params.emplace_back("switch_step", "100");
-    if (algo == "omkl-sfg:host") {
-      algo = "omkl-sfg";
-      params.emplace_back("step_path", "host");
-    }
-    auto cpu = make(algo, cpu_ctx, params);
-    auto gpu = make(algo, gpu_ctx, params);
+    auto cpu = make(name, cpu_ctx, params);
+    auto gpu = make(name, gpu_ctx, params);
     const auto a = run_steps(*cpu, data);
     const auto b = run_blocks(*gpu, data, 64);
     ASSERT_EQ(a.size(), b.size());
     for (std::size_t i = 0; i < a.size(); ++i)
-      ASSERT_LE(relative_error(b[i], a[i]), 1e-9) << name << " " << draw_mode << " " << i;
+      ASSERT_LE(relative_error(b[i], a[i]), 1e-9) << name << " " << params.size() << " " << draw_mode << " " << i;
   }
 }
 
