@@ -18,9 +18,11 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 #include <vector>
 
+#include "core/resident_team.h"
 #include "core/resident_walk.h"
 #include "core/timing.h"
 #include "cuda/cuda_check.h"
@@ -53,13 +55,65 @@ __device__ __forceinline__ double resident_block_sum(double v, double* partials)
   return total;
 }
 
+/// A team (core/resident_team.h) of the block's threads, for a team program's plan() and learn()
+/// with OMKL_CUDA_WALK_PLAN=block: barriers by __syncthreads(), share() through one shared word,
+/// stage() into a shared copy (the leader's serial sums and scans then read shared memory, not
+/// the state's global arrays). Host-device members whose bodies exist on the device only, so
+/// that the programs' host-device templates may name them.
+class BlockTeam {
+ public:
+  __host__ __device__ BlockTeam(unsigned long long* slot, double* staging) : slot_(slot), staging_(staging) {}
+  __host__ __device__ unsigned lane() const {
+#ifdef __CUDA_ARCH__
+    return threadIdx.x;
+#else
+    return 0u;
+#endif
+  }
+  __host__ __device__ unsigned size() const {
+#ifdef __CUDA_ARCH__
+    return blockDim.x;
+#else
+    return 1u;
+#endif
+  }
+  __host__ __device__ bool leader() const { return lane() == 0u; }
+  __host__ __device__ void sync() {
+#ifdef __CUDA_ARCH__
+    __syncthreads();
+#endif
+  }
+  template <typename T>
+  __host__ __device__ T share(T v) {
+    static_assert(sizeof(T) <= sizeof(unsigned long long), "share() hands out a value of at most 8 bytes");
+    if (leader()) std::memcpy(slot_, &v, sizeof(T));
+    sync();
+    std::memcpy(&v, slot_, sizeof(T));
+    sync();  // the slot is free for the next share()
+    return v;
+  }
+  /// v[0..n), n ≤ kMaxTeamStage, copied by the block into shared memory; the first barrier also
+  /// waits for the leader's reads of the previous copy.
+  __host__ __device__ const double* stage(const double* v, std::size_t n) {
+    sync();
+    for (std::size_t i = lane(); i < n; i += size()) staging_[i] = v[i];
+    sync();
+    return staging_;
+  }
+
+ private:
+  unsigned long long* slot_;
+  double* staging_;
+};
+
 /// n_pairs of a block whose plan() overflowed: the block leaves the walk.
 constexpr unsigned kAbortWalk = ~0u;
 
 /// kTimed (OMKL_TIMING=1): the phase clock below; kBlockPerPair (OMKL_CUDA_WALK_PAIRS=auto): the
-/// whole block per pair where a step has fewer pairs than warps. Template parameters, so that
+/// whole block per pair where a step has fewer pairs than warps; kTeam (OMKL_CUDA_WALK_PLAN=block,
+/// a team program only): plan() and learn() by the whole block. Template parameters, so that
 /// the default walk carries none of their registers (its code is what it was without them).
-template <typename Program, typename Real, bool kTimed, bool kBlockPerPair>
+template <typename Program, typename Real, bool kTimed, bool kBlockPerPair, bool kTeam>
 __global__ void __launch_bounds__(kResidentThreads) resident_walk_kernel(Program program,
                                                                          detail::ResidentWalkArgs<Real> a) {
   // Raw storage: ResidentPair's default member initializers are a constructor, which a
@@ -69,6 +123,10 @@ __global__ void __launch_bounds__(kResidentThreads) resident_walk_kernel(Program
   __shared__ double f[detail::kMaxResidentPairs], norm2[detail::kMaxResidentPairs];
   __shared__ unsigned n_pairs;
   __shared__ double partials[kResidentThreads / 32];
+  // kTeam: the team's share() word and stage() copy (one entry otherwise, unused).
+  __shared__ unsigned long long team_slot;
+  __shared__ double team_staging[kTeam ? detail::kMaxTeamStage : 1];
+  BlockTeam team(&team_slot, team_staging);
   const std::size_t r = blockIdx.x;
   const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5, n_warps = blockDim.x >> 5;
   const std::size_t D = a.n_rff, d = a.n_features;
@@ -84,6 +142,13 @@ __global__ void __launch_bounds__(kResidentThreads) resident_walk_kernel(Program
     cycles[phase] += static_cast<unsigned long long>(now - mark);
     mark = now;
   };
+  // learn(): step i's prediction, the leader's (thread 0's).
+  const auto learn_step = [&](std::size_t i, std::int64_t t, double y) {
+    double prediction = 0.0;
+    if constexpr (kTeam) prediction = program.learn(r, t, y, f, norm2, pairs, team);
+    else if (threadIdx.x == 0) prediction = detail::learn_on_one_thread(program, r, t, y, f, norm2, pairs);
+    if (threadIdx.x == 0) a.predictions[i * a.n_replicates + r] = prediction;
+  };
   for (std::size_t i = 0; i < a.n_steps; ++i) {
     const std::int64_t t = a.t0 + static_cast<std::int64_t>(i);
     // plan() starts from default pairs, as in the host driver: nothing a program leaves unset
@@ -91,8 +156,10 @@ __global__ void __launch_bounds__(kResidentThreads) resident_walk_kernel(Program
     // this shared memory. The previous step's last barrier has ordered every read of them.
     for (std::size_t p = threadIdx.x; p < a.max_pairs; p += blockDim.x) pairs[p] = detail::ResidentPair{};
     __syncthreads();
+    std::size_t planned = 0;
+    if constexpr (kTeam) planned = program.plan(r, t, pairs, team);  // the leader's count
+    else if (threadIdx.x == 0) planned = detail::plan_on_one_thread(program, r, t, pairs);
     if (threadIdx.x == 0) {
-      const std::size_t planned = program.plan(r, t, pairs);
       // More pairs than the walk's max_pairs would write into the next replicate's feature
       // scratch: the block stops here and the host throws (a trap would poison the context of
       // every walk running beside this one).
@@ -127,7 +194,7 @@ __global__ void __launch_bounds__(kResidentThreads) resident_walk_kernel(Program
       }
       __syncthreads();
       lap(2);
-      if (threadIdx.x == 0) a.predictions[i * a.n_replicates + r] = program.learn(r, t, y, f, norm2, pairs);
+      learn_step(i, t, y);
       __syncthreads();
       lap(3);
       for (unsigned p = 0; p < n_pairs; ++p) {
@@ -166,7 +233,7 @@ __global__ void __launch_bounds__(kResidentThreads) resident_walk_kernel(Program
       }
       __syncthreads();
       lap(2);
-      if (threadIdx.x == 0) a.predictions[i * a.n_replicates + r] = program.learn(r, t, y, f, norm2, pairs);
+      learn_step(i, t, y);
       __syncthreads();
       lap(3);
       // Each thread updates the entries it featurised (its z is still in scratch, written by
@@ -187,21 +254,34 @@ __global__ void __launch_bounds__(kResidentThreads) resident_walk_kernel(Program
     for (std::size_t k = 0; k < detail::kResidentPhases; ++k) a.phase_cycles[r * detail::kResidentPhases + k] = cycles[k];
 }
 
+/// The launch of one variant, with the team's plan where the program has one and args ask for it
+/// (only a team program carries the team variants).
+template <typename Program, typename Real, bool kTimed, bool kBlockPerPair>
+void launch_resident_walk(const Program& program, const detail::ResidentWalkArgs<Real>& args, cudaStream_t stream) {
+  const unsigned grid = static_cast<unsigned>(args.n_replicates);
+  if constexpr (detail::TeamSteps<Program>::value) {
+    if (args.team_steps) {
+      resident_walk_kernel<Program, Real, kTimed, kBlockPerPair, true><<<grid, kResidentThreads, 0, stream>>>(program, args);
+      return;
+    }
+  }
+  resident_walk_kernel<Program, Real, kTimed, kBlockPerPair, false><<<grid, kResidentThreads, 0, stream>>>(program, args);
+}
+
 /// One launch over all replicates (a block each) for the args' block of steps, on `stream`.
 template <typename Program, typename Real>
 void launch_resident_walk(const Program& program, const detail::ResidentWalkArgs<Real>& args, cudaStream_t stream) {
   if (args.n_steps == 0 || args.n_replicates == 0) return;
-  const unsigned grid = static_cast<unsigned>(args.n_replicates);
   const bool timed = args.phase_cycles != nullptr;
   // A program that evaluates its pairs itself already gives each the whole block.
   constexpr bool kPairsByWarp = !detail::OwnsFeatures<Program>::value;
   if (kPairsByWarp && args.block_per_pair) {
-    if (timed) resident_walk_kernel<Program, Real, true, kPairsByWarp><<<grid, kResidentThreads, 0, stream>>>(program, args);
-    else resident_walk_kernel<Program, Real, false, kPairsByWarp><<<grid, kResidentThreads, 0, stream>>>(program, args);
+    if (timed) launch_resident_walk<Program, Real, true, kPairsByWarp>(program, args, stream);
+    else launch_resident_walk<Program, Real, false, kPairsByWarp>(program, args, stream);
   } else if (timed) {
-    resident_walk_kernel<Program, Real, true, false><<<grid, kResidentThreads, 0, stream>>>(program, args);
+    launch_resident_walk<Program, Real, true, false>(program, args, stream);
   } else {
-    resident_walk_kernel<Program, Real, false, false><<<grid, kResidentThreads, 0, stream>>>(program, args);
+    launch_resident_walk<Program, Real, false, false>(program, args, stream);
   }
   OMKL_CUDA_CHECK_LAUNCH();
 }
@@ -287,6 +367,7 @@ class ResidentArena {
     a.loss = shape.loss;
     a.replicated_streams = shape.replicated_streams;
     a.block_per_pair = lease.block_per_pair;
+    a.team_steps = lease.team_steps;
     overflow_.resize(1);
     overflow_.zero();
     a.overflow = overflow_.data();

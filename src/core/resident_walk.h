@@ -40,11 +40,14 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <type_traits>
 #include <vector>
 
 #include "core/host_device.h"
+#include "core/host_team.h"
 #include "core/loss.h"
+#include "core/resident_team.h"
 #include "features/sincos_fma.h"
 #include "omkl/error.h"
 
@@ -115,6 +118,9 @@ struct ResidentWalkArgs {
   /// GPU driver: a step with fewer pairs than the block has warps gives each pair the whole
   /// block instead of one warp (OMKL_CUDA_WALK_PAIRS=auto; the host driver has one lane).
   bool block_per_pair = false;
+  /// GPU driver: a team program's plan() and learn() by the whole block (OMKL_CUDA_WALK_PLAN=
+  /// block; core/resident_team.h), else by thread 0.
+  bool team_steps = false;
   /// OMKL_TIMING=1 on the GPU (device memory, R × kResidentPhases, zeroed before the launch):
   /// the SM clock cycles each replicate's thread 0 spent in each phase of its steps, barrier
   /// waits included, so that the phases add up to the walk. Null: not measured.
@@ -218,10 +224,74 @@ OMKL_HD double resident_gain(const ResidentPair& pair, LossKind loss, double f, 
   return pair.rate * loss_derivative(loss, f, y);
 }
 
+/// A program's plan() on one thread: a team program's (resident_team.h) with a team of one.
+template <typename Program>
+OMKL_HD std::size_t plan_on_one_thread(Program& program, std::size_t r, std::int64_t t, ResidentPair* pairs) {
+  if constexpr (TeamSteps<Program>::value) {
+    SerialTeam one;
+    return program.plan(r, t, pairs, one);
+  } else {
+    return program.plan(r, t, pairs);
+  }
+}
+
+/// A program's learn() on one thread, likewise.
+template <typename Program>
+OMKL_HD double learn_on_one_thread(Program& program, std::size_t r, std::int64_t t, double y, const double* f,
+                                   const double* norm2, ResidentPair* pairs) {
+  if constexpr (TeamSteps<Program>::value) {
+    SerialTeam one;
+    return program.learn(r, t, y, f, norm2, pairs, one);
+  } else {
+    return program.learn(r, t, y, f, norm2, pairs);
+  }
+}
+
+/// The host driver's plan() and learn(): on one thread, or a team program's on the lanes of
+/// `team` (OMKL_HOST_WALK_LANES > 1; host_team.h), the leader's results.
+template <typename Program>
+std::size_t plan_on_host(Program& program, HostTeamRunner* team, std::size_t r, std::int64_t t, ResidentPair* pairs) {
+  if constexpr (TeamSteps<Program>::value) {
+    if (team) {
+      std::size_t planned = 0;
+      auto lane_plan = [&](HostTeam& lane) {
+        const std::size_t n = program.plan(r, t, pairs, lane);
+        if (lane.leader()) planned = n;
+      };
+      team->run(lane_plan);
+      return planned;
+    }
+  }
+  return plan_on_one_thread(program, r, t, pairs);
+}
+
+template <typename Program>
+double learn_on_host(Program& program, HostTeamRunner* team, std::size_t r, std::int64_t t, double y,
+                     const double* f, const double* norm2, ResidentPair* pairs) {
+  if constexpr (TeamSteps<Program>::value) {
+    if (team) {
+      double prediction = 0.0;
+      auto lane_learn = [&](HostTeam& lane) {
+        const double p = program.learn(r, t, y, f, norm2, pairs, lane);
+        if (lane.leader()) prediction = p;
+      };
+      team->run(lane_learn);
+      return prediction;
+    }
+  }
+  return learn_on_one_thread(program, r, t, y, f, norm2, pairs);
+}
+
 /// The host driver: every replicate through every step of the block, in replicate order within
-/// a step. `program` has plan(r, t, pairs) → pair count and learn(r, t, y, f, norm2, pairs) → ŷ.
+/// a step. `program` has plan(r, t, pairs) → pair count and learn(r, t, y, f, norm2, pairs) → ŷ
+/// (or their team forms, run on OMKL_HOST_WALK_LANES lanes).
 template <typename Program>
 void walk_on_host(Program& program, const ResidentWalkArgs<double>& a) {
+  std::unique_ptr<HostTeamRunner> team;
+  if constexpr (TeamSteps<Program>::value) {
+    const unsigned lanes = host_walk_lanes();
+    if (lanes > 1) team = std::make_unique<HostTeamRunner>(lanes);
+  }
   ResidentPair pairs[kMaxResidentPairs];
   double f[kMaxResidentPairs], norm2[kMaxResidentPairs];
   const std::size_t D = a.n_rff, d = a.n_features;
@@ -233,13 +303,13 @@ void walk_on_host(Program& program, const ResidentWalkArgs<double>& a) {
       const double y = a.target(i, r);
       // Every plan() starts from default pairs (the GPU driver resets them likewise).
       std::fill(pairs, pairs + max_pairs, ResidentPair{});
-      const std::size_t n = program.plan(r, t, pairs);
+      const std::size_t n = plan_on_host(program, team.get(), r, t, pairs);
       if (n > max_pairs) throw Error("resident walk: a step planned more pairs than the walk's max_pairs");
       if constexpr (MixesSlots<Program>::value) program.mix(r, t, a.theta + r * a.n_slots * 2 * D, D, 0u, 1u);
       double* z = a.z_scratch;  // one replicate at a time
       if constexpr (OwnsFeatures<Program>::value) {
         for (std::size_t p = 0; p < n; ++p) program.pair_features(r, pairs[p], x, 0u, 1u, f[p], norm2[p]);
-        a.predictions[i * a.n_replicates + r] = program.learn(r, t, y, f, norm2, pairs);
+        a.predictions[i * a.n_replicates + r] = learn_on_host(program, team.get(), r, t, y, f, norm2, pairs);
         for (std::size_t p = 0; p < n; ++p) program.pair_update(r, pairs[p], x, 0u, 1u);
         continue;
       }
@@ -248,7 +318,7 @@ void walk_on_host(Program& program, const ResidentWalkArgs<double>& a) {
         const double* theta = a.theta + (r * a.n_slots + pairs[p].slot) * 2 * D;
         resident_pair_features(V, x, theta, z + p * 2 * D, D, d, a.feature_scale, 0u, 1u, f[p], norm2[p]);
       }
-      a.predictions[i * a.n_replicates + r] = program.learn(r, t, y, f, norm2, pairs);
+      a.predictions[i * a.n_replicates + r] = learn_on_host(program, team.get(), r, t, y, f, norm2, pairs);
       for (std::size_t p = 0; p < n; ++p) {
         if (!resident_pair_updates(pairs[p])) continue;
         double* theta = a.theta + (r * a.n_slots + pairs[p].slot) * 2 * D;

@@ -159,6 +159,9 @@ class CudaRfBackend final : public RfBackend {
     // per pair (`warp`, the default) or the whole block per pair (`auto`: opt-in until measured
     // on a GPU). The walks take it from the lease.
     walk_block_per_pair_ = env_switch("OMKL_CUDA_WALK_PAIRS", "warp", {"warp", "auto"}) == "auto";
+    // A team program's plan and learn (the graph-aided family's) on thread 0 (`thread`, the
+    // default) or shared by the block's threads (`block`: opt-in until measured on a GPU).
+    walk_team_steps_ = env_switch("OMKL_CUDA_WALK_PLAN", "thread", {"thread", "block"}) == "block";
     // The exact double host copy is made when first needed (set_frequencies, or a download
     // for get_frequencies): with device draws and 1000 replicates it is 517 MB never touched.
     frequencies_.resize(p.n_replicates * p.n_kernels * p.n_rff * p.n_features);
@@ -337,6 +340,7 @@ class CudaRfBackend final : public RfBackend {
     lease.single_precision = std::is_same_v<Real, float>;
     lease.stream = context_->stream();
     lease.block_per_pair = walk_block_per_pair_;
+    lease.team_steps = walk_team_steps_;
     return true;
   }
 
@@ -627,6 +631,7 @@ class CudaRfBackend final : public RfBackend {
   bool native_selected_ = false;
   bool native_round_ = false;  // aggregate_round() on the device (the default; OMKL_CUDA_ROUND=generic: off)
   bool walk_block_per_pair_ = false;  // OMKL_CUDA_WALK_PAIRS=auto
+  bool walk_team_steps_ = false;      // OMKL_CUDA_WALK_PLAN=block
   bool log_w_initialized_ = false;
   // Exact double copy of the matrices (checkpoints, float mode), made on first use; stale
   // after device draws until downloaded.

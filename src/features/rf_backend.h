@@ -114,6 +114,9 @@ struct DeviceLease {
   /// A resident walk's step with fewer pairs than warps gives each pair the whole thread block
   /// (OMKL_CUDA_WALK_PAIRS=auto, read when the CUDA backend is made; kernels/resident_walk.cuh).
   bool block_per_pair = false;
+  /// A team program's plan() and learn() (core/resident_team.h) by the whole thread block
+  /// instead of its thread 0 (OMKL_CUDA_WALK_PLAN=block, read likewise).
+  bool team_steps = false;
 };
 
 /// The most random features per kernel (D) the CUDA backend holds: a slot's 2D features in one

@@ -24,6 +24,7 @@
 
 #include "core/host_device.h"
 #include "core/kernel_weights.h"
+#include "core/resident_team.h"
 #include "core/resident_walk.h"
 #include "features/rf_backend.h"
 #include "random/sampling.h"
@@ -108,7 +109,7 @@ struct GraphStates {
   double* regen_w = nullptr;              ///< n
   double* regen_eta = nullptr;
   double* regen_uniforms = nullptr;  ///< J × M
-  double* scratch = nullptr;         ///< n: π of one selective node, then its CDF
+  double* scratch = nullptr;  ///< n: OMKL-GF's CDF of one selective node; learn()'s predicted weights
 };
 
 /// Indexes the refinement edges by source (RefinedGraph::index_added()): the targets of a are
@@ -126,10 +127,15 @@ OMKL_HD void index_added_edges(std::uint32_t n, const std::uint32_t* added_from,
   added_start[0] = 0;
 }
 
-/// One step of one replicate. `Philox` is the block function of its counter stream (the host's
-/// or cuRAND's).
+/// One step of one replicate, a team program (core/resident_team.h): the loops over kernels,
+/// vertices and pairs whose entries are independent are split over the team's lanes; the sums,
+/// maxima, the draw and the order by weight are the leader's, in the host path's order. With
+/// one lane (every driver's default) it is the host path's step as it was written; with a GPU
+/// block (OMKL_CUDA_WALK_PLAN=block) the same numbers. `Philox` is the block function of its
+/// counter stream (the host's or cuRAND's).
 template <typename Philox>
 struct GraphProgram {
+  static constexpr bool kTeamSteps = true;
   GraphTables c;
   GraphStates s;
 
@@ -138,18 +144,21 @@ struct GraphProgram {
   }
 
   /// graph_selection.cpp's plan_selection(), then the pairs of graph_aided.cpp's plan_pairs().
-  OMKL_HD std::size_t plan(std::size_t r, std::int64_t t, ResidentPair* pairs) {
+  template <typename Team>
+  OMKL_HD std::size_t plan(std::size_t r, std::int64_t t, ResidentPair* pairs, Team& team) {
     const double eta = eta_at(t);
     std::uint32_t* updated = s.updated + r * c.max_pairs;
     double* q = s.q + r * c.max_pairs;
     std::uint32_t count = 0;
     if (c.family == 0) {
-      count = plan_gf(r, t, eta, updated, q);
+      // OMKL-GF's step sums over J ≤ a few selective nodes of ≤ M kernels: the leader's.
+      if (team.leader()) count = plan_gf(r, t, eta, updated, q);
+      count = team.share(count);
     } else {
-      count = plan_sfg(r, t, eta, updated, q);
+      count = plan_sfg(r, t, eta, updated, q, team);
     }
     double* q_used = s.q_used + r * c.max_pairs;
-    for (std::uint32_t i = 0; i < count; ++i) {
+    for (std::uint32_t i = team.lane(); i < count; i += team.size()) {
       const double qu = q[i] > c.q_floor ? q[i] : c.q_floor;  // std::max(q, q_floor)
       q_used[i] = qu;
       pairs[i].slot = updated[i];
@@ -158,34 +167,47 @@ struct GraphProgram {
       pairs[i].shrink = 1.0 - 2.0 * eta * c.lambda / qu;
       pairs[i].box = 0.0;  // no clipping
     }
-    s.n_pairs[r] = count;
-    s.updates[r] += count;  // rate = η/q̃ > 0: every pair updates
+    if (team.leader()) {
+      s.n_pairs[r] = count;
+      s.updates[r] += count;  // rate = η/q̃ > 0: every pair updates
+    }
     return count;
   }
 
-  /// graph_aided.cpp's learn(): ŷ from S_t's outputs, then the kernel and vertex weights.
+  /// graph_aided.cpp's learn(): ŷ from S_t's outputs, then the kernel and vertex weights (ŷ is
+  /// the leader's).
+  template <typename Team>
   OMKL_HD double learn(std::size_t r, std::int64_t t, double y, const double* f, const double* norm2,
-                       ResidentPair* /*pairs: plan() set their steps*/) {
+                       ResidentPair* /*pairs: plan() set their steps*/, Team& team) {
     const std::size_t n = c.n;
     const double eta = eta_at(t);
     const std::uint32_t count = s.n_pairs[r], predicted = s.n_predicted[r];
     const std::uint32_t* updated = s.updated + r * c.max_pairs;
     const double* q_used = s.q_used + r * c.max_pairs;
     double* log_w = s.log_w + r * n;
-    // combine_prediction(): the predicted kernels are the first `predicted` of S_t.
+    // combine_prediction(): the predicted kernels are the first `predicted` of S_t; their
+    // shifted weights by the lanes into the scratch (|S_t| ≤ n), the sums by the leader.
     double prediction = 0.0;
     if (predicted > 0) {
       double m = -INFINITY;
-      for (std::uint32_t i = 0; i < predicted; ++i) m = log_w[updated[i]] > m ? log_w[updated[i]] : m;
-      double num = 0.0, den = 0.0;
-      for (std::uint32_t i = 0; i < predicted; ++i) {
-        const double w = std::exp(log_w[updated[i]] - m);
-        num += w * f[i];
-        den += w;
+      if (team.leader())
+        for (std::uint32_t i = 0; i < predicted; ++i) m = log_w[updated[i]] > m ? log_w[updated[i]] : m;
+      m = team.share(m);
+      double* w = s.scratch + r * n;
+      for (std::uint32_t i = team.lane(); i < predicted; i += team.size()) w[i] = std::exp(log_w[updated[i]] - m);
+      const double* staged = team.stage(w, predicted);
+      if (team.leader()) {
+        double num = 0.0, den = 0.0;
+        for (std::uint32_t i = 0; i < predicted; ++i) {
+          num += staged[i] * f[i];
+          den += staged[i];
+        }
+        prediction = num / den;
       }
-      prediction = num / den;
     }
-    for (std::uint32_t i = 0; i < count; ++i) {
+    // S_t's kernels are distinct: each lane its own entries of log w (stage() above ordered
+    // every read of them before these writes).
+    for (std::uint32_t i = team.lane(); i < count; i += team.size()) {
       const double fi = f[i];
       double n2 = norm2[i];
       if (c.updated_theta_loss) {
@@ -197,7 +219,7 @@ struct GraphProgram {
       const double loss = ((fi - y) * (fi - y) + c.lambda * n2) / q_used[i];
       log_w[updated[i]] -= eta * loss;
     }
-    if (c.family != 0) {
+    if (c.family != 0 && team.leader()) {
       const std::uint32_t node = s.node[r];
       const double err = (prediction - y) * (prediction - y);
       const double p_node = s.pmf[r * pmf_stride() + node];
@@ -212,7 +234,7 @@ struct GraphProgram {
   OMKL_HD std::size_t pmf_stride() const { return c.n > c.J ? c.n : c.J; }
 
  private:
-  // ---- OMKL-GF -------------------------------------------------------------------------------
+  // ---- OMKL-GF (the leader's) ----------------------------------------------------------------
 
   OMKL_HD std::uint32_t plan_gf(std::size_t r, std::int64_t t, double eta, std::uint32_t* updated, double* q) {
     const std::uint32_t n = c.n, J = c.J, M = c.M;
@@ -290,65 +312,102 @@ struct GraphProgram {
 
   // ---- OMKL-SFG / OMKL-SFG-R -----------------------------------------------------------------
 
-  OMKL_HD std::uint32_t plan_sfg(std::size_t r, std::int64_t t, double eta, std::uint32_t* updated, double* q) {
+  template <typename Team>
+  OMKL_HD std::uint32_t plan_sfg(std::size_t r, std::int64_t t, double eta, std::uint32_t* updated, double* q,
+                                 Team& team) {
     const std::uint32_t n = c.n;
-    const double* u = vertex_weights(r);
+    const double* u = vertex_weights(r, team);
     const bool before = t <= c.switch_step;
     const std::uint32_t* exploration = c.exploration;
     std::uint32_t n_exploration = c.n_exploration;
     if (c.family == 2) {
-      if (!s.refined[r] || before || !c.freeze_refinement) refine(r, eta);
+      const bool again = team.share(!s.refined[r] || before || !c.freeze_refinement);
+      if (again) refine(r, eta, team);
       exploration = s.refined_set + r * n;
       n_exploration = s.set_size[r];
     }
-    // vertex_probabilities(u, ξ = η, E).
+    // vertex_probabilities(u, ξ = η, E): the entries by the lanes, the totals by the leader.
     double* p = s.pmf + r * pmf_stride();
-    double total = 0.0;
-    for (std::uint32_t i = 0; i < n; ++i) total += u[i];
-    for (std::uint32_t i = 0; i < n; ++i) p[i] = (1.0 - eta) * (u[i] / total);
+    const double total = ordered_sum(u, n, team);
+    for (std::uint32_t i = team.lane(); i < n; i += team.size()) p[i] = (1.0 - eta) * (u[i] / total);
+    team.sync();
     const double share = eta / static_cast<double>(n_exploration);
-    for (std::uint32_t e = 0; e < n_exploration; ++e) p[exploration[e]] += share;
+    for (std::uint32_t e = team.lane(); e < n_exploration; e += team.size()) p[exploration[e]] += share;  // a set
+    const double* staged = team.stage(p, n);
     double p_total = 0.0;
-    for (std::uint32_t i = 0; i < n; ++i) p_total += p[i];
-    if (c.family == 2 && c.double_draw && before) (void)s.rng[r].template uniform<Philox>();
-    const int mode = before ? 2 : c.after_switch;
     std::uint32_t node = 0;
-    if (mode == 2) node = static_cast<std::uint32_t>(sample_index(p, n, s.rng[r].template uniform<Philox>(), c.shifted != 0));
-    else if (mode == 1) node = argmax_first(u, n);
-    s.node[r] = node;
+    if (team.leader()) {
+      for (std::uint32_t i = 0; i < n; ++i) p_total += staged[i];
+      if (c.family == 2 && c.double_draw && before) (void)s.rng[r].template uniform<Philox>();
+      const int mode = before ? 2 : c.after_switch;
+      if (mode == 2)
+        node = static_cast<std::uint32_t>(sample_index(staged, n, s.rng[r].template uniform<Philox>(), c.shifted != 0));
+      else if (mode == 1)
+        node = argmax_first(u, n);
+      s.node[r] = node;
+    }
+    p_total = team.share(p_total);
+    node = team.share(node);
     // S_t = N_out(node), then (SFG-R) the refinement edges out of it, ascending.
-    std::uint32_t count = 0;
-    for (std::uint32_t i = c.out_offsets[node]; i < c.out_offsets[node + 1]; ++i) updated[count++] = c.out_list[i];
-    const std::uint32_t base_count = count;
+    const std::uint32_t out_begin = c.out_offsets[node], base_count = c.out_offsets[node + 1] - out_begin;
+    for (std::uint32_t i = team.lane(); i < base_count; i += team.size()) updated[i] = c.out_list[out_begin + i];
+    std::uint32_t count = base_count;
     if (c.family == 2) {
       const std::uint32_t* start = s.added_start + r * (n + 1);
       const std::uint32_t* targets = s.added_targets + r * n;
-      for (std::uint32_t i = start[node]; i < start[node + 1]; ++i) updated[count++] = targets[i];
+      const std::uint32_t added = start[node + 1] - start[node];
+      for (std::uint32_t i = team.lane(); i < added; i += team.size()) updated[base_count + i] = targets[start[node] + i];
+      count += added;
     }
-    s.n_predicted[r] = c.family == 2 && c.predict_with_refined ? count : base_count;
+    if (team.leader()) s.n_predicted[r] = c.family == 2 && c.predict_with_refined ? count : base_count;
+    team.sync();
     const std::uint32_t* added_from = c.family == 2 ? s.added_from + r * n : nullptr;
-    for (std::uint32_t i = 0; i < count; ++i)
+    for (std::uint32_t i = team.lane(); i < count; i += team.size())
       q[i] = observation(updated[i], p, p_total, added_from ? added_from[updated[i]] : kNoVertex);
+    team.sync();  // plan() reads every q
     return count;
+  }
+
+  /// Σ v[0..n) in index order, on every lane (the leader's sum of the staged entries).
+  template <typename Team>
+  OMKL_HD static double ordered_sum(const double* v, std::uint32_t n, Team& team) {
+    const double* staged = team.stage(v, n);
+    double total = 0.0;
+    if (team.leader())
+      for (std::uint32_t i = 0; i < n; ++i) total += staged[i];
+    return team.share(total);
   }
 
   /// vertex_weights_lin(): exp(log_u − u_ref), refreshed (u_ref = max log_u, and the order by
   /// weight) when missing or when its largest entry has drifted below 1e-200.
-  OMKL_HD const double* vertex_weights(std::size_t r) {
+  template <typename Team>
+  OMKL_HD const double* vertex_weights(std::size_t r, Team& team) {
     const std::uint32_t n = c.n;
     double* u = s.u_lin + r * n;
     const double* log_u = s.log_u + r * n;
-    double top = 0.0;
-    if (s.u_valid[r])
-      for (std::uint32_t i = 0; i < n; ++i) top = u[i] > top ? u[i] : top;
-    if (!s.u_valid[r] || top < 1e-200) {
-      double ref = -INFINITY;
-      for (std::uint32_t i = 0; i < n; ++i) ref = log_u[i] > ref ? log_u[i] : ref;
+    const double* staged = team.stage(u, n);
+    bool refresh = false;
+    if (team.leader()) {
+      double top = 0.0;
+      if (s.u_valid[r])
+        for (std::uint32_t i = 0; i < n; ++i) top = staged[i] > top ? staged[i] : top;
+      refresh = !s.u_valid[r] || top < 1e-200;
+    }
+    if (!team.share(refresh)) return u;
+    const double* staged_log = team.stage(log_u, n);
+    double ref = -INFINITY;
+    if (team.leader()) {
+      for (std::uint32_t i = 0; i < n; ++i) ref = staged_log[i] > ref ? staged_log[i] : ref;
       s.u_ref[r] = ref;
-      for (std::uint32_t i = 0; i < n; ++i) u[i] = exp_or_zero(log_u[i] - ref);
+    }
+    ref = team.share(ref);
+    for (std::uint32_t i = team.lane(); i < n; i += team.size()) u[i] = exp_or_zero(log_u[i] - ref);
+    team.sync();
+    if (team.leader()) {
       s.u_valid[r] = 1;
       if (c.family == 2) sort_by_weight(r);
     }
+    team.sync();
     return u;
   }
 
@@ -394,62 +453,72 @@ struct GraphProgram {
 
   /// plan_selection()'s refinement: the candidate set D'_t (refinement_set() with a fixed β,
   /// refinement_set_from_sorted() with the rank rule), and G'_t rebuilt when it changed.
-  OMKL_HD void refine(std::size_t r, double xi) {
+  template <typename Team>
+  OMKL_HD void refine(std::size_t r, double xi, Team& team) {
     const std::uint32_t n = c.n;
     const double* u = s.u_lin + r * n;
     std::uint8_t* marks = s.marks + r * n;
-    for (std::uint32_t i = 0; i < n; ++i) marks[i] = 0;
-    double total = 0.0;
-    for (std::uint32_t i = 0; i < n; ++i) total += u[i];
-    const double nd = static_cast<double>(n);
-    if (c.beta_fixed > 0) {
-      const double threshold = (c.beta_fixed - xi / nd) / (1.0 - xi);
-      bool any = false;
-      for (std::uint32_t i = 0; i < n; ++i)
-        if (u[i] / total >= threshold) marks[i] = 1, any = true;
-      if (!any) marks[argmax_first(u, n)] = 1;
-    } else {
-      const std::uint32_t* order = s.by_weight + r * n;
-      const double top = u[order[c.beta_rank - 1]] / total;
-      const double beta = (1.0 - xi) * top + xi / nd - c.beta_eps;
-      double threshold = (beta - xi / nd) / (1.0 - xi);
-      threshold = top < threshold ? top : threshold;  // std::min(threshold, top)
-      for (std::uint32_t k = 0; k < n; ++k) {
-        if (!(u[order[k]] / total >= threshold)) break;
-        marks[order[k]] = 1;
+    for (std::uint32_t i = team.lane(); i < n; i += team.size()) marks[i] = 0;
+    const double total = ordered_sum(u, n, team);  // its barriers order the marks' reset too
+    bool changed = false;
+    if (team.leader()) {
+      const double nd = static_cast<double>(n);
+      if (c.beta_fixed > 0) {
+        const double threshold = (c.beta_fixed - xi / nd) / (1.0 - xi);
+        bool any = false;
+        for (std::uint32_t i = 0; i < n; ++i)
+          if (u[i] / total >= threshold) marks[i] = 1, any = true;
+        if (!any) marks[argmax_first(u, n)] = 1;
+      } else {
+        const std::uint32_t* order = s.by_weight + r * n;
+        const double top = u[order[c.beta_rank - 1]] / total;
+        const double beta = (1.0 - xi) * top + xi / nd - c.beta_eps;
+        double threshold = (beta - xi / nd) / (1.0 - xi);
+        threshold = top < threshold ? top : threshold;  // std::min(threshold, top)
+        for (std::uint32_t k = 0; k < n; ++k) {
+          if (!(u[order[k]] / total >= threshold)) break;
+          marks[order[k]] = 1;
+        }
       }
+      // The set ascending; compared with D'_{t−1}.
+      std::uint32_t* candidate = s.candidate + r * n;
+      std::uint32_t size = 0;
+      for (std::uint32_t i = 0; i < n; ++i)
+        if (marks[i]) candidate[size++] = i;
+      std::uint32_t* set = s.refined_set + r * n;
+      bool same = s.refined[r] && size == s.set_size[r];
+      for (std::uint32_t i = 0; same && i < size; ++i) same = candidate[i] == set[i];
+      if (!same) {
+        for (std::uint32_t i = 0; i < size; ++i) set[i] = candidate[i];
+        s.set_size[r] = size;
+      }
+      changed = !same;
     }
-    // The set ascending; compared with D'_{t−1}.
-    std::uint32_t* candidate = s.candidate + r * n;
-    std::uint32_t size = 0;
-    for (std::uint32_t i = 0; i < n; ++i)
-      if (marks[i]) candidate[size++] = i;
-    std::uint32_t* set = s.refined_set + r * n;
-    bool same = s.refined[r] && size == s.set_size[r];
-    for (std::uint32_t i = 0; same && i < size; ++i) same = candidate[i] == set[i];
-    if (!same) {
-      for (std::uint32_t i = 0; i < size; ++i) set[i] = candidate[i];
-      s.set_size[r] = size;
-      rebuild_refined(r);
-    }
-    s.refined[r] = 1;
+    if (team.share(changed)) rebuild_refined(r, team);
+    if (team.leader()) s.refined[r] = 1;
+    team.sync();
   }
 
   /// RefinedGraph::refine() with the dominator order: every vertex outside D'_t that D'_t does
   /// not dominate (every vertex, with refine_all_vertices) gets an in-edge from its preferred
-  /// member of D'_t, unless that edge is in the base graph.
-  OMKL_HD void rebuild_refined(std::size_t r) {
+  /// member of D'_t, unless that edge is in the base graph. The marks by the leader (members'
+  /// neighbourhoods overlap), each vertex's edge by a lane, the index by the leader.
+  template <typename Team>
+  OMKL_HD void rebuild_refined(std::size_t r, Team& team) {
     const std::uint32_t n = c.n;
     const std::uint32_t* set = s.refined_set + r * n;
     std::uint8_t* marks = s.marks + r * n;
-    for (std::uint32_t i = 0; i < n; ++i) marks[i] = 0;
-    for (std::uint32_t e = 0; e < s.set_size[r]; ++e) {
-      const std::uint32_t a = set[e];
-      marks[a] |= 3u;
-      for (std::uint32_t i = c.out_offsets[a]; i < c.out_offsets[a + 1]; ++i) marks[c.out_list[i]] |= 2u;
+    if (team.leader()) {
+      for (std::uint32_t i = 0; i < n; ++i) marks[i] = 0;
+      for (std::uint32_t e = 0; e < s.set_size[r]; ++e) {
+        const std::uint32_t a = set[e];
+        marks[a] |= 3u;
+        for (std::uint32_t i = c.out_offsets[a]; i < c.out_offsets[a + 1]; ++i) marks[c.out_list[i]] |= 2u;
+      }
     }
+    team.sync();
     std::uint32_t* added_from = s.added_from + r * n;
-    for (std::uint32_t i = 0; i < n; ++i) {
+    for (std::uint32_t i = team.lane(); i < n; i += team.size()) {
       added_from[i] = kNoVertex;
       if (!c.refine_all_vertices && marks[i] != 0) continue;
       const std::uint32_t* candidates = c.dominator_order + static_cast<std::size_t>(i) * n;
@@ -458,7 +527,9 @@ struct GraphProgram {
       const std::uint32_t d = candidates[k];
       if (!c.adjacency[static_cast<std::size_t>(d) * n + i]) added_from[i] = d;
     }
-    index_added_edges(n, added_from, s.added_start + r * (n + 1), s.added_targets + r * n);
+    team.sync();
+    if (team.leader()) index_added_edges(n, added_from, s.added_start + r * (n + 1), s.added_targets + r * n);
+    team.sync();
   }
 
   OMKL_HD static std::uint32_t argmax_first(const double* v, std::uint32_t n) {

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "core/host_team.h"
+#include "core/resident_team.h"
 #include "core/resident_walk.h"
 #include "core/step_path.h"
 #include "omkl/error.h"
@@ -90,6 +92,57 @@ TEST(ResidentWalkTest, EveryPlanStartsFromDefaultPairs) {
 
 // step_path: host and resident as asked (resident refused, with the reason, where the
 // configuration cannot walk); auto resident only on a GPU where the configuration can.
+// A host team (core/host_team.h) behaves as a GPU block's threads do for a team program: every
+// lane runs the job; sync() orders one lane's writes before another's reads; stage() hands the
+// leader what every lane wrote; share() hands every lane the leader's value; and the runner's
+// lanes do it again and again (a walk runs a job per step).
+TEST(HostTeamTest, LanesShareTheLeadersValuesAndSeeEachOthersWrites) {
+  for (unsigned lanes : {1u, 3u, 7u}) {
+    HostTeamRunner runner(lanes);
+    std::vector<double> v(10, 0.0);
+    std::vector<double> seen(lanes, 0.0);
+    std::vector<unsigned> sizes(lanes, 0);
+    for (int round = 1; round <= 20; ++round) {
+      auto job = [&](HostTeam& team) {
+        sizes[team.lane()] = team.size();
+        for (std::size_t i = team.lane(); i < v.size(); i += team.size()) v[i] = round * static_cast<double>(i + 1);
+        const double* staged = team.stage(v.data(), v.size());
+        double total = 0.0;
+        if (team.leader())
+          for (std::size_t i = 0; i < v.size(); ++i) total += staged[i];
+        seen[team.lane()] = team.share(total);
+      };
+      runner.run(job);
+      for (unsigned lane = 0; lane < lanes; ++lane) {
+        ASSERT_EQ(seen[lane], 55.0 * round) << lanes << " lanes, lane " << lane << ", round " << round;
+        ASSERT_EQ(sizes[lane], lanes);
+      }
+    }
+  }
+  SerialTeam one;
+  EXPECT_TRUE(one.leader());
+  EXPECT_EQ(one.size(), 1u);
+  EXPECT_EQ(one.share(2.5), 2.5);
+}
+
+TEST(HostTeamTest, TheLanesSwitchTakesOneToOneHundredTwentyEight) {
+  const char* kName = "OMKL_HOST_WALK_LANES";
+  unsetenv(kName);
+  EXPECT_EQ(host_walk_lanes(), 1u);
+  setenv(kName, "6", 1);
+  EXPECT_EQ(host_walk_lanes(), 6u);
+  for (const char* bad : {"0", "129", "4x", "-2", "many"}) {
+    setenv(kName, bad, 1);
+    try {
+      (void)host_walk_lanes();
+      ADD_FAILURE() << bad << " was taken";
+    } catch (const ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find(std::string("not '") + bad + "'"), std::string::npos) << e.what();
+    }
+  }
+  unsetenv(kName);
+}
+
 TEST(StepPathTest, AutoIsResidentOnlyOnAGpuThatCanWalk) {
   const auto decide = [](const std::string& path, bool on_gpu, const std::string& why_not) {
     ParamReader params("algo", {{"step_path", path}});

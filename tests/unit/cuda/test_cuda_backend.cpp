@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/scoped_env.h"
 #include "common/test_helpers.h"
 #include "core/state_io.h"
 #include "families/bandit/bandit.h"
@@ -22,6 +23,7 @@ using namespace omkl::detail;
 using omkl::test::context_for;
 using omkl::test::make;
 using omkl::test::random_stream;
+using omkl::test::ScopedEnv;
 using omkl::test::run_blocks;
 using omkl::test::run_steps;
 using omkl::test::with_param;
@@ -36,32 +38,6 @@ class CudaTest : public ::testing::Test {
 };
 
 double relative_error(double a, double b) { return std::fabs(a - b) / std::max(1.0, std::fabs(b)); }
-
-// Sets an environment variable for the scope and then restores what it was: the CUDA backend
-// reads its path switches (OMKL_CUDA_STEP_SELECTED, OMKL_CUDA_TRAJECTORIES, …) when it is
-// created, and bench/gpu_session.sh runs the whole suite under a switch that the tests after
-// this scope must still see.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* before = std::getenv(name)) {
-      had_value_ = true;
-      before_ = before;
-    }
-    setenv(name, value, 1);
-  }
-  ~ScopedEnv() {
-    if (had_value_) setenv(name_, before_.c_str(), 1);
-    else unsetenv(name_);
-  }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
- private:
-  const char* name_;
-  bool had_value_ = false;
-  std::string before_;
-};
 
 // Both trajectory layouts: one warp per slot (default) and one per (replicate, kernel) group.
 constexpr const char* kTrajectoryLayouts[] = {"per_slot", "per_kernel"};
@@ -219,6 +195,8 @@ namespace {
 
 // OMKL_CUDA_WALK_PAIRS: how a resident walk shares a step's pairs among the block's warps.
 constexpr const char* kWalkPairModes[] = {"warp", "auto"};
+// OMKL_CUDA_WALK_PLAN: a team program's plan and learn by thread 0, or by the whole block.
+constexpr const char* kWalkPlanModes[] = {"thread", "block"};
 
 // Selects the CUDA backend's step_selected path for the scope (generic: through get/set_theta;
 // native: one launch per step). The variable is read when a backend is created.
@@ -350,24 +328,35 @@ TEST_F(CudaTest, ResidentGraphWalkEqualsTheHostPath) {
           SelectedPath native("native");  // whatever OMKL_CUDA_STEP_SELECTED the suite runs under
           return make(name, gpu_ctx, with_param(params, "step_path", "host"));
         }();
-        auto gpu = make(name, gpu_ctx, with_param(params, "step_path", "resident"));
         const auto cpu_steps = run_steps(*cpu, data);
         const auto gpu_host_steps = run_steps(*gpu_host, data);
-        // One step per walk for the first 100 samples, then blocks of 97.
-        auto got = run_blocks(*gpu, data, 1, 0, 100);
-        const auto rest = run_blocks(*gpu, data, 97, 100);
-        got.insert(got.end(), rest.begin(), rest.end());
-        const std::size_t R = gpu->n_replicates();
-        const auto& reference = single ? gpu_host_steps : cpu_steps;
-        const double tolerance = single ? 1e-6 : 1e-9;
-        for (std::size_t i = 0; i < got.size(); ++i)
-          ASSERT_LE(relative_error(got[i], reference[i]), tolerance)
-              << name << " " << precision << " " << to_string(profile) << " step " << i / R;
-        if (single)
-          for (std::size_t i = 0; i < kFloatCpuSteps * R; ++i)
-            ASSERT_LE(relative_error(got[i], cpu_steps[i]), 2e-3)
-                << name << " float against the CPU " << to_string(profile) << " step " << i / R;
-        EXPECT_EQ(gpu->kernel_updates(), gpu_host->kernel_updates()) << name << " " << precision;
+        // The plan and learn by thread 0, then by the whole block (a team: the same arithmetic
+        // in the same order, so the same numbers up to nvcc's contraction of a·b + c).
+        std::vector<double> by_thread;
+        for (const char* plan_mode : kWalkPlanModes) {
+          ScopedEnv walk_plan("OMKL_CUDA_WALK_PLAN", plan_mode);
+          auto gpu = make(name, gpu_ctx, with_param(params, "step_path", "resident"));
+          // One step per walk for the first 100 samples, then blocks of 97.
+          auto got = run_blocks(*gpu, data, 1, 0, 100);
+          const auto rest = run_blocks(*gpu, data, 97, 100);
+          got.insert(got.end(), rest.begin(), rest.end());
+          const std::size_t R = gpu->n_replicates();
+          const std::string what = std::string(name) + " " + precision + " " + to_string(profile) + " plan by " + plan_mode;
+          const auto& reference = single ? gpu_host_steps : cpu_steps;
+          const double tolerance = single ? 1e-6 : 1e-9;
+          for (std::size_t i = 0; i < got.size(); ++i)
+            ASSERT_LE(relative_error(got[i], reference[i]), tolerance) << what << " step " << i / R;
+          if (single)
+            for (std::size_t i = 0; i < kFloatCpuSteps * R; ++i)
+              ASSERT_LE(relative_error(got[i], cpu_steps[i]), 2e-3) << what << " float against the CPU step " << i / R;
+          EXPECT_EQ(gpu->kernel_updates(), gpu_host->kernel_updates()) << what;
+          if (by_thread.empty()) {
+            by_thread = got;
+            continue;
+          }
+          for (std::size_t i = 0; i < got.size(); ++i)
+            ASSERT_LE(relative_error(got[i], by_thread[i]), 1e-12) << what << " against the plan by thread 0, step " << i / R;
+        }
       }
     }
   }

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "common/scoped_env.h"
 #include "common/test_helpers.h"
 #include "core/resident_walk.h"
 #include "core/state_io.h"
@@ -26,6 +27,7 @@ using omkl::test::run_blocks;
 using omkl::test::run_replicated_blocks;
 using omkl::test::shuffled_streams;
 using omkl::test::run_steps;
+using omkl::test::ScopedEnv;
 using omkl::test::with_param;
 
 namespace {
@@ -185,6 +187,49 @@ TEST(ResidentGraphTest, WalkMakesTheHostPathsDecisions) {
         }
       }
     }
+  }
+}
+
+// The program is a team program (core/resident_team.h): its loops shared by a GPU block's threads
+// with OMKL_CUDA_WALK_PLAN=block, its sums, draws and orderings the leader's. Here the host driver
+// runs it on 2 and 5 threads in lockstep (host_team.h): every variant's branches (the refinement
+// and its rebuilt graph, the after-switch modes, OMKL-GF's regeneration) must give the one-lane
+// walk's predictions and state bit for bit. A lane that read an entry before its writer's
+// barrier would show here, or as a race under ThreadSanitizer.
+TEST(ResidentGraphTest, ATeamOfLanesGivesTheOneLaneWalkBitForBit) {
+  const auto data = random_stream(90, 4, Task::Regression);
+  for (const char* name : kAll) {
+    for (Profile profile : {Profile::Paper, Profile::Reference}) {
+      for (const Params& variant : variants(name)) {
+        const Params params = with_param(variant, "step_path", "resident");
+        const auto ctx = context_for(data, profile, {0, 3});
+        auto one = make(name, ctx, params);
+        const auto expected = run_blocks(*one, data, 13);
+        StateWriter one_state;
+        one->save_state(one_state);
+        for (const char* lanes : {"2", "5"}) {
+          ScopedEnv team("OMKL_HOST_WALK_LANES", lanes);
+          auto many = make(name, ctx, params);
+          const auto got = run_blocks(*many, data, 13);
+          const std::string what = std::string(name) + (profile == Profile::Reference ? " reference" : " paper") +
+                                   " with " + std::to_string(variant.size()) + " parameters on " + lanes + " lanes";
+          ASSERT_EQ(got.size(), expected.size());
+          for (std::size_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i], expected[i]) << what << " at " << i;
+          StateWriter many_state;
+          many->save_state(many_state);
+          EXPECT_EQ(many_state.bytes(), one_state.bytes()) << what;
+          EXPECT_EQ(many->kernel_updates(), one->kernel_updates()) << what;
+        }
+      }
+    }
+  }
+  ScopedEnv bad("OMKL_HOST_WALK_LANES", "0");
+  auto walk = make("omkl-sfg", context_for(data, Profile::Paper), {{"step_path", "resident"}});
+  try {
+    run_blocks(*walk, data, 10);
+    FAIL() << "OMKL_HOST_WALK_LANES=0 was taken";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("OMKL_HOST_WALK_LANES"), std::string::npos) << e.what();
   }
 }
 
