@@ -16,7 +16,9 @@
 #                  walks on the per-step seam, whose tests run both OMKL_CUDA_WALK_PAIRS modes
 #                  (PARTS=sanitizer_optin; the name is older than these paths' defaults); each
 #                  part has its own 540 s, so that one call of the device tool holds either
-#   bench_gpu.json / bench_cpu.json   `omkl bench` matrices (see below)
+#   walk.txt       the graph family's resident walk in each launch shape (OMKL_CUDA_WALK_PLAN,
+#                  OMKL_CUDA_WALK_THREADS, OMKL_CUDA_WALK_PAIRS) and its phase clock (PARTS=walk)
+#   bench.json     every `omkl bench` matrix (see below), keyed by its file name
 #   bench.txt      the printed tables of every benchmark, in order
 # Benchmarks: Naval (T = 11 934), jmlr23-76 dictionary, D = 50, paper profile:
 #   GPU: Raker at 1, 20, 100, 1000 seeds and AdaRaker at 1, 20, 100 (default layouts); Raker in
@@ -31,15 +33,16 @@
 #   draws.txt      OMKL_CUDA_DRAWS=device (frequency matrices drawn on the GPU, the default) against
 #                  host draws: Raker at 1, 20, 100, 1000 seeds and AdaRaker at 20, 100, alternated,
 #                  and the OMKL_TIMING construction breakdown of both at 20 and 1000 seeds
-# PARTS (default "tests sanitizer sanitizer_optin draws bench families") picks what runs.
+# PARTS (default "tests walk sanitizer sanitizer_optin draws bench families") picks what runs.
 # SESSION_BUDGET_S (default 0: none) bounds the whole call: a part that would not fit the time
 # left by its estimate below is skipped and named on stderr, so that every part fits one device
-# call in the order of the file. From the pieces timed on an H200 (2026-11-26) all of them should
-# take 7–8 minutes, so one call can hold them (not yet run so as a whole):
+# call in the order of the file. From the pieces timed on an H200 (2026-11-26) all of them but
+# `walk` (estimated at 100 s, not yet timed) take 7–8 minutes, so a 560 s call holds most of
+# them and names what it skipped (not yet run so as a whole):
 #   SESSION_BUDGET_S=560 bash bench/gpu_session.sh .gpu/bin .gpu/data $OUT   (timeout_s 600)
 # and the device tool returns the files of the parts that ran.
 set -uo pipefail
-PARTS=${PARTS:-tests sanitizer sanitizer_optin draws bench families}
+PARTS=${PARTS:-tests walk sanitizer sanitizer_optin draws bench families}
 SESSION_BUDGET_S=${SESSION_BUDGET_S:-0}
 session_start=$(date +%s)
 session_left() { echo $(( SESSION_BUDGET_S - ($(date +%s) - session_start) )); }
@@ -66,6 +69,9 @@ BIN=$(cd "$1" && pwd)
 DATA=$(cd "$2" && pwd)
 OUT=$3
 mkdir -p "$OUT"
+# The JSON matrices, folded into bench.json at the end (the device tool brings back 8 files).
+JSON="$OUT/.json"
+mkdir -p "$JSON"
 export LD_LIBRARY_PATH="$BIN:${LD_LIBRARY_PATH:-}"
 NAVAL="$DATA/naval_journal.csv"
 for f in "$BIN/omkl" "$BIN/omkl_tests" "$NAVAL"; do
@@ -92,6 +98,36 @@ want tests 40 && {
   rm -f "$OUT/.tests.log"
 } > "$OUT/tests.txt"
 
+# The graph family's resident walk (issue 16's 20-seed target) in each of its launch shapes, all
+# opt-in but the first: plan and learn by thread 0 or by the block's threads (OMKL_CUDA_WALK_PLAN,
+# the team program of core/resident_team.h), blocks of 128 or 512 threads or `auto`
+# (OMKL_CUDA_WALK_THREADS), a step with fewer pairs than warps by the whole block
+# (OMKL_CUDA_WALK_PAIRS=auto); then thread 0's clock per phase (plan, features, learn, update)
+# for the default and the widest shape. Their parity: CudaTest.ResidentGraphWalkEqualsTheHostPath.
+want walk 100 && {
+  graph=(--data "$NAVAL" --preset jmlr23-graph --backend cuda --algo omkl-gf:M=10 --algo omkl-sfg:M=10
+         --algo omkl-sfg-r:M=10)
+  for shape in thread:128:warp block:128:warp thread:512:warp block:512:warp block:auto:warp block:512:auto; do
+    IFS=: read -r plan threads pairs <<< "$shape"
+    echo "== GPU: graph-aided resident walk, OMKL_CUDA_WALK_PLAN=$plan OMKL_CUDA_WALK_THREADS=$threads OMKL_CUDA_WALK_PAIRS=$pairs"
+    OMKL_CUDA_WALK_PLAN=$plan OMKL_CUDA_WALK_THREADS=$threads OMKL_CUDA_WALK_PAIRS=$pairs timeout "$(cap 60)" \
+      "$BIN/omkl" bench "${graph[@]}" --repeat 3 --seeds 1 20 --json "$JSON/walk_${plan}_${threads}_${pairs}.json"
+  done
+  for shape in thread:128 block:512; do
+    IFS=: read -r plan threads <<< "$shape"
+    echo "== GPU: OMKL_TIMING=1, a resident walk's step by phase, OMKL_CUDA_WALK_PLAN=$plan OMKL_CUDA_WALK_THREADS=$threads"
+    OMKL_CUDA_WALK_PLAN=$plan OMKL_CUDA_WALK_THREADS=$threads OMKL_TIMING=1 timeout "$(cap 40)" \
+      "$BIN/omkl" bench "${graph[@]}" --repeat 1 --seeds 1 20 2>&1 | grep -v "cuda backend set-up"
+  done
+  echo "== GPU: the default shape again at 100 seeds, then the widest"
+  for plan_threads in thread:128 block:512 block:auto; do
+    IFS=: read -r plan threads <<< "$plan_threads"
+    echo "-- OMKL_CUDA_WALK_PLAN=$plan OMKL_CUDA_WALK_THREADS=$threads"
+    OMKL_CUDA_WALK_PLAN=$plan OMKL_CUDA_WALK_THREADS=$threads timeout "$(cap 40)" \
+      "$BIN/omkl" bench "${graph[@]}" --repeat 3 --seeds 100
+  done
+} > "$OUT/walk.txt" 2>&1
+
 # The resident walks', federated rounds' and device draws' tests apart from the others, so that
 # each half fits one call's time under the sanitizer.
 OPTIN='CudaTest.Resident*:CudaTest.Federated*:CudaTest.Native*:CudaTest.DeviceDraws*:CudaTest.AlgorithmsOnDeviceDrawn*'
@@ -111,6 +147,10 @@ want sanitizer_optin 120 && {
   sanitize memcheck "$OPTIN" "resident walks, federated rounds, device draws" 300
   sanitize racecheck "$SEAM" "resident walks on the per-step seam" 150
   sanitize synccheck "$SEAM" "resident walks on the per-step seam" 80
+  # The graph program's team plan (its barriers and shared copies) in blocks of 256 threads:
+  # the replicated streams walk omkl-sfg-r.
+  OMKL_CUDA_WALK_PLAN=block OMKL_CUDA_WALK_THREADS=256 \
+    sanitize racecheck "CudaTest.Replicated*" "the team plan (OMKL_CUDA_WALK_PLAN=block, 256 threads)" 90
 } >> "$OUT/sanitizer.txt"
 
 common=(--data "$NAVAL" --normalize minmax --repeat 3)
@@ -133,9 +173,9 @@ want draws 90 && {
 want bench 240 && {
   echo "== GPU: Raker / AdaRaker"
   "$BIN/omkl" bench "${common[@]}" --backend cuda --algo raker:dict=jmlr23-76 --seeds 1 20 100 1000 \
-    --json "$OUT/bench_gpu.json"
+    --json "$JSON/bench_gpu.json"
   "$BIN/omkl" bench "${common[@]}" --backend cuda --algo adaraker:dict=jmlr23-76 --seeds 1 20 100 \
-    --json "$OUT/bench_gpu_adaraker.json"
+    --json "$JSON/bench_gpu_adaraker.json"
   "$BIN/omkl" bench "${common[@]}" --backend cuda --algo raker:dict=jmlr23-76,precision=float --seeds 20 1000
   # Where construction and loop time go (device set-up / host frequency draws / upload; host
   # staging / stream wait / each launch's device time), a few lines per run.
@@ -151,34 +191,26 @@ want bench 240 && {
     --algo raker:dict=jmlr23-76 --seeds 100 1000
   echo "== GPU: OMKL_CUDA_TRAJECTORIES=per_slot"
   OMKL_CUDA_TRAJECTORIES=per_slot "$BIN/omkl" bench "${common[@]}" --backend cuda \
-    --algo adaraker:dict=jmlr23-76 --seeds 1 20 100 --json "$OUT/bench_gpu_per_slot.json"
+    --algo adaraker:dict=jmlr23-76 --seeds 1 20 100 --json "$JSON/bench_gpu_per_slot.json"
   # The generic path copies θ to the host and back per pair and step (≈ 2 s per seed on Naval):
   # one seed is enough to compare; the native path gets the issue's seed counts. Each run is
   # bounded so that the whole command stays inside the device tool's 10 minutes.
   echo "== GPU: graph-aided, OMKL_CUDA_STEP_SELECTED=generic"
   OMKL_CUDA_STEP_SELECTED=generic timeout "$(cap 120)" "$BIN/omkl" bench --data "$NAVAL" --preset jmlr23-graph --repeat 1 \
     --backend cuda --algo omkl-gf:M=10,step_path=host --algo omkl-sfg:M=10,step_path=host \
-    --algo omkl-sfg-r:M=10,step_path=host --seeds 1 --json "$OUT/bench_gpu_graph_generic.json"
+    --algo omkl-sfg-r:M=10,step_path=host --seeds 1 --json "$JSON/bench_gpu_graph_generic.json"
   echo "== GPU: graph-aided, native per-step path (step_path=host)"
   timeout "$(cap 240)" "$BIN/omkl" bench --data "$NAVAL" --preset jmlr23-graph --repeat 3 --backend cuda \
     --algo omkl-gf:M=10,step_path=host --algo omkl-sfg:M=10,step_path=host --algo omkl-sfg-r:M=10,step_path=host \
     --seeds 1 20 100 \
-    --json "$OUT/bench_gpu_graph_native.json"
+    --json "$JSON/bench_gpu_graph_native.json"
   # The device-resident walk (step_path=resident, auto's choice on a GPU; issue 16 item 1): one launch per block of
   # samples, no host round trip per step. Its parity test runs in tests.txt
   # (CudaTest.ResidentGraphWalkEqualsTheHostPath).
   echo "== GPU: graph-aided, step_path=resident"
   timeout "$(cap 240)" "$BIN/omkl" bench --data "$NAVAL" --preset jmlr23-graph --repeat 3 --backend cuda \
     --algo omkl-gf:M=10,step_path=resident --algo omkl-sfg:M=10,step_path=resident \
-    --algo omkl-sfg-r:M=10,step_path=resident --seeds 1 20 100 --json "$OUT/bench_gpu_graph_resident.json"
-  # Where a resident walk's step goes (thread 0's clock per phase: plan, features, learn, update)
-  # for the graph family at 1 and 20 seeds, and the random-feature bandit walk at 100 repetitions.
-  echo "== GPU: graph-aided resident walk, OMKL_CUDA_WALK_PAIRS=auto (steps with < 4 pairs by the whole block)"
-  OMKL_CUDA_WALK_PAIRS=auto timeout "$(cap 120)" "$BIN/omkl" bench --data "$NAVAL" --preset jmlr23-graph --repeat 3 \
-    --backend cuda --algo omkl-gf:M=10 --algo omkl-sfg:M=10 --algo omkl-sfg-r:M=10 --seeds 1 20 100
-  echo "== GPU: OMKL_TIMING=1, a resident walk's step by phase"
-  OMKL_TIMING=1 timeout "$(cap 60)" "$BIN/omkl" bench --data "$NAVAL" --preset jmlr23-graph --repeat 1 --backend cuda \
-    --algo omkl-gf:M=10 --algo omkl-sfg:M=10 --algo omkl-sfg-r:M=10 --seeds 1 20 2>&1 | grep -v "cuda backend set-up"
+    --algo omkl-sfg-r:M=10,step_path=resident --seeds 1 20 100 --json "$JSON/bench_gpu_graph_resident.json"
   # The random-feature bandit walk (one pair a round) with a warp per pair (default) and with the
   # whole block per pair (OMKL_CUDA_WALK_PAIRS=auto), 100 and 1 000 repetitions, alternated.
   if [ -e "$DATA/elevators.csv" ]; then
@@ -196,7 +228,7 @@ want bench 240 && {
   fi
   echo "== CPU, all cores"
   "$BIN/omkl" bench "${common[@]}" --backend cpu --algo raker:dict=jmlr23-76 --algo adaraker:dict=jmlr23-76 \
-    --seeds 100 --json "$OUT/bench_cpu.json"
+    --seeds 100 --json "$JSON/bench_cpu.json"
   "$BIN/omkl" bench --data "$NAVAL" --preset jmlr23-graph --repeat 3 --backend cpu \
     --algo omkl-gf:M=10 --algo omkl-sfg:M=10 --algo omkl-sfg-r:M=10 --seeds 100
 } > "$OUT/bench.txt" 2>&1
@@ -276,17 +308,19 @@ want families 60 && {
     done
   fi
 } > "$OUT/families.txt" 2>&1
-# bench_gpu_adaraker.json and the graph JSON files would exceed eight files: fold them in.
-python3 - "$OUT" <<'EOF' 2>/dev/null || true
+# Every JSON matrix (Raker/AdaRaker, the graph paths, the walk shapes, the CPU) folded into one
+# file, keyed by its name: the device tool brings back eight files.
+python3 - "$JSON" "$OUT/bench.json" <<'EOF' || true
 import json, os, sys
-out = sys.argv[1]
+folder, target = sys.argv[1], sys.argv[2]
 merged = {}
-for name in sorted(os.listdir(out)):
-    if name.startswith("bench_gpu") and name.endswith(".json"):
-        with open(os.path.join(out, name)) as f:
+for name in sorted(os.listdir(folder)):
+    if name.endswith(".json"):
+        with open(os.path.join(folder, name)) as f:
             merged[name] = json.load(f)
-        os.remove(os.path.join(out, name))
-with open(os.path.join(out, "bench_gpu.json"), "w") as f:
-    json.dump(merged, f, indent=1)
+if merged:
+    with open(target, "w") as f:
+        json.dump(merged, f, indent=1)
 EOF
+rm -rf "$JSON"
 ls -la "$OUT"

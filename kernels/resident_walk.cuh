@@ -20,6 +20,7 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "core/resident_team.h"
@@ -32,7 +33,10 @@
 
 namespace omkl::cuda {
 
-constexpr int kResidentThreads = 128;  // 4 warps: a step names a handful of pairs
+// Threads of a replicate's block: 4 warps by default (a step names a handful of pairs), up to
+// 16 (OMKL_CUDA_WALK_THREADS); the kernel reads blockDim, and its bounds allow the most.
+constexpr unsigned kDefaultResidentThreads = 128;
+constexpr unsigned kMaxResidentThreads = 512;
 
 template <typename Real>
 __device__ __forceinline__ Real resident_warp_sum(Real v) {
@@ -111,10 +115,11 @@ constexpr unsigned kAbortWalk = ~0u;
 
 /// kTimed (OMKL_TIMING=1): the phase clock below; kBlockPerPair (OMKL_CUDA_WALK_PAIRS=auto): the
 /// whole block per pair where a step has fewer pairs than warps; kTeam (OMKL_CUDA_WALK_PLAN=block,
-/// a team program only): plan() and learn() by the whole block. Template parameters, so that
-/// the default walk carries none of their registers (its code is what it was without them).
-template <typename Program, typename Real, bool kTimed, bool kBlockPerPair, bool kTeam>
-__global__ void __launch_bounds__(kResidentThreads) resident_walk_kernel(Program program,
+/// a team program only): plan() and learn() by the whole block; kWide (OMKL_CUDA_WALK_THREADS
+/// above 128): bounds for blocks of up to 512 threads. Template parameters, so that the default
+/// walk carries none of their registers (its code, and its bounds, are what they were without).
+template <typename Program, typename Real, bool kTimed, bool kBlockPerPair, bool kTeam, bool kWide>
+__global__ void __launch_bounds__(kWide ? kMaxResidentThreads : kDefaultResidentThreads) resident_walk_kernel(Program program,
                                                                          detail::ResidentWalkArgs<Real> a) {
   // Raw storage: ResidentPair's default member initializers are a constructor, which a
   // __shared__ array may not run.
@@ -122,7 +127,7 @@ __global__ void __launch_bounds__(kResidentThreads) resident_walk_kernel(Program
   detail::ResidentPair* pairs = reinterpret_cast<detail::ResidentPair*>(pair_storage);
   __shared__ double f[detail::kMaxResidentPairs], norm2[detail::kMaxResidentPairs];
   __shared__ unsigned n_pairs;
-  __shared__ double partials[kResidentThreads / 32];
+  __shared__ double partials[(kWide ? kMaxResidentThreads : kDefaultResidentThreads) / 32];
   // kTeam: the team's share() word and stage() copy (one entry otherwise, unused).
   __shared__ unsigned long long team_slot;
   __shared__ double team_staging[kTeam ? detail::kMaxTeamStage : 1];
@@ -254,18 +259,41 @@ __global__ void __launch_bounds__(kResidentThreads) resident_walk_kernel(Program
     for (std::size_t k = 0; k < detail::kResidentPhases; ++k) a.phase_cycles[r * detail::kResidentPhases + k] = cycles[k];
 }
 
+/// Threads per block: `asked` (128, 256 or 512), or for 0 the most of 512 and 256 at which every
+/// replicate's block is resident at once (more warps per replicate share its pairs; fewer
+/// blocks then fit a multiprocessor), else 128.
+template <typename Kernel>
+unsigned resident_block_threads(Kernel kernel, unsigned asked, std::size_t n_replicates) {
+  if (asked == 128 || asked == 256 || asked == kMaxResidentThreads) return asked;
+  if (asked != 0) throw Error("resident walk: a block of " + std::to_string(asked) + " threads (128, 256 or 512)");
+  int device = 0, n_sm = 0;
+  OMKL_CUDA_CHECK(cudaGetDevice(&device));
+  OMKL_CUDA_CHECK(cudaDeviceGetAttribute(&n_sm, cudaDevAttrMultiProcessorCount, device));
+  for (unsigned threads : {kMaxResidentThreads, 256u}) {
+    int per_sm = 0;
+    OMKL_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, static_cast<int>(threads), 0));
+    if (static_cast<std::size_t>(per_sm) * static_cast<std::size_t>(n_sm) >= n_replicates) return threads;
+  }
+  return kDefaultResidentThreads;
+}
+
 /// The launch of one variant, with the team's plan where the program has one and args ask for it
 /// (only a team program carries the team variants).
 template <typename Program, typename Real, bool kTimed, bool kBlockPerPair>
 void launch_resident_walk(const Program& program, const detail::ResidentWalkArgs<Real>& args, cudaStream_t stream) {
   const unsigned grid = static_cast<unsigned>(args.n_replicates);
-  if constexpr (detail::TeamSteps<Program>::value) {
-    if (args.team_steps) {
-      resident_walk_kernel<Program, Real, kTimed, kBlockPerPair, true><<<grid, kResidentThreads, 0, stream>>>(program, args);
-      return;
-    }
+  constexpr bool kHasTeam = detail::TeamSteps<Program>::value;
+  const bool team = kHasTeam && args.team_steps;
+  if (args.block_threads == kDefaultResidentThreads) {
+    const auto kernel = team ? resident_walk_kernel<Program, Real, kTimed, kBlockPerPair, kHasTeam, false>
+                             : resident_walk_kernel<Program, Real, kTimed, kBlockPerPair, false, false>;
+    kernel<<<grid, kDefaultResidentThreads, 0, stream>>>(program, args);
+    return;
   }
-  resident_walk_kernel<Program, Real, kTimed, kBlockPerPair, false><<<grid, kResidentThreads, 0, stream>>>(program, args);
+  const auto kernel = team ? resident_walk_kernel<Program, Real, kTimed, kBlockPerPair, kHasTeam, true>
+                           : resident_walk_kernel<Program, Real, kTimed, kBlockPerPair, false, true>;
+  const unsigned threads = resident_block_threads(kernel, args.block_threads, args.n_replicates);
+  kernel<<<grid, threads, 0, stream>>>(program, args);
 }
 
 /// One launch over all replicates (a block each) for the args' block of steps, on `stream`.
@@ -368,6 +396,7 @@ class ResidentArena {
     a.replicated_streams = shape.replicated_streams;
     a.block_per_pair = lease.block_per_pair;
     a.team_steps = lease.team_steps;
+    a.block_threads = lease.walk_threads;
     overflow_.resize(1);
     overflow_.zero();
     a.overflow = overflow_.data();

@@ -121,6 +121,9 @@ struct ResidentWalkArgs {
   /// GPU driver: a team program's plan() and learn() by the whole block (OMKL_CUDA_WALK_PLAN=
   /// block; core/resident_team.h), else by thread 0.
   bool team_steps = false;
+  /// GPU driver: threads of each replicate's block, 128, 256 or 512 (OMKL_CUDA_WALK_THREADS);
+  /// 0: the most that keeps every replicate's block resident at once.
+  unsigned block_threads = 128;
   /// OMKL_TIMING=1 on the GPU (device memory, R × kResidentPhases, zeroed before the launch):
   /// the SM clock cycles each replicate's thread 0 spent in each phase of its steps, barrier
   /// waits included, so that the phases add up to the walk. Null: not measured.

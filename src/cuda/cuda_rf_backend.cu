@@ -162,6 +162,10 @@ class CudaRfBackend final : public RfBackend {
     // A team program's plan and learn (the graph-aided family's) on thread 0 (`thread`, the
     // default) or shared by the block's threads (`block`: opt-in until measured on a GPU).
     walk_team_steps_ = env_switch("OMKL_CUDA_WALK_PLAN", "thread", {"thread", "block"}) == "block";
+    // Threads per replicate's block: 4 warps (the default) share a step's pairs; more warps
+    // take more pairs at once, fewer blocks fit a multiprocessor (opt-in until measured).
+    const std::string walk_threads = env_switch("OMKL_CUDA_WALK_THREADS", "128", {"256", "512", "auto"});
+    walk_threads_ = walk_threads == "auto" ? 0u : static_cast<unsigned>(std::stoul(walk_threads));
     // The exact double host copy is made when first needed (set_frequencies, or a download
     // for get_frequencies): with device draws and 1000 replicates it is 517 MB never touched.
     frequencies_.resize(p.n_replicates * p.n_kernels * p.n_rff * p.n_features);
@@ -341,6 +345,7 @@ class CudaRfBackend final : public RfBackend {
     lease.stream = context_->stream();
     lease.block_per_pair = walk_block_per_pair_;
     lease.team_steps = walk_team_steps_;
+    lease.walk_threads = walk_threads_;
     return true;
   }
 
@@ -632,6 +637,7 @@ class CudaRfBackend final : public RfBackend {
   bool native_round_ = false;  // aggregate_round() on the device (the default; OMKL_CUDA_ROUND=generic: off)
   bool walk_block_per_pair_ = false;  // OMKL_CUDA_WALK_PAIRS=auto
   bool walk_team_steps_ = false;      // OMKL_CUDA_WALK_PLAN=block
+  unsigned walk_threads_ = 128;       // OMKL_CUDA_WALK_THREADS (0: auto)
   bool log_w_initialized_ = false;
   // Exact double copy of the matrices (checkpoints, float mode), made on first use; stale
   // after device draws until downloaded.

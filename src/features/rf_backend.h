@@ -117,6 +117,10 @@ struct DeviceLease {
   /// A team program's plan() and learn() (core/resident_team.h) by the whole thread block
   /// instead of its thread 0 (OMKL_CUDA_WALK_PLAN=block, read likewise).
   bool team_steps = false;
+  /// Threads of a resident walk's block, one block per replicate (OMKL_CUDA_WALK_THREADS=128,
+  /// 256 or 512, read likewise); 0 (`auto`): the most that still keeps every replicate's block
+  /// resident at once.
+  unsigned walk_threads = 128;
 };
 
 /// The most random features per kernel (D) the CUDA backend holds: a slot's 2D features in one

@@ -195,8 +195,13 @@ namespace {
 
 // OMKL_CUDA_WALK_PAIRS: how a resident walk shares a step's pairs among the block's warps.
 constexpr const char* kWalkPairModes[] = {"warp", "auto"};
-// OMKL_CUDA_WALK_PLAN: a team program's plan and learn by thread 0, or by the whole block.
-constexpr const char* kWalkPlanModes[] = {"thread", "block"};
+// OMKL_CUDA_WALK_PLAN (a team program's plan and learn by thread 0, or by the whole block) and
+// OMKL_CUDA_WALK_THREADS (threads of a replicate's block): the default first.
+struct WalkShape {
+  const char* plan;
+  const char* threads;
+};
+constexpr WalkShape kWalkShapes[] = {{"thread", "128"}, {"block", "128"}, {"block", "512"}, {"thread", "auto"}};
 
 // Selects the CUDA backend's step_selected path for the scope (generic: through get/set_theta;
 // native: one launch per step). The variable is read when a backend is created.
@@ -331,17 +336,20 @@ TEST_F(CudaTest, ResidentGraphWalkEqualsTheHostPath) {
         const auto cpu_steps = run_steps(*cpu, data);
         const auto gpu_host_steps = run_steps(*gpu_host, data);
         // The plan and learn by thread 0, then by the whole block (a team: the same arithmetic
-        // in the same order, so the same numbers up to nvcc's contraction of a·b + c).
+        // in the same order, so the same numbers up to nvcc's contraction of a·b + c), in blocks
+        // of 128 and 512 threads (a warp per pair either way: the same sums).
         std::vector<double> by_thread;
-        for (const char* plan_mode : kWalkPlanModes) {
-          ScopedEnv walk_plan("OMKL_CUDA_WALK_PLAN", plan_mode);
+        for (const WalkShape& shape : kWalkShapes) {
+          ScopedEnv walk_plan("OMKL_CUDA_WALK_PLAN", shape.plan);
+          ScopedEnv walk_threads("OMKL_CUDA_WALK_THREADS", shape.threads);
           auto gpu = make(name, gpu_ctx, with_param(params, "step_path", "resident"));
           // One step per walk for the first 100 samples, then blocks of 97.
           auto got = run_blocks(*gpu, data, 1, 0, 100);
           const auto rest = run_blocks(*gpu, data, 97, 100);
           got.insert(got.end(), rest.begin(), rest.end());
           const std::size_t R = gpu->n_replicates();
-          const std::string what = std::string(name) + " " + precision + " " + to_string(profile) + " plan by " + plan_mode;
+          const std::string what = std::string(name) + " " + precision + " " + to_string(profile) + " plan by " +
+                                   shape.plan + ", " + shape.threads + " threads";
           const auto& reference = single ? gpu_host_steps : cpu_steps;
           const double tolerance = single ? 1e-6 : 1e-9;
           for (std::size_t i = 0; i < got.size(); ++i)
@@ -368,10 +376,13 @@ TEST_F(CudaTest, ResidentGraphWalkEqualsTheHostPath) {
 TEST_F(CudaTest, ResidentBanditWalkEqualsTheHostPath) {
   Dataset data = random_stream(300, 4, Task::Regression, 23);
   for (double& v : data.x) v = 2.0 * v - 1.0;
-  // One pair a round: a warp forms it, or with OMKL_CUDA_WALK_PAIRS=auto the whole block.
+  // One pair a round: a warp forms it, or with OMKL_CUDA_WALK_PAIRS=auto the whole block, of 128
+  // or 512 threads (OMKL_CUDA_WALK_THREADS).
   for (const char* pairs_mode : kWalkPairModes)
+  for (const char* threads : {"128", "512"})
   for (const char* name : {"rf-oks", "rf-oks++", "rf-ioks"}) {
     ScopedEnv walk_pairs("OMKL_CUDA_WALK_PAIRS", pairs_mode);
+    ScopedEnv walk_threads("OMKL_CUDA_WALK_THREADS", threads);
     auto cpu_ctx = context_for(data, Profile::Paper, {0, 2, 5});
     auto gpu_ctx = cpu_ctx;
     gpu_ctx.backend = BackendKind::Cuda;
@@ -382,13 +393,15 @@ TEST_F(CudaTest, ResidentBanditWalkEqualsTheHostPath) {
     const auto expected = run_steps(*cpu, data);
     const auto got = run_blocks(*gpu, data, 50);
     for (std::size_t i = 0; i < got.size(); ++i)
-      ASSERT_LE(relative_error(got[i], expected[i]), 1e-9) << name << " " << pairs_mode << " " << i;
+      ASSERT_LE(relative_error(got[i], expected[i]), 1e-9) << name << " " << pairs_mode << " " << threads << " " << i;
     for (std::size_t r = 0; r < 3; ++r)
-      EXPECT_EQ(bandit_log(*gpu, r).selected, bandit_log(*cpu, r).selected) << name << " " << pairs_mode;
+      EXPECT_EQ(bandit_log(*gpu, r).selected, bandit_log(*cpu, r).selected) << name << " " << pairs_mode << " " << threads;
   }
   // The kernel expansions (resident_support.h): the support pool in device memory, a set
-  // summed by the whole thread block; checkpoints read the sets back from it.
+  // summed by the whole thread block (of 128 or 512 threads); checkpoints read the sets back.
+  for (const char* threads : {"128", "512"})
   for (const char* name : {"oks", "oks++", "ioks"}) {
+    ScopedEnv walk_threads("OMKL_CUDA_WALK_THREADS", threads);
     auto cpu_ctx = context_for(data, Profile::Paper, {0, 2, 5});
     auto gpu_ctx = cpu_ctx;
     gpu_ctx.backend = BackendKind::Cuda;
@@ -397,8 +410,10 @@ TEST_F(CudaTest, ResidentBanditWalkEqualsTheHostPath) {
     auto gpu = make(name, gpu_ctx, with_param(params, "step_path", "resident"));
     const auto expected = run_steps(*cpu, data);
     const auto got = run_blocks(*gpu, data, 70);
-    for (std::size_t i = 0; i < got.size(); ++i) ASSERT_LE(relative_error(got[i], expected[i]), 1e-9) << name << " " << i;
-    for (std::size_t r = 0; r < 3; ++r) EXPECT_EQ(bandit_log(*gpu, r).selected, bandit_log(*cpu, r).selected) << name;
+    for (std::size_t i = 0; i < got.size(); ++i)
+      ASSERT_LE(relative_error(got[i], expected[i]), 1e-9) << name << " " << threads << " threads " << i;
+    for (std::size_t r = 0; r < 3; ++r)
+      EXPECT_EQ(bandit_log(*gpu, r).selected, bandit_log(*cpu, r).selected) << name << " " << threads << " threads";
     StateWriter a, b;
     cpu->save_state(a);
     gpu->save_state(b);
