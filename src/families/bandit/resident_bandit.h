@@ -21,6 +21,7 @@
 #include "core/host_device.h"
 #include "core/loss.h"
 #include "core/resident_walk.h"
+#include "core/state_device_walk.h"
 #include "families/bandit/rule_kernels.h"
 #include "features/rf_backend.h"
 #include "random/stream_position.h"
@@ -141,21 +142,10 @@ class BanditStateData {
 };
 
 #if OMKL_WITH_CUDA
-/// The program on the GPU (resident_bandit.cu): the state uploaded and read back around each
-/// walk, θ and V a CUDA RfBackend's (device_lease()).
-class BanditDeviceWalk {
- public:
-  explicit BanditDeviceWalk(const DeviceLease& lease);
-  ~BanditDeviceWalk();
-  BanditDeviceWalk(const BanditDeviceWalk&) = delete;
-  BanditDeviceWalk& operator=(const BanditDeviceWalk&) = delete;
-  void walk(const BanditTables& tables, BanditStateData& state, const DeviceLease& lease,
-            const ResidentWalkArgs<double>& shape, const double* x, const double* y, double* predictions);
-
- private:
-  struct Impl;
-  std::unique_ptr<Impl> impl_;
-};
+/// The program on the GPU (core/state_device_walk.h, instantiated in resident_bandit.cu): the
+/// state uploaded and read back around each walk, θ and V a CUDA RfBackend's (device_lease()).
+using BanditDeviceWalk = StateDeviceWalk<BanditProgram, BanditTables, BanditStateData>;
+extern template class StateDeviceWalk<BanditProgram, BanditTables, BanditStateData>;
 #endif
 
 }  // namespace omkl::detail

@@ -21,6 +21,7 @@
 #include "core/host_device.h"
 #include "core/kernel_weights.h"
 #include "core/resident_walk.h"
+#include "core/state_device_walk.h"
 #include "features/rf_backend.h"
 #include "random/stream_position.h"
 
@@ -144,21 +145,10 @@ class EmKoflStateData {
 };
 
 #if OMKL_WITH_CUDA
-/// The program on the GPU (resident_em_kofl.cu): kernels/resident_walk.cuh's walk, the state
-/// uploaded and read back around each walk, θ and V a CUDA RfBackend's (device_lease()).
-class EmKoflDeviceWalk {
- public:
-  explicit EmKoflDeviceWalk(const DeviceLease& lease);
-  ~EmKoflDeviceWalk();
-  EmKoflDeviceWalk(const EmKoflDeviceWalk&) = delete;
-  EmKoflDeviceWalk& operator=(const EmKoflDeviceWalk&) = delete;
-  void walk(const EmKoflTables& tables, EmKoflStateData& state, const DeviceLease& lease,
-            const ResidentWalkArgs<double>& shape, const double* x, const double* y, double* predictions);
-
- private:
-  struct Impl;
-  std::unique_ptr<Impl> impl_;
-};
+/// The program on the GPU (core/state_device_walk.h, instantiated in resident_em_kofl.cu): the
+/// state uploaded and read back around each walk, θ and V a CUDA RfBackend's (device_lease()).
+using EmKoflDeviceWalk = StateDeviceWalk<EmKoflProgram, EmKoflTables, EmKoflStateData>;
+extern template class StateDeviceWalk<EmKoflProgram, EmKoflTables, EmKoflStateData>;
 #endif
 
 }  // namespace omkl::detail
