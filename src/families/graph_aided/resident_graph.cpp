@@ -183,7 +183,7 @@ GraphStateData::GraphStateData(const GraphTables& tables, std::size_t n_replicat
   regen_w_ = a.reserve<double>(gf ? R * n : 0);
   regen_eta_ = a.reserve<double>(gf ? R : 0);
   regen_uniforms_ = a.reserve<double>(gf ? R * J * M : 0);
-  scratch_ = a.reserve<double>(R * n);
+  scratch_ = a.reserve<double>(R * graph_scratch_stride(c_));
   bytes_.assign(a.words(), 0);
 }
 

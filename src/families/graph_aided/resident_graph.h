@@ -109,8 +109,15 @@ struct GraphStates {
   double* regen_w = nullptr;              ///< n
   double* regen_eta = nullptr;
   double* regen_uniforms = nullptr;  ///< J × M
-  double* scratch = nullptr;  ///< n: OMKL-GF's CDF of one selective node; learn()'s predicted weights
+  double* scratch = nullptr;  ///< graph_scratch_stride(): OMKL-GF's node weights and CDF; learn()'s weights
 };
+
+/// Entries of a replicate's scratch: n (learn()'s predicted weights), and for OMKL-GF at least J·M
+/// (the linked kernels' shifted weights of every selective node).
+OMKL_HD std::size_t graph_scratch_stride(const GraphTables& c) {
+  const std::size_t n = c.n, linked = static_cast<std::size_t>(c.J) * c.M;
+  return c.family == 0 && linked > n ? linked : n;
+}
 
 /// Indexes the refinement edges by source (RefinedGraph::index_added()): the targets of a are
 /// added_targets[added_start[a] .. added_start[a + 1]), ascending.
@@ -151,9 +158,7 @@ struct GraphProgram {
     double* q = s.q + r * c.max_pairs;
     std::uint32_t count = 0;
     if (c.family == 0) {
-      // OMKL-GF's step sums over J ≤ a few selective nodes of ≤ M kernels: the leader's.
-      if (team.leader()) count = plan_gf(r, t, eta, updated, q);
-      count = team.share(count);
+      count = plan_gf(r, t, eta, updated, q, team);
     } else {
       count = plan_sfg(r, t, eta, updated, q, team);
     }
@@ -193,7 +198,7 @@ struct GraphProgram {
       if (team.leader())
         for (std::uint32_t i = 0; i < predicted; ++i) m = log_w[updated[i]] > m ? log_w[updated[i]] : m;
       m = team.share(m);
-      double* w = s.scratch + r * n;
+      double* w = s.scratch + r * graph_scratch_stride(c);
       for (std::uint32_t i = team.lane(); i < predicted; i += team.size()) w[i] = std::exp(log_w[updated[i]] - m);
       const double* staged = team.stage(w, predicted);
       if (team.leader()) {
@@ -234,79 +239,111 @@ struct GraphProgram {
   OMKL_HD std::size_t pmf_stride() const { return c.n > c.J ? c.n : c.J; }
 
  private:
-  // ---- OMKL-GF (the leader's) ----------------------------------------------------------------
+  // ---- OMKL-GF ---------------------------------------------------------------------------------
 
-  OMKL_HD std::uint32_t plan_gf(std::size_t r, std::int64_t t, double eta, std::uint32_t* updated, double* q) {
+  /// plan_selection() for the bipartite graph: the linked kernels' exps by the lanes; the node
+  /// weights, the draw and S_t's observation probabilities (J terms each) by the leader.
+  template <typename Team>
+  OMKL_HD std::uint32_t plan_gf(std::size_t r, std::int64_t t, double eta, std::uint32_t* updated, double* q,
+                                Team& team) {
     const std::uint32_t n = c.n, J = c.J, M = c.M;
     const double* log_w = s.log_w + r * n;
-    if (t <= c.last_regen) regenerate(r, eta);
+    if (t <= c.last_regen) regenerate(r, eta, team);
     // Selective-node weights, shifted by the heaviest linked kernel (plan_selection()).
     const std::uint32_t* lists = s.node_kernels + r * J * M;
     const std::uint32_t* counts = s.node_count + r * J;
     double top = -INFINITY;
-    for (std::uint32_t j = 0; j < J; ++j)
-      for (std::uint32_t i = 0; i < counts[j]; ++i) {
-        const double v = log_w[lists[j * M + i]];
-        top = v > top ? v : top;
+    if (team.leader())
+      for (std::uint32_t j = 0; j < J; ++j)
+        for (std::uint32_t i = 0; i < counts[j]; ++i) {
+          const double v = log_w[lists[j * M + i]];
+          top = v > top ? v : top;
+        }
+    top = team.share(top);
+    double* e = s.scratch + r * graph_scratch_stride(c);  // J × M, as the lists
+    for (std::uint32_t idx = team.lane(); idx < J * M; idx += team.size()) {
+      const std::uint32_t j = idx / M, i = idx - j * M;
+      if (i < counts[j]) e[idx] = std::exp(log_w[lists[idx]] - top);
+    }
+    team.sync();
+    std::uint32_t count = 0;
+    if (team.leader()) {
+      double* p = s.pmf + r * pmf_stride();
+      double total = 0.0;
+      for (std::uint32_t j = 0; j < J; ++j) {
+        double u = 0.0;
+        for (std::uint32_t i = 0; i < counts[j]; ++i) u += e[j * M + i];
+        p[j] = u;
+        total += u;
       }
-    double* p = s.pmf + r * pmf_stride();
-    double total = 0.0;
-    for (std::uint32_t j = 0; j < J; ++j) {
-      double u = 0.0;
-      for (std::uint32_t i = 0; i < counts[j]; ++i) u += std::exp(log_w[lists[j * M + i]] - top);
-      p[j] = u;
-      total += u;
+      // selective_node_probabilities(u, η): (1 − η)·u_j/U + η/J.
+      for (std::uint32_t j = 0; j < J; ++j) p[j] = (1.0 - eta) * p[j] / total + eta / static_cast<double>(J);
+      const std::uint32_t node =
+          static_cast<std::uint32_t>(sample_index(p, J, s.rng[r].template uniform<Philox>(), false));
+      s.node[r] = node;
+      const double* P = s.link_p + r * n * J;
+      for (std::uint32_t i = 0; i < counts[node]; ++i) {
+        const std::uint32_t k = lists[node * M + i];
+        updated[i] = k;
+        double qk = 0.0;  // observation_probability(): Σ_j P[k, j]·p_j
+        for (std::uint32_t j = 0; j < J; ++j) qk += P[k * J + j] * p[j];
+        q[i] = qk;
+      }
+      s.n_predicted[r] = counts[node];
+      count = counts[node];
     }
-    // selective_node_probabilities(u, η): (1 − η)·u_j/U + η/J.
-    for (std::uint32_t j = 0; j < J; ++j) p[j] = (1.0 - eta) * p[j] / total + eta / static_cast<double>(J);
-    const std::uint32_t node = static_cast<std::uint32_t>(sample_index(p, J, s.rng[r].template uniform<Philox>(), false));
-    s.node[r] = node;
-    const double* P = s.link_p + r * n * J;
-    for (std::uint32_t i = 0; i < counts[node]; ++i) {
-      const std::uint32_t k = lists[node * M + i];
-      updated[i] = k;
-      double qk = 0.0;  // observation_probability(): Σ_j P[k, j]·p_j
-      for (std::uint32_t j = 0; j < J; ++j) qk += P[k * J + j] * p[j];
-      q[i] = qk;
-    }
-    s.n_predicted[r] = counts[node];
-    return counts[node];
+    return team.share(count);
   }
 
-  /// BipartiteFeedbackGraph::regenerate() from w = shifted_exp(log_w), drawing its J·M uniforms.
-  OMKL_HD void regenerate(std::size_t r, double eta) {
+  /// BipartiteFeedbackGraph::regenerate() from w = shifted_exp(log_w), drawing its J·M uniforms:
+  /// w and each column's π and P by the lanes; the maximum, the sums, the CDF, the draws and the
+  /// node lists by the leader.
+  template <typename Team>
+  OMKL_HD void regenerate(std::size_t r, double eta, Team& team) {
     const std::uint32_t n = c.n, J = c.J, M = c.M;
     const double* log_w = s.log_w + r * n;
     double* w = s.regen_w + r * n;
+    const double* staged = team.stage(log_w, n);
     double m = -INFINITY;
-    for (std::uint32_t k = 0; k < n; ++k) m = log_w[k] > m ? log_w[k] : m;
-    for (std::uint32_t k = 0; k < n; ++k) w[k] = exp_or_zero(log_w[k] - m);
+    if (team.leader())
+      for (std::uint32_t k = 0; k < n; ++k) m = staged[k] > m ? staged[k] : m;
+    m = team.share(m);
+    for (std::uint32_t k = team.lane(); k < n; k += team.size()) w[k] = exp_or_zero(log_w[k] - m);
     double* uniforms = s.regen_uniforms + r * J * M;
-    for (std::uint32_t i = 0; i < J * M; ++i) uniforms[i] = s.rng[r].template uniform<Philox>();
-    s.regen_eta[r] = eta;
-    s.has_graph[r] = 1;
-    double total = 0.0;
-    for (std::uint32_t k = 0; k < n; ++k) total += w[k];
+    if (team.leader()) {
+      for (std::uint32_t i = 0; i < J * M; ++i) uniforms[i] = s.rng[r].template uniform<Philox>();
+      s.regen_eta[r] = eta;
+      s.has_graph[r] = 1;
+    }
+    const double total = ordered_sum(w, n, team);
     double* P = s.link_p + r * n * J;
     std::uint8_t* A = s.linked + r * n * J;
-    double* cdf = s.scratch + r * n;
+    double* cdf = s.scratch + r * graph_scratch_stride(c);
     const double nd = static_cast<double>(n);
     for (std::uint32_t j = 0; j < J; ++j) {
       const double explore = std::pow(eta, static_cast<double>(j + 1));
-      double acc = 0.0;
-      for (std::uint32_t k = 0; k < n; ++k) {
+      for (std::uint32_t k = team.lane(); k < n; k += team.size()) {
         const double pi = (1.0 - explore) * (w[k] / total) + explore / nd;
         P[k * J + j] = 1.0 - std::pow(1.0 - pi, static_cast<double>(M));
         A[k * J + j] = 0;
-        acc += pi;  // cumulative_sums(), left to right
-        cdf[k] = acc;
+        cdf[k] = pi;
       }
-      for (std::uint32_t i = 0; i < M; ++i) A[sample_from_cdf(cdf, n, uniforms[j * M + i], c.shifted != 0) * J + j] = 1;
-      std::uint32_t* list = s.node_kernels + (r * J + j) * M;
-      std::uint32_t count = 0;
-      for (std::uint32_t k = 0; k < n; ++k)
-        if (A[k * J + j]) list[count++] = k;
-      s.node_count[r * J + j] = count;
+      const double* pi = team.stage(cdf, n);
+      if (team.leader()) {
+        double acc = 0.0;
+        for (std::uint32_t k = 0; k < n; ++k) {
+          acc += pi[k];  // cumulative_sums(), left to right
+          cdf[k] = acc;
+        }
+        for (std::uint32_t i = 0; i < M; ++i)
+          A[sample_from_cdf(cdf, n, uniforms[j * M + i], c.shifted != 0) * J + j] = 1;
+        std::uint32_t* list = s.node_kernels + (r * J + j) * M;
+        std::uint32_t count = 0;
+        for (std::uint32_t k = 0; k < n; ++k)
+          if (A[k * J + j]) list[count++] = k;
+        s.node_count[r * J + j] = count;
+      }
+      team.sync();  // the leader is done with cdf (the next column's π) and the lists
     }
   }
 

@@ -104,7 +104,7 @@ namespace {
 const char* const kAll[] = {"omkl-gf", "omkl-sfg", "omkl-sfg-r", "sfg-mkl", "sfg-mkl-r"};
 
 // A dictionary of 12 kernels, so that the refinement set (rank 10 of 12) moves, and variants
-// that reach the other branches: after_switch, OMKL-GF's frozen graph and J = 3 nodes, SFG-R's
+// that reach the other branches: after_switch, OMKL-GF's frozen graph, J = 3 and J = 5 nodes, SFG-R's
 // fixed β, all-vertex refinement and prediction over the base neighbourhood.
 std::vector<Params> variants(const std::string& name) {
   const Params base = {{"dict", "gauss:0.3+gauss:0.5+gauss:0.7+gauss:1+gauss:1.4+gauss:2+gauss:3+gauss:4+"
@@ -117,7 +117,15 @@ std::vector<Params> variants(const std::string& name) {
     out.push_back(p);
   };
   if (name == "omkl-sfg") plus({{"sfg_after_switch", "keep_sampling"}});
-  if (name == "omkl-gf") plus({{"J", "3"}, {"gf_last_regen_step", "40"}});
+  if (name == "omkl-gf") {
+    plus({{"J", "3"}, {"gf_last_regen_step", "40"}});
+    // J·M = 20 linked entries against N = 12 kernels: the walk's scratch must hold the larger.
+    Params wide = base;
+    for (auto& [key, value] : wide)
+      if (key == "M") value = "4";
+    wide.emplace_back("J", "5");
+    out.push_back(wide);
+  }
   if (name == "omkl-sfg-r") {
     plus({{"sfgr_after_switch", "fixed0"}, {"sfgr_refine_all_vertices", "true"}});
     plus({{"beta", "0.09"}, {"sfgr_predict_with_refined", "false"}, {"sfgr_double_draw", "true"}});
