@@ -782,9 +782,18 @@ TEST_F(CudaTest, NativeAggregateRoundMatchesTheCpuBackend) {
 // round on the host path).
 TEST_F(CudaTest, FederatedAlgorithmsMatchTheCpuBackend) {
   const Dataset data = omkl::test::federated_stream(4, 40, 3, 17);
+  // POF-MKL with M = 2, and again with ξ < 1: Algorithm 1's ranking and bin probabilities then
+  // follow the private weights (with ξ = 1 and the paper's skip_sort_if_uniform the bins are
+  // uniform and the weights never matter).
+  const std::vector<std::pair<std::string, std::vector<std::pair<std::string, std::string>>>> cases = {
+      {"pof-mkl", {{"M", "2"}}},
+      {"pof-mkl", {{"M", "2"}, {"xi", "0.5"}}},
+      {"vm-kofl", {}},
+      {"ofmkl-avg", {}},
+      {"em-kofl", {}}};
   for (const char* mode : {"generic", "native", "auto"})
   for (const char* precision : {"double", "float"})
-  for (const char* name : {"pof-mkl", "pof-mkl:xi", "vm-kofl", "ofmkl-avg", "em-kofl"}) {
+  for (const auto& [algo, extra] : cases) {
     const bool host_path = std::string(mode) != "auto";
     ScopedEnv round("OMKL_CUDA_ROUND", host_path ? mode : "native");
     auto cpu_ctx = omkl::test::federated_context(data, Profile::Paper, {0, 3});
@@ -792,15 +801,10 @@ TEST_F(CudaTest, FederatedAlgorithmsMatchTheCpuBackend) {
     gpu_ctx.backend = BackendKind::Cuda;
     std::vector<std::pair<std::string, std::string>> params = {
         {"D", "7"}, {"dict", "gauss2:0.5+gauss2:2+gauss2:8"}, {"precision", precision}};
+    params.insert(params.end(), extra.begin(), extra.end());
     if (host_path) params.emplace_back("step_path", "host");
-    std::string algo = name;
-    if (algo.rfind("pof-mkl", 0) == 0) params.emplace_back("M", "2");
-    // ξ < 1: Algorithm 1's ranking and bin probabilities follow the private weights (with ξ = 1
-    // and the paper's skip_sort_if_uniform the bins are uniform and the weights never matter).
-    if (algo == "pof-mkl:xi") {
-      algo = "pof-mkl";
-      params.emplace_back("xi", "0.5");
-    }
+    std::string name = algo;
+    for (const auto& [key, value] : extra) name += " " + key + "=" + value;
     auto cpu = make(algo, cpu_ctx, params);
     auto gpu = make(algo, gpu_ctx, params);
     const auto a = run_steps(*cpu, data);
