@@ -117,7 +117,7 @@ constexpr unsigned kAbortWalk = ~0u;
 /// whole block per pair where a step has fewer pairs than warps; kTeam (OMKL_CUDA_WALK_PLAN=block,
 /// a team program only): plan() and learn() by the whole block; kWide (OMKL_CUDA_WALK_THREADS
 /// above 128): bounds for blocks of up to 512 threads. Template parameters, so that the default
-/// walk carries none of their registers (its code, and its bounds, are what they were without).
+/// walk carries none of their registers and keeps its bounds of 128 threads.
 template <typename Program, typename Real, bool kTimed, bool kBlockPerPair, bool kTeam, bool kWide>
 __global__ void __launch_bounds__(kWide ? kMaxResidentThreads : kDefaultResidentThreads) resident_walk_kernel(Program program,
                                                                          detail::ResidentWalkArgs<Real> a) {
@@ -284,16 +284,16 @@ void launch_resident_walk(const Program& program, const detail::ResidentWalkArgs
   const unsigned grid = static_cast<unsigned>(args.n_replicates);
   constexpr bool kHasTeam = detail::TeamSteps<Program>::value;
   const bool team = kHasTeam && args.team_steps;
-  if (args.block_threads == kDefaultResidentThreads) {
+  const auto wide = team ? resident_walk_kernel<Program, Real, kTimed, kBlockPerPair, kHasTeam, true>
+                         : resident_walk_kernel<Program, Real, kTimed, kBlockPerPair, false, true>;
+  const unsigned threads = resident_block_threads(wide, args.block_threads, args.n_replicates);
+  if (threads == kDefaultResidentThreads) {  // asked for, or `auto`'s choice at many replicates
     const auto kernel = team ? resident_walk_kernel<Program, Real, kTimed, kBlockPerPair, kHasTeam, false>
                              : resident_walk_kernel<Program, Real, kTimed, kBlockPerPair, false, false>;
     kernel<<<grid, kDefaultResidentThreads, 0, stream>>>(program, args);
     return;
   }
-  const auto kernel = team ? resident_walk_kernel<Program, Real, kTimed, kBlockPerPair, kHasTeam, true>
-                           : resident_walk_kernel<Program, Real, kTimed, kBlockPerPair, false, true>;
-  const unsigned threads = resident_block_threads(kernel, args.block_threads, args.n_replicates);
-  kernel<<<grid, threads, 0, stream>>>(program, args);
+  wide<<<grid, threads, 0, stream>>>(program, args);
 }
 
 /// One launch over all replicates (a block each) for the args' block of steps, on `stream`.

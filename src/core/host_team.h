@@ -10,6 +10,7 @@
 
 #include <condition_variable>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
@@ -19,6 +20,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "core/resident_team.h"
 #include "omkl/error.h"
 
 namespace omkl::detail {
@@ -49,8 +51,8 @@ class HostBarrier {
 /// One lane of a host team.
 class HostTeam {
  public:
-  HostTeam(unsigned lane, unsigned size, HostBarrier& barrier, std::uint64_t& slot)
-      : lane_(lane), size_(size), barrier_(&barrier), slot_(&slot) {}
+  HostTeam(unsigned lane, unsigned size, HostBarrier& barrier, std::uint64_t& slot, double* staging)
+      : lane_(lane), size_(size), barrier_(&barrier), slot_(&slot), staging_(staging) {}
   unsigned lane() const { return lane_; }
   unsigned size() const { return size_; }
   bool leader() const { return lane_ == 0; }
@@ -65,17 +67,25 @@ class HostTeam {
     sync();  // the slot is free for the next share()
     return v;
   }
-  /// The host reads v where it lies: the barrier orders the lanes' writes of it before the
-  /// leader's reads.
-  const double* stage(const double* v, std::size_t /*n*/) {
+  /// As the GPU block: the lanes copy v[0..n) into the team's one staging buffer between two
+  /// barriers, so that a program that read a copy after the next stage() (or staged more than
+  /// kMaxTeamStage entries) fails here too.
+  const double* stage(const double* v, std::size_t n) {
+    if (n > kMaxTeamStage) {
+      std::fprintf(stderr, "omkl: a team program staged %zu entries (at most %zu)\n", n, kMaxTeamStage);
+      std::abort();  // a lane cannot throw: the others would wait at the barrier
+    }
     sync();
-    return v;
+    for (std::size_t i = lane_; i < n; i += size_) staging_[i] = v[i];
+    sync();
+    return staging_;
   }
 
  private:
   unsigned lane_, size_;
   HostBarrier* barrier_;
   std::uint64_t* slot_;
+  double* staging_;
 };
 
 /// `lanes` − 1 threads kept for the runner's life; run(fn) calls fn(team) on every lane (lane 0
@@ -98,7 +108,7 @@ class HostTeamRunner {
   void run(Fn& fn) {
     job_ = [&fn](HostTeam& team) noexcept { fn(team); };
     start_.arrive_and_wait();
-    HostTeam team(0, lanes_, team_, slot_);
+    HostTeam team(0, lanes_, team_, slot_, staging_);
     job_(team);
     done_.arrive_and_wait();
   }
@@ -108,7 +118,7 @@ class HostTeamRunner {
     for (;;) {
       start_.arrive_and_wait();
       if (stop_) return;
-      HostTeam team(lane, lanes_, team_, slot_);
+      HostTeam team(lane, lanes_, team_, slot_, staging_);
       job_(team);
       done_.arrive_and_wait();
     }
@@ -117,6 +127,7 @@ class HostTeamRunner {
   unsigned lanes_;
   HostBarrier start_, done_, team_;
   std::uint64_t slot_ = 0;
+  double staging_[kMaxTeamStage] = {};
   std::function<void(HostTeam&)> job_;
   bool stop_ = false;  // written before start_, read after it: the barrier's mutex orders it
   std::vector<std::thread> workers_;

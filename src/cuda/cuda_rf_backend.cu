@@ -155,17 +155,9 @@ class CudaRfBackend final : public RfBackend {
     // Naval, 1 000 seeds, 1.18 s against 2.04 s with host draws, 20 seeds 35 against 49 ms).
     // OMKL_CUDA_DRAWS=host draws on the host and uploads, for comparison.
     device_draws_ = env_switch("OMKL_CUDA_DRAWS", "device", {"host", "device"}) == "device";
-    // A resident walk's step with fewer pairs than warps (the bandit's one drawn kernel): a warp
-    // per pair (`warp`, the default) or the whole block per pair (`auto`: opt-in until measured
-    // on a GPU). The walks take it from the lease.
-    walk_block_per_pair_ = env_switch("OMKL_CUDA_WALK_PAIRS", "warp", {"warp", "auto"}) == "auto";
-    // A team program's plan and learn (the graph-aided family's) on thread 0 (`thread`, the
-    // default) or shared by the block's threads (`block`: opt-in until measured on a GPU).
-    walk_team_steps_ = env_switch("OMKL_CUDA_WALK_PLAN", "thread", {"thread", "block"}) == "block";
-    // Threads per replicate's block: 4 warps (the default) share a step's pairs; more warps
-    // take more pairs at once, fewer blocks fit a multiprocessor (opt-in until measured).
-    const std::string walk_threads = env_switch("OMKL_CUDA_WALK_THREADS", "128", {"256", "512", "auto"});
-    walk_threads_ = walk_threads == "auto" ? 0u : static_cast<unsigned>(std::stoul(walk_threads));
+    // How the resident walks launch (OMKL_CUDA_WALK_PAIRS, _PLAN, _THREADS; opt-in shapes until
+    // measured on a GPU); the walks take them from the lease.
+    read_walk_switches(walk_shape_);
     // The exact double host copy is made when first needed (set_frequencies, or a download
     // for get_frequencies): with device draws and 1000 replicates it is 517 MB never touched.
     frequencies_.resize(p.n_replicates * p.n_kernels * p.n_rff * p.n_features);
@@ -343,9 +335,9 @@ class CudaRfBackend final : public RfBackend {
     lease.frequencies = frequencies_.data();
     lease.single_precision = std::is_same_v<Real, float>;
     lease.stream = context_->stream();
-    lease.block_per_pair = walk_block_per_pair_;
-    lease.team_steps = walk_team_steps_;
-    lease.walk_threads = walk_threads_;
+    lease.block_per_pair = walk_shape_.block_per_pair;
+    lease.team_steps = walk_shape_.team_steps;
+    lease.walk_threads = walk_shape_.walk_threads;
     return true;
   }
 
@@ -635,9 +627,7 @@ class CudaRfBackend final : public RfBackend {
   PinnedBuffer<DevicePair> staging_pairs_{true};    // the step's pairs, then x
   bool native_selected_ = false;
   bool native_round_ = false;  // aggregate_round() on the device (the default; OMKL_CUDA_ROUND=generic: off)
-  bool walk_block_per_pair_ = false;  // OMKL_CUDA_WALK_PAIRS=auto
-  bool walk_team_steps_ = false;      // OMKL_CUDA_WALK_PLAN=block
-  unsigned walk_threads_ = 128;       // OMKL_CUDA_WALK_THREADS (0: auto)
+  DeviceLease walk_shape_;  // its launch fields only (read_walk_switches())
   bool log_w_initialized_ = false;
   // Exact double copy of the matrices (checkpoints, float mode), made on first use; stale
   // after device draws until downloaded.

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "core/env_switch.h"
 #include "features/round_aggregation.h"
 #include "omkl/error.h"
 
@@ -31,6 +32,18 @@ std::string to_string(LossKind loss) {
 }
 
 namespace detail {
+
+void read_walk_switches(DeviceLease& lease) {
+  // A step with fewer pairs than warps (the bandit's one drawn kernel): a warp per pair (`warp`)
+  // or the whole block per pair (`auto`).
+  lease.block_per_pair = env_switch("OMKL_CUDA_WALK_PAIRS", "warp", {"warp", "auto"}) == "auto";
+  // A team program's plan and learn (the graph-aided family's) on thread 0 or by the block.
+  lease.team_steps = env_switch("OMKL_CUDA_WALK_PLAN", "thread", {"thread", "block"}) == "block";
+  // Threads per replicate's block: more warps take more of a step's pairs at once, and fewer
+  // blocks fit a multiprocessor; `auto` (0) picks at launch.
+  const std::string threads = env_switch("OMKL_CUDA_WALK_THREADS", "128", {"256", "512", "auto"});
+  lease.walk_threads = threads == "auto" ? 0u : static_cast<unsigned>(std::stoul(threads));
+}
 
 SlotsByKernel slots_by_kernel(const RfProblem& problem) {
   SlotsByKernel out;

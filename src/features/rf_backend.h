@@ -123,6 +123,12 @@ struct DeviceLease {
   unsigned walk_threads = 128;
 };
 
+/// Sets a lease's launch fields (block_per_pair, team_steps, walk_threads) from the switches
+/// OMKL_CUDA_WALK_PAIRS, OMKL_CUDA_WALK_PLAN and OMKL_CUDA_WALK_THREADS; a value that is not one
+/// of a switch's choices is a ConfigError naming it. Read when a walk's device side is made (the
+/// CUDA backend, the kernel-expansion bandit's own walk).
+void read_walk_switches(DeviceLease& lease);
+
 /// The most random features per kernel (D) the CUDA backend holds: a slot's 2D features in one
 /// thread block's registers and shared memory (kernels/rf_kernels.cuh's kMaxRff, which equals
 /// it). Here so that an algorithm that makes its backend late can refuse a larger D up front.

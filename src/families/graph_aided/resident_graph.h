@@ -37,6 +37,10 @@ struct GraphReplicate;
 
 constexpr std::uint32_t kNoVertex = 0xffffffffu;
 
+// A team step stages at most N entries (vertex weights, probabilities, log-weights), and
+// resident_graph_unsupported() refuses N above kMaxResidentPairs.
+static_assert(kMaxTeamStage >= kMaxResidentPairs, "a team's staging must hold a graph of the most kernels a walk takes");
+
 /// The configuration as the program reads it (pointers into a host or device copy of
 /// GraphTableData's arena).
 struct GraphTables {

@@ -9,14 +9,17 @@
 #include <string>
 #include <vector>
 
+#include "common/scoped_env.h"
 #include "core/host_team.h"
 #include "core/resident_team.h"
 #include "core/resident_walk.h"
 #include "core/step_path.h"
+#include "features/rf_backend.h"
 #include "omkl/error.h"
 
 using namespace omkl;
 using namespace omkl::detail;
+using omkl::test::ScopedEnv;
 
 namespace {
 
@@ -90,8 +93,6 @@ TEST(ResidentWalkTest, EveryPlanStartsFromDefaultPairs) {
   EXPECT_TRUE(beyond_first_box) << "the later steps must not be clipped";
 }
 
-// step_path: host and resident as asked (resident refused, with the reason, where the
-// configuration cannot walk); auto resident only on a GPU where the configuration can.
 // A host team (core/host_team.h) behaves as a GPU block's threads do for a team program: every
 // lane runs the job; sync() orders one lane's writes before another's reads; stage() hands the
 // leader what every lane wrote; share() hands every lane the leader's value; and the runner's
@@ -127,12 +128,16 @@ TEST(HostTeamTest, LanesShareTheLeadersValuesAndSeeEachOthersWrites) {
 
 TEST(HostTeamTest, TheLanesSwitchTakesOneToOneHundredTwentyEight) {
   const char* kName = "OMKL_HOST_WALK_LANES";
-  unsetenv(kName);
-  EXPECT_EQ(host_walk_lanes(), 1u);
-  setenv(kName, "6", 1);
-  EXPECT_EQ(host_walk_lanes(), 6u);
+  {
+    ScopedEnv unset(kName, "");
+    EXPECT_EQ(host_walk_lanes(), 1u);
+  }
+  {
+    ScopedEnv six(kName, "6");
+    EXPECT_EQ(host_walk_lanes(), 6u);
+  }
   for (const char* bad : {"0", "129", "4x", "-2", "many"}) {
-    setenv(kName, bad, 1);
+    ScopedEnv set(kName, bad);
     try {
       (void)host_walk_lanes();
       ADD_FAILURE() << bad << " was taken";
@@ -140,9 +145,55 @@ TEST(HostTeamTest, TheLanesSwitchTakesOneToOneHundredTwentyEight) {
       EXPECT_NE(std::string(e.what()).find(std::string("not '") + bad + "'"), std::string::npos) << e.what();
     }
   }
-  unsetenv(kName);
 }
 
+// The launch switches of the GPU's resident walks, read into a lease (features/rf_backend.h):
+// defaults (a warp per pair, the plan on thread 0, 128 threads), each choice, and a value that is
+// not a choice as a ConfigError naming the switch.
+TEST(WalkSwitchesTest, TheLeaseTakesEachChoiceAndRefusesOthers) {
+  {
+    ScopedEnv pairs("OMKL_CUDA_WALK_PAIRS", "warp"), plan("OMKL_CUDA_WALK_PLAN", "thread"),
+        threads("OMKL_CUDA_WALK_THREADS", "128");
+    DeviceLease lease;
+    lease.block_per_pair = true;
+    lease.team_steps = true;
+    lease.walk_threads = 7;
+    read_walk_switches(lease);
+    EXPECT_FALSE(lease.block_per_pair);
+    EXPECT_FALSE(lease.team_steps);
+    EXPECT_EQ(lease.walk_threads, 128u);
+  }
+  {
+    ScopedEnv pairs("OMKL_CUDA_WALK_PAIRS", "auto"), plan("OMKL_CUDA_WALK_PLAN", "block"),
+        threads("OMKL_CUDA_WALK_THREADS", "512");
+    DeviceLease lease;
+    read_walk_switches(lease);
+    EXPECT_TRUE(lease.block_per_pair);
+    EXPECT_TRUE(lease.team_steps);
+    EXPECT_EQ(lease.walk_threads, 512u);
+  }
+  {
+    ScopedEnv threads("OMKL_CUDA_WALK_THREADS", "auto");
+    DeviceLease lease;
+    read_walk_switches(lease);
+    EXPECT_EQ(lease.walk_threads, 0u);  // chosen at launch
+  }
+  for (const auto& [name, bad] : {std::pair<const char*, const char*>{"OMKL_CUDA_WALK_PAIRS", "block"},
+                                  {"OMKL_CUDA_WALK_PLAN", "warp"},
+                                  {"OMKL_CUDA_WALK_THREADS", "1024"}}) {
+    ScopedEnv set(name, bad);
+    DeviceLease lease;
+    try {
+      read_walk_switches(lease);
+      ADD_FAILURE() << name << "=" << bad << " was taken";
+    } catch (const ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find(name), std::string::npos) << e.what();
+    }
+  }
+}
+
+// step_path: host and resident as asked (resident refused, with the reason, where the
+// configuration cannot walk); auto resident only on a GPU where the configuration can.
 TEST(StepPathTest, AutoIsResidentOnlyOnAGpuThatCanWalk) {
   const auto decide = [](const std::string& path, bool on_gpu, const std::string& why_not) {
     ParamReader params("algo", {{"step_path", path}});

@@ -370,6 +370,34 @@ TEST_F(CudaTest, ResidentGraphWalkEqualsTheHostPath) {
   }
 }
 
+// The graph program's plan and learn by the whole block (OMKL_CUDA_WALK_PLAN=block, 256 threads)
+// against thread 0's: the same numbers, over OMKL-GF's regenerations, SFG's draws and SFG-R's
+// refinements. Short, so that compute-sanitizer's synccheck, memcheck and racecheck can run it
+// (bench/gpu_session.sh).
+TEST_F(CudaTest, ResidentGraphTeamPlanEqualsThreadPlan) {
+  const Dataset data = random_stream(120, 4, Task::Regression, 29);
+  for (const char* name : {"omkl-gf", "omkl-sfg", "omkl-sfg-r"}) {
+    auto ctx = context_for(data, Profile::Reference, {0, 4});
+    ctx.backend = BackendKind::Cuda;
+    const std::vector<std::pair<std::string, std::string>> params = {
+        {"D", "9"}, {"M", "3"}, {"switch_step", "60"}, {"step_path", "resident"},
+        {"dict", "gauss:0.3+gauss:0.5+gauss:0.7+gauss:1+gauss:1.4+gauss:2+gauss:3+gauss:4+lap:0.5+lap:1+lap:2+lap:4"}};
+    std::vector<double> by_thread;
+    for (const char* plan : {"thread", "block"}) {
+      ScopedEnv walk_plan("OMKL_CUDA_WALK_PLAN", plan);
+      ScopedEnv walk_threads("OMKL_CUDA_WALK_THREADS", "256");
+      auto gpu = make(name, ctx, params);
+      const auto got = run_blocks(*gpu, data, 25);
+      if (by_thread.empty()) {
+        by_thread = got;
+        continue;
+      }
+      for (std::size_t i = 0; i < got.size(); ++i)
+        ASSERT_LE(relative_error(got[i], by_thread[i]), 1e-12) << name << " step " << i / 2;
+    }
+  }
+}
+
 // step_path = resident for the random-feature bandit algorithms on the GPU (resident_bandit.h's
 // program in kernels/resident_walk.cuh): the host path's draws (the same selected counts) and
 // predictions within floating point, in blocks of rounds.
@@ -565,13 +593,16 @@ TEST_F(CudaTest, ResidentPerFedAvgWalkEqualsTheHostPath) {
   auto cpu_ctx = omkl::test::federated_context(data, Profile::Paper, {0, 3});
   auto gpu_ctx = cpu_ctx;
   gpu_ctx.backend = BackendKind::Cuda;
+  for (const char* threads : {"128", "512"})  // the block's sums over 4 or 16 warps
   for (const char* layers : {"0", "2"}) {
+    ScopedEnv walk_threads("OMKL_CUDA_WALK_THREADS", threads);
     const std::vector<std::pair<std::string, std::string>> params = {{"width", "8"}, {"hidden_layers", layers}};
     auto cpu = make("perfedavg", cpu_ctx, with_param(params, "step_path", "host"));
     auto gpu = make("perfedavg", gpu_ctx, with_param(params, "step_path", "resident"));
     const auto expected = run_steps(*cpu, data);
     const auto got = run_blocks(*gpu, data, 45);
-    for (std::size_t i = 0; i < got.size(); ++i) ASSERT_LE(relative_error(got[i], expected[i]), 1e-9) << layers << " " << i;
+    for (std::size_t i = 0; i < got.size(); ++i)
+      ASSERT_LE(relative_error(got[i], expected[i]), 1e-9) << layers << " layers, " << threads << " threads, " << i;
   }
 }
 
@@ -596,6 +627,10 @@ TEST_F(CudaTest, UnknownPathSwitchIsAConfigError) {
   }
   {
     ScopedEnv draws("OMKL_CUDA_DRAWS", "curand");
+    EXPECT_THROW(make_rf_backend(BackendKind::Cuda, problem), ConfigError);
+  }
+  {
+    ScopedEnv threads("OMKL_CUDA_WALK_THREADS", "1024");
     EXPECT_THROW(make_rf_backend(BackendKind::Cuda, problem), ConfigError);
   }
   {

@@ -211,6 +211,7 @@ TEST(ResidentGraphTest, ATeamOfLanesGivesTheOneLaneWalkBitForBit) {
       for (const Params& variant : variants(name)) {
         const Params params = with_param(variant, "step_path", "resident");
         const auto ctx = context_for(data, profile, {0, 3});
+        ScopedEnv one_lane("OMKL_HOST_WALK_LANES", "1");  // whatever the suite runs under
         auto one = make(name, ctx, params);
         const auto expected = run_blocks(*one, data, 13);
         StateWriter one_state;
