@@ -21,6 +21,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "core/resident_team.h"
@@ -371,10 +372,15 @@ class ResidentArena {
   template <typename Real, typename Program>
   void launch(const Program& program, const detail::DeviceLease& lease, const detail::ResidentWalkArgs<double>& shape,
               const double* x_host, DeviceBuffer<Real>& x_device, DeviceBuffer<Real>& z_device) {
-    const std::size_t d = shape.n_features;
-    const std::vector<Real> x(x_host, x_host + shape.n_samples() * d);
-    x_device.resize(x.size());
-    x_device.copy_from_host(x.data(), x.size());
+    const std::size_t d = shape.n_features, n_x = shape.n_samples() * d;
+    x_device.resize(n_x);
+    std::vector<Real> x_single;  // float: the samples converted on the host first
+    if constexpr (std::is_same_v<Real, double>) {
+      x_device.copy_from_host(x_host, n_x);
+    } else {
+      x_single.assign(x_host, x_host + n_x);
+      x_device.copy_from_host(x_single.data(), n_x);
+    }
     z_device.resize(shape.n_replicates * shape.max_pairs * 2 * shape.n_rff);
     detail::ResidentWalkArgs<Real> a;
     a.frequencies = static_cast<const Real*>(lease.frequencies);
@@ -411,7 +417,7 @@ class ResidentArena {
     if (timed_) kernel_end_->record(stream);
     unsigned overflowed = 0;
     overflow_.copy_to_host(&overflowed, 1);
-    OMKL_CUDA_CHECK(cudaStreamSynchronize(stream));  // `x` dies here
+    OMKL_CUDA_CHECK(cudaStreamSynchronize(stream));  // x_single dies here, and the caller may reuse x_host
     if (overflowed) throw Error("resident walk: a step planned more pairs than the walk's max_pairs");
     if (timed_) account(shape);
   }
