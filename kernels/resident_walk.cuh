@@ -61,13 +61,14 @@ __device__ __forceinline__ double resident_block_sum(double v, double* partials)
 }
 
 /// A team (core/resident_team.h) of the block's threads, for a team program's plan() and learn()
-/// with OMKL_CUDA_WALK_PLAN=block: barriers by __syncthreads(), share() through one shared word,
-/// stage() into a shared copy (the leader's serial sums and scans then read shared memory, not
+/// with OMKL_CUDA_WALK_PLAN=block: barriers by __syncthreads(), share() through two alternating
+/// shared slots (one barrier each), stage() into a shared copy (the leader's serial sums and scans then read shared memory, not
 /// the state's global arrays). Host-device members whose bodies exist on the device only, so
 /// that the programs' host-device templates may name them.
 class BlockTeam {
  public:
-  __host__ __device__ BlockTeam(unsigned long long* slot, double* staging) : slot_(slot), staging_(staging) {}
+  /// `slots`: 2 × kTeamShareWords shared words; `staging`: kMaxTeamStage shared entries.
+  __host__ __device__ BlockTeam(unsigned long long* slots, double* staging) : slots_(slots), staging_(staging) {}
   __host__ __device__ unsigned lane() const {
 #ifdef __CUDA_ARCH__
     return threadIdx.x;
@@ -90,11 +91,12 @@ class BlockTeam {
   }
   template <typename T>
   __host__ __device__ T share(T v) {
-    static_assert(sizeof(T) <= sizeof(unsigned long long), "share() hands out a value of at most 8 bytes");
-    if (leader()) std::memcpy(slot_, &v, sizeof(T));
+    static_assert(std::is_trivially_copyable<T>::value && sizeof(T) <= sizeof(unsigned long long) * detail::kTeamShareWords,
+                  "share() hands out a value of at most kTeamShareWords words");
+    unsigned long long* slot = slots_ + (shares_++ & 1u) * detail::kTeamShareWords;  // alternating
+    if (leader()) std::memcpy(slot, &v, sizeof(T));
     sync();
-    std::memcpy(&v, slot_, sizeof(T));
-    sync();  // the slot is free for the next share()
+    std::memcpy(&v, slot, sizeof(T));
     return v;
   }
   /// v[0..n), n ≤ kMaxTeamStage, copied by the block into shared memory; the first barrier also
@@ -107,7 +109,8 @@ class BlockTeam {
   }
 
  private:
-  unsigned long long* slot_;
+  unsigned long long* slots_;
+  unsigned shares_ = 0;  // the same on every thread: every thread makes every share()
   double* staging_;
 };
 
@@ -129,10 +132,10 @@ __global__ void __launch_bounds__(kWide ? kMaxResidentThreads : kDefaultResident
   __shared__ double f[detail::kMaxResidentPairs], norm2[detail::kMaxResidentPairs];
   __shared__ unsigned n_pairs;
   __shared__ double partials[(kWide ? kMaxResidentThreads : kDefaultResidentThreads) / 32];
-  // kTeam: the team's share() word and stage() copy (one entry otherwise, unused).
-  __shared__ unsigned long long team_slot;
+  // kTeam: the team's share() slots and stage() copy (one entry otherwise, unused).
+  __shared__ unsigned long long team_slots[2 * detail::kTeamShareWords];
   __shared__ double team_staging[kTeam ? detail::kMaxTeamStage : 1];
-  BlockTeam team(&team_slot, team_staging);
+  BlockTeam team(team_slots, team_staging);
   const std::size_t r = blockIdx.x;
   const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5, n_warps = blockDim.x >> 5;
   const std::size_t D = a.n_rff, d = a.n_features;

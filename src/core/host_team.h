@@ -51,20 +51,21 @@ class HostBarrier {
 /// One lane of a host team.
 class HostTeam {
  public:
-  HostTeam(unsigned lane, unsigned size, HostBarrier& barrier, std::uint64_t& slot, double* staging)
-      : lane_(lane), size_(size), barrier_(&barrier), slot_(&slot), staging_(staging) {}
+  /// `slots`: 2 × kTeamShareWords words shared by the lanes; `staging`: kMaxTeamStage entries.
+  HostTeam(unsigned lane, unsigned size, HostBarrier& barrier, std::uint64_t* slots, double* staging)
+      : lane_(lane), size_(size), barrier_(&barrier), slots_(slots), staging_(staging) {}
   unsigned lane() const { return lane_; }
   unsigned size() const { return size_; }
   bool leader() const { return lane_ == 0; }
   void sync() { barrier_->arrive_and_wait(); }
   template <typename T>
   T share(T v) {
-    static_assert(std::is_trivially_copyable<T>::value && sizeof(T) <= sizeof(std::uint64_t),
-                  "share() hands out a value of at most 8 bytes");
-    if (leader()) std::memcpy(slot_, &v, sizeof(T));
+    static_assert(std::is_trivially_copyable<T>::value && sizeof(T) <= sizeof(std::uint64_t) * kTeamShareWords,
+                  "share() hands out a value of at most kTeamShareWords words");
+    std::uint64_t* slot = slots_ + (shares_++ & 1u) * kTeamShareWords;  // alternating: one barrier
+    if (leader()) std::memcpy(slot, &v, sizeof(T));
     sync();
-    std::memcpy(&v, slot_, sizeof(T));
-    sync();  // the slot is free for the next share()
+    std::memcpy(&v, slot, sizeof(T));
     return v;
   }
   /// As the GPU block: the lanes copy v[0..n) into the team's one staging buffer between two
@@ -84,7 +85,8 @@ class HostTeam {
  private:
   unsigned lane_, size_;
   HostBarrier* barrier_;
-  std::uint64_t* slot_;
+  std::uint64_t* slots_;
+  unsigned shares_ = 0;
   double* staging_;
 };
 
@@ -108,7 +110,7 @@ class HostTeamRunner {
   void run(Fn& fn) {
     job_ = [&fn](HostTeam& team) noexcept { fn(team); };
     start_.arrive_and_wait();
-    HostTeam team(0, lanes_, team_, slot_, staging_);
+    HostTeam team(0, lanes_, team_, slots_, staging_);
     job_(team);
     done_.arrive_and_wait();
   }
@@ -118,7 +120,7 @@ class HostTeamRunner {
     for (;;) {
       start_.arrive_and_wait();
       if (stop_) return;
-      HostTeam team(lane, lanes_, team_, slot_, staging_);
+      HostTeam team(lane, lanes_, team_, slots_, staging_);
       job_(team);
       done_.arrive_and_wait();
     }
@@ -126,7 +128,7 @@ class HostTeamRunner {
 
   unsigned lanes_;
   HostBarrier start_, done_, team_;
-  std::uint64_t slot_ = 0;
+  std::uint64_t slots_[2 * kTeamShareWords] = {};
   double staging_[kMaxTeamStage] = {};
   std::function<void(HostTeam&)> job_;
   bool stop_ = false;  // written before start_, read after it: the barrier's mutex orders it

@@ -17,7 +17,7 @@
 ///
 /// A team has lane(), size(), leader(), sync() (a barrier that also orders memory: what a lane
 /// wrote before it, every lane reads after it), share(v) (the leader's v on every lane; a
-/// trivially copyable value of at most 8 bytes) and stage(v, n) (v[0..n), written by any lanes
+/// trivially copyable value of at most kTeamShareWords words) and stage(v, n) (v[0..n), written by any lanes
 /// before the call, where the leader reads it fastest: a copy in the GPU's shared memory, n ≤
 /// kMaxTeamStage; valid until the next stage()). sync(), share() and stage() are barriers: every
 /// lane makes the same calls in the same order, so a branch around one must go the same way on
@@ -34,6 +34,11 @@ namespace omkl::detail {
 
 /// Most entries one stage() holds (the GPU block's shared copy).
 constexpr std::size_t kMaxTeamStage = 128;
+
+/// 64-bit words one share() hands out. A team keeps two such slots and alternates them, so that
+/// a share() is one barrier: the slot a share() writes was last read two share()s before, and
+/// every lane passed the barrier of the share() between after its read.
+constexpr std::size_t kTeamShareWords = 2;
 
 /// One lane: the serial reading of a team program (every loop the lane's, share() the identity).
 struct SerialTeam {

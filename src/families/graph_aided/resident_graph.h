@@ -361,34 +361,40 @@ struct GraphProgram {
     const bool before = t <= c.switch_step;
     const std::uint32_t* exploration = c.exploration;
     std::uint32_t n_exploration = c.n_exploration;
+    bool refined_now = false;
+    double total = 0.0;  // Σ u, in index order
     if (c.family == 2) {
-      const bool again = team.share(!s.refined[r] || before || !c.freeze_refinement);
-      if (again) refine(r, eta, team);
+      refined_now = team.share(!s.refined[r] || before || !c.freeze_refinement);
+      if (refined_now) total = refine(r, eta, team);  // its sum of the same u
       exploration = s.refined_set + r * n;
       n_exploration = s.set_size[r];
     }
     // vertex_probabilities(u, ξ = η, E): the entries by the lanes, the totals by the leader.
     double* p = s.pmf + r * pmf_stride();
-    const double total = ordered_sum(u, n, team);
+    if (!refined_now) total = ordered_sum(u, n, team);
     for (std::uint32_t i = team.lane(); i < n; i += team.size()) p[i] = (1.0 - eta) * (u[i] / total);
     team.sync();
     const double share = eta / static_cast<double>(n_exploration);
     for (std::uint32_t e = team.lane(); e < n_exploration; e += team.size()) p[exploration[e]] += share;  // a set
     const double* staged = team.stage(p, n);
-    double p_total = 0.0;
-    std::uint32_t node = 0;
+    struct Drawn {
+      double p_total;
+      std::uint32_t node;
+    } drawn = {0.0, 0u};
     if (team.leader()) {
-      for (std::uint32_t i = 0; i < n; ++i) p_total += staged[i];
+      for (std::uint32_t i = 0; i < n; ++i) drawn.p_total += staged[i];
       if (c.family == 2 && c.double_draw && before) (void)s.rng[r].template uniform<Philox>();
       const int mode = before ? 2 : c.after_switch;
       if (mode == 2)
-        node = static_cast<std::uint32_t>(sample_index(staged, n, s.rng[r].template uniform<Philox>(), c.shifted != 0));
+        drawn.node =
+            static_cast<std::uint32_t>(sample_index(staged, n, s.rng[r].template uniform<Philox>(), c.shifted != 0));
       else if (mode == 1)
-        node = argmax_first(u, n);
-      s.node[r] = node;
+        drawn.node = argmax_first(u, n);
+      s.node[r] = drawn.node;
     }
-    p_total = team.share(p_total);
-    node = team.share(node);
+    drawn = team.share(drawn);
+    const double p_total = drawn.p_total;
+    const std::uint32_t node = drawn.node;
     // S_t = N_out(node), then (SFG-R) the refinement edges out of it, ascending.
     const std::uint32_t out_begin = c.out_offsets[node], base_count = c.out_offsets[node + 1] - out_begin;
     for (std::uint32_t i = team.lane(); i < base_count; i += team.size()) updated[i] = c.out_list[out_begin + i];
@@ -493,9 +499,10 @@ struct GraphProgram {
   }
 
   /// plan_selection()'s refinement: the candidate set D'_t (refinement_set() with a fixed β,
-  /// refinement_set_from_sorted() with the rank rule), and G'_t rebuilt when it changed.
+  /// refinement_set_from_sorted() with the rank rule), and G'_t rebuilt when it changed. Returns
+  /// Σ u in index order (on every lane), which the vertex probabilities reuse.
   template <typename Team>
-  OMKL_HD void refine(std::size_t r, double xi, Team& team) {
+  OMKL_HD double refine(std::size_t r, double xi, Team& team) {
     const std::uint32_t n = c.n;
     const double* u = s.u_lin + r * n;
     std::uint8_t* marks = s.marks + r * n;
@@ -538,6 +545,7 @@ struct GraphProgram {
     if (team.share(changed)) rebuild_refined(r, team);
     if (team.leader()) s.refined[r] = 1;
     team.sync();
+    return total;
   }
 
   /// RefinedGraph::refine() with the dominator order: every vertex outside D'_t that D'_t does

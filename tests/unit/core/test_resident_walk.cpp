@@ -103,6 +103,12 @@ TEST(HostTeamTest, LanesShareTheLeadersValuesAndSeeEachOthersWrites) {
     std::vector<double> v(10, 0.0);
     std::vector<double> seen(lanes, 0.0);
     std::vector<unsigned> sizes(lanes, 0);
+    // Shares in a row (the slots alternate: a lane that reads late must still read its own).
+    struct Pair {
+      double value;
+      std::uint32_t tag;
+    };
+    std::vector<std::vector<Pair>> in_a_row(lanes, std::vector<Pair>(5));
     for (int round = 1; round <= 20; ++round) {
       auto job = [&](HostTeam& team) {
         sizes[team.lane()] = team.size();
@@ -112,11 +118,17 @@ TEST(HostTeamTest, LanesShareTheLeadersValuesAndSeeEachOthersWrites) {
         if (team.leader())
           for (std::size_t i = 0; i < v.size(); ++i) total += staged[i];
         seen[team.lane()] = team.share(total);
+        for (std::uint32_t k = 0; k < 5; ++k)
+          in_a_row[team.lane()][k] = team.share(team.leader() ? Pair{round + 0.5 * k, k} : Pair{-1.0, 99u});
       };
       runner.run(job);
       for (unsigned lane = 0; lane < lanes; ++lane) {
         ASSERT_EQ(seen[lane], 55.0 * round) << lanes << " lanes, lane " << lane << ", round " << round;
         ASSERT_EQ(sizes[lane], lanes);
+        for (std::uint32_t k = 0; k < 5; ++k) {
+          ASSERT_EQ(in_a_row[lane][k].value, round + 0.5 * k) << lanes << " lanes, lane " << lane << ", share " << k;
+          ASSERT_EQ(in_a_row[lane][k].tag, k);
+        }
       }
     }
   }
