@@ -166,6 +166,8 @@ struct StudyResult {
   TimeMatchReport time_match;    ///< StudyConfig::time_match (reference empty when off)
   /// Seconds this study spent making GPU contexts (0 on the CPU, or when a given pool had them).
   double device_setup_seconds = 0.0;
+  /// The path switches (OMKL_CPU_SIMD, OMKL_CUDA_*, …) set while it ran, as [name, value].
+  std::vector<std::pair<std::string, std::string>> path_switches;
 };
 
 /// Where a study's stream comes from and how it is prepared: what `omkl study --data ...` reads,

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "cli/commands.h"
+#include "core/env_switch.h"
 #include "core/state_io.h"
 #include "omkl/config.h"
 #include "omkl/error.h"
@@ -41,6 +42,13 @@ int run_bench(const BenchOptions& o) {
   fmt::print("bench on {} (T = {}, d = {}), backend {}, {} thread(s), {} build\n", data.name,
              data.n_samples, data.n_features, to_string(backend), threads,
              OMKL_WITH_CUDA ? "CUDA" : "CPU-only");
+  // A number measured on an opt-in path says so, here and in the JSON.
+  const auto switches = detail::path_switches_set();
+  if (!switches.empty()) {
+    std::string set;
+    for (const auto& [name, value] : switches) set += " " + name + "=" + value;
+    fmt::print("path switches:{}\n", set);
+  }
   double context_seconds = 0.0;
   const std::shared_ptr<DeviceContexts> contexts =
       backend == BackendKind::Cuda ? make_device_contexts(&context_seconds) : nullptr;
@@ -92,6 +100,11 @@ int run_bench(const BenchOptions& o) {
                              {"n_features", data.n_features}, {"backend", to_string(backend)},
                              {"threads", threads}, {"results", rows}};
     if (contexts) doc["context_creation_seconds"] = context_seconds;
+    if (!switches.empty()) {
+      nlohmann::json set = nlohmann::json::object();
+      for (const auto& [name, value] : switches) set[name] = value;
+      doc["path_switches"] = set;
+    }
     detail::write_file_atomic(o.json_out, doc.dump(2) + "\n");
   }
   return 0;

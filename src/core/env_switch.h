@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <initializer_list>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "omkl/error.h"
 
@@ -27,6 +29,26 @@ inline std::string env_switch(const char* name, const std::string& fallback,
     ++i;
   }
   throw ConfigError(std::string(name) + " must be " + listed + ", not '" + value + "'");
+}
+
+/// Every switch that picks a code path or changes how it is timed (README, "Command line"):
+/// the CPU's SIMD level, the CUDA backend's paths, the host driver's lanes and the timing
+/// report (which runs clocked copies of the resident walks).
+inline constexpr const char* kPathSwitches[] = {
+    "OMKL_CPU_SIMD",           "OMKL_CUDA_DRAWS",        "OMKL_CUDA_PROJECTIONS", "OMKL_CUDA_ROUND",
+    "OMKL_CUDA_STEP_SELECTED", "OMKL_CUDA_TRAJECTORIES", "OMKL_CUDA_WALK_PAIRS",  "OMKL_CUDA_WALK_PLAN",
+    "OMKL_CUDA_WALK_THREADS",  "OMKL_HOST_WALK_LANES",   "OMKL_TIMING"};
+
+/// The path switches set (to a non-empty value) in this process's environment, in
+/// kPathSwitches' order: what a study's summary and a benchmark's JSON record beside their
+/// numbers, so that a number measured on an opt-in path says so.
+inline std::vector<std::pair<std::string, std::string>> path_switches_set() {
+  std::vector<std::pair<std::string, std::string>> set;
+  for (const char* name : kPathSwitches) {
+    const char* value = std::getenv(name);
+    if (value != nullptr && *value != '\0') set.emplace_back(name, value);
+  }
+  return set;
 }
 
 }  // namespace omkl::detail

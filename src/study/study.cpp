@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "core/algorithm_base.h"
+#include "core/env_switch.h"
 #include "core/error_context.h"
 #include "core/parallel.h"
 #include "core/state_io.h"
@@ -463,6 +464,7 @@ StudyResult run_study(const StudyConfig& config, const Dataset& data) {
   result.profile = to_string(cfg.profile);
   result.preset = cfg.preset;
   result.provenance = cfg.provenance;
+  result.path_switches = detail::path_switches_set();
 
   // 0. The time-matched mode's budgets, measured here, before anything else runs.
   if (!cfg.time_match.empty()) {

@@ -163,6 +163,11 @@ StudyOutputs format_study_outputs(const StudyResult& result) {
   if (!result.regret_benchmark.empty()) summary["regret_benchmark"] = result.regret_benchmark;
   if (result.processes > 1) summary["processes"] = result.processes;
   if (result.backend == "cuda") summary["device_setup_seconds"] = result.device_setup_seconds;
+  if (!result.path_switches.empty()) {
+    json switches = json::object();
+    for (const auto& [name, value] : result.path_switches) switches[name] = value;
+    summary["path_switches"] = switches;
+  }
   if (!result.time_match.reference.empty()) {
     json entries = json::array();
     for (const auto& e : result.time_match.entries) {

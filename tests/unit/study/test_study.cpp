@@ -10,12 +10,15 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "common/scoped_env.h"
 #include "common/test_helpers.h"
+#include "core/env_switch.h"
 #include "features/rf_backend.h"
 #include "omkl/algorithm.h"
 #include "omkl/error.h"
@@ -32,6 +35,7 @@ using omkl::Profile;
 using omkl::StudyConfig;
 using omkl::StudyResult;
 using omkl::Task;
+using omkl::test::ScopedEnv;
 
 constexpr std::size_t kSamples = 400;
 constexpr std::size_t kFeatures = 3;
@@ -157,6 +161,31 @@ TEST_F(StudyTest, SummaryJsonHasTheContractKeys) {
     EXPECT_GE(r.at("final_std").get<double>(), 0.0);
     EXPECT_GT(r.at("final_mean").get<double>(), 0.0);
   }
+}
+
+// A study run under a path switch records it beside its numbers (a number measured on an
+// opt-in path says so); one run under none has no such key.
+TEST_F(StudyTest, SummaryRecordsThePathSwitchesSet) {
+  const Dataset data = omkl::test::random_stream(kSamples, kFeatures, Task::Regression);
+  const auto summary_of = [&](const std::string& name) {
+    StudyConfig c = config({"raker:D=8"}, 1);
+    c.out_dir = (dir_ / name).string();
+    const StudyResult result = omkl::run_study(c, data);
+    return std::make_pair(result, json::parse(read_text(dir_ / name / "summary.json")));
+  };
+  {
+    ScopedEnv simd("OMKL_CPU_SIMD", "portable"), lanes("OMKL_HOST_WALK_LANES", "3");
+    const auto [result, summary] = summary_of("switched");
+    ASSERT_TRUE(summary.contains("path_switches")) << summary.dump();
+    EXPECT_EQ(summary.at("path_switches"), json({{"OMKL_CPU_SIMD", "portable"}, {"OMKL_HOST_WALK_LANES", "3"}}));
+    ASSERT_EQ(result.path_switches.size(), 2u);
+    EXPECT_EQ(result.path_switches[0].first, "OMKL_CPU_SIMD");  // in the README's order
+  }
+  std::vector<std::unique_ptr<ScopedEnv>> none;
+  for (const char* name : omkl::detail::kPathSwitches) none.push_back(std::make_unique<ScopedEnv>(name, ""));
+  const auto [result, summary] = summary_of("plain");
+  EXPECT_FALSE(summary.contains("path_switches")) << summary.dump();
+  EXPECT_TRUE(result.path_switches.empty());
 }
 
 TEST_F(StudyTest, MetricNameFollowsTheTask) {
