@@ -62,9 +62,9 @@ __device__ __forceinline__ double resident_block_sum(double v, double* partials)
 
 /// A team (core/resident_team.h) of the block's threads, for a team program's plan() and learn()
 /// with OMKL_CUDA_WALK_PLAN=block: barriers by __syncthreads(), share() through two alternating
-/// shared slots (one barrier each), stage() into a shared copy (the leader's serial sums and scans then read shared memory, not
-/// the state's global arrays). Host-device members whose bodies exist on the device only, so
-/// that the programs' host-device templates may name them.
+/// shared slots (one barrier each), stage() into a shared copy (the leader's serial sums and
+/// scans then read shared memory, not the state's global arrays). Host-device members whose
+/// bodies exist on the device only, so that the programs' host-device templates may name them.
 class BlockTeam {
  public:
   /// `slots`: 2 × kTeamShareWords shared words; `staging`: kMaxTeamStage shared entries.
@@ -132,7 +132,7 @@ __global__ void __launch_bounds__(kWide ? kMaxResidentThreads : kDefaultResident
   __shared__ double f[detail::kMaxResidentPairs], norm2[detail::kMaxResidentPairs];
   __shared__ unsigned n_pairs;
   __shared__ double partials[(kWide ? kMaxResidentThreads : kDefaultResidentThreads) / 32];
-  // kTeam: the team's share() slots and stage() copy (one entry otherwise, unused).
+  // kTeam: the team's share() slots and stage() copy (unused otherwise: the copy one entry).
   __shared__ unsigned long long team_slots[2 * detail::kTeamShareWords];
   __shared__ double team_staging[kTeam ? detail::kMaxTeamStage : 1];
   BlockTeam team(team_slots, team_staging);
