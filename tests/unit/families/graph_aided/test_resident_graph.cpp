@@ -331,6 +331,35 @@ TEST(ResidentGraphTest, PredictAfterAWalkEqualsTheNextStep) {
   }
 }
 
+// The largest graph a walk takes (N = kMaxResidentPairs = 128 kernels, where a team stages all N
+// vertex weights at once) walks on host lanes as on one; one kernel more is refused, naming N.
+TEST(ResidentGraphTest, TheLargestGraphWalksOnLanesAndALargerOneIsRefused) {
+  const auto data = random_stream(30, 3, Task::Regression);
+  const auto dictionary = [](std::size_t n) {
+    std::string spec;
+    for (std::size_t i = 0; i < n; ++i)
+      spec += (i ? "+" : "") + std::string(i % 2 ? "lap:" : "gauss:") + std::to_string(0.2 + 0.05 * static_cast<double>(i));
+    return spec;
+  };
+  for (const char* name : {"omkl-gf", "omkl-sfg-r"}) {
+    const Params params = {{"dict", dictionary(kMaxResidentPairs)}, {"D", "3"}, {"M", "4"},
+                           {"switch_step", "15"}, {"step_path", "resident"}};
+    const auto ctx = context_for(data, Profile::Paper, {0});
+    std::vector<double> expected;
+    {
+      ScopedEnv one_lane("OMKL_HOST_WALK_LANES", "1");
+      expected = run_blocks(*make(name, ctx, params), data, 10);
+    }
+    ScopedEnv lanes("OMKL_HOST_WALK_LANES", "3");
+    const auto got = run_blocks(*make(name, ctx, params), data, 10);
+    ASSERT_EQ(got.size(), expected.size());
+    for (std::size_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i], expected[i]) << name << " at " << i;
+  }
+  const Params too_many = {{"dict", dictionary(kMaxResidentPairs + 1)}, {"step_path", "resident"}};
+  const std::string message = omkl::test::config_error_message("omkl-sfg", context_for(data, Profile::Paper), too_many);
+  EXPECT_NE(message.find("N = " + std::to_string(kMaxResidentPairs + 1)), std::string::npos) << message;
+}
+
 TEST(ResidentGraphTest, UnsupportedConfigurationsNameTheReason) {
   const auto data = random_stream(20, 3, Task::Regression);
   const auto ctx = context_for(data, Profile::Paper);
