@@ -7,6 +7,7 @@
 #include <sstream>
 #include <string>
 
+#include "core/env_switch.h"
 #include "core/state_io.h"
 #include "omkl/config.h"
 
@@ -24,7 +25,7 @@ std::uint64_t data_checksum(const Dataset& data) {
 
 json cell_key(const AlgorithmSpec& spec, const StudyConfig& config, const Dataset& data,
               std::uint64_t checksum) {
-  return json{{"dataset", data.name},       {"n_samples", data.n_samples},
+  json key{{"dataset", data.name},       {"n_samples", data.n_samples},
               {"n_features", data.n_features}, {"data_checksum", std::to_string(checksum)},
               {"spec", spec.to_string()},   {"profile", to_string(config.profile)},
               {"preset", config.preset},    {"seeds", config.n_seeds},
@@ -35,6 +36,15 @@ json cell_key(const AlgorithmSpec& spec, const StudyConfig& config, const Datase
               {"shuffle", config.shuffle},
               {"defaults", config.defaults},
               {"regret_features", config.regret && data.n_clients ? config.regret_features : 0}};
+  // A cell run on another path (OMKL_CPU_SIMD, OMKL_CUDA_*, …) is not reused: its numbers and its
+  // time are that path's. Without switches the key is what it was, so earlier caches still hit.
+  const auto switches = path_switches_set();
+  if (!switches.empty()) {
+    json set = json::object();
+    for (const auto& [name, value] : switches) set[name] = value;
+    key["path_switches"] = set;
+  }
+  return key;
 }
 
 json result_to_json(const AlgorithmResult& r) {

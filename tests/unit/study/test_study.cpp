@@ -173,6 +173,9 @@ TEST_F(StudyTest, SummaryRecordsThePathSwitchesSet) {
     const StudyResult result = omkl::run_study(c, data);
     return std::make_pair(result, json::parse(read_text(dir_ / name / "summary.json")));
   };
+  // Every switch cleared first: the suite may run under one (bench/gpu_session.sh does).
+  std::vector<std::unique_ptr<ScopedEnv>> none;
+  for (const char* name : omkl::detail::kPathSwitches) none.push_back(std::make_unique<ScopedEnv>(name, ""));
   {
     ScopedEnv simd("OMKL_CPU_SIMD", "portable"), lanes("OMKL_HOST_WALK_LANES", "3");
     const auto [result, summary] = summary_of("switched");
@@ -181,11 +184,14 @@ TEST_F(StudyTest, SummaryRecordsThePathSwitchesSet) {
     ASSERT_EQ(result.path_switches.size(), 2u);
     EXPECT_EQ(result.path_switches[0].first, "OMKL_CPU_SIMD");  // in the README's order
   }
-  std::vector<std::unique_ptr<ScopedEnv>> none;
-  for (const char* name : omkl::detail::kPathSwitches) none.push_back(std::make_unique<ScopedEnv>(name, ""));
   const auto [result, summary] = summary_of("plain");
   EXPECT_FALSE(summary.contains("path_switches")) << summary.dump();
   EXPECT_TRUE(result.path_switches.empty());
+  // A cached cell is reused under the same switches only: its numbers and time are its path's.
+  EXPECT_TRUE(summary_of("plain").first.results.at(0).reused);
+  ScopedEnv simd("OMKL_CPU_SIMD", "portable");
+  EXPECT_FALSE(summary_of("plain").first.results.at(0).reused);
+  EXPECT_TRUE(summary_of("plain").first.results.at(0).reused);
 }
 
 TEST_F(StudyTest, MetricNameFollowsTheTask) {
