@@ -18,6 +18,7 @@
 #include <string>
 #include <thread>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "core/resident_team.h"
@@ -105,6 +106,18 @@ class HostTeamRunner {
   }
   HostTeamRunner(const HostTeamRunner&) = delete;
   HostTeamRunner& operator=(const HostTeamRunner&) = delete;
+
+  /// run() of fn(team) → a value: the leader's.
+  template <typename Fn>
+  auto leaders_result(Fn&& fn) {
+    decltype(fn(std::declval<HostTeam&>())) result{};
+    auto lane = [&](HostTeam& team) {
+      auto value = fn(team);
+      if (team.leader()) result = value;
+    };
+    run(lane);
+    return result;
+  }
 
   template <typename Fn>
   void run(Fn& fn) {

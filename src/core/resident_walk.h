@@ -254,34 +254,16 @@ OMKL_HD double learn_on_one_thread(Program& program, std::size_t r, std::int64_t
 /// `team` (OMKL_HOST_WALK_LANES > 1; host_team.h), the leader's results.
 template <typename Program>
 std::size_t plan_on_host(Program& program, HostTeamRunner* team, std::size_t r, std::int64_t t, ResidentPair* pairs) {
-  if constexpr (TeamSteps<Program>::value) {
-    if (team) {
-      std::size_t planned = 0;
-      auto lane_plan = [&](HostTeam& lane) {
-        const std::size_t n = program.plan(r, t, pairs, lane);
-        if (lane.leader()) planned = n;
-      };
-      team->run(lane_plan);
-      return planned;
-    }
-  }
+  if constexpr (TeamSteps<Program>::value)
+    if (team) return team->leaders_result([&](HostTeam& lane) { return program.plan(r, t, pairs, lane); });
   return plan_on_one_thread(program, r, t, pairs);
 }
 
 template <typename Program>
 double learn_on_host(Program& program, HostTeamRunner* team, std::size_t r, std::int64_t t, double y,
                      const double* f, const double* norm2, ResidentPair* pairs) {
-  if constexpr (TeamSteps<Program>::value) {
-    if (team) {
-      double prediction = 0.0;
-      auto lane_learn = [&](HostTeam& lane) {
-        const double p = program.learn(r, t, y, f, norm2, pairs, lane);
-        if (lane.leader()) prediction = p;
-      };
-      team->run(lane_learn);
-      return prediction;
-    }
-  }
+  if constexpr (TeamSteps<Program>::value)
+    if (team) return team->leaders_result([&](HostTeam& lane) { return program.learn(r, t, y, f, norm2, pairs, lane); });
   return learn_on_one_thread(program, r, t, y, f, norm2, pairs);
 }
 
