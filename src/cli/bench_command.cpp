@@ -17,6 +17,7 @@
 #include "core/state_io.h"
 #include "omkl/config.h"
 #include "omkl/error.h"
+#include "study/study_io.h"
 
 namespace omkl::cli {
 
@@ -100,11 +101,7 @@ int run_bench(const BenchOptions& o) {
                              {"n_features", data.n_features}, {"backend", to_string(backend)},
                              {"threads", threads}, {"results", rows}};
     if (contexts) doc["context_creation_seconds"] = context_seconds;
-    if (!switches.empty()) {
-      nlohmann::json set = nlohmann::json::object();
-      for (const auto& [name, value] : switches) set[name] = value;
-      doc["path_switches"] = set;
-    }
+    if (!switches.empty()) doc["path_switches"] = detail::path_switches_json(switches);
     detail::write_file_atomic(o.json_out, doc.dump(2) + "\n");
   }
   return 0;

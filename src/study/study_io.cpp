@@ -39,12 +39,14 @@ json cell_key(const AlgorithmSpec& spec, const StudyConfig& config, const Datase
   // A cell run on another path (OMKL_CPU_SIMD, OMKL_CUDA_*, …) is not reused: its numbers and its
   // time are that path's. Without switches the key is what it was, so earlier caches still hit.
   const auto switches = path_switches_set();
-  if (!switches.empty()) {
-    json set = json::object();
-    for (const auto& [name, value] : switches) set[name] = value;
-    key["path_switches"] = set;
-  }
+  if (!switches.empty()) key["path_switches"] = path_switches_json(switches);
   return key;
+}
+
+json path_switches_json(const std::vector<std::pair<std::string, std::string>>& switches) {
+  json set = json::object();
+  for (const auto& [name, value] : switches) set[name] = value;
+  return set;
 }
 
 json result_to_json(const AlgorithmResult& r) {
@@ -173,11 +175,7 @@ StudyOutputs format_study_outputs(const StudyResult& result) {
   if (!result.regret_benchmark.empty()) summary["regret_benchmark"] = result.regret_benchmark;
   if (result.processes > 1) summary["processes"] = result.processes;
   if (result.backend == "cuda") summary["device_setup_seconds"] = result.device_setup_seconds;
-  if (!result.path_switches.empty()) {
-    json switches = json::object();
-    for (const auto& [name, value] : result.path_switches) switches[name] = value;
-    summary["path_switches"] = switches;
-  }
+  if (!result.path_switches.empty()) summary["path_switches"] = detail::path_switches_json(result.path_switches);
   if (!result.time_match.reference.empty()) {
     json entries = json::array();
     for (const auto& e : result.time_match.entries) {

@@ -7,6 +7,9 @@
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "omkl/study.h"
 
@@ -18,6 +21,9 @@ std::uint64_t data_checksum(const Dataset& data);
 /// backend, curve points, regret.
 nlohmann::json cell_key(const AlgorithmSpec& spec, const StudyConfig& config, const Dataset& data,
                         std::uint64_t checksum);
+/// Path switches (core/env_switch.h's path_switches_set()) as the JSON object that summary.json,
+/// a cell's key and `omkl bench --json` record: {name: value}.
+nlohmann::json path_switches_json(const std::vector<std::pair<std::string, std::string>>& switches);
 /// One result as summary.json lists it (non-finite numbers as null).
 nlohmann::json result_to_json(const AlgorithmResult& r);
 /// A cache file's contents: key, result and curves.

@@ -307,11 +307,7 @@ struct GraphProgram {
     const std::uint32_t n = c.n, J = c.J, M = c.M;
     const double* log_w = s.log_w + r * n;
     double* w = s.regen_w + r * n;
-    const double* staged = team.stage(log_w, n);
-    double m = -INFINITY;
-    if (team.leader())
-      for (std::uint32_t k = 0; k < n; ++k) m = staged[k] > m ? staged[k] : m;
-    m = team.share(m);
+    const double m = ordered_max(log_w, n, team);
     for (std::uint32_t k = team.lane(); k < n; k += team.size()) w[k] = exp_or_zero(log_w[k] - m);
     double* uniforms = s.regen_uniforms + r * J * M;
     if (team.leader()) {
@@ -425,6 +421,16 @@ struct GraphProgram {
     return team.share(total);
   }
 
+  /// max(−∞, v[0..n)) in index order (the first of equal maxima), on every lane.
+  template <typename Team>
+  OMKL_HD static double ordered_max(const double* v, std::uint32_t n, Team& team) {
+    const double* staged = team.stage(v, n);
+    double m = -INFINITY;
+    if (team.leader())
+      for (std::uint32_t i = 0; i < n; ++i) m = staged[i] > m ? staged[i] : m;
+    return team.share(m);
+  }
+
   /// vertex_weights_lin(): exp(log_u − u_ref), refreshed (u_ref = max log_u, and the order by
   /// weight) when missing or when its largest entry has drifted below 1e-200.
   template <typename Team>
@@ -441,13 +447,8 @@ struct GraphProgram {
       refresh = !s.u_valid[r] || top < 1e-200;
     }
     if (!team.share(refresh)) return u;
-    const double* staged_log = team.stage(log_u, n);
-    double ref = -INFINITY;
-    if (team.leader()) {
-      for (std::uint32_t i = 0; i < n; ++i) ref = staged_log[i] > ref ? staged_log[i] : ref;
-      s.u_ref[r] = ref;
-    }
-    ref = team.share(ref);
+    const double ref = ordered_max(log_u, n, team);
+    if (team.leader()) s.u_ref[r] = ref;
     for (std::uint32_t i = team.lane(); i < n; i += team.size()) u[i] = exp_or_zero(log_u[i] - ref);
     team.sync();
     if (team.leader()) {
