@@ -69,35 +69,52 @@ __device__ __forceinline__ void lane_features(const Real (&a)[J], int lane, std:
 // lane_features() in double with sincos_fma(): straight-line code that the compiler can
 // interleave across the lane's J angles (the library's sincos branches inside), and the CPU
 // AVX2 kernel's bits for the same angle. Angles beyond its fast range (rare: |a| > 2⁴⁵) take
-// the library's sincos in a second, warp-divergent pass. float keeps sincosf.
+// the library's sincos in a second, warp-divergent pass (lane_features_fma_fixup(), which the
+// lean step issues after its reduction so that the fast pass shares a block with it). float
+// keeps sincosf.
 template <typename Real, int J>
-__device__ __forceinline__ void lane_features_fma(const Real (&a)[J], int lane, std::size_t D, Real scale,
-                                                  Real (&zs)[J], Real (&zc)[J]) {
+__device__ __forceinline__ void lane_features_fma_fixup(const Real (&a)[J], int lane, std::size_t D, Real scale,
+                                                        Real (&zs)[J], Real (&zc)[J]) {
   if constexpr (std::is_same_v<Real, double>) {
     bool out_of_range = false;
 #pragma unroll
+    for (int j = 0; j < J; ++j) out_of_range |= fabs(a[j]) > detail::kFmaFastLimit;
+    if (!out_of_range) return;
+#pragma unroll
     for (int j = 0; j < J; ++j) {
+      if (!(fabs(a[j]) > detail::kFmaFastLimit)) continue;
       double sv, cv;
-      detail::sincos_fma(a[j], sv, cv);
-      out_of_range |= fabs(a[j]) > detail::kFmaFastLimit;
+      sincos(a[j], &sv, &cv);
       const bool valid = lane + 32 * j < D;
       zs[j] = valid ? scale * sv : 0.0;
       zc[j] = valid ? scale * cv : 0.0;
     }
-    if (out_of_range) {
+  }
+}
+
+// The fast pass alone: exact for angles in the fast range, to be followed by the fixup.
+template <typename Real, int J>
+__device__ __forceinline__ void lane_features_fma_fast(const Real (&a)[J], int lane, std::size_t D, Real scale,
+                                                       Real (&zs)[J], Real (&zc)[J]) {
+  if constexpr (std::is_same_v<Real, double>) {
 #pragma unroll
-      for (int j = 0; j < J; ++j) {
-        if (!(fabs(a[j]) > detail::kFmaFastLimit)) continue;
-        double sv, cv;
-        sincos(a[j], &sv, &cv);
-        const bool valid = lane + 32 * j < D;
-        zs[j] = valid ? scale * sv : 0.0;
-        zc[j] = valid ? scale * cv : 0.0;
-      }
+    for (int j = 0; j < J; ++j) {
+      double sv, cv;
+      detail::sincos_fma(a[j], sv, cv);
+      const bool valid = lane + 32 * j < D;
+      zs[j] = valid ? scale * sv : 0.0;
+      zc[j] = valid ? scale * cv : 0.0;
     }
   } else {
     lane_features<Real, J>(a, lane, D, scale, zs, zc);
   }
+}
+
+template <typename Real, int J>
+__device__ __forceinline__ void lane_features_fma(const Real (&a)[J], int lane, std::size_t D, Real scale,
+                                                  Real (&zs)[J], Real (&zc)[J]) {
+  lane_features_fma_fast<Real, J>(a, lane, D, scale, zs, zc);
+  lane_features_fma_fixup<Real, J>(a, lane, D, scale, zs, zc);
 }
 
 // First multiple of `period` at or after t (t may be ≤ 0).
@@ -118,7 +135,19 @@ constexpr int kTrajectoryThreads = 128;  // 4 warps per block: small blocks spre
 
 // OnTheFly: the projections V x_t are computed here from x and V (rows in shared memory)
 // instead of read from the GEMM's output, which at 1000 seeds is 363 GB written and re-read.
-template <typename Real, int J, bool OnTheFly>
+//
+// Lean (TrajectoryArgs::lean, lean_step_applies()): the step of the common Raker
+// configuration only: squared loss, every step an update, constant η, no resets, every slot
+// active from the launch's first step. ‖θ‖² is always reduced (beside f, so its shuffles
+// overlap f's), as Raker's default weight loss needs it. Its
+// step then has no branch on the loss, the schedule or the flags: the generic step's loop
+// body is ≈ 970 instructions in ≈ 50 blocks (sm_90, J = 2), because every runtime case is
+// compiled in. And the software pipeline goes one step deeper: step k + 1's sincos is issued
+// before step k's reduction (its inputs were loaded a step earlier), so the scheduler can
+// overlap the polynomials with the shuffles' latency, which the generic step's blocks keep
+// apart. Each step's expressions are the generic step's, except that in double the features
+// come from sincos_fma() (as in the kernel-group layout: the CPU AVX2 kernel's bits).
+template <typename Real, int J, bool OnTheFly, bool Lean>
 __global__ void advance_trajectories_kernel(TrajectoryArgs<Real> args) {
   extern __shared__ __align__(16) unsigned char trajectory_shared[];
   const std::size_t warp = (static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
@@ -157,7 +186,7 @@ __global__ void advance_trajectories_kernel(TrajectoryArgs<Real> args) {
   };
   // The library's sincos here: sincos_fma() measured no faster in this kernel (H100, Raker on
   // Naval at 1-1000 seeds, 2026-11-23), and this kernel's numbers were taken with it.
-  auto features_from_next = [&] {
+  auto features_of_next = [&](Real(&out_s)[J], Real(&out_c)[J]) {
     if constexpr (OnTheFly) {
       __syncwarp();  // the previous step's reads of x_sh are done
       if (lane < static_cast<int>(d)) x_sh[lane] = next_x;
@@ -169,7 +198,15 @@ __global__ void advance_trajectories_kernel(TrajectoryArgs<Real> args) {
         next_a[j] = a;
       }
     }
-    lane_features<Real, J>(next_a, lane, D, args.feature_scale, zs, zc);
+    // The lean step takes sincos_fma()'s fast pass here (straight-line code, so that its
+    // polynomials can interleave with the reduction; the library's sincos branches to its slow
+    // path per angle) and its fixup after the step's update.
+    if constexpr (Lean) lane_features_fma_fast<Real, J>(next_a, lane, D, args.feature_scale, out_s, out_c);
+    else lane_features<Real, J>(next_a, lane, D, args.feature_scale, out_s, out_c);
+  };
+  auto features_from_next = [&] {
+    features_of_next(zs, zc);
+    if constexpr (Lean) lane_features_fma_fixup<Real, J>(next_a, lane, D, args.feature_scale, zs, zc);
   };
   if (args.n_steps > 0) {
     load_next(0);
@@ -178,26 +215,28 @@ __global__ void advance_trajectories_kernel(TrajectoryArgs<Real> args) {
   }
   const bool fused = args.log_w != nullptr;
   double log_weight = fused ? args.log_w[warp] : 0.0;  // uniform across the warp
-  long long next_reset = sc.reset_period > 0 ? first_multiple_from(args.t0, sc.reset_period) : 0;
-  for (std::size_t step = 0; step < args.n_steps; ++step) {
-    const long long t = args.t0 + static_cast<long long>(step);
-    const std::size_t out = (step * R + r) * S + s;
-    const bool more = step + 1 < args.n_steps;
-    if (more) load_next(step + 1);
-    // Reset times are tracked (t % period on every step is a 64-bit division).
-    if (sc.reset_period > 0 && t > next_reset) next_reset += sc.reset_period;
-    if (t < sc.active_from) {
-      if (lane == 0) {
-        args.f[out] = Real(0);
-        if (args.norm2) args.norm2[out] = Real(0);
-        if (fused) args.log_w_out[out] = 0.0;
-      }
-    } else {
-      if (sc.reset_period > 0 && t == next_reset) {
+  if constexpr (Lean) {
+    const std::size_t last = args.n_steps - 1;  // n_steps ≥ 1 (launch_advance_trajectories)
+    load_next(last < 1 ? last : 1);
+    // The generic step's sc.step_scale · η · C' and 1 − sc.shrink_scale · η · λ, with η
+    // constant: the same products, evaluated once.
+    const double step_eta = sc.step_scale * sc.eta;
+    const Real shrink = static_cast<Real>(1.0 - sc.shrink_scale * sc.eta * sc.lambda);
+    const std::size_t stride = R * S;
+    Real* f_out = args.f + r * S + s;
+    double* log_w_out = fused ? args.log_w_out + r * S + s : nullptr;
+    Real* norm2_out = args.norm2 ? args.norm2 + r * S + s : nullptr;
+    constexpr LossKind kSquared = LossKind::Squared;
+    const bool unscaled_loss = args.fused_loss_scale == 1.0;
+    for (std::size_t step = 0; step < args.n_steps; ++step) {
+      // Step k + 1's features, then its successor's inputs; past the end both repeat the last
+      // step (computed, never used), so that the step has no branch.
+      Real zs_next[J], zc_next[J], a_next[J];
+      features_of_next(zs_next, zc_next);
 #pragma unroll
-        for (int j = 0; j < J; ++j) ts[j] = tc[j] = Real(0);
-        log_weight = args.fused_initial;  // a fresh learner starts with fresh weights
-      }
+      for (int j = 0; j < J; ++j) a_next[j] = next_a[j];  // for the fixup, after load_next()
+      const Real y_next = next_y;
+      load_next(step + 2 <= last ? step + 2 : last);
       Real dot = 0, n2 = 0;
 #pragma unroll
       for (int j = 0; j < J; ++j) {
@@ -205,39 +244,97 @@ __global__ void advance_trajectories_kernel(TrajectoryArgs<Real> args) {
         n2 += ts[j] * ts[j] + tc[j] * tc[j];
       }
       dot = warp_sum(dot);
-      const bool want_n2 = args.norm2 || (fused && args.fused_lambda != 0.0);
-      if (want_n2) n2 = warp_sum(n2);
+      n2 = warp_sum(n2);
       if (lane == 0) {
-        args.f[out] = dot;
-        if (args.norm2) args.norm2[out] = n2;
-        if (fused) args.log_w_out[out] = log_weight;
+        *f_out = dot;
+        if (norm2_out) *norm2_out = n2;
+        if (fused) *log_w_out = log_weight;
       }
       if (fused) {
-        const double y = static_cast<double>(y_step);
-        const double loss = detail::loss_value(static_cast<LossKind>(args.loss), static_cast<double>(dot), y) +
+        // + λ·‖θ‖² as in the generic step (λ = 0 adds an exact 0).
+        const double loss = detail::loss_value(kSquared, static_cast<double>(dot), static_cast<double>(y_step)) +
                             args.fused_lambda * static_cast<double>(n2);
-        log_weight -= args.fused_rate * loss / args.fused_loss_scale;
+        // x / 1 is x: the division (a reciprocal, two Newton steps and a slow path) only where
+        // a scale is set, as in the host's KernelWeights.
+        log_weight -= unscaled_loss ? args.fused_rate * loss : args.fused_rate * loss / args.fused_loss_scale;
       }
-      if (args.update) {
-        // Step size and gain in double, as on the host, whatever Real is.
-        const double eta = sc.inv_sqrt_t ? sc.eta / sqrt(static_cast<double>(t)) : sc.eta;
-        const Real shrink = static_cast<Real>(1.0 - sc.shrink_scale * eta * sc.lambda);
-        const Real gain = static_cast<Real>(
-            sc.step_scale * eta *
-            detail::loss_derivative(static_cast<LossKind>(args.loss), static_cast<double>(dot),
-                                    static_cast<double>(y_step)));
+      const Real gain = static_cast<Real>(
+          step_eta * detail::loss_derivative(kSquared, static_cast<double>(dot), static_cast<double>(y_step)));
+#pragma unroll
+      for (int j = 0; j < J; ++j) {
+        ts[j] = shrink * ts[j] - gain * zs[j];
+        tc[j] = shrink * tc[j] - gain * zc[j];
+        zs[j] = zs_next[j];
+        zc[j] = zc_next[j];
+      }
+      lane_features_fma_fixup<Real, J>(a_next, lane, D, args.feature_scale, zs, zc);
+      y_step = y_next;
+      f_out += stride;
+      if (norm2_out) norm2_out += stride;
+      if (fused) log_w_out += stride;
+    }
+  } else {
+    long long next_reset = sc.reset_period > 0 ? first_multiple_from(args.t0, sc.reset_period) : 0;
+    for (std::size_t step = 0; step < args.n_steps; ++step) {
+      const long long t = args.t0 + static_cast<long long>(step);
+      const std::size_t out = (step * R + r) * S + s;
+      const bool more = step + 1 < args.n_steps;
+      if (more) load_next(step + 1);
+      // Reset times are tracked (t % period on every step is a 64-bit division).
+      if (sc.reset_period > 0 && t > next_reset) next_reset += sc.reset_period;
+      if (t < sc.active_from) {
+        if (lane == 0) {
+          args.f[out] = Real(0);
+          if (args.norm2) args.norm2[out] = Real(0);
+          if (fused) args.log_w_out[out] = 0.0;
+        }
+      } else {
+        if (sc.reset_period > 0 && t == next_reset) {
+#pragma unroll
+          for (int j = 0; j < J; ++j) ts[j] = tc[j] = Real(0);
+          log_weight = args.fused_initial;  // a fresh learner starts with fresh weights
+        }
+        Real dot = 0, n2 = 0;
 #pragma unroll
         for (int j = 0; j < J; ++j) {
-          ts[j] = shrink * ts[j] - gain * zs[j];
-          tc[j] = shrink * tc[j] - gain * zc[j];
+          dot += ts[j] * zs[j] + tc[j] * zc[j];
+          n2 += ts[j] * ts[j] + tc[j] * tc[j];
+        }
+        dot = warp_sum(dot);
+        const bool want_n2 = args.norm2 || (fused && args.fused_lambda != 0.0);
+        if (want_n2) n2 = warp_sum(n2);
+        if (lane == 0) {
+          args.f[out] = dot;
+          if (args.norm2) args.norm2[out] = n2;
+          if (fused) args.log_w_out[out] = log_weight;
+        }
+        if (fused) {
+          const double y = static_cast<double>(y_step);
+          const double loss = detail::loss_value(static_cast<LossKind>(args.loss), static_cast<double>(dot), y) +
+                              args.fused_lambda * static_cast<double>(n2);
+          log_weight -= args.fused_rate * loss / args.fused_loss_scale;
+        }
+        if (args.update) {
+          // Step size and gain in double, as on the host, whatever Real is.
+          const double eta = sc.inv_sqrt_t ? sc.eta / sqrt(static_cast<double>(t)) : sc.eta;
+          const Real shrink = static_cast<Real>(1.0 - sc.shrink_scale * eta * sc.lambda);
+          const Real gain = static_cast<Real>(
+              sc.step_scale * eta *
+              detail::loss_derivative(static_cast<LossKind>(args.loss), static_cast<double>(dot),
+                                      static_cast<double>(y_step)));
+#pragma unroll
+          for (int j = 0; j < J; ++j) {
+            ts[j] = shrink * ts[j] - gain * zs[j];
+            tc[j] = shrink * tc[j] - gain * zc[j];
+          }
         }
       }
+      if (more) {
+        features_from_next();
+        y_step = next_y;
+      }
     }
-    if (more) {
-      features_from_next();
-      y_step = next_y;
-    }
-  }
+  }  // generic step
   if (!args.update) return;
   if (fused && lane == 0) args.log_w[warp] = log_weight;
 #pragma unroll
@@ -254,12 +351,18 @@ template <typename Real, int J>
 void launch_with(const TrajectoryArgs<Real>& args, cudaStream_t stream) {
   const std::size_t warps = args.n_replicates * args.n_slots;
   const unsigned blocks = static_cast<unsigned>((warps * 32 + kTrajectoryThreads - 1) / kTrajectoryThreads);
-  if (args.projections != nullptr) {
-    advance_trajectories_kernel<Real, J, false><<<blocks, kTrajectoryThreads, 0, stream>>>(args);
-  } else {
-    const std::size_t shared = (kTrajectoryThreads / 32) * on_the_fly_reals<Real, J>(args.n_features) * sizeof(Real);
-    advance_trajectories_kernel<Real, J, true><<<blocks, kTrajectoryThreads, shared, stream>>>(args);
-  }
+  const auto launch = [&](auto on_the_fly, auto lean) {
+    constexpr bool kOnTheFly = decltype(on_the_fly)::value;
+    const std::size_t shared =
+        kOnTheFly ? (kTrajectoryThreads / 32) * on_the_fly_reals<Real, J>(args.n_features) * sizeof(Real) : 0;
+    advance_trajectories_kernel<Real, J, kOnTheFly, decltype(lean)::value>
+        <<<blocks, kTrajectoryThreads, shared, stream>>>(args);
+  };
+  using Yes = std::true_type;
+  using No = std::false_type;
+  const bool on_the_fly = args.projections == nullptr;
+  if (on_the_fly) args.lean ? launch(Yes{}, Yes{}) : launch(Yes{}, No{});
+  else args.lean ? launch(No{}, Yes{}) : launch(No{}, No{});
   OMKL_CUDA_CHECK_LAUNCH();
 }
 

@@ -48,7 +48,11 @@ struct TrajectoryArgs {
   const Real* x;
   const Real* frequencies;
   std::size_t n_features;
+  // The per-slot kernel's lean step (features/rf_backend.h, lean_step_applies(), must hold
+  // for this launch); the kernel-group layout ignores it.
+  bool lean = false;
 };
+
 
 /// Whether launch_advance_trajectories() can compute the projections itself (projections null):
 /// d ≤ 32 and the lane's rows of V (J·32·d values a warp) fit four warps in 48 KB of shared memory.

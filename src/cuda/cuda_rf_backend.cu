@@ -131,8 +131,11 @@ class CudaRfBackend final : public RfBackend {
     // slot warps, 47 against 35 ms). The "fill" rule, two warps per multiprocessor, sits
     // between the measured 76 and 1 520 warps; where exactly the layouts cross is not measured.
     // OMKL_CUDA_TRAJECTORIES=per_slot or per_kernel forces one (the tests run both);
-    // per_kernel falls back where a shape does not fit.
-    const std::string forced = env_switch("OMKL_CUDA_TRAJECTORIES", "", {"per_slot", "per_kernel"});
+    // per_kernel falls back where a shape does not fit. `lean` keeps the default layout and
+    // gives the per-slot kernel its lean step wherever a pass allows it (lean_step_applies():
+    // Raker's common configuration); opt-in until a GPU has run its parity test and timed it.
+    const std::string forced = env_switch("OMKL_CUDA_TRAJECTORIES", "", {"per_slot", "per_kernel", "lean"});
+    lean_steps_ = forced == "lean";
     const std::size_t multiprocessors = context_->multiprocessors();
     const bool groups_fill = p.n_replicates * p.n_kernels >= 2 * multiprocessors;
     if (forced == "per_kernel" || (forced != "per_slot" && groups.largest >= 2 && groups_fill))
@@ -566,6 +569,8 @@ class CudaRfBackend final : public RfBackend {
                                 fused ? fused->initial : 0.0, fused ? fused->rate : 0.0,
                                 fused ? fused->lambda : 0.0, fused ? fused->loss_scale : 1.0,
                                 x_.data(), frequencies_.data(), d};
+      args.lean = lean_steps_ && group_offsets_.size() == 0 &&
+                  lean_step_applies(schedules, t0 + static_cast<std::int64_t>(start), p.loss, update);
       if (group_offsets_.size() > 0) {
         const omkl::cuda::KernelGroups groups{group_offsets_.data(), group_slots_.data(), max_group_};
         omkl::cuda::launch_advance_kernel_groups(args, groups, context_->stream());
@@ -622,6 +627,7 @@ class CudaRfBackend final : public RfBackend {
   DeviceBuffer<unsigned> group_offsets_, group_slots_;  // per-kernel layout (empty: per slot)
   unsigned max_group_ = 0;
   bool projections_on_the_fly_ = false;  // per-slot kernel computes V x_t itself
+  bool lean_steps_ = false;  // OMKL_CUDA_TRAJECTORIES=lean: the per-slot kernel's lean step where it applies
   // step_selected(): the step's pairs, x and outputs, in mapped host memory
   PinnedBuffer<Real> staging_selected_out_{true};   // f then ‖θ‖² of the step's pairs
   PinnedBuffer<DevicePair> staging_pairs_{true};    // the step's pairs, then x

@@ -64,6 +64,13 @@ SlotsByKernel slots_by_kernel(const RfProblem& problem) {
   return out;
 }
 
+bool lean_step_applies(const std::vector<SlotSchedule>& schedules, std::int64_t t0, LossKind loss, bool update) {
+  if (loss != LossKind::Squared || !update) return false;
+  for (const SlotSchedule& s : schedules)
+    if (s.inv_sqrt_t || s.reset_period > 0 || s.active_from > t0) return false;
+  return true;
+}
+
 void RfBackend::predict_rows(const double* x, std::size_t n_rows, std::int64_t t,
                              const std::vector<SlotSchedule>& schedules, double* f) {
   const std::size_t d = problem_.n_features, RS = problem_.n_replicates * problem_.n_slots();

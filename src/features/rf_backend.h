@@ -68,6 +68,11 @@ struct SlotSchedule {
   std::int64_t reset_period = 0;
 };
 
+/// Whether a pass from time t0 fits the GPU's lean trajectory step (kernels/rf_kernels.cu):
+/// squared loss, every step an update, and every schedule with a constant η, no resets and
+/// active from t0 on. Raker's common configuration; anything else takes the generic step.
+bool lean_step_applies(const std::vector<SlotSchedule>& schedules, std::int64_t t0, LossKind loss, bool update);
+
 /// Log-domain kernel weights (exp_eta / pow_beta rules) applied by the backend itself: slots
 /// form groups of `group_size` consecutive slots (Raker: one group of P kernels; AdaRaker: one
 /// per level). Each slot keeps a log-weight a, reset to `initial` whenever its θ is reset, and

@@ -61,10 +61,16 @@ class BanditSelection final : public Algorithm {
     if (rule == Rule::OksPlusPlus && loss_ == LossKind::Absolute)
       params.fail("loss", "absolute is not defined for OKS++ (its step sizes need a smooth loss, §4); use ioks or oks");
     BanditConstants c = bandit_constants(loss_);
-    c.U = params.get_double("U", c.U, "radius of the hypothesis balls ‖f‖ ≤ U (15 logistic, 1 otherwise)");
-    if (!(c.U > 0)) params.fail("U", "must be > 0");
+    if (rule != Rule::Oks) {  // OKS projects nowhere (§3, §7.1): no radius to set
+      c.U = params.get_double("U", c.U, "radius of the hypothesis balls ‖f‖ ≤ U (15 logistic, 1 otherwise)");
+      if (!(c.U > 0)) params.fail("U", "must be > 0");
+    }
     U_ = c.U;
     if (rule == Rule::Oks) {
+      // δ = (K/T)^{1/3} must lie in (0, 1) (§3): with T ≤ K, η = √(2(1 − δ) ln K/(KT)) is not real.
+      if (T <= K)
+        throw ConfigError("algorithm '" + params.algorithm() + "': OKS needs more rounds than kernels (δ = (K/T)^{1/3} < 1), "
+                          "but T = " + std::to_string(T) + " and K = " + std::to_string(K));
       const double c_lambda = params.get_double("c_lambda", 1.0,
                                                 "λ = c_λ·√(δ/(KT)); the paper picks c_λ ∈ {1, 5, 10, 25} in hindsight");
       if (!(c_lambda > 0)) params.fail("c_lambda", "must be > 0");

@@ -28,6 +28,7 @@ struct RuleConstants {
   int reference_logistic = 0;
   double nu = 1.0, lmax = 1.0, tolerance = 1e-5;  ///< IOKS
   int clean = 0;
+  int unit_gradient = 0;  ///< IOKS, absolute loss: ‖∇̃‖² = 1/p² whatever F (§5.3 step 3)
 };
 
 /// One replicate's rule state: K-arrays and (OKS++) two running sums.
@@ -125,7 +126,9 @@ OMKL_HD double rule_observe(const RuleConstants& c, const RuleState& s, std::siz
   const double cost = loss / c.lmax;
   const double pI = s.p[I];
   // Inner step (§5.3 step 3): AdaGrad-style λ from Σ‖∇̃‖², this round included (κ(x, x) = 1).
-  s.sums[I] += derivative * derivative / (pI * pI);
+  // Absolute loss counts |sign|² = 1 even at F = y, where the step's subgradient is 0 [REF].
+  const double squared_gradient = c.unit_gradient ? 1.0 : derivative * derivative;
+  s.sums[I] += squared_gradient / (pI * pI);
   const double lambda = c.U / (std::sqrt(2.0) * std::sqrt(1.0 + s.sums[I]));
   // Loss estimate (eq. (4)) and the mirror step (eq. (5)) with the rates before this round's increase.
   double eta_max = s.eta[0];

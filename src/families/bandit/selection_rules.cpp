@@ -16,7 +16,7 @@ BanditConstants bandit_constants(LossKind loss) {
   switch (loss) {
     case LossKind::Logistic: c.U = 15.0; c.C0 = 1.0; c.G = 1.0; c.G1 = 1.0; break;
     case LossKind::Squared: c.U = 1.0; c.C0 = 4.0; c.G = 1.0; c.G1 = 4.0; break;  // G₁ = 2(U + 1)
-    case LossKind::Absolute: c.U = 1.0; c.C0 = 0.0; c.G = 1.0; c.G1 = 1.0; break;
+    case LossKind::Absolute: c.U = 1.0; c.C0 = 0.0; c.G = 1.0; c.G1 = 1.0; c.unit_gradient = true; break;
     default: break;
   }
   c.lmax = 1.0;  // §1.3: the experiments set ℓ_max = 1 for every loss
@@ -180,6 +180,7 @@ std::unique_ptr<SelectionRule> make_ioks_rule(std::size_t K, std::size_t T, cons
   c.nu = o.nu;
   c.U = b.U;
   c.lmax = b.lmax;
+  c.unit_gradient = b.unit_gradient ? 1 : 0;
   c.clean = clean ? 1 : 0;
   c.tolerance = clean ? 1e-12 : 1e-5;
   return std::make_unique<Rule>(c, o.eta0);

@@ -28,6 +28,9 @@ struct BanditConstants {
   double G = 1.0;
   double G1 = 4.0;
   double lmax = 1.0;
+  /// Absolute loss: IOKS's ‖∇̃‖² is 1/p² every round, F = y included (§5.3 step 3), although
+  /// the subgradient there is 0.
+  bool unit_gradient = false;
 };
 BanditConstants bandit_constants(LossKind loss);
 

@@ -149,6 +149,110 @@ TEST_F(CudaTest, BackendMatchesCpuInFloat) {
   });
 }
 
+namespace {
+
+// Raker's common pass (squared loss, constant η, no resets, every slot active), on
+// which OMKL_CUDA_TRAJECTORIES=lean gives the per-slot kernel its lean step: per-slot
+// predictions from advance() and group predictions from advance_fused(), against the CPU and
+// against the generic step, over both projection paths.
+void check_lean_step(std::size_t R, std::size_t P, std::size_t D, std::size_t d, bool single, double loss_scale,
+                     std::uint64_t seed) {
+  RfProblem problem;
+  problem.n_replicates = R;
+  problem.n_kernels = P;
+  problem.n_rff = D;
+  problem.n_features = d;
+  for (std::size_t s = 0; s < P; ++s) problem.slot_kernel.push_back(static_cast<std::uint32_t>(s));
+  problem.feature_scale = 1.0 / std::sqrt(static_cast<double>(D));
+  problem.loss = LossKind::Squared;
+  problem.need_norm2 = true;
+  RandomStream rng(seed, 0, RngPurpose::Misc);
+  std::vector<std::vector<double>> V;
+  for (std::size_t i = 0; i < R * P; ++i)
+    V.push_back(draw_frequencies(KernelSpec::gaussian(0.3 + 0.5 * (i % P)), D, d, RfKind::Rf, rng));
+  std::vector<SlotSchedule> schedules(P);
+  for (auto& sc : schedules) {
+    sc.eta = 0.05 + 0.4 * rng.uniform();
+    sc.lambda = 0.01;  // a shrink ≠ 1 on every step
+  }
+  const std::size_t T = 300;
+  std::vector<double> x(T * d), y(T);
+  for (auto& v : x) v = rng.normal();
+  for (auto& v : y) v = rng.uniform();
+  // The pass qualifies, so the lean step (and not the generic fallback) is what runs.
+  ASSERT_TRUE(lean_step_applies(schedules, 1, LossKind::Squared, true));
+  FusedWeights weights;
+  weights.group_size = P;
+  weights.initial = -std::log(static_cast<double>(P));
+  weights.loss_scale = loss_scale;
+  struct Outputs {
+    std::vector<double> f, group_f, theta, log_w;
+  };
+  const auto run = [&](BackendKind kind, const char* trajectories) {
+    ScopedEnv env("OMKL_CUDA_TRAJECTORIES", trajectories);
+    RfProblem shape = problem;
+    shape.single_precision = single && kind == BackendKind::Cuda;
+    Outputs out;
+    for (bool fused : {false, true}) {
+      auto backend = make_rf_backend(kind, shape);
+      for (std::size_t i = 0; i < R * P; ++i) backend->set_frequencies(i / P, i % P, V[i].data());
+      // Two calls of uneven length: the second starts at t0 = 101.
+      if (fused) {
+        out.group_f.assign(T * R, NAN);
+        backend->advance_fused(x.data(), y.data(), 100, 1, schedules, weights, out.group_f.data());
+        backend->advance_fused(x.data() + 100 * d, y.data() + 100, T - 100, 101, schedules, weights,
+                               out.group_f.data() + 100 * R);
+        out.log_w.assign(R * P, NAN);
+        for (std::size_t r = 0; r < R; ++r) backend->get_log_weights(r, out.log_w.data() + r * P);
+      } else {
+        out.f.assign(T * R * P, NAN);
+        backend->advance(x.data(), y.data(), 100, 1, schedules, out.f.data(), nullptr);
+        backend->advance(x.data() + 100 * d, y.data() + 100, T - 100, 101, schedules, out.f.data() + 100 * R * P,
+                         nullptr);
+        out.theta.assign(R * P * 2 * D, NAN);
+        backend->get_all_theta(out.theta.data());
+      }
+    }
+    return out;
+  };
+  const Outputs cpu = run(BackendKind::Cpu, "");
+  const Outputs generic = run(BackendKind::Cuda, "per_slot");
+  const Outputs lean = run(BackendKind::Cuda, "lean");
+  const auto expect_near = [](const std::vector<double>& got, const std::vector<double>& want, double tol,
+                              const char* what) {
+    ASSERT_EQ(got.size(), want.size()) << what;
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      ASSERT_TRUE(std::isfinite(got[i])) << what << ": unwritten at " << i;
+      ASSERT_LE(relative_error(got[i], want[i]), tol) << what << " at " << i;
+    }
+  };
+  const double cpu_tol = single ? 1e-4 : 1e-9;
+  expect_near(lean.f, cpu.f, cpu_tol, "f vs CPU");
+  expect_near(lean.group_f, cpu.group_f, cpu_tol, "group f vs CPU");
+  expect_near(lean.theta, cpu.theta, cpu_tol, "θ vs CPU");
+  expect_near(lean.log_w, cpu.log_w, cpu_tol, "log-weights vs CPU");
+  // Against the generic step the only difference in double is the sincos (sincos_fma against
+  // the library's, both within ≈ 1 ulp), so the two stay far closer than to the CPU's order.
+  const double generic_tol = single ? 1e-4 : 1e-12;
+  expect_near(lean.f, generic.f, generic_tol, "f vs generic");
+  expect_near(lean.group_f, generic.group_f, generic_tol, "group f vs generic");
+  expect_near(lean.theta, generic.theta, generic_tol, "θ vs generic");
+}
+
+}  // namespace
+
+TEST_F(CudaTest, LeanTrajectoryStepMatchesTheGenericStepAndTheCpu) {
+  for (const char* projections : {"fused", "gemm"}) {
+    SCOPED_TRACE(projections);
+    ScopedEnv path("OMKL_CUDA_PROJECTIONS", projections);
+    check_lean_step(3, 4, 50, 7, false, 1.0, 21);
+    check_lean_step(2, 3, 33, 5, false, 2.5, 22);  // D not a multiple of 32; a loss scale
+    check_lean_step(1, 1, 1, 1, false, 1.0, 23);   // N = 1, D = 1
+    check_lean_step(2, 5, 100, 13, false, 1.0, 24);
+    check_lean_step(3, 4, 50, 7, true, 1.0, 25);
+  }
+}
+
 TEST_F(CudaTest, AlgorithmsMatchTheCpuBackend) {
   for (const char* layout : kTrajectoryLayouts) {
     ScopedEnv env("OMKL_CUDA_TRAJECTORIES", layout);

@@ -300,3 +300,31 @@ TEST(RfBackendTest, FloatFeatureMapOnTheCpuStaysWithinTheFloatTolerance) {
     for (std::size_t t = 0; t < data.n_samples; ++t) ASSERT_EQ(half[t], got[t]) << spec << " t " << t;
   }
 }
+
+// The GPU's lean trajectory step (OMKL_CUDA_TRAJECTORIES=lean) takes only passes it computes
+// as the generic step does; each condition on its own sends a pass back to the generic step.
+TEST(RfBackendTest, LeanStepAppliesOnlyToRakersCommonPass) {
+  std::vector<SlotSchedule> raker(3);
+  for (auto& s : raker) {
+    s.eta = 0.1;
+    s.lambda = 0.01;  // a shrink and ‖θ‖² in the weights are part of the common pass
+  }
+  EXPECT_TRUE(lean_step_applies(raker, 1, LossKind::Squared, true));
+  EXPECT_TRUE(lean_step_applies(raker, 500, LossKind::Squared, true));
+  EXPECT_TRUE(lean_step_applies({}, 1, LossKind::Squared, true));
+  EXPECT_FALSE(lean_step_applies(raker, 1, LossKind::Logistic, true));
+  EXPECT_FALSE(lean_step_applies(raker, 1, LossKind::Hinge, true));
+  EXPECT_FALSE(lean_step_applies(raker, 1, LossKind::Squared, false));  // predict only
+  auto changed = [&](auto&& change) {
+    std::vector<SlotSchedule> s = raker;
+    change(s[1]);
+    return s;
+  };
+  EXPECT_FALSE(lean_step_applies(changed([](SlotSchedule& s) { s.inv_sqrt_t = true; }), 1, LossKind::Squared, true));
+  EXPECT_FALSE(lean_step_applies(changed([](SlotSchedule& s) { s.reset_period = 16; }), 1, LossKind::Squared, true));
+  // Active from step 9: not in a pass from t0 = 1, but in one from 9 on.
+  const auto late = changed([](SlotSchedule& s) { s.active_from = 9; });
+  EXPECT_FALSE(lean_step_applies(late, 1, LossKind::Squared, true));
+  EXPECT_FALSE(lean_step_applies(late, 8, LossKind::Squared, true));
+  EXPECT_TRUE(lean_step_applies(late, 9, LossKind::Squared, true));
+}

@@ -283,6 +283,29 @@ TEST(BanditTest, BadConfigurationsAreRefusedNamingTheParameter) {
   AlgoContext unknown = c;
   unknown.horizon = 0;
   EXPECT_NE(config_error_message("oks", unknown, {}).find("stream length"), std::string::npos);
+  // OKS's δ = (K/T)^{1/3} must be below 1: 6 rounds for 6 kernels are refused (its η would be
+  // NaN), 7 are not; and OKS has no ball, so U is no parameter of it.
+  AlgoContext short_stream = c;
+  short_stream.horizon = 6;
+  for (const char* name : {"oks", "rf-oks"})
+    EXPECT_NE(config_error_message(name, short_stream, {}).find("T = 6 and K = 6"), std::string::npos) << name;
+  short_stream.horizon = 7;
+  EXPECT_NO_THROW(make("oks", short_stream));
+  EXPECT_NE(config_error_message("oks", c, {{"U", "2"}}).find("'U'"), std::string::npos);
+  EXPECT_NO_THROW(make("ioks", c, {{"U", "2"}}));
+}
+
+TEST(BanditRulesTest, IoksAbsoluteLossCountsAUnitGradientAtAnExactPrediction) {
+  // §5.3 step 3: with the absolute loss ‖∇̃‖² = 1/p², the round with F = y included (where the
+  // subgradient sign(F − y) is 0). λ = U/(√2·√(1 + G̃_I)) shows G̃_I.
+  const std::size_t K = 6, T = 1000;
+  const double p = 1.0 / 6.0;
+  auto absolute = make_ioks_rule(K, T, bandit_constants(LossKind::Absolute), 8.0, false);
+  EXPECT_NEAR(absolute->observe(0, 0.25, 0.25, 0.0, 0.0), 1.0 / (std::sqrt(2.0) * std::sqrt(1.0 + 1.0 / (p * p))),
+              1e-15);
+  // The squared loss at F = y has a zero gradient and counts nothing.
+  auto squared = make_ioks_rule(K, T, bandit_constants(LossKind::Squared), 8.0, false);
+  EXPECT_NEAR(squared->observe(0, 0.25, 0.25, 0.0, 0.0), 1.0 / std::sqrt(2.0), 1e-15);
 }
 
 TEST(BanditStudyTest, ShuffledReplicatesAndTheAbsoluteLoss) {
