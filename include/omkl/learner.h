@@ -67,6 +67,12 @@ class Learner {
   double predict(const double* x) const;
   double predict(const std::vector<double>& x) const;
 
+  /// For a classifier: 1 if `score` (a prediction) is a mistake on label y = ±1, else 0, by the
+  /// algorithm's rule: y·score < 0, or, for the bandit family (spec/bandit.md §2.3), the label
+  /// +1 for every score ≥ 0, so that a score of 0 is a mistake on −1. What `omkl run` and
+  /// `omkl study` count in error_rate.
+  double mistake(double score, double y) const;
+
   /// Predicts x, then learns from (x, y). Returns the prediction made before the update.
   /// Throws InputError, and changes nothing, for a non-finite feature or target, or a label other
   /// than −1 or +1 for a classifier (the 1-based sample count names the sample). Any error from

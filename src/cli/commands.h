@@ -8,6 +8,7 @@
 
 #include "omkl/algorithm.h"
 #include "omkl/dataset.h"
+#include "omkl/learner.h"
 #include "omkl/study.h"
 
 namespace omkl::cli {
@@ -72,8 +73,8 @@ bool is_live_input(const std::string& path, const RunOptions& run);
 int live_run_command(const CommonOptions& options, const RunOptions& run, const CLI::App& command);
 /// A metric's name for a task: mse or error_rate.
 const char* task_metric(Task task);
-/// One row's term of that metric: the squared error, or 1 for a misclassified label.
-double metric_term(Task task, double y, double prediction);
+/// One row's term of that metric: the squared error, or the learner's mistake (Learner::mistake).
+double metric_term(const Learner& learner, double y, double prediction);
 
 std::vector<AlgorithmSpec> parse_algos(const CommonOptions& options,
                                        const std::vector<std::string>& fallback);

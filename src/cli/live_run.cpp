@@ -162,7 +162,7 @@ int live_run_command(const CommonOptions& o, const RunOptions& r, const CLI::App
     }
     if (row.has_target) {
       ++n_learned;
-      loss_sum += metric_term(learner.task(), row.y, prediction);
+      loss_sum += metric_term(learner, row.y, prediction);
     }
     // t: the model's sample number for a learned row; the one it would be, for a row to predict.
     if (predictions.enabled())

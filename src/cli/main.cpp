@@ -311,14 +311,15 @@ void refuse_model_options(const CLI::App& command, const char* with) {
       throw ConfigError(std::string(name) + " cannot be given with " + with + ": the model fixes it");
 }
 
-double metric_term(Task task, double y, double prediction) {
-  return task == Task::Regression ? (y - prediction) * (y - prediction) : (y * prediction < 0 ? 1.0 : 0.0);
+double metric_term(const Learner& learner, double y, double prediction) {
+  return learner.task() == Task::Regression ? (y - prediction) * (y - prediction) : learner.mistake(prediction, y);
 }
 
 // The metric of a stream's predictions, by task.
-double stream_metric(const Dataset& data, const std::vector<double>& predictions, std::size_t n) {
+double stream_metric(const Learner& learner, const Dataset& data, const std::vector<double>& predictions,
+                     std::size_t n) {
   double total = 0.0;
-  for (std::size_t t = 0; t < n; ++t) total += metric_term(data.task, data.y[t], predictions[t]);
+  for (std::size_t t = 0; t < n; ++t) total += metric_term(learner, data.y[t], predictions[t]);
   return n ? total / static_cast<double>(n) : NAN;
 }
 
@@ -408,12 +409,12 @@ int run_command(const CommonOptions& o, const RunOptions& r, const CLI::App& com
       const std::size_t m = std::min(o.progress, n - first);
       learner.partial_fit_block(data.row(first), data.y.data() + first, m, predictions.data() + first);
       report(first + m, n, fmt::format(", {} so far {:.6g}", data.task == Task::Regression ? "mse" : "error_rate",
-                                      stream_metric(data, predictions, first + m)));
+                                      stream_metric(learner, data, predictions, first + m)));
     }
   }
   fmt::print("{} on {}: rows 1..{} (samples {}..{} of the model), {} {}\n", learner.spec(), data.name, n, seen + 1,
              seen + n, data.task == Task::Regression ? "mse" : "error_rate",
-             n ? fmt::format("{:.6g}", stream_metric(data, predictions, n)) : std::string("n/a"));
+             n ? fmt::format("{:.6g}", stream_metric(learner, data, predictions, n)) : std::string("n/a"));
   if (!r.predictions.empty()) write_predictions(r.predictions, data, predictions, n, seen);
   if (!r.save.empty()) {
     learner.save(r.save);
@@ -438,7 +439,7 @@ int predict_command(const CommonOptions& o, const std::string& model, const std:
   for (std::size_t t = 0; t < data.n_samples; ++t) predictions[t] = learner.predict(data.row(t));
   fmt::print("{} (after {} samples) on {}: {} rows, {} {:.6g}\n", learner.spec(), learner.n_seen(), data.name,
              data.n_samples, data.task == Task::Regression ? "mse" : "error_rate",
-             stream_metric(data, predictions, data.n_samples));
+             stream_metric(learner, data, predictions, data.n_samples));
   if (!predictions_path.empty()) write_predictions(predictions_path, data, predictions, data.n_samples, 0);
   return 0;
 }

@@ -76,7 +76,17 @@ namespace omkl::detail {
 struct MetricConvention {
   /// Reference code of Raker/AdaRaker replaces the error at t = 1 by 1.
   bool first_error_is_one = false;
+  /// Classification: a score of exactly 0 predicts +1 (the bandit protocol, spec/bandit.md
+  /// §2.3: "ties go to +1"), so it is a mistake on y = −1. Otherwise (spec/raker.md §2.4) a
+  /// sample is a mistake iff y·score < 0, and a score of 0 is never one.
+  bool zero_score_is_positive = false;
 };
+
+/// The 0/1 mistake of a classifier's real-valued score on label y = ±1, under `convention`.
+inline double classification_mistake(double score, double y, const MetricConvention& convention) {
+  if (convention.zero_score_is_positive) return (score >= 0.0 ? 1.0 : -1.0) != y ? 1.0 : 0.0;
+  return y * score < 0.0 ? 1.0 : 0.0;
+}
 
 /// Everything an algorithm needs to be constructed.
 struct AlgoContext {

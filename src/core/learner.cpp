@@ -255,6 +255,11 @@ void check_size(const std::vector<double>& x, std::size_t n_features) {
 }
 }  // namespace
 
+double Learner::mistake(double score, double y) const {
+  check_usable("mistake");
+  return detail::classification_mistake(score, y, algorithm_->metric_convention());
+}
+
 double Learner::predict(const double* x) const {
   check_usable("predict");
   check_sample(x, n_features_, "the sample to predict");

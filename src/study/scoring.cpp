@@ -35,10 +35,10 @@ std::string study_metric(const StudyConfig& config, Task task) {
   return config.metric;
 }
 
-double step_error(const std::string& metric, double prediction, double y) {
+double step_error(const std::string& metric, double prediction, double y, const detail::MetricConvention& convention) {
   if (metric == "mse") return (y - prediction) * (y - prediction);
   if (metric == "mae") return std::fabs(y - prediction);
-  return y * prediction < 0.0 ? 1.0 : 0.0;
+  return detail::classification_mistake(prediction, y, convention);
 }
 
 void mean_std(const std::vector<double>& v, double& mean, double& std_dev) {
@@ -60,7 +60,8 @@ std::vector<ReplicateRun> score_replicates(const detail::Algorithm& algorithm, c
                                            const Dataset& data, const std::vector<std::size_t>& points,
                                            const std::vector<double>* regret_residual2, const std::string& metric,
                                            const std::vector<std::vector<std::size_t>>* orders) {
-  const bool first_is_one = algorithm.metric_convention().first_error_is_one;
+  const detail::MetricConvention convention = algorithm.metric_convention();
+  const bool first_is_one = convention.first_error_is_one;
   const std::size_t R = algorithm.n_replicates(), T = data.n_samples;
   std::vector<ReplicateRun> runs(R);
   const double updates = static_cast<double>(algorithm.kernel_updates()) / static_cast<double>(R);
@@ -85,7 +86,7 @@ std::vector<ReplicateRun> score_replicates(const detail::Algorithm& algorithm, c
     for (std::size_t t = 0; t < T; ++t) {
       const double p = predictions[t * R + r];
       if (!std::isfinite(p)) run.diverged = true;
-      const double e = (t == 0 && first_is_one) ? 1.0 : step_error(metric, p, data.y[row(t)]);
+      const double e = (t == 0 && first_is_one) ? 1.0 : step_error(metric, p, data.y[row(t)], convention);
       total += e;
       if (K) client_total[t % K] += e;
       if (next < points.size() && points[next] == t + 1) {

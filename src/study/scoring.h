@@ -26,8 +26,8 @@ std::vector<std::size_t> curve_points(std::size_t n_samples, std::size_t n_point
 std::string study_metric(const StudyConfig& config, Task task);
 
 /// Per-step error of `metric`: squared error ("mse"), absolute error ("mae") or the 0/1 mistake
-/// y·ŷ < 0 ("error_rate"; ŷ = 0 counts as correct, spec/raker.md §2.4).
-double step_error(const std::string& metric, double prediction, double y);
+/// ("error_rate": classification_mistake() under the algorithm's convention).
+double step_error(const std::string& metric, double prediction, double y, const detail::MetricConvention& convention);
 
 /// Mean and sample standard deviation (0 for one value; NaN for none).
 void mean_std(const std::vector<double>& v, double& mean, double& std_dev);

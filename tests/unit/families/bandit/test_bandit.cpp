@@ -339,3 +339,38 @@ TEST(BanditStudyTest, ShuffledReplicatesAndTheAbsoluteLoss) {
   for (std::size_t t = 0; t < data.n_samples; ++t) mae += std::fabs(kogd.partial_fit(data.row(t), data.y[t]) - data.y[t]);
   EXPECT_NEAR(plain.results[1].final_mean, mae / double(data.n_samples), 1e-12);
 }
+
+TEST(BanditStudyTest, AScoreOfZeroPredictsPlusOne) {
+  // §2.3: ŷ = +1 if f ≥ 0. Every bandit algorithm's first prediction is f = 0 (no support, or
+  // w = 0), so on a stream starting with y = −1 the first row is a mistake; under Raker's rule
+  // (spec/raker.md §2.4: a mistake iff y·f < 0) it is not.
+  MetricConvention bandit;
+  bandit.zero_score_is_positive = true;
+  EXPECT_EQ(classification_mistake(0.0, -1.0, bandit), 1.0);
+  EXPECT_EQ(classification_mistake(0.0, 1.0, bandit), 0.0);
+  EXPECT_EQ(classification_mistake(-0.5, -1.0, bandit), 0.0);
+  EXPECT_EQ(classification_mistake(0.0, -1.0, MetricConvention{}), 0.0);
+  EXPECT_EQ(classification_mistake(0.5, -1.0, MetricConvention{}), 1.0);
+  Dataset data = random_stream(40, 3, Task::Classification, 9);
+  data.y[0] = -1.0;
+  LearnerContext lc;
+  lc.n_features = data.n_features;
+  lc.task = Task::Classification;
+  lc.horizon = data.n_samples;
+  for (const char* name : {"oks", "oks++", "ioks", "rf-oks", "rf-oks++", "rf-ioks", "lkmbooks"}) {
+    Learner learner = make_learner(parse_algorithm_spec(std::string(name) + ":loss=logistic"), lc);
+    EXPECT_EQ(learner.partial_fit(data.row(0), data.y[0]), 0.0) << name;
+    EXPECT_EQ(learner.mistake(0.0, -1.0), 1.0) << name;
+  }
+  Learner raker = make_learner(parse_algorithm_spec("raker"), lc);
+  EXPECT_EQ(raker.mistake(0.0, -1.0), 0.0);
+  // The study counts it: one row of one mistake.
+  Dataset first = data;
+  first.n_samples = 1;
+  first.x.resize(data.n_features);
+  first.y.resize(1);
+  StudyConfig config;
+  config.algorithms = {parse_algorithm_spec("lkmbooks")};
+  config.n_seeds = 1;
+  EXPECT_EQ(run_study(config, first).results[0].final_mean, 1.0);
+}
