@@ -25,14 +25,17 @@ CLI::App* register_bench(CLI::App& app, BenchOptions& o) {
   auto* bench = app.add_subcommand("bench", "throughput benchmark (µs per sample per seed, seed-steps/s)");
   add_common_options(*bench, o.common, false);
   bench->add_option("--seeds", o.seed_counts, "replicate counts to measure, e.g. --seeds 1 20 100")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(kPositiveCount);
   bench->add_option("--repeat", o.repeat, "repetitions per measurement (median reported)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(kPositiveCount);
   bench->add_option("--json", o.json_out, "also write the measurements here as JSON");
   return bench;
 }
 
 int run_bench(const BenchOptions& o) {
+  check_output_path("--json", o.json_out, false);  // before the measurements, not after
   const Dataset data = load_data(o.common);
   const auto specs = parse_algos(o.common, {"raker:dict=jmlr23-76"});
   const BackendKind backend = resolve_backend(o.common.backend);

@@ -60,6 +60,13 @@ struct RunOptions {
 /// Checks before any work that `path` can be written: an existing file (or folder, for
 /// `directory`) that is writable, or a new one in a writable folder. ConfigError naming `option`.
 void check_output_path(const std::string& option, const std::string& path, bool directory);
+/// Option checks: a count (digits only, within 64 bits: CLI11 would wrap "-1"), a count ≥ 1,
+/// and a positive, finite number of seconds.
+extern const CLI::Validator kCount, kPositiveCount, kPositiveSeconds;
+/// Refuses an output path (option, path) that names an input's file or another output's
+/// ("-", standard output, and empty paths are skipped; --save may name --resume's file).
+void check_distinct_paths(const std::vector<std::pair<std::string, std::string>>& inputs,
+                          const std::vector<std::pair<std::string, std::string>>& outputs);
 /// Refuses a --normalize that differs from the normalisation a loaded model applies.
 void check_normalize_matches_model(const CommonOptions& options, const Normalizer& stored, const std::string& model_path);
 /// Refuses the options that a loaded model fixes (they would be silently ignored beside it).

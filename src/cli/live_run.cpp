@@ -108,6 +108,7 @@ int live_run_command(const CommonOptions& o, const RunOptions& r, const CLI::App
   if (r.save_every > 0 && r.save.empty()) throw ConfigError("--save-every needs --save PATH (where to checkpoint)");
   check_output_path("--save", r.save, false);
   check_output_path("--predictions", r.predictions, false);
+  check_distinct_paths({{"--data", o.data}, {"--resume", r.resume}}, {{"--predictions", r.predictions}, {"--save", r.save}});
   if (o.clients > 0 || o.rounds > 0 || !o.group_column.empty())
     throw ConfigError("--clients / --rounds / --group-column deal a whole file to federated clients; a live stream "
                       "is one client's rows");
@@ -129,6 +130,9 @@ int live_run_command(const CommonOptions& o, const RunOptions& r, const CLI::App
   stream_options.stop = &g_stop_requested;
   RowStream rows(o.data, stream_options);
   const std::size_t d = rows.n_features();
+  if (r.features > 0 && r.features != d)  // a CSV header sets the width; --features must agree with it
+    throw ConfigError("--features " + std::to_string(r.features) + ": " + rows.name() + " has " + std::to_string(d) +
+                      " features");
   if (resumed && resumed->n_features() != d)
     throw InputError(rows.name() + ": stream has " + std::to_string(d) + " features, the model in " + r.resume +
                      " expects " + std::to_string(resumed->n_features()));
@@ -180,6 +184,9 @@ int live_run_command(const CommonOptions& o, const RunOptions& r, const CLI::App
     }
   }
   const int signal_number = g_stop_signal.load();
+  // A stream that ended by itself without one row is bad input, as an empty file is (a stop
+  // by signal before the first row is not: the stream was cut, not empty).
+  if (n_rows == 0 && signal_number == 0) throw InputError(rows.name() + ": empty stream (no data rows)");
   fmt::print(report, "{} on {} (live): {} rows, {} learned (samples {}..{} of the model), {} {}{}\n", learner.spec(),
              rows.name(), n_rows, n_learned, seen_before + 1, learner.n_seen(), task_metric(learner.task()),
              n_learned ? fmt::format("{:.6g}", loss_sum / static_cast<double>(n_learned)) : std::string("n/a"),

@@ -3,7 +3,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <charconv>
 #include <cmath>
+#include <cstdlib>
 #include <cstdio>
 #include <filesystem>
 #include <fmt/core.h>
@@ -27,6 +29,39 @@
 
 namespace omkl::cli {
 
+namespace {
+// CLI11 reads "-1" into an unsigned option as 2⁶⁴ − 1 and saturates past it: a count is checked
+// as text first, digits only and within 64 bits.
+std::string count_error(const std::string& text) {
+  if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos)
+    return "expected a non-negative integer, not '" + text + "'";
+  unsigned long long value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end != text.data() + text.size()) return "'" + text + "' is too large";
+  return {};
+}
+}  // namespace
+
+const CLI::Validator kCount([](std::string& text) { return count_error(text); }, "COUNT", "count");
+const CLI::Validator kPositiveCount(
+    [](std::string& text) {
+      const std::string error = count_error(text);
+      if (!error.empty()) return error;
+      return text.find_first_not_of('0') == std::string::npos ? std::string("must be at least 1, not " + text)
+                                                              : std::string();
+    },
+    "POSITIVE", "positive count");
+// A positive, finite number of seconds ("nan" and "inf" parse as numbers).
+const CLI::Validator kPositiveSeconds(
+    [](std::string& text) {
+      char* end = nullptr;
+      const double value = std::strtod(text.c_str(), &end);
+      if (text.empty() || *end != '\0' || !std::isfinite(value) || !(value > 0))
+        return "expected a positive, finite number of seconds, not '" + text + "'";
+      return std::string();
+    },
+    "SECONDS", "seconds");
+
 void add_common_options(CLI::App& app, CommonOptions& o, bool with_seeds) {
   app.add_option("--algo", o.algos,
                  "algorithm with optional parameters, repeatable: raker, adaraker:eta0=10, "
@@ -41,14 +76,16 @@ void add_common_options(CLI::App& app, CommonOptions& o, bool with_seeds) {
                  "CSV column holding each row's group, not a feature: federated clients are then "
                  "dealt by group (non-i.i.d. split)");
   app.add_option("--clients", o.clients,
-                 "federated clients K (default with a federated preset: as many as the data allow)");
-  app.add_option("--rounds", o.rounds, "federated rounds T, samples per client (default: the preset's)");
+                 "federated clients K (default with a federated preset: as many as the data allow)")
+      ->check(kPositiveCount);
+  app.add_option("--rounds", o.rounds, "federated rounds T, samples per client (default: the preset's)")
+      ->check(kPositiveCount);
   app.add_option("--normalize", o.normalize,
                  "preprocessing: none, minmax, minmax-global, minmax-all, zscore, unit-rows, jmlr23, symmetric, or "
                  "the online scalers running-minmax, running-zscore (default: the preset's, else none)");
   if (with_seeds)
-    app.add_option("--seeds", o.seeds, "number of Monte Carlo replicates R")->capture_default_str();
-  app.add_option("--seed", o.seed, "base seed; replicate r draws from (seed, r)")->capture_default_str();
+    app.add_option("--seeds", o.seeds, "number of Monte Carlo replicates R")->capture_default_str()->check(kPositiveCount);
+  app.add_option("--seed", o.seed, "base seed; replicate r draws from (seed, r)")->capture_default_str()->check(kCount);
   app.add_option("--profile", o.profile,
                  "paper (corrected equations) or reference (authors' code, reproduces tables)")
       ->capture_default_str();
@@ -60,10 +97,11 @@ void add_common_options(CLI::App& app, CommonOptions& o, bool with_seeds) {
                  "own) and the metric (error rate, MSE, MAE)")
       ->check(CLI::IsMember({"logistic", "square", "absolute"}));
   app.add_option("--backend", o.backend, "cpu, cuda or auto")->capture_default_str();
-  app.add_option("--threads", o.threads, "worker threads (0 = all cores)")->capture_default_str();
+  app.add_option("--threads", o.threads, "worker threads (0 = all cores)")->capture_default_str()->check(kCount);
   app.add_option("--progress", o.progress,
                  "a progress line on stderr (rate, ETA; run: the running metric) every N rows (run) or "
-                 "finished replicates (study), to a terminal or a log alike");
+                 "finished replicates (study), to a terminal or a log alike")
+      ->check(kCount);
 }
 
 namespace {
@@ -108,6 +146,31 @@ void check_output_path(const std::string& option, const std::string& path, bool 
                       " does not exist");
   if (::access(parent.c_str(), W_OK) != 0)
     throw ConfigError(option + " " + path + ": cannot write in " + parent.string());
+}
+
+void check_distinct_paths(const std::vector<std::pair<std::string, std::string>>& inputs,
+                          const std::vector<std::pair<std::string, std::string>>& outputs) {
+  namespace fs = std::filesystem;
+  const auto same_file = [](const std::string& a, const std::string& b) {
+    std::error_code error;
+    if (fs::exists(a, error) && fs::exists(b, error)) return fs::equivalent(a, b, error);
+    const fs::path ca = fs::weakly_canonical(a, error), cb = fs::weakly_canonical(b, error);
+    return !error && ca == cb;
+  };
+  const auto named = [](const std::string& path) { return !path.empty() && path != "-"; };
+  for (std::size_t i = 0; i < outputs.size(); ++i) {
+    const auto& [option, path] = outputs[i];
+    if (!named(path)) continue;
+    for (const auto& [input_option, input] : inputs) {
+      // A checkpoint may be resumed and saved back in place (written whole, then renamed).
+      if (option == "--save" && input_option == "--resume") continue;
+      if (named(input) && same_file(path, input))
+        throw ConfigError(option + " " + path + " is the file " + input_option + " reads: it would be overwritten");
+    }
+    for (std::size_t j = 0; j < i; ++j)
+      if (named(outputs[j].second) && same_file(path, outputs[j].second))
+        throw ConfigError(option + " and " + outputs[j].first + " name the same file, " + path);
+  }
 }
 
 Dataset load_data(const CommonOptions& o) {
@@ -276,7 +339,16 @@ int run_study_command(const CommonOptions& o, const std::string& out_dir, std::s
   config.communicator = comm;
   config.message_timeout_s = extras.message_timeout_s;
   const Dataset data = load_data(o);
-  if (root) check_output_path("--out", out_dir, /*directory=*/true);  // before hours of work, not after
+  if (root && !out_dir.empty()) {  // before hours of work, not after
+    check_output_path("--out", out_dir, /*directory=*/true);
+    // In a folder that exists, what the study will write there: the cell cache and its files.
+    std::error_code error;
+    if (std::filesystem::is_directory(out_dir, error)) {
+      check_output_path("--out", (std::filesystem::path(out_dir) / "cells").string(), /*directory=*/true);
+      for (const char* file : {"summary.json", "curves.csv", "logs.json", "regret.csv"})
+        check_output_path("--out", (std::filesystem::path(out_dir) / file).string(), /*directory=*/false);
+    }
+  }
   const StudyResult result = run_study(config, data);
   if (!root) return 0;  // rank 0 reports and writes the outputs
   if (!result.time_match.reference.empty()) print_time_match(result.time_match);
@@ -323,14 +395,47 @@ double stream_metric(const Learner& learner, const Dataset& data, const std::vec
   return n ? total / static_cast<double>(n) : NAN;
 }
 
+// A classifier's labels are ±1: checked before any row is learned or predicted, naming the row of
+// the file (the learner's own check can only name its sample count, which a resumed model offsets).
+void check_labels_for(const Learner& learner, const Dataset& data, const std::string& data_path,
+                      const std::string& model_path) {
+  if (learner.task() != Task::Classification) return;
+  for (std::size_t t = 0; t < data.n_samples; ++t)
+    if (data.y[t] != 1.0 && data.y[t] != -1.0)
+      throw InputError(fmt::format("{}: data row {}: label {:g}, but the model{} is a classifier (labels −1 or +1)",
+                                   data_path, t + 1, data.y[t], model_path.empty() ? "" : " in " + model_path));
+}
+
 // t (the learner's 1-based sample count), y, prediction.
-void write_predictions(const std::string& path, const Dataset& data, const std::vector<double>& predictions,
-                       std::size_t n, std::size_t first_t) {
+std::string predictions_csv(const Dataset& data, const std::vector<double>& predictions, std::size_t n,
+                            std::size_t first_t) {
   std::string csv = "t,y,prediction\n";
   for (std::size_t t = 0; t < n; ++t)
     csv += fmt::format("{},{:.17g},{:.17g}\n", first_t + t + 1, data.y[t], predictions[t]);
-  detail::write_file_atomic(path, csv);
+  return csv;
 }
+
+// A command's files, all or none (detail::write_files_atomic): the predictions (to standard
+// output when the path is "-") and a checkpoint. With the predictions on standard output, the
+// report lines go to standard error, so that standard output is the CSV alone.
+struct CommandOutputs {
+  std::vector<std::pair<std::string, std::string>> files;
+  std::string to_stdout;
+  void add(const std::string& path, std::string contents) {
+    if (path == "-") to_stdout = std::move(contents);
+    else if (!path.empty()) files.emplace_back(path, std::move(contents));
+  }
+  std::FILE* report_stream(const std::string& predictions_path) const {
+    return predictions_path == "-" ? stderr : stdout;
+  }
+  void write() const {
+    detail::write_files_atomic(files);
+    if (!to_stdout.empty()) {
+      std::fwrite(to_stdout.data(), 1, to_stdout.size(), stdout);
+      std::fflush(stdout);
+    }
+  }
+};
 
 LearnerContext fresh_learner_context(const CommonOptions& o, const RunOptions& r, std::size_t n_features, Task task,
                                      std::size_t horizon) {
@@ -372,6 +477,7 @@ int run_command(const CommonOptions& o, const RunOptions& r, const CLI::App& com
   Learner learner = [&] {
     if (resumed) return std::move(*resumed);
     LearnerContext context = fresh_learner_context(o, r, data.n_features, data.task, data.n_samples);
+    context.n_clients = data.n_clients;  // a federated stream (--clients, a federated preset) as dealt
     // The normalisation is fitted here and kept in the model, for --resume and predict.
     context.preprocessing = fit_normalizer(data, requested_normalization(o));
     if (context.preprocessing.online()) online = context.preprocessing;
@@ -382,6 +488,7 @@ int run_command(const CommonOptions& o, const RunOptions& r, const CLI::App& com
     throw InputError(o.data + ": stream has " + std::to_string(data.n_features) +
                      " features, the model in " + r.resume + " expects " +
                      std::to_string(learner.n_features()));
+  check_labels_for(learner, data, o.data, r.resume);
   // A resumed learner continues learning on this stream from its first row: the samples it has
   // seen are its state, not a position in the file.
   const std::size_t seen = static_cast<std::size_t>(learner.n_seen());
@@ -399,6 +506,7 @@ int run_command(const CommonOptions& o, const RunOptions& r, const CLI::App& com
   }
   check_output_path("--predictions", r.predictions, false);
   check_output_path("--save", r.save, false);
+  check_distinct_paths({{"--data", o.data}, {"--resume", r.resume}}, {{"--predictions", r.predictions}, {"--save", r.save}});
   std::vector<double> predictions(n);
   if (o.progress == 0) {
     learner.partial_fit_block(data.row(0), data.y.data(), n, predictions.data());
@@ -408,18 +516,26 @@ int run_command(const CommonOptions& o, const RunOptions& r, const CLI::App& com
     for (std::size_t first = 0; first < n; first += o.progress) {
       const std::size_t m = std::min(o.progress, n - first);
       learner.partial_fit_block(data.row(first), data.y.data() + first, m, predictions.data() + first);
-      report(first + m, n, fmt::format(", {} so far {:.6g}", data.task == Task::Regression ? "mse" : "error_rate",
+      report(first + m, n, fmt::format(", {} so far {:.6g}", task_metric(learner.task()),
                                       stream_metric(learner, data, predictions, first + m)));
     }
   }
-  fmt::print("{} on {}: rows 1..{} (samples {}..{} of the model), {} {}\n", learner.spec(), data.name, n, seen + 1,
-             seen + n, data.task == Task::Regression ? "mse" : "error_rate",
+  // A model whose predictions stopped being finite has diverged: its checkpoint would be useless
+  // and its metric NaN, so the run fails and writes nothing (a study reports it as "diverged").
+  for (std::size_t t = 0; t < n; ++t)
+    if (!std::isfinite(predictions[t]))
+      throw Error(fmt::format("{} diverged on {} at row {} (prediction {}): nothing written; a smaller step size "
+                              "(eta) may help",
+                              learner.spec(), data.name, t + 1, predictions[t]));
+  CommandOutputs outputs;
+  std::FILE* report = outputs.report_stream(r.predictions);
+  fmt::print(report, "{} on {}: rows 1..{} (samples {}..{} of the model), {} {}\n", learner.spec(), data.name, n,
+             seen + 1, seen + n, task_metric(learner.task()),
              n ? fmt::format("{:.6g}", stream_metric(learner, data, predictions, n)) : std::string("n/a"));
-  if (!r.predictions.empty()) write_predictions(r.predictions, data, predictions, n, seen);
-  if (!r.save.empty()) {
-    learner.save(r.save);
-    fmt::print("saved checkpoint after {} samples to {}\n", learner.n_seen(), r.save);
-  }
+  if (!r.predictions.empty()) outputs.add(r.predictions, predictions_csv(data, predictions, n, seen));
+  if (!r.save.empty()) outputs.add(r.save, learner.to_bytes());
+  outputs.write();
+  if (!r.save.empty()) fmt::print(report, "saved checkpoint after {} samples to {}\n", learner.n_seen(), r.save);
   return 0;
 }
 
@@ -429,18 +545,22 @@ int predict_command(const CommonOptions& o, const std::string& model, const std:
                     const CLI::App& command) {
   refuse_model_options(command, "--model");
   check_output_path("--predictions", predictions_path, false);
+  check_distinct_paths({{"--data", o.data}, {"--model", model}}, {{"--predictions", predictions_path}});
   Learner learner = Learner::load(model);
   const Dataset data = load_data_for_model(o, learner, model);
   if (data.n_samples == 0) throw InputError(data.name + ": empty stream");
   if (learner.n_features() != data.n_features)
     throw InputError(o.data + ": stream has " + std::to_string(data.n_features) + " features, the model in " + model +
                      " expects " + std::to_string(learner.n_features()));
+  check_labels_for(learner, data, o.data, model);
   std::vector<double> predictions(data.n_samples);
   for (std::size_t t = 0; t < data.n_samples; ++t) predictions[t] = learner.predict(data.row(t));
-  fmt::print("{} (after {} samples) on {}: {} rows, {} {:.6g}\n", learner.spec(), learner.n_seen(), data.name,
-             data.n_samples, data.task == Task::Regression ? "mse" : "error_rate",
+  CommandOutputs outputs;
+  fmt::print(outputs.report_stream(predictions_path), "{} (after {} samples) on {}: {} rows, {} {:.6g}\n",
+             learner.spec(), learner.n_seen(), data.name, data.n_samples, task_metric(learner.task()),
              stream_metric(learner, data, predictions, data.n_samples));
-  if (!predictions_path.empty()) write_predictions(predictions_path, data, predictions, data.n_samples, 0);
+  outputs.add(predictions_path, predictions_csv(data, predictions, data.n_samples, 0));
+  outputs.write();
   return 0;
 }
 
@@ -488,7 +608,9 @@ int main(int argc, char** argv) {
   auto* study = app.add_subcommand("study", "Monte Carlo study: seeds × algorithms on one stream");
   add_common_options(*study, study_options, true);
   study->add_option("--out", out_dir, "write summary.json, curves.csv and a cell cache here");
-  study->add_option("--curve-points", curve_points, "points per curve in curves.csv")->capture_default_str();
+  study->add_option("--curve-points", curve_points, "points per curve in curves.csv")
+      ->capture_default_str()
+      ->check(kPositiveCount);
   bool plot = false;
   study->add_flag("--plot", plot,
                   "also draw the curves into --out (curves.png/.svg, regret.png/.svg) with omkl's Python package "
@@ -500,24 +622,28 @@ int main(int argc, char** argv) {
                   "paper's batch regret (every algorithm, mean over clients); writes regret.csv");
   study->add_option("--regret-features", study_extras.regret_features,
                     "random features per kernel of the federated regret's ridge comparator")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(kPositiveCount);
   study->add_option("--time-match", study_extras.time_match,
                     "the bandit paper's time-matched mode (§6.4): measure this reference's time per round "
                     "(the paper: rf-oks++:D=400) and give every algorithm whose spec leaves D (else B) unset "
                     "the budget whose time per round matches it, on this machine; summary.json reports them");
   study->add_option("--time-match-rows", study_extras.time_match_rows,
                     "rows of each timed pass of --time-match (the fastest of three counts; 0: the whole stream)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(kCount);
   study->add_option("--message-timeout", study_extras.message_timeout_s,
                     "under mpirun: seconds the federated server waits for a round's updates before it "
                     "names the missing clients and stops every process")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(kPositiveSeconds);
 
   CommonOptions run_options;
   RunOptions run_extra;
   auto* run = app.add_subcommand("run", "one learner over a stream, with checkpoints");
   add_common_options(*run, run_options, false);
-  run->add_option("--replicate", run_extra.replicate, "replicate index (randomness from (seed, replicate))");
+  run->add_option("--replicate", run_extra.replicate, "replicate index (randomness from (seed, replicate))")
+      ->check(kCount);
   run->add_option("--save", run_extra.save, "write a checkpoint here at the end (or at --save-at)");
   run->add_option("--save-at", run_extra.save_at, "stop after this many rows of the stream (then --save)");
   run->add_option("--resume", run_extra.resume,
@@ -525,13 +651,16 @@ int main(int argc, char** argv) {
                   "--algo, --seed, --profile, --preset, --backend, --loss, and normalises the rows as in training)");
   run->add_option("--predictions", run_extra.predictions, "write t,y,prediction CSV here (- : standard output)");
   run->add_option("--horizon", run_extra.horizon,
-                  "live input: the number of rows a fresh model's step sizes assume (T)");
-  run->add_option("--save-every", run_extra.save_every, "live input: a checkpoint to --save every N learned rows");
+                  "live input: the number of rows a fresh model's step sizes assume (T)")
+      ->check(kCount);
+  run->add_option("--save-every", run_extra.save_every, "live input: a checkpoint to --save every N learned rows")
+      ->check(kCount);
   run->add_option("--format", run_extra.format,
                   "live input: csv or libsvm (default: by the file's extension, .svm/.libsvm/.txt for LIBSVM; "
                   "standard input: csv)");
   run->add_option("--features", run_extra.features,
-                  "live LIBSVM input: the number of features (a resumed model knows it)");
+                  "live input: the number of features (a resumed model knows it; a CSV stream's header must agree)")
+      ->check(kCount);
   run->add_flag("--follow", run_extra.follow,
                 "read --data live and, at its end, wait for more rows (a file that grows); ends on SIGINT/SIGTERM");
 
@@ -543,7 +672,7 @@ int main(int argc, char** argv) {
   predict->add_option("--target", predict_options.target, "CSV target column name (default: the last column)");
   predict->add_option("--normalize", predict_options.normalize,
                       "only for checkpoints that do not store their normalisation (the model applies its own)");
-  predict->add_option("--predictions", predict_out, "write t,y,prediction CSV here");
+  predict->add_option("--predictions", predict_out, "write t,y,prediction CSV here (- : standard output)");
 
   std::string gen_kind = "dataset1", gen_out;
   std::size_t gen_samples = 0;
@@ -551,8 +680,8 @@ int main(int argc, char** argv) {
   bool gen_raw = false, gen_target = false;
   auto* gen = app.add_subcommand("gen", "write a synthetic stream (spec/raker.md §6) to CSV");
   gen->add_option("--kind", gen_kind, "dataset1 or dataset2")->capture_default_str();
-  gen->add_option("--samples", gen_samples, "T (0 = the paper's: 36000 / 6500)")->capture_default_str();
-  gen->add_option("--seed", gen_seed, "generator seed")->capture_default_str();
+  gen->add_option("--samples", gen_samples, "T (0 = the paper's: 36000 / 6500)")->capture_default_str()->check(kCount);
+  gen->add_option("--seed", gen_seed, "generator seed")->capture_default_str()->check(kCount);
   gen->add_option("--out", gen_out, "output CSV path")->required();
   gen->add_flag("--raw", gen_raw, "skip the min-max normalisation");
   gen->add_flag("--kernel-index-target", gen_target, "y_t uses κ_t of the target sample");

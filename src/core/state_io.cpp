@@ -1,5 +1,6 @@
 #include "core/state_io.h"
 
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -129,21 +130,58 @@ std::uint64_t fnv1a64(const std::string& bytes) {
   return h;
 }
 
-void write_file_atomic(const std::string& path, const std::string& contents) {
+namespace {
+
+// With the system's reason. A path that cannot be opened (a missing folder, no permission) is
+// the caller's input (InputError); a failure while writing (a full disk, an I/O error) is the
+// machine's (Error: `omkl` exits with 3).
+std::string write_failure_text(const std::string& path, const char* what, int code) {
+  return path + ": " + what + ": " + std::strerror(code);
+}
+Error write_failure(const std::string& path, const char* what, int code) {
+  return Error(write_failure_text(path, what, code));
+}
+
+// Writes `contents` beside `path` under a temporary name, flushed to disk; returns that name.
+std::string write_temporary(const std::string& path, const std::string& contents) {
   const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  {
-    std::FILE* f = std::fopen(tmp.c_str(), "wb");
-    if (!f) throw InputError(path + ": cannot open for writing");
-    const bool ok = std::fwrite(contents.data(), 1, contents.size(), f) == contents.size() &&
-                    std::fflush(f) == 0 && ::fsync(::fileno(f)) == 0;
-    if (std::fclose(f) != 0 || !ok) {
-      std::remove(tmp.c_str());
-      throw InputError(path + ": write failed");
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+  std::FILE* f = std::fopen(tmp.c_str(), "wb");
+  if (!f) throw InputError(write_failure_text(path, "cannot open for writing", errno));
+  int code = 0;
+  if (std::fwrite(contents.data(), 1, contents.size(), f) != contents.size() || std::fflush(f) != 0 ||
+      ::fsync(::fileno(f)) != 0)
+    code = errno;
+  if (std::fclose(f) != 0 && code == 0) code = errno;
+  if (code != 0) {
     std::remove(tmp.c_str());
-    throw InputError(path + ": cannot rename temporary file into place");
+    throw write_failure(path, "write failed", code);
+  }
+  return tmp;
+}
+
+}  // namespace
+
+void write_file_atomic(const std::string& path, const std::string& contents) {
+  write_files_atomic({{path, contents}});
+}
+
+void write_files_atomic(const std::vector<std::pair<std::string, std::string>>& path_and_contents) {
+  std::vector<std::string> written;
+  const auto remove_written = [&written](std::size_t from) {
+    for (std::size_t i = from; i < written.size(); ++i) std::remove(written[i].c_str());
+  };
+  try {
+    for (const auto& [path, contents] : path_and_contents) written.push_back(write_temporary(path, contents));
+  } catch (...) {
+    remove_written(0);
+    throw;
+  }
+  for (std::size_t i = 0; i < written.size(); ++i) {
+    if (std::rename(written[i].c_str(), path_and_contents[i].first.c_str()) != 0) {
+      const int code = errno;
+      remove_written(i);
+      throw write_failure(path_and_contents[i].first, "cannot rename the written file into place", code);
+    }
   }
 }
 

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace omkl::detail {
@@ -65,6 +66,11 @@ std::string seal_checkpoint(const std::string& payload);
 /// Verifies checkpoint bytes and returns the payload; errors name `path` (a file or "<buffer>").
 std::string open_checkpoint(const std::string& bytes, const std::string& path);
 /// Writes `contents` to `path` atomically (temporary file in the same folder, then rename).
+/// Failures throw Error (the machine's, not the input's) with the system's reason.
 void write_file_atomic(const std::string& path, const std::string& contents);
+/// Writes several files all or none: every temporary file is written before the first is
+/// renamed into place, so a full disk or a failed write leaves none of them (in the order
+/// given, so the last one, e.g. a study's summary.json, marks a complete set).
+void write_files_atomic(const std::vector<std::pair<std::string, std::string>>& path_and_contents);
 
 }  // namespace omkl::detail

@@ -221,13 +221,16 @@ StudyOutputs format_study_outputs(const StudyResult& result) {
 void write_study_outputs(const StudyResult& result, const std::string& dir) {
   const StudyOutputs out = format_study_outputs(result);
   std::filesystem::create_directories(dir);
-  const auto write = [&dir](const char* name, const std::string& text) {
-    if (!text.empty()) detail::write_file_atomic((std::filesystem::path(dir) / name).string(), text);
+  // All or none, summary.json last: a folder with a new summary.json has every file of its run.
+  std::vector<std::pair<std::string, std::string>> files;
+  const auto add = [&](const char* name, const std::string& text) {
+    if (!text.empty()) files.emplace_back((std::filesystem::path(dir) / name).string(), text);
   };
-  write("summary.json", out.summary_json);
-  write("curves.csv", out.curves_csv);
-  write("logs.json", out.logs_json);
-  write("regret.csv", out.regret_csv);
+  add("curves.csv", out.curves_csv);
+  add("logs.json", out.logs_json);
+  add("regret.csv", out.regret_csv);
+  add("summary.json", out.summary_json);
+  detail::write_files_atomic(files);
 }
 
 }  // namespace omkl

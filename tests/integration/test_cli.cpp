@@ -140,6 +140,107 @@ TEST_F(CliTest, OutputPathsAreCheckedBeforeTheRun) {
   EXPECT_EQ(omkl("study --data f.csv --algo raker:D=8 --seeds 1 --out new/deeper").code, 0);
 }
 
+TEST_F(CliTest, OutputsNeverOverwriteTheInputsOrEachOther) {
+  const std::string rows = "a,b,y\n0.1,0.2,0.3\n0.4,0.5,0.6\n0.7,0.8,0.9\n";
+  write("f.csv", rows);
+  Outcome o = omkl("run --data f.csv --algo raker:D=8 --save f.csv");
+  EXPECT_EQ(o.code, 2);
+  EXPECT_NE(o.err.find("--save f.csv is the file --data reads"), std::string::npos) << o.err;
+  o = omkl("run --data ./f.csv --algo raker:D=8 --predictions f.csv");  // the same file by another name
+  EXPECT_EQ(o.code, 2);
+  EXPECT_EQ(read_text(dir_ / "f.csv"), rows) << "the input was touched";
+  o = omkl("run --data f.csv --algo raker:D=8 --predictions p.csv --save p.csv");
+  EXPECT_EQ(o.code, 2);
+  EXPECT_NE(o.err.find("name the same file"), std::string::npos) << o.err;
+  ASSERT_EQ(omkl("run --data f.csv --algo raker:D=8 --save m.ckpt").code, 0);
+  o = omkl("run --data f.csv --resume m.ckpt --predictions m.ckpt");
+  EXPECT_EQ(o.code, 2);
+  o = omkl("predict --model m.ckpt --data f.csv --predictions m.ckpt");
+  EXPECT_EQ(o.code, 2);
+  // Resuming and saving back in place is what --save beside --resume is for.
+  EXPECT_EQ(omkl("run --data f.csv --resume m.ckpt --save m.ckpt").code, 0);
+}
+
+TEST_F(CliTest, PredictionsGoToStandardOutputAlone) {
+  write("f.csv", "a,b,y\n0.1,0.2,0.3\n0.4,0.5,0.6\n0.7,0.8,0.9\n");
+  Outcome o = omkl("run --data f.csv --algo raker:D=8 --predictions - --save m.ckpt");
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_FALSE(fs::exists(dir_ / "-")) << "a file named '-' was written";
+  const auto lines = lines_of(o.out);
+  ASSERT_EQ(lines.size(), 4u) << o.out;
+  EXPECT_EQ(lines[0], "t,y,prediction");
+  EXPECT_EQ(lines[3].rfind("3,0.9", 0), 0u) << lines[3];
+  EXPECT_NE(o.err.find("mse"), std::string::npos) << "the report goes to stderr: " << o.err;
+  EXPECT_NE(o.err.find("saved checkpoint"), std::string::npos) << o.err;
+  o = omkl("predict --model m.ckpt --data f.csv --predictions -");
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_EQ(lines_of(o.out).size(), 4u) << o.out;
+  EXPECT_FALSE(fs::exists(dir_ / "-"));
+}
+
+TEST_F(CliTest, CountsAndSecondsAreCheckedAsWritten) {
+  write("f.csv", "a,b,y\n0.1,0.2,0.3\n0.4,0.5,0.6\n");
+  // Negative and overflowing counts are not wrapped into huge ones; zero where 0 would silently
+  // mean "the default" is refused; NaN seconds are no timeout.
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"study --data f.csv --seeds -1", "--seeds: expected a non-negative integer, not '-1'"},
+      {"study --data f.csv --seeds 0", "--seeds: must be at least 1"},
+      {"run --data f.csv --seed -1", "--seed: expected a non-negative integer"},
+      {"run --data f.csv --seed 18446744073709551616", "--seed: '18446744073709551616' is too large"},
+      {"study --data f.csv --threads -2", "--threads: expected a non-negative integer"},
+      {"study --data f.csv --clients 0 --algo pof-mkl", "--clients: must be at least 1"},
+      {"study --data f.csv --rounds 0 --algo pof-mkl", "--rounds: must be at least 1"},
+      {"study --data f.csv --curve-points -1", "--curve-points"},
+      {"study --data f.csv --message-timeout nan", "--message-timeout: expected a positive, finite number"},
+      {"study --data f.csv --message-timeout -1", "--message-timeout"},
+      {"run --data - --horizon -1", "--horizon: expected a non-negative integer"},
+      {"gen --kind dataset1 --samples -1 --out g.csv", "--samples: expected a non-negative integer"},
+      {"bench --data f.csv --repeat 0", "--repeat: must be at least 1"},
+  };
+  for (const auto& [args, message] : cases) {
+    const Outcome o = omkl(args);
+    EXPECT_EQ(o.code, 2) << args << "\n" << o.err;
+    EXPECT_NE(o.err.find(message), std::string::npos) << args << ": " << o.err;
+  }
+  EXPECT_FALSE(fs::exists(dir_ / "g.csv"));
+  // The bench's JSON path is checked before the measurements.
+  const Outcome o = omkl("bench --data f.csv --algo raker:D=8 --repeat 1 --json no_such_dir/b.json");
+  EXPECT_EQ(o.code, 2);
+  EXPECT_EQ(o.out.find("bench on"), std::string::npos) << "refused before measuring: " << o.out;
+}
+
+TEST_F(CliTest, ClassifierLabelsDivergenceAndStudyFoldersAreCheckedWithTheirNames) {
+  write("c.csv", "a,b,y\n0.1,0.2,1\n0.4,0.5,-1\n0.3,0.1,1\n");
+  ASSERT_EQ(omkl("run --data c.csv --algo raker:D=8,loss=logistic --save m.ckpt").code, 0);
+  // A classifier resumed on, or predicting, rows whose labels are not ±1: the file's row, not
+  // the model's sample count.
+  write("three.csv", "a,b,y\n0.1,0.2,1\n0.4,0.5,5\n");
+  Outcome o = omkl("run --data three.csv --resume m.ckpt");
+  EXPECT_EQ(o.code, 1);
+  EXPECT_NE(o.err.find("three.csv: data row 2: label 5, but the model in m.ckpt is a classifier"), std::string::npos)
+      << o.err;
+  o = omkl("predict --model m.ckpt --data three.csv");
+  EXPECT_EQ(o.code, 1);
+  EXPECT_NE(o.err.find("data row 2"), std::string::npos) << o.err;
+  o = omkl("predict --model m.ckpt --data c.csv");
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_NE(o.out.find("error_rate"), std::string::npos) << "a classifier's metric: " << o.out;
+  // A run whose predictions stop being finite fails and leaves no checkpoint or predictions.
+  write("f.csv", "a,b,y\n0.1,0.2,0.3\n0.4,0.5,0.6\n0.7,0.8,0.9\n0.2,0.9,0.1\n");
+  o = omkl("run --data f.csv --algo raker:D=8,eta=1e308 --save nan.ckpt --predictions p.csv");
+  EXPECT_EQ(o.code, 3) << o.err;
+  EXPECT_NE(o.err.find("diverged on f at row"), std::string::npos) << o.err;
+  EXPECT_FALSE(fs::exists(dir_ / "nan.ckpt"));
+  EXPECT_FALSE(fs::exists(dir_ / "p.csv"));
+  // A study's folder whose cell cache is a file is refused before the study runs.
+  fs::create_directories(dir_ / "o1");
+  write("o1/cells", "not a folder");
+  o = omkl("study --data f.csv --algo raker:D=8 --seeds 1 --out o1");
+  EXPECT_EQ(o.code, 2);
+  EXPECT_NE(o.err.find("--out o1/cells: is a file, not a folder"), std::string::npos) << o.err;
+  EXPECT_FALSE(fs::exists(dir_ / "o1" / "summary.json"));
+}
+
 TEST_F(CliTest, TheMainJobTellsItsStory) {
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
   GTEST_SKIP() << "36 000 samples × 5 seeds: checked in the plain build";
@@ -417,6 +518,28 @@ TEST_F(CliTest, FederatedBadInputIsOneClearMessage) {
                      {"'D'", "max_upload"});
   expect_study_fails("--data air.csv --group-column site --algo raker", {"group column 'site'", "federated"});
   expect_study_fails("--data air.csv --algo pof-mkl", {"'clients'", "not federated"});
+  // A clients= that contradicts how the stream was dealt would mix the clients' rows.
+  expect_study_fails("--preset fed-pofmkl --rounds 20 --clients 3 --data air.csv --algo pof-mkl:clients=2",
+                     {"'clients' is 2", "dealt to 3 clients"});
+  expect_study_fails("--preset fed-pofmkl --rounds 20 --clients 3 --data air.csv --algo ofskl:dict=gauss:3,rbf_convention=textbook",
+                     {"'rbf_convention'", "dict="});
+}
+
+TEST_F(CliTest, RunLearnsAFederatedStreamAsTheStudyDealsIt) {
+  // `omkl run` tells the learner the clients the stream was dealt to (--clients, the preset):
+  // one draw of the study, the same numbers.
+  write("air.csv", grouped_csv());
+  const std::string stream = "--preset fed-pofmkl --rounds 20 --clients 3 --data air.csv --algo pof-mkl";
+  const Outcome run = omkl("run " + stream + " --predictions p.csv");
+  ASSERT_EQ(run.code, 0) << run.err;
+  const Outcome study = omkl("study " + stream + " --seeds 1 --out s");
+  ASSERT_EQ(study.code, 0) << study.err;
+  const std::string summary = read_text(dir_ / "s" / "summary.json");
+  const auto mse_of_run = run.out.substr(run.out.rfind("mse ") + 4);
+  const std::size_t at = summary.find("\"final_mean\": ");
+  ASSERT_NE(at, std::string::npos) << summary;
+  const double study_mse = std::stod(summary.substr(at + 14));
+  EXPECT_NEAR(std::stod(mse_of_run), study_mse, 1e-5 * study_mse) << run.out;
 }
 
 // ---- bandit kernel selection (spec/bandit.md) ---------------------------------------------------

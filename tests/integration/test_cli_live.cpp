@@ -295,6 +295,7 @@ TEST_F(LiveCliTest, WhatALiveStreamCannotDoIsRefused) {
   refused("--algo raker:D=8 --horizon 5 --normalize zscore", "whole stream");
   refused("--algo raker:D=8 --horizon 5 --save-at 3", "--save-every");
   refused("--algo raker:D=8 --horizon 5 --save-every 2", "--save");
+  refused("--algo raker:D=8 --horizon 5 --features 9", "--features 9: <stdin> has 3 features");
   // Standard input is live input for `omkl run` only.
   const std::string study = "cd '" + dir_.string() + "' && '" + cli_ + "' study --data - --seeds 1 <in.csv >out.txt 2>err.txt";
   const int study_status = std::system(study.c_str());
@@ -311,6 +312,14 @@ TEST_F(LiveCliTest, WhatALiveStreamCannotDoIsRefused) {
   const int status = std::system(bad.c_str());
   EXPECT_EQ(WIFEXITED(status) ? WEXITSTATUS(status) : -1, 1);
   EXPECT_NE(read_text(dir_ / "err.txt").find("<stdin>:3:2"), std::string::npos) << read_text(dir_ / "err.txt");
+  // A stream that ends without a row is bad input, as an empty file is, and saves nothing.
+  std::ofstream(dir_ / "header.csv") << "a,b,c,y\n";
+  const std::string empty = "cd '" + dir_.string() + "' && '" + cli_ +
+                            "' run --data - --algo raker:D=8 --horizon 5 --save hz.ckpt <header.csv >out.txt 2>err.txt";
+  const int empty_status = std::system(empty.c_str());
+  EXPECT_EQ(WIFEXITED(empty_status) ? WEXITSTATUS(empty_status) : -1, 1);
+  EXPECT_NE(read_text(dir_ / "err.txt").find("<stdin>: empty stream"), std::string::npos) << read_text(dir_ / "err.txt");
+  EXPECT_FALSE(fs::exists(dir_ / "hz.ckpt"));
 }
 
 TEST_F(LiveCliTest, SigtermLeavesAValidCheckpointAndCompletePredictions) {

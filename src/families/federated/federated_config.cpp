@@ -20,6 +20,10 @@ std::size_t read_clients(ParamReader& params, const AlgoContext& context) {
                                                     "preset such as fed-pofmkl, --clients, or clients=K)"
                                                   : "must be ≥ 1");
   const std::size_t K = static_cast<std::size_t>(k);
+  // Row t·K + k is client k's sample of round t (§4.3): another K would deal the rows anew.
+  if (context.n_clients > 0 && K != context.n_clients)
+    params.fail("clients", "is " + std::to_string(K) + ", but the stream is dealt to " +
+                               std::to_string(context.n_clients) + " clients (leave clients out, or change --clients)");
   if (context.horizon > 0 && context.horizon % K != 0)
     params.fail("clients", "the stream's " + std::to_string(context.horizon) + " rows are not whole rounds of " +
                                std::to_string(K) + " clients");
@@ -31,6 +35,10 @@ Dictionary read_federated_dictionary(ParamReader& params, bool single_kernel, do
   const bool textbook = params.get_choice("rbf_convention", "author", {"author", "textbook"},
                                           "Gaussian bandwidth σ: the authors' variance, ρ ~ N(0, σ⁻¹I), or the "
                                           "textbook bandwidth, ρ ~ N(0, σ⁻²I) (§4.4)") == "textbook";
+  // The convention picks the default dictionary; a given dict= names its kernels' bandwidths itself.
+  if (params.has("rbf_convention") && params.has("dict"))
+    params.fail("rbf_convention", "picks the default dictionary's bandwidths and cannot apply to dict=...: write "
+                                  "the kernels as gauss:σ (textbook) or gauss2:σ² (the authors' variance) instead");
   std::string fallback = textbook ? "fed-51-textbook" : "fed-51";
   if (single_kernel) {
     char number[32];

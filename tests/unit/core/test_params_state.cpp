@@ -1,4 +1,5 @@
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -335,4 +336,28 @@ TEST(RegistryTest, EveryAlgorithmBelongsToARegisteredFamily) {
   // The family is named by describe, which builds the algorithm through the same registry.
   EXPECT_NE(omkl::describe_algorithm("omkl-sfg").find("(family: graph_aided)"), std::string::npos);
   EXPECT_NE(omkl::describe_algorithm("adaraker").find("(family: raker)"), std::string::npos);
+}
+
+TEST(StateIoTest, SeveralFilesAreWrittenAllOrNone) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(::testing::TempDir()) / ("omkl_all_or_none_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string first = (dir / "curves.csv").string(), second = (dir / "summary.json").string();
+  // The second file cannot be written (its folder is missing): neither appears, no temporary is
+  // left, and the error names the file with the system's reason.
+  const std::string message = message_of([&] {
+    write_files_atomic({{first, "a,b\n"}, {(dir / "missing" / "summary.json").string(), "{}"}});
+  });
+  EXPECT_NE(message.find("summary.json: cannot open for writing: No such file or directory"), std::string::npos)
+      << message;
+  EXPECT_TRUE(fs::is_empty(dir)) << "a file of the failed set was left";
+  // Both can: both appear, with their contents.
+  write_files_atomic({{first, "a,b\n"}, {second, "{}"}});
+  std::ifstream in(second);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text, "{}");
+  EXPECT_TRUE(fs::exists(first));
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator()), 2);
+  fs::remove_all(dir);
 }

@@ -153,8 +153,11 @@ TEST(FederatedTest, BadConfigurationsAreRefusedNamingTheParameter) {
   AlgoContext plain = c;
   plain.n_clients = 0;
   EXPECT_NE(config_error_message("pof-mkl", plain, {}).find("not federated"), std::string::npos);
-  // A stream that is not whole rounds.
-  EXPECT_NE(config_error_message("pof-mkl", c, {{"clients", "5"}}).find("whole rounds"), std::string::npos);
+  // A stream that is not whole rounds (clients given on a stream not dealt to clients).
+  EXPECT_NE(config_error_message("pof-mkl", plain, {{"clients", "5"}}).find("whole rounds"), std::string::npos);
+  // A clients= other than the stream's would deal its rows anew (§4.3: row t·K + k is client k's).
+  EXPECT_NE(config_error_message("pof-mkl", c, {{"clients", "4"}}).find("dealt to 3 clients"), std::string::npos);
+  EXPECT_NO_THROW(make("pof-mkl", c, {{"clients", "3"}}));
   AlgoContext classification = c;
   classification.task = Task::Classification;
   EXPECT_NE(config_error_message("pof-mkl", classification, {}).find("regression"), std::string::npos);
