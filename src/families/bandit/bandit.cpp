@@ -87,7 +87,9 @@ class BanditSelection final : public Algorithm {
       const bool reference_logistic = reference && loss_ == LossKind::Logistic;
       rule_factory_ = [K, c, reference_logistic] { return make_oks_plus_plus_rule(K, c, reference_logistic); };
     } else {
-      c.G1 = params.get_double("G1", c.G1, "Lipschitz constant G₁ (4 squared, 1 otherwise)");
+      // §1.3: the square loss's G₁ = 2(U + 1) (4 at the experiments' U = 1), so it follows U.
+      if (loss_ == LossKind::Squared) c.G1 = 2.0 * (c.U + 1.0);
+      c.G1 = params.get_double("G1", c.G1, "Lipschitz constant G₁ (2(U + 1) squared, 1 otherwise)");
       c.lmax = params.get_double("lmax", c.lmax, "loss bound ℓ_max (1 in the experiments)");
       if (!(c.G1 > 0) || !(c.lmax > 0)) params.fail("G1", "G1 and lmax must be > 0");
       const double eta_scale = params.get_double("eta_scale", 8.0,

@@ -295,6 +295,20 @@ TEST(BanditTest, BadConfigurationsAreRefusedNamingTheParameter) {
   EXPECT_NO_THROW(make("ioks", c, {{"U", "2"}}));
 }
 
+TEST(BanditTest, IoksSquareLossLipschitzConstantFollowsTheRadius) {
+  // §1.3: G₁ = 2(U + 1) for the square loss, so ioks:U=2 is ioks:U=2,G1=6, not G1=4.
+  const Dataset data = bandit_stream(60, 3);
+  const AlgoContext c = context_for(data);
+  const auto predictions = [&](const Params& params) {
+    auto algorithm = make("ioks", c, params);
+    return run_steps(*algorithm, data);
+  };
+  const auto wide = predictions({{"U", "2"}});
+  EXPECT_EQ(wide, predictions({{"U", "2"}, {"G1", "6"}}));
+  EXPECT_NE(wide, predictions({{"U", "2"}, {"G1", "4"}}));
+  EXPECT_EQ(predictions({}), predictions({{"G1", "4"}}));  // the experiments' U = 1
+}
+
 TEST(BanditRulesTest, IoksAbsoluteLossCountsAUnitGradientAtAnExactPrediction) {
   // §5.3 step 3: with the absolute loss ‖∇̃‖² = 1/p², the round with F = y included (where the
   // subgradient sign(F − y) is 0). λ = U/(√2·√(1 + G̃_I)) shows G̃_I.
