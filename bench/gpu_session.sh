@@ -17,7 +17,8 @@
 #                  (PARTS=sanitizer_optin; the name is older than these paths' defaults); each
 #                  part has its own 540 s, so that one call of the device tool holds either
 #   walk.txt       the graph family's resident walk in each launch shape (OMKL_CUDA_WALK_PLAN,
-#                  OMKL_CUDA_WALK_THREADS, OMKL_CUDA_WALK_PAIRS) and its phase clock (PARTS=walk)
+#                  OMKL_CUDA_WALK_THREADS, OMKL_CUDA_WALK_PAIRS) and its phase clock, then Raker's
+#                  lean trajectory step against the generic one (PARTS=walk)
 #   bench.json     every `omkl bench` matrix (see below), keyed by its file name
 #   bench.txt      the printed tables of every benchmark, in order
 # Benchmarks: Naval (T = 11 934), jmlr23-76 dictionary, D = 50, paper profile:
@@ -37,7 +38,7 @@
 # SESSION_BUDGET_S (default 0: none) bounds the whole call: a part that would not fit the time
 # left by its estimate below is skipped and named on stderr, so that every part fits one device
 # call in the order of the file. From the pieces timed on an H200 (2026-11-26) all of them but
-# `walk` (estimated at 100 s, not yet timed) take 7–8 minutes, so a 560 s call holds most of
+# `walk` (estimated at 130 s, not yet timed) take 7–8 minutes, so a 560 s call holds most of
 # them and names what it skipped (not yet run so as a whole):
 #   SESSION_BUDGET_S=560 bash bench/gpu_session.sh .gpu/bin .gpu/data $OUT   (timeout_s 600)
 # and the device tool returns the files of the parts that ran.
@@ -106,7 +107,7 @@ want tests 80 && {
 # (OMKL_CUDA_WALK_THREADS), a step with fewer pairs than warps by the whole block
 # (OMKL_CUDA_WALK_PAIRS=auto); then thread 0's clock per phase (plan, features, learn, update)
 # for the default and the widest shape. Their parity: CudaTest.ResidentGraphWalkEqualsTheHostPath.
-want walk 100 && {
+want walk 130 && {
   graph=(--data "$NAVAL" --preset jmlr23-graph --backend cuda --algo omkl-gf:M=10 --algo omkl-sfg:M=10
          --algo omkl-sfg-r:M=10)
   for shape in thread:128:warp block:128:warp thread:512:warp block:512:warp block:auto:warp block:512:auto; do
@@ -127,6 +128,15 @@ want walk 100 && {
     echo "-- OMKL_CUDA_WALK_PLAN=$plan OMKL_CUDA_WALK_THREADS=$threads"
     OMKL_CUDA_WALK_PLAN=$plan OMKL_CUDA_WALK_THREADS=$threads timeout "$(cap 40)" \
       "$BIN/omkl" bench "${graph[@]}" --repeat 3 --seeds 100
+  done
+  # Raker's lean trajectory step (OMKL_CUDA_TRAJECTORIES=lean; parity in tests.txt,
+  # CudaTest.LeanTrajectoryStepMatchesTheGenericStepAndTheCpu) against the generic step,
+  # alternated: 20 seeds (GEMM projections) and 100, 1 000 (in-kernel projections).
+  echo "== GPU: Raker, generic against lean trajectory step (alternated)"
+  for trajectories in "" lean "" lean; do
+    echo "-- OMKL_CUDA_TRAJECTORIES=${trajectories:-(default)}"
+    OMKL_CUDA_TRAJECTORIES=$trajectories timeout "$(cap 40)" "$BIN/omkl" bench --data "$NAVAL" --normalize minmax \
+      --repeat 3 --backend cuda --algo raker:dict=jmlr23-76 --seeds 20 100 1000
   done
 } > "$OUT/walk.txt" 2>&1
 
