@@ -79,7 +79,9 @@ double ParamReader::get_double(const std::string& key, double fallback, const st
   char* end = nullptr;
   errno = 0;
   const double parsed = std::strtod(value->c_str(), &end);
-  if (value->empty() || *end != '\0' || errno == ERANGE || !std::isfinite(parsed))
+  // strtod also reads C's hexadecimal floats ("0x10"), which no parameter is written as.
+  if (value->empty() || *end != '\0' || errno == ERANGE || !std::isfinite(parsed) ||
+      value->find_first_of("xX") != std::string::npos)
     fail(key, "expects a finite number, got '" + *value + "'");
   resolve(key, *value);
   return parsed;

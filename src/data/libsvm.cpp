@@ -133,7 +133,7 @@ Dataset load_libsvm(const std::string& path, std::size_t n_features) {
   std::vector<std::size_t> row_start{0};
   std::vector<std::size_t> indices;  // 1-based
   std::vector<double> values;
-  std::size_t max_index = 0;
+  std::size_t max_index = 0, max_index_line = 0;
 
   const char* p = text.data();
   const char* const text_end = p + text.size();
@@ -147,7 +147,10 @@ Dataset load_libsvm(const std::string& path, std::size_t n_features) {
     if (line.has_row) {  // blank and comment lines are skipped
       labels.push_back(line.label);
       row_start.push_back(indices.size());
-      if (line.max_index > max_index) max_index = line.max_index;
+      if (line.max_index > max_index) {
+        max_index = line.max_index;
+        max_index_line = line_number;
+      }
     }
     p = found ? line_end + 1 : text_end;
   }
@@ -158,18 +161,24 @@ Dataset load_libsvm(const std::string& path, std::size_t n_features) {
     throw InputError(path + ": no feature indices in any row; pass n_features explicitly");
   }
 
-  // An inferred dimension comes from the file (one index can be near 2^64): refuse a dense
-  // size that does not fit in a vector instead of letting n_samples × dimension wrap around.
-  if (dimension > std::vector<double>{}.max_size() / labels.size()) {
-    throw InputError(path + ": " + std::to_string(labels.size()) + " rows of dimension " +
-                     std::to_string(dimension) + " do not fit in memory as a dense matrix");
-  }
+  // An inferred dimension comes from the file (one index can be near 2^64): a dense size that
+  // does not fit in a vector, or in memory, is the row with the widest index's doing.
+  const auto too_wide = [&] {
+    const std::string where = n_features != 0 ? path : path + ":" + std::to_string(max_index_line);
+    return InputError(where + ": " + std::to_string(labels.size()) + " rows of dimension " + std::to_string(dimension) +
+                      (n_features != 0 ? "" : " (the widest feature index)") + " do not fit in memory as a dense matrix");
+  };
+  if (dimension > std::vector<double>{}.max_size() / labels.size()) throw too_wide();
 
   Dataset data;
   data.name = detail::dataset_name_from_path(path);
   data.n_samples = labels.size();
   data.n_features = dimension;
-  data.x.assign(data.n_samples * dimension, 0.0);  // absent entries are zero
+  try {
+    data.x.assign(data.n_samples * dimension, 0.0);  // absent entries are zero
+  } catch (const std::bad_alloc&) {
+    throw too_wide();
+  }
   for (std::size_t t = 0; t < data.n_samples; ++t) {
     double* row = data.x.data() + t * dimension;
     for (std::size_t k = row_start[t]; k < row_start[t + 1]; ++k) row[indices[k] - 1] = values[k];

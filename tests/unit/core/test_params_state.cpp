@@ -45,9 +45,10 @@ TEST(ParamsTest, ReadsTypedValuesAndRejectsUnknownOnes) {
 }
 
 TEST(ParamsTest, BadValuesNameTheParameter) {
-  ParamReader p("raker", {{"D", "2x"}, {"eta", "nan"}, {"rf", "qmc"}, {"flag", "maybe"}});
+  ParamReader p("raker", {{"D", "2x"}, {"eta", "nan"}, {"rf", "qmc"}, {"flag", "maybe"}, {"lambda", "0x10"}});
   EXPECT_NE(message_of([&] { p.get_int("D", 1, ""); }).find("'D'"), std::string::npos);
   EXPECT_NE(message_of([&] { p.get_double("eta", 1, ""); }).find("'eta'"), std::string::npos);
+  EXPECT_NE(message_of([&] { p.get_double("lambda", 1, ""); }).find("got '0x10'"), std::string::npos);
   EXPECT_NE(message_of([&] { p.get_choice("rf", "", {"orf", "rf"}, ""); }).find("orf|rf"), std::string::npos);
   EXPECT_THROW(p.get_bool("flag", false, ""), ConfigError);
 }

@@ -92,6 +92,11 @@ TEST_F(CsvTest, PartiallyNumericCellIsRejected) {
   expect_input_error([&] { omkl::load_csv(path); }, path + ":2:1: ", "'1.5x'");
   const std::string inner = write("inner.csv", "a,y\n1 2,2\n");
   expect_input_error([&] { omkl::load_csv(inner); }, inner + ":2:1: ", "'1 2'");
+  // strtod's hexadecimal floats are not numbers of a data file.
+  const std::string hex = write("hex.csv", "a,y\n0.5,2\n0x1A,3\n");
+  expect_input_error([&] { omkl::load_csv(hex); }, hex + ":3:1: ", "'0x1A'");
+  const std::string hex_float = write("hexf.csv", "a,y\n0.5,0x1p3\n");
+  expect_input_error([&] { omkl::load_csv(hex_float); }, hex_float + ":2:2: ", "'0x1p3'");
 }
 
 TEST_F(CsvTest, EmptyCellIsRejected) {

@@ -106,11 +106,12 @@ TEST_F(LibsvmTest, InferredDimensionTooLargeToDensifyIsRefused) {
   std::string text = "1 2305843009213693952:1\n";
   for (int i = 0; i < 7; ++i) text += "1 1:1\n";
   const std::string path = write("wide.svm", text);
-  expect_input_error([&] { omkl::load_libsvm(path); }, path + ": 8 rows of dimension 2305843009213693952",
+  // The message names the line of the widest index.
+  expect_input_error([&] { omkl::load_libsvm(path); }, path + ":1: 8 rows of dimension 2305843009213693952",
                      "do not fit in memory as a dense matrix");
   // One row of dimension 2^60 already exceeds what a vector of doubles can hold.
   const std::string one = write("wide1.svm", "1 1152921504606846976:1\n");
-  expect_input_error([&] { omkl::load_libsvm(one); }, one + ": 1 rows of dimension", "dense matrix");
+  expect_input_error([&] { omkl::load_libsvm(one); }, one + ":1: 1 rows of dimension", "dense matrix");
 }
 
 TEST_F(LibsvmTest, LoadStreamDispatchesOnExtension) {
