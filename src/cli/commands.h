@@ -3,13 +3,16 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <cstdio>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "omkl/algorithm.h"
 #include "omkl/dataset.h"
 #include "omkl/learner.h"
 #include "omkl/study.h"
+#include "core/state_io.h"
 
 namespace omkl::cli {
 
@@ -78,6 +81,31 @@ LearnerContext fresh_learner_context(const CommonOptions& options, const RunOpti
 bool is_live_input(const std::string& path, const RunOptions& run);
 /// `omkl run` on a live stream: each row predicted, written, then learned from (live_run.cpp).
 int live_run_command(const CommonOptions& options, const RunOptions& run, const CLI::App& command);
+/// A command's files, all or none (detail::write_files_atomic): the predictions (to standard
+/// output when the path is "-") and a checkpoint. With the predictions on standard output, the
+/// report lines go to standard error, so that standard output is the CSV alone.
+struct CommandOutputs {
+  std::vector<std::pair<std::string, std::string>> files;
+  std::string to_stdout;
+  void add(const std::string& path, std::string contents) {
+    if (path == "-") to_stdout = std::move(contents);
+    else if (!path.empty()) files.emplace_back(path, std::move(contents));
+  }
+  std::FILE* report_stream(const std::string& predictions_path) const {
+    return predictions_path == "-" ? stderr : stdout;
+  }
+  void write() const {
+    detail::write_files_atomic(files);
+    if (!to_stdout.empty()) {
+      std::fwrite(to_stdout.data(), 1, to_stdout.size(), stdout);
+      std::fflush(stdout);
+    }
+  }
+};
+
+/// `omkl predict`: a saved model applied to new rows without learning (live_run.cpp).
+int predict_command(const CommonOptions& options, const std::string& model, const std::string& predictions_path,
+                    const CLI::App& command);
 /// A metric's name for a task: mse or error_rate.
 const char* task_metric(Task task);
 /// One row's term of that metric: the squared error, or the learner's mistake (Learner::mistake).

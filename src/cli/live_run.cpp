@@ -1,7 +1,8 @@
 // `omkl run` on a live stream: rows read as they arrive (RowStream), each predicted and its
 // prediction written before the learner learns from it, in memory that does not grow with the
 // stream. Ended by the end of the input or by SIGINT / SIGTERM, after which the checkpoint (if
-// --save) is written and the predictions are complete up to the last row read.
+// --save) is written and the predictions are complete up to the last row read. And `omkl
+// predict`, which reads its rows with the same reader, so that a row may come without a target.
 #include <atomic>
 #include <chrono>
 #include <csignal>
@@ -198,6 +199,62 @@ int live_run_command(const CommonOptions& o, const RunOptions& r, const CLI::App
   }
   std::fflush(report);
   return signal_number ? 128 + signal_number : 0;
+}
+
+// `omkl predict`: each row gets the prediction the model would make for it as its next sample;
+// the model learns nothing and its file is not touched. The rows are read as a live stream's are
+// (a file, a named pipe or standard input): a row whose target cell is empty or left out (a
+// LIBSVM line without a label) is predicted without one, and the metric covers the rows that
+// have a target. Each row is transformed by the model's own normalisation (an online scaler as
+// it stood at the end of training: predicting does not move it).
+int predict_command(const CommonOptions& o, const std::string& model, const std::string& predictions_path,
+                    const CLI::App& command) {
+  refuse_model_options(command, "--model");
+  check_output_path("--predictions", predictions_path, false);
+  check_distinct_paths({{"--data", o.data}, {"--model", model}}, {{"--predictions", predictions_path}});
+  const std::optional<Learner> loaded(Learner::load(model));
+  const Learner& learner = *loaded;
+  RowStreamOptions stream_options;
+  stream_options.csv.target_column = o.target;
+  stream_options.format = live_format(o.data, "");
+  stream_options.n_features = learner.n_features();  // LIBSVM rows carry no width
+  RowStream rows(o.data, stream_options);
+  const std::size_t d = rows.n_features();
+  if (d != learner.n_features())
+    throw InputError(rows.name() + ": stream has " + std::to_string(d) + " features, the model in " + model +
+                     " expects " + std::to_string(learner.n_features()) +
+                     (d + 1 == learner.n_features() && stream_options.format == RowStreamOptions::Format::Csv
+                          ? " (the header's last column is the target: for rows without one, name a target "
+                            "column in the header and leave its cells empty or out)"
+                          : ""));
+  const Normalizer transform = live_normalizer(o, loaded, model, d);
+  const bool classifier = learner.task() == Task::Classification;
+  std::string csv = "t,y,prediction\n";
+  std::size_t n_rows = 0, n_scored = 0;
+  double metric_sum = 0.0;
+  StreamRow row;
+  while (rows.next(row)) {
+    ++n_rows;
+    if (row.has_target && classifier && row.y != 1.0 && row.y != -1.0)
+      throw InputError(fmt::format("{}:{}: label {:g}, but the model in {} is a classifier (labels −1 or +1)",
+                                   rows.name(), row.line, row.y, model));
+    transform.apply_row(row.x.data(), d, row.has_target ? &row.y : nullptr);
+    const double prediction = learner.predict(row.x);
+    if (row.has_target) {
+      ++n_scored;
+      metric_sum += metric_term(learner, row.y, prediction);
+    }
+    csv += fmt::format("{},{},{:.17g}\n", n_rows, row.has_target ? fmt::format("{:.17g}", row.y) : std::string(),
+                       prediction);
+  }
+  if (n_rows == 0) throw InputError(rows.name() + ": empty stream (no data rows)");
+  CommandOutputs outputs;
+  fmt::print(outputs.report_stream(predictions_path), "{} (after {} samples) on {}: {} rows ({} with a target), {} {}\n",
+             learner.spec(), learner.n_seen(), rows.name(), n_rows, n_scored, task_metric(learner.task()),
+             n_scored ? fmt::format("{:.6g}", metric_sum / static_cast<double>(n_scored)) : std::string("n/a"));
+  outputs.add(predictions_path, std::move(csv));
+  outputs.write();
+  return 0;
 }
 
 }  // namespace omkl::cli

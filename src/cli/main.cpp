@@ -415,27 +415,6 @@ std::string predictions_csv(const Dataset& data, const std::vector<double>& pred
   return csv;
 }
 
-// A command's files, all or none (detail::write_files_atomic): the predictions (to standard
-// output when the path is "-") and a checkpoint. With the predictions on standard output, the
-// report lines go to standard error, so that standard output is the CSV alone.
-struct CommandOutputs {
-  std::vector<std::pair<std::string, std::string>> files;
-  std::string to_stdout;
-  void add(const std::string& path, std::string contents) {
-    if (path == "-") to_stdout = std::move(contents);
-    else if (!path.empty()) files.emplace_back(path, std::move(contents));
-  }
-  std::FILE* report_stream(const std::string& predictions_path) const {
-    return predictions_path == "-" ? stderr : stdout;
-  }
-  void write() const {
-    detail::write_files_atomic(files);
-    if (!to_stdout.empty()) {
-      std::fwrite(to_stdout.data(), 1, to_stdout.size(), stdout);
-      std::fflush(stdout);
-    }
-  }
-};
 
 LearnerContext fresh_learner_context(const CommonOptions& o, const RunOptions& r, std::size_t n_features, Task task,
                                      std::size_t horizon) {
@@ -536,31 +515,6 @@ int run_command(const CommonOptions& o, const RunOptions& r, const CLI::App& com
   if (!r.save.empty()) outputs.add(r.save, learner.to_bytes());
   outputs.write();
   if (!r.save.empty()) fmt::print(report, "saved checkpoint after {} samples to {}\n", learner.n_seen(), r.save);
-  return 0;
-}
-
-// `omkl predict`: a saved model applied to new rows without learning; the model file is not
-// touched. Each row gets the prediction the model would make for it as its next sample.
-int predict_command(const CommonOptions& o, const std::string& model, const std::string& predictions_path,
-                    const CLI::App& command) {
-  refuse_model_options(command, "--model");
-  check_output_path("--predictions", predictions_path, false);
-  check_distinct_paths({{"--data", o.data}, {"--model", model}}, {{"--predictions", predictions_path}});
-  Learner learner = Learner::load(model);
-  const Dataset data = load_data_for_model(o, learner, model);
-  if (data.n_samples == 0) throw InputError(data.name + ": empty stream");
-  if (learner.n_features() != data.n_features)
-    throw InputError(o.data + ": stream has " + std::to_string(data.n_features) + " features, the model in " + model +
-                     " expects " + std::to_string(learner.n_features()));
-  check_labels_for(learner, data, o.data, model);
-  std::vector<double> predictions(data.n_samples);
-  for (std::size_t t = 0; t < data.n_samples; ++t) predictions[t] = learner.predict(data.row(t));
-  CommandOutputs outputs;
-  fmt::print(outputs.report_stream(predictions_path), "{} (after {} samples) on {}: {} rows, {} {:.6g}\n",
-             learner.spec(), learner.n_seen(), data.name, data.n_samples, task_metric(learner.task()),
-             stream_metric(learner, data, predictions, data.n_samples));
-  outputs.add(predictions_path, predictions_csv(data, predictions, data.n_samples, 0));
-  outputs.write();
   return 0;
 }
 

@@ -219,9 +219,9 @@ TEST_F(CliTest, ClassifierLabelsDivergenceAndStudyFoldersAreCheckedWithTheirName
   EXPECT_EQ(o.code, 1);
   EXPECT_NE(o.err.find("three.csv: data row 2: label 5, but the model in m.ckpt is a classifier"), std::string::npos)
       << o.err;
-  o = omkl("predict --model m.ckpt --data three.csv");
+  o = omkl("predict --model m.ckpt --data three.csv");  // predict reads rows as a live stream: by line
   EXPECT_EQ(o.code, 1);
-  EXPECT_NE(o.err.find("data row 2"), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find("three.csv:3: label 5, but the model in m.ckpt is a classifier"), std::string::npos) << o.err;
   o = omkl("predict --model m.ckpt --data c.csv");
   ASSERT_EQ(o.code, 0) << o.err;
   EXPECT_NE(o.out.find("error_rate"), std::string::npos) << "a classifier's metric: " << o.out;
@@ -239,6 +239,35 @@ TEST_F(CliTest, ClassifierLabelsDivergenceAndStudyFoldersAreCheckedWithTheirName
   EXPECT_EQ(o.code, 2);
   EXPECT_NE(o.err.find("--out o1/cells: is a file, not a folder"), std::string::npos) << o.err;
   EXPECT_FALSE(fs::exists(dir_ / "o1" / "summary.json"));
+}
+
+TEST_F(CliTest, PredictTakesRowsWithoutATarget) {
+  write("f.csv", "a,b,y\n0.1,0.2,0.3\n0.4,0.5,0.6\n0.7,0.8,0.9\n");
+  ASSERT_EQ(omkl("run --data f.csv --algo raker:D=8 --save m.ckpt").code, 0);
+  // An empty target cell, a row that leaves it out, and a row with one: all predicted, the
+  // metric over the one with a target, the same prediction for the same features.
+  write("new.csv", "a,b,y\n0.4,0.5,\n0.4,0.5\n0.4,0.5,0.6\n");
+  Outcome o = omkl("predict --model m.ckpt --data new.csv --predictions p.csv");
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_NE(o.out.find("3 rows (1 with a target), mse"), std::string::npos) << o.out;
+  const auto lines = lines_of(read_text(dir_ / "p.csv"));
+  ASSERT_EQ(lines.size(), 4u);
+  const auto field = [](const std::string& line, int k) {
+    std::istringstream in(line);
+    std::string cell;
+    for (int i = 0; i <= k; ++i) std::getline(in, cell, ',');
+    return cell;
+  };
+  EXPECT_EQ(field(lines[1], 1), "");
+  EXPECT_EQ(field(lines[2], 1), "");
+  EXPECT_EQ(field(lines[3], 1), "0.59999999999999998");
+  EXPECT_EQ(field(lines[1], 2), field(lines[3], 2));
+  EXPECT_EQ(field(lines[2], 2), field(lines[3], 2));
+  // A header without a target column is one feature short; the message says what to do.
+  write("features.csv", "a,b\n0.4,0.5\n");
+  o = omkl("predict --model m.ckpt --data features.csv");
+  EXPECT_EQ(o.code, 1);
+  EXPECT_NE(o.err.find("name a target column in the header"), std::string::npos) << o.err;
 }
 
 TEST_F(CliTest, TheMainJobTellsItsStory) {
