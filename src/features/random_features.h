@@ -33,6 +33,9 @@ struct RfFeatures {
   /// Frequencies drawn as the graph-aided journal notebook draws them (rng = numpy_legacy,
   /// spec/graph-aided.md §1.9).
   bool numpy_legacy = false;
+  /// Kernel k draws from the stream (seed, replicate, Frequencies, first_stream + k): an
+  /// algorithm whose spec keys its matrices apart (OFSKL, spec/federated.md §4.4) moves them.
+  std::uint64_t first_stream = 0;
 };
 
 /// Draws the frequency matrix V (n_rff × n_features, row-major) of one kernel.

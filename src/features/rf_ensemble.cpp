@@ -114,7 +114,7 @@ StepConfig read_step_config(ParamReader& params, const AlgoContext& context) {
 }
 
 void for_each_frequency_matrix(const Dictionary& dictionary, std::size_t n_rff, RfKind rf_kind, bool numpy_legacy,
-                               const AlgoContext& context, const FrequencySink& sink) {
+                               const AlgoContext& context, const FrequencySink& sink, std::uint64_t first_stream) {
   const std::size_t R = context.n_replicates(), P = dictionary.size();
   if (numpy_legacy) {
     NotebookShape shape{dictionary, n_rff, context.n_features, context.horizon};
@@ -132,7 +132,7 @@ void for_each_frequency_matrix(const Dictionary& dictionary, std::size_t n_rff, 
     parallel_for(n, R > 1 ? 0 : 1, [&](std::size_t begin, std::size_t end) {
       for (std::size_t i = begin; i < end; ++i) {
         const std::size_t r = first + i / P, k = i % P;
-        RandomStream rng(context.seed, context.replicates[r], RngPurpose::Frequencies, k);
+        RandomStream rng(context.seed, context.replicates[r], RngPurpose::Frequencies, first_stream + k);
         drawn[i] = draw_frequencies(dictionary[k], n_rff, context.n_features, rf_kind, rng);
       }
     });
@@ -140,13 +140,15 @@ void for_each_frequency_matrix(const Dictionary& dictionary, std::size_t n_rff, 
   }
 }
 
-std::vector<MatrixRecipe> frequency_recipes(const Dictionary& dictionary, RfKind rf_kind, const AlgoContext& context) {
+std::vector<MatrixRecipe> frequency_recipes(const Dictionary& dictionary, RfKind rf_kind, const AlgoContext& context,
+                                            std::uint64_t first_stream) {
   std::vector<MatrixRecipe> recipes;
   recipes.reserve(context.n_replicates() * dictionary.size());
   for (std::size_t r = 0; r < context.n_replicates(); ++r)
     for (std::size_t k = 0; k < dictionary.size(); ++k)
       recipes.push_back(matrix_recipe(dictionary[k], context.n_features, rf_kind,
-                                      RandomStream(context.seed, context.replicates[r], RngPurpose::Frequencies, k)));
+                                      RandomStream(context.seed, context.replicates[r], RngPurpose::Frequencies,
+                                                   first_stream + k)));
   return recipes;
 }
 
@@ -201,10 +203,11 @@ std::unique_ptr<RfBackend> make_rf_ensemble_backend(const RfEnsembleConfig& conf
                                                     const AlgoContext& context,
                                                     std::vector<std::uint32_t> slot_kernel) {
   const auto source = [&](const FrequencySink& sink) {
-    for_each_frequency_matrix(config.dictionary, config.n_rff, config.rf_kind, config.numpy_legacy, context, sink);
+    for_each_frequency_matrix(config.dictionary, config.n_rff, config.rf_kind, config.numpy_legacy, context, sink,
+                              config.first_stream);
   };
   if (config.numpy_legacy) return build_backend(config, context, std::move(slot_kernel), source, {});
-  const auto recipes = [&] { return frequency_recipes(config.dictionary, config.rf_kind, context); };
+  const auto recipes = [&] { return frequency_recipes(config.dictionary, config.rf_kind, context, config.first_stream); };
   return build_backend(config, context, std::move(slot_kernel), source, recipes);
 }
 

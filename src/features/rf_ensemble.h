@@ -69,11 +69,12 @@ StepConfig read_step_config(ParamReader& params, const AlgoContext& context);
 /// parallel), so memory stays bounded for many replicates.
 using FrequencySink = std::function<void(std::size_t, std::size_t, const double*)>;
 void for_each_frequency_matrix(const Dictionary& dictionary, std::size_t n_rff, RfKind rf_kind, bool numpy_legacy,
-                               const AlgoContext& context, const FrequencySink& sink);
+                               const AlgoContext& context, const FrequencySink& sink, std::uint64_t first_stream = 0);
 
 /// The recipes (frequency_recipe.h) of the matrices for_each_frequency_matrix() draws in
 /// counter mode, R × P in the same order: what a backend needs to draw them itself.
-std::vector<MatrixRecipe> frequency_recipes(const Dictionary& dictionary, RfKind rf_kind, const AlgoContext& context);
+std::vector<MatrixRecipe> frequency_recipes(const Dictionary& dictionary, RfKind rf_kind, const AlgoContext& context,
+                                            std::uint64_t first_stream = 0);
 
 /// The base seed as np.random.seed takes it; ConfigError beyond 32 bits.
 std::uint32_t numpy_seed(const AlgoContext& context);

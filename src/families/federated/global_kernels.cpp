@@ -35,6 +35,9 @@ namespace omkl::detail {
 namespace {
 
 constexpr std::uint64_t kSelectionStreams = 0xfed00000u;  // + client: each client's own draws
+// OFSKL's frequency matrix ("rf-ofskl", spec/federated.md §4.4): its own Frequencies stream, far
+// from the multi-kernel dictionaries' 0 .. N − 1 (and the bandit family's Ω at 0xb0b0).
+constexpr std::uint64_t kOfsklFrequencyStream = 0x0f5c1000u;
 
 /// How a client combines the kernels' predictions.
 enum class Head { PersonalHedge, GlobalHedge, Uniform };
@@ -92,7 +95,10 @@ class GlobalKernelFederation final : public Algorithm {
                               : variant.head == Head::GlobalHedge  ? "eta_g"
                                                                    : "";
     steps_ = read_federated_steps(params, context, n_clients_, weight_step);
-    const RfEnsembleConfig features = federated_features(params, dictionary, dict_text, n_rff_, steps_.lambda);
+    RfEnsembleConfig features = federated_features(params, dictionary, dict_text, n_rff_, steps_.lambda);
+    // §4.4: OFSKL's one kernel draws from a stream of its own ("rf-ofskl"), not the one the
+    // multi-kernel methods' first kernel draws from, so that the two are not correlated.
+    if (variant.single_kernel) features.first_stream = kOfsklFrequencyStream;
     std::vector<std::uint32_t> slot_kernel(N);
     for (std::size_t i = 0; i < N; ++i) slot_kernel[i] = static_cast<std::uint32_t>(i);
     schedules_.assign(N, SlotSchedule{});

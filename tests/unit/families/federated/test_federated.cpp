@@ -657,3 +657,22 @@ TEST(FederatedStudyTest, BatchRegretIsTheMeanOverClientsAgainstTheRidgeComparato
   // The comparator fits the pooled data: its loss is below every online learner's.
   EXPECT_LT(total_m, result.results[0].final_mean * double(data.n_samples));
 }
+
+TEST(FederatedTest, OfsklDrawsItsKernelFromAStreamOfItsOwn) {
+  // §4.4: OFSKL's matrix is keyed by (seed, draw, "rf-ofskl"), so it is not the matrix the
+  // multi-kernel methods draw for their first kernel. The same kernel and D through
+  // ofmkl-avg (one kernel: the uniform mean is that kernel) then predicts otherwise, while two
+  // OFSKL learners of one seed agree bit for bit.
+  const Dataset data = federated_stream(2, 6, 3);
+  const AlgoContext c = fed_context(data);
+  const auto predictions = [&](const char* name, const Params& params) {
+    auto algorithm = make(name, c, params);
+    std::vector<double> out(data.n_samples);
+    for (std::size_t t = 0; t < data.n_samples; ++t) algorithm->step(data.row(t), data.y[t], &out[t]);
+    return out;
+  };
+  const auto ofskl = predictions("ofskl", {{"D", "9"}});
+  EXPECT_EQ(ofskl, predictions("ofskl", {{"D", "9"}}));
+  const auto first_kernel = predictions("ofmkl-avg", {{"D", "9"}, {"dict", "gauss2:10"}});
+  EXPECT_NE(ofskl, first_kernel);
+}
