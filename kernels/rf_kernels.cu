@@ -117,6 +117,39 @@ __device__ __forceinline__ void lane_features_fma(const Real (&a)[J], int lane, 
   lane_features_fma_fixup<Real, J>(a, lane, D, scale, zs, zc);
 }
 
+// One step's arithmetic, shared by the generic and the lean step of the per-slot kernel, so that
+// they compute the same expressions by construction.
+//  - the lane's partials of f = θᵀz and ‖θ‖² (sines and cosines paired per entry);
+template <typename Real, int J>
+__device__ __forceinline__ void lane_dot_and_norm(const Real (&ts)[J], const Real (&tc)[J], const Real (&zs)[J],
+                                                  const Real (&zc)[J], Real& dot, Real& n2) {
+  dot = 0;
+  n2 = 0;
+#pragma unroll
+  for (int j = 0; j < J; ++j) {
+    dot += ts[j] * zs[j] + tc[j] * zc[j];
+    n2 += ts[j] * ts[j] + tc[j] * tc[j];
+  }
+}
+//  - θ ← shrink·θ − gain·z;
+template <typename Real, int J>
+__device__ __forceinline__ void theta_step(Real (&ts)[J], Real (&tc)[J], const Real (&zs)[J], const Real (&zc)[J],
+                                           Real shrink, Real gain) {
+#pragma unroll
+  for (int j = 0; j < J; ++j) {
+    ts[j] = shrink * ts[j] - gain * zs[j];
+    tc[j] = shrink * tc[j] - gain * zc[j];
+  }
+}
+//  - the fused log-weight a ← a − rate·loss/scale. rate·loss is rounded on its own (__dmul_rn:
+//    no FMA with the subtraction, which device code would otherwise be free to form), and x / 1
+//    is x, so an unscaled loss skips the division (a reciprocal, two Newton steps and a slow
+//    path) and still gives the host KernelWeights' rate·loss.
+__device__ __forceinline__ double next_log_weight(double log_weight, double loss, double rate, double scale) {
+  const double step = __dmul_rn(rate, loss);
+  return log_weight - (scale == 1.0 ? step : step / scale);
+}
+
 // First multiple of `period` at or after t (t may be ≤ 0).
 __device__ __forceinline__ long long first_multiple_from(long long t, long long period) {
   long long m = t % period;
@@ -139,14 +172,16 @@ constexpr int kTrajectoryThreads = 128;  // 4 warps per block: small blocks spre
 // Lean (TrajectoryArgs::lean, lean_step_applies()): the step of the common Raker
 // configuration only: squared loss, every step an update, constant η, no resets, every slot
 // active from the launch's first step. ‖θ‖² is always reduced (beside f, so its shuffles
-// overlap f's), as Raker's default weight loss needs it. Its
-// step then has no branch on the loss, the schedule or the flags: the generic step's loop
-// body is ≈ 970 instructions in ≈ 50 blocks (sm_90, J = 2), because every runtime case is
-// compiled in. And the software pipeline goes one step deeper: step k + 1's sincos is issued
+// overlap f's), as Raker's default weight loss needs it. Its step then has no branch on the
+// loss or the schedule (what remains are uniform branches around lane 0's stores, the fused
+// weights' update, a loss scale's division and the rare out-of-range sincos): the generic
+// step's loop body is ≈ 970 instructions in ≈ 50 blocks (sm_90, J = 2), because every runtime
+// case is compiled in. And the software pipeline goes one step deeper: step k + 1's sincos is issued
 // before step k's reduction (its inputs were loaded a step earlier), so the scheduler can
 // overlap the polynomials with the shuffles' latency, which the generic step's blocks keep
-// apart. Each step's expressions are the generic step's, except that in double the features
-// come from sincos_fma() (as in the kernel-group layout: the CPU AVX2 kernel's bits).
+// apart. Each step's arithmetic is the generic step's (lane_dot_and_norm, theta_step,
+// next_log_weight and the same loss expressions), except that in double the features come from
+// sincos_fma() (as in the kernel-group layout: the CPU AVX2 kernel's bits).
 template <typename Real, int J, bool OnTheFly, bool Lean>
 __global__ void advance_trajectories_kernel(TrajectoryArgs<Real> args) {
   extern __shared__ __align__(16) unsigned char trajectory_shared[];
@@ -184,8 +219,9 @@ __global__ void advance_trajectories_kernel(TrajectoryArgs<Real> args) {
     }
     next_y = args.y[step];  // off the dependent chain: read a step ahead with the projections
   };
-  // The library's sincos here: sincos_fma() measured no faster in this kernel (H100, Raker on
-  // Naval at 1-1000 seeds, 2026-11-23), and this kernel's numbers were taken with it.
+  // The generic step takes the library's sincos: sincos_fma() measured no faster in it (H100,
+  // Raker on Naval at 1-1000 seeds, 2026-11-23), and its numbers were taken with it. The lean
+  // step takes sincos_fma() (below), whose straight-line code is what lets it overlap.
   auto features_of_next = [&](Real(&out_s)[J], Real(&out_c)[J]) {
     if constexpr (OnTheFly) {
       __syncwarp();  // the previous step's reads of x_sh are done
@@ -227,7 +263,6 @@ __global__ void advance_trajectories_kernel(TrajectoryArgs<Real> args) {
     double* log_w_out = fused ? args.log_w_out + r * S + s : nullptr;
     Real* norm2_out = args.norm2 ? args.norm2 + r * S + s : nullptr;
     constexpr LossKind kSquared = LossKind::Squared;
-    const bool unscaled_loss = args.fused_loss_scale == 1.0;
     for (std::size_t step = 0; step < args.n_steps; ++step) {
       // Step k + 1's features, then its successor's inputs; past the end both repeat the last
       // step (computed, never used), so that the step has no branch.
@@ -237,12 +272,8 @@ __global__ void advance_trajectories_kernel(TrajectoryArgs<Real> args) {
       for (int j = 0; j < J; ++j) a_next[j] = next_a[j];  // for the fixup, after load_next()
       const Real y_next = next_y;
       load_next(step + 2 <= last ? step + 2 : last);
-      Real dot = 0, n2 = 0;
-#pragma unroll
-      for (int j = 0; j < J; ++j) {
-        dot += ts[j] * zs[j] + tc[j] * zc[j];
-        n2 += ts[j] * ts[j] + tc[j] * tc[j];
-      }
+      Real dot, n2;
+      lane_dot_and_norm<Real, J>(ts, tc, zs, zc, dot, n2);
       dot = warp_sum(dot);
       n2 = warp_sum(n2);
       if (lane == 0) {
@@ -254,16 +285,13 @@ __global__ void advance_trajectories_kernel(TrajectoryArgs<Real> args) {
         // + λ·‖θ‖² as in the generic step (λ = 0 adds an exact 0).
         const double loss = detail::loss_value(kSquared, static_cast<double>(dot), static_cast<double>(y_step)) +
                             args.fused_lambda * static_cast<double>(n2);
-        // x / 1 is x: the division (a reciprocal, two Newton steps and a slow path) only where
-        // a scale is set, as in the host's KernelWeights.
-        log_weight -= unscaled_loss ? args.fused_rate * loss : args.fused_rate * loss / args.fused_loss_scale;
+        log_weight = next_log_weight(log_weight, loss, args.fused_rate, args.fused_loss_scale);
       }
       const Real gain = static_cast<Real>(
           step_eta * detail::loss_derivative(kSquared, static_cast<double>(dot), static_cast<double>(y_step)));
+      theta_step<Real, J>(ts, tc, zs, zc, shrink, gain);
 #pragma unroll
       for (int j = 0; j < J; ++j) {
-        ts[j] = shrink * ts[j] - gain * zs[j];
-        tc[j] = shrink * tc[j] - gain * zc[j];
         zs[j] = zs_next[j];
         zc[j] = zc_next[j];
       }
@@ -294,15 +322,12 @@ __global__ void advance_trajectories_kernel(TrajectoryArgs<Real> args) {
           for (int j = 0; j < J; ++j) ts[j] = tc[j] = Real(0);
           log_weight = args.fused_initial;  // a fresh learner starts with fresh weights
         }
-        Real dot = 0, n2 = 0;
-#pragma unroll
-        for (int j = 0; j < J; ++j) {
-          dot += ts[j] * zs[j] + tc[j] * zc[j];
-          n2 += ts[j] * ts[j] + tc[j] * tc[j];
-        }
+        Real dot, n2;
+        lane_dot_and_norm<Real, J>(ts, tc, zs, zc, dot, n2);
         dot = warp_sum(dot);
         const bool want_n2 = args.norm2 || (fused && args.fused_lambda != 0.0);
         if (want_n2) n2 = warp_sum(n2);
+        else n2 = 0;
         if (lane == 0) {
           args.f[out] = dot;
           if (args.norm2) args.norm2[out] = n2;
@@ -312,7 +337,7 @@ __global__ void advance_trajectories_kernel(TrajectoryArgs<Real> args) {
           const double y = static_cast<double>(y_step);
           const double loss = detail::loss_value(static_cast<LossKind>(args.loss), static_cast<double>(dot), y) +
                               args.fused_lambda * static_cast<double>(n2);
-          log_weight -= args.fused_rate * loss / args.fused_loss_scale;
+          log_weight = next_log_weight(log_weight, loss, args.fused_rate, args.fused_loss_scale);
         }
         if (args.update) {
           // Step size and gain in double, as on the host, whatever Real is.
@@ -322,11 +347,7 @@ __global__ void advance_trajectories_kernel(TrajectoryArgs<Real> args) {
               sc.step_scale * eta *
               detail::loss_derivative(static_cast<LossKind>(args.loss), static_cast<double>(dot),
                                       static_cast<double>(y_step)));
-#pragma unroll
-          for (int j = 0; j < J; ++j) {
-            ts[j] = shrink * ts[j] - gain * zs[j];
-            tc[j] = shrink * tc[j] - gain * zc[j];
-          }
+          theta_step<Real, J>(ts, tc, zs, zc, shrink, gain);
         }
       }
       if (more) {

@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -43,6 +44,10 @@ void add_common_options(CLI::App& app, CommonOptions& options, bool with_seeds);
 Dataset load_data(const CommonOptions& options);
 /// The preset's normalisation, overridden by --normalize.
 Normalization requested_normalization(const CommonOptions& options);
+/// A whole stream for a saved model (main.cpp): its rows in the model's normalisation (or, for a
+/// model that keeps none, --normalize fitted on these rows), the width checked against the model.
+Dataset load_data_for_model(const CommonOptions& options, const Learner& learner, const std::string& model_path,
+                            std::optional<Normalizer>* online = nullptr);
 
 /// `omkl study --plot`: draws the study in `out_dir` with the Python package (python3 -m omkl
 /// plot, with the interpreter beside the tool if there is one, else python3; OMKL_PYTHON names
@@ -81,9 +86,14 @@ LearnerContext fresh_learner_context(const CommonOptions& options, const RunOpti
 bool is_live_input(const std::string& path, const RunOptions& run);
 /// `omkl run` on a live stream: each row predicted, written, then learned from (live_run.cpp).
 int live_run_command(const CommonOptions& options, const RunOptions& run, const CLI::App& command);
+/// Where a command's report lines go: standard error when the predictions take standard output
+/// (--predictions -), so that standard output is the CSV alone; else standard output.
+inline std::FILE* report_stream(const std::string& predictions_path) {
+  return predictions_path == "-" ? stderr : stdout;
+}
+
 /// A command's files, all or none (detail::write_files_atomic): the predictions (to standard
-/// output when the path is "-") and a checkpoint. With the predictions on standard output, the
-/// report lines go to standard error, so that standard output is the CSV alone.
+/// output when their path is "-") and a checkpoint (never "-": check_run_paths()).
 struct CommandOutputs {
   std::vector<std::pair<std::string, std::string>> files;
   std::string to_stdout;
@@ -91,17 +101,19 @@ struct CommandOutputs {
     if (path == "-") to_stdout = std::move(contents);
     else if (!path.empty()) files.emplace_back(path, std::move(contents));
   }
-  std::FILE* report_stream(const std::string& predictions_path) const {
-    return predictions_path == "-" ? stderr : stdout;
-  }
-  void write() const {
-    detail::write_files_atomic(files);
-    if (!to_stdout.empty()) {
-      std::fwrite(to_stdout.data(), 1, to_stdout.size(), stdout);
-      std::fflush(stdout);
-    }
-  }
+  /// The files, then standard output; a failed write (a full disk behind a redirection) is an
+  /// Error naming the system's reason.
+  void write() const;
 };
+
+/// `omkl run`'s output paths, before any work: --predictions and --save writable, neither naming
+/// --data's or --resume's file nor each other's (--save may name --resume's), and --save not "-"
+/// (a checkpoint is a binary file; standard output carries the predictions).
+void check_run_paths(const CommonOptions& options, const RunOptions& run);
+
+/// A classifier's label must be ±1: InputError "WHERE: label y, but the model[ in MODEL] is a
+/// classifier" otherwise (WHERE names the file and its row or line). Regression: nothing.
+void check_label(const Learner& learner, double y, const std::string& where, const std::string& model_path);
 
 /// `omkl predict`: a saved model applied to new rows without learning (live_run.cpp).
 int predict_command(const CommonOptions& options, const std::string& model, const std::string& predictions_path,

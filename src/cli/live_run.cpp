@@ -50,7 +50,16 @@ class PredictionSink {
     file_ = path == "-" ? stdout : std::fopen(path.c_str(), "w");
     if (!file_) throw InputError("--predictions " + path + ": cannot open for writing");
     owned_ = path != "-";
+    path_ = path;
     write("t,y,prediction\n");
+  }
+  /// Closes and removes a file this sink created (a stream that ended without a row leaves none).
+  void discard() {
+    if (!owned_) return;
+    std::fclose(file_);
+    std::remove(path_.c_str());
+    owned_ = false;
+    file_ = nullptr;
   }
   ~PredictionSink() {
     if (owned_) std::fclose(file_);
@@ -67,6 +76,7 @@ class PredictionSink {
  private:
   std::FILE* file_ = nullptr;
   bool owned_ = false;
+  std::string path_;
 };
 
 // The transform for a live stream's rows: a loaded model's own (with its training statistics),
@@ -107,9 +117,7 @@ int live_run_command(const CommonOptions& o, const RunOptions& r, const CLI::App
     throw ConfigError("--horizon cannot be given with --resume: the model fixes it");
   if (r.save_at >= 0) throw ConfigError("--save-at: a live stream has no row to stop at; use --save-every N");
   if (r.save_every > 0 && r.save.empty()) throw ConfigError("--save-every needs --save PATH (where to checkpoint)");
-  check_output_path("--save", r.save, false);
-  check_output_path("--predictions", r.predictions, false);
-  check_distinct_paths({{"--data", o.data}, {"--resume", r.resume}}, {{"--predictions", r.predictions}, {"--save", r.save}});
+  check_run_paths(o, r);
   if (o.clients > 0 || o.rounds > 0 || !o.group_column.empty())
     throw ConfigError("--clients / --rounds / --group-column deal a whole file to federated clients; a live stream "
                       "is one client's rows");
@@ -147,8 +155,7 @@ int live_run_command(const CommonOptions& o, const RunOptions& r, const CLI::App
     return make_learner(specs[0], context);
   }();
   PredictionSink predictions(r.predictions);
-  // With predictions on standard output, the report goes to standard error.
-  std::FILE* report = r.predictions == "-" ? stderr : stdout;
+  std::FILE* report = report_stream(r.predictions);
 
   const auto start = std::chrono::steady_clock::now();
   const std::int64_t seen_before = learner.n_seen();
@@ -187,7 +194,10 @@ int live_run_command(const CommonOptions& o, const RunOptions& r, const CLI::App
   const int signal_number = g_stop_signal.load();
   // A stream that ended by itself without one row is bad input, as an empty file is (a stop
   // by signal before the first row is not: the stream was cut, not empty).
-  if (n_rows == 0 && signal_number == 0) throw InputError(rows.name() + ": empty stream (no data rows)");
+  if (n_rows == 0 && signal_number == 0) {
+    predictions.discard();
+    throw InputError(rows.name() + ": empty stream (no data rows)");
+  }
   fmt::print(report, "{} on {} (live): {} rows, {} learned (samples {}..{} of the model), {} {}{}\n", learner.spec(),
              rows.name(), n_rows, n_learned, seen_before + 1, learner.n_seen(), task_metric(learner.task()),
              n_learned ? fmt::format("{:.6g}", loss_sum / static_cast<double>(n_learned)) : std::string("n/a"),
@@ -206,7 +216,10 @@ int live_run_command(const CommonOptions& o, const RunOptions& r, const CLI::App
 // (a file, a named pipe or standard input): a row whose target cell is empty or left out (a
 // LIBSVM line without a label) is predicted without one, and the metric covers the rows that
 // have a target. Each row is transformed by the model's own normalisation (an online scaler as
-// it stood at the end of training: predicting does not move it).
+// it stood at the end of training: predicting does not move it). Two sources have no row
+// reader and are loaded whole, as `omkl run` loads them, every row with its target: a synthetic
+// stream, and, for a model that keeps no normalisation (saved before models kept theirs, or
+// from the API without one), a --normalize that needs the statistics of these rows.
 int predict_command(const CommonOptions& o, const std::string& model, const std::string& predictions_path,
                     const CLI::App& command) {
   refuse_model_options(command, "--model");
@@ -214,44 +227,61 @@ int predict_command(const CommonOptions& o, const std::string& model, const std:
   check_distinct_paths({{"--data", o.data}, {"--model", model}}, {{"--predictions", predictions_path}});
   const std::optional<Learner> loaded(Learner::load(model));
   const Learner& learner = *loaded;
-  RowStreamOptions stream_options;
-  stream_options.csv.target_column = o.target;
-  stream_options.format = live_format(o.data, "");
-  stream_options.n_features = learner.n_features();  // LIBSVM rows carry no width
-  RowStream rows(o.data, stream_options);
-  const std::size_t d = rows.n_features();
-  if (d != learner.n_features())
-    throw InputError(rows.name() + ": stream has " + std::to_string(d) + " features, the model in " + model +
-                     " expects " + std::to_string(learner.n_features()) +
-                     (d + 1 == learner.n_features() && stream_options.format == RowStreamOptions::Format::Csv
-                          ? " (the header's last column is the target: for rows without one, name a target "
-                            "column in the header and leave its cells empty or out)"
-                          : ""));
-  const Normalizer transform = live_normalizer(o, loaded, model, d);
-  const bool classifier = learner.task() == Task::Classification;
   std::string csv = "t,y,prediction\n";
   std::size_t n_rows = 0, n_scored = 0;
   double metric_sum = 0.0;
-  StreamRow row;
-  while (rows.next(row)) {
+  // One row, transformed already (normalisations leave a classifier's labels as they are), `where`
+  // naming it for a message.
+  const auto predict_row = [&](const std::vector<double>& x, const double* y, const std::string& where) {
     ++n_rows;
-    if (row.has_target && classifier && row.y != 1.0 && row.y != -1.0)
-      throw InputError(fmt::format("{}:{}: label {:g}, but the model in {} is a classifier (labels −1 or +1)",
-                                   rows.name(), row.line, row.y, model));
-    transform.apply_row(row.x.data(), d, row.has_target ? &row.y : nullptr);
-    const double prediction = learner.predict(row.x);
-    if (row.has_target) {
+    if (y) check_label(learner, *y, where, model);
+    const double prediction = learner.predict(x);
+    if (y) {
       ++n_scored;
-      metric_sum += metric_term(learner, row.y, prediction);
+      metric_sum += metric_term(learner, *y, prediction);
     }
-    csv += fmt::format("{},{},{:.17g}\n", n_rows, row.has_target ? fmt::format("{:.17g}", row.y) : std::string(),
-                       prediction);
+    csv += fmt::format("{},{},{:.17g}\n", n_rows, y ? fmt::format("{:.17g}", *y) : std::string(), prediction);
+  };
+  Normalizer requested;
+  requested.how = requested_normalization(o);
+  const bool whole_stream = o.data.rfind("synthetic:", 0) == 0 ||
+                            (learner.preprocessing().n_features == 0 && requested.needs_statistics());
+  std::string name;
+  if (whole_stream) {
+    Dataset data = load_data_for_model(o, learner, model);
+    name = data.name;
+    std::vector<double> x(data.n_features);
+    for (std::size_t t = 0; t < data.n_samples; ++t) {
+      std::copy(data.row(t), data.row(t) + data.n_features, x.begin());
+      predict_row(x, &data.y[t], o.data + ": data row " + std::to_string(t + 1));
+    }
+  } else {
+    RowStreamOptions stream_options;
+    stream_options.csv.target_column = o.target;
+    stream_options.format = live_format(o.data, "");
+    stream_options.n_features = learner.n_features();  // LIBSVM rows carry no width
+    RowStream rows(o.data, stream_options);
+    name = rows.name();
+    const std::size_t d = rows.n_features();
+    if (d != learner.n_features())
+      throw InputError(rows.name() + ": stream has " + std::to_string(d) + " features, the model in " + model +
+                       " expects " + std::to_string(learner.n_features()) +
+                       (d + 1 == learner.n_features() && stream_options.format == RowStreamOptions::Format::Csv
+                            ? " (the header's last column is the target: for rows without one, name a target "
+                              "column in the header and leave its cells empty or out)"
+                            : ""));
+    const Normalizer transform = live_normalizer(o, loaded, model, d);
+    StreamRow row;
+    while (rows.next(row)) {
+      transform.apply_row(row.x.data(), d, row.has_target ? &row.y : nullptr);
+      predict_row(row.x, row.has_target ? &row.y : nullptr, rows.name() + ":" + std::to_string(row.line));
+    }
   }
-  if (n_rows == 0) throw InputError(rows.name() + ": empty stream (no data rows)");
-  CommandOutputs outputs;
-  fmt::print(outputs.report_stream(predictions_path), "{} (after {} samples) on {}: {} rows ({} with a target), {} {}\n",
-             learner.spec(), learner.n_seen(), rows.name(), n_rows, n_scored, task_metric(learner.task()),
+  if (n_rows == 0) throw InputError(name + ": empty stream (no data rows)");
+  fmt::print(report_stream(predictions_path), "{} (after {} samples) on {}: {} rows ({} with a target), {} {}\n",
+             learner.spec(), learner.n_seen(), name, n_rows, n_scored, task_metric(learner.task()),
              n_scored ? fmt::format("{:.6g}", metric_sum / static_cast<double>(n_scored)) : std::string("n/a"));
+  CommandOutputs outputs;
   outputs.add(predictions_path, std::move(csv));
   outputs.write();
   return 0;

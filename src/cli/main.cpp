@@ -3,9 +3,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <cstdio>
 #include <filesystem>
 #include <fmt/core.h>
@@ -56,7 +58,8 @@ const CLI::Validator kPositiveSeconds(
     [](std::string& text) {
       char* end = nullptr;
       const double value = std::strtod(text.c_str(), &end);
-      if (text.empty() || *end != '\0' || !std::isfinite(value) || !(value > 0))
+      if (text.empty() || *end != '\0' || !std::isfinite(value) || !(value > 0) ||
+          text.find_first_of("xX") != std::string::npos)
         return "expected a positive, finite number of seconds, not '" + text + "'";
       return std::string();
     },
@@ -193,7 +196,7 @@ void check_normalize_matches_model(const CommonOptions& o, const Normalizer& sto
 // `online` with the rows left raw, for a caller that learns (it transforms them as it goes and
 // saves the scaler's new state); without `online` (predict) it transforms them as it stands.
 Dataset load_data_for_model(const CommonOptions& o, const Learner& learner, const std::string& model_path,
-                            std::optional<Normalizer>* online = nullptr) {
+                            std::optional<Normalizer>* online) {
   Dataset data = load_raw_data(o);
   const Normalizer& stored = learner.preprocessing();
   if (stored.n_features == 0) {
@@ -395,15 +398,25 @@ double stream_metric(const Learner& learner, const Dataset& data, const std::vec
   return n ? total / static_cast<double>(n) : NAN;
 }
 
-// A classifier's labels are ±1: checked before any row is learned or predicted, naming the row of
-// the file (the learner's own check can only name its sample count, which a resumed model offsets).
-void check_labels_for(const Learner& learner, const Dataset& data, const std::string& data_path,
-                      const std::string& model_path) {
-  if (learner.task() != Task::Classification) return;
-  for (std::size_t t = 0; t < data.n_samples; ++t)
-    if (data.y[t] != 1.0 && data.y[t] != -1.0)
-      throw InputError(fmt::format("{}: data row {}: label {:g}, but the model{} is a classifier (labels −1 or +1)",
-                                   data_path, t + 1, data.y[t], model_path.empty() ? "" : " in " + model_path));
+void check_label(const Learner& learner, double y, const std::string& where, const std::string& model_path) {
+  if (learner.task() == Task::Classification && y != 1.0 && y != -1.0)
+    throw InputError(fmt::format("{}: label {:g}, but the model{} is a classifier (labels −1 or +1)", where, y,
+                                 model_path.empty() ? "" : " in " + model_path));
+}
+
+void CommandOutputs::write() const {
+  detail::write_files_atomic(files);
+  if (to_stdout.empty()) return;
+  if (std::fwrite(to_stdout.data(), 1, to_stdout.size(), stdout) != to_stdout.size() || std::fflush(stdout) != 0)
+    throw Error(std::string("standard output: write failed: ") + std::strerror(errno));
+}
+
+void check_run_paths(const CommonOptions& o, const RunOptions& r) {
+  if (r.save == "-")
+    throw ConfigError("--save -: a checkpoint is written to a file (standard output is for --predictions -)");
+  check_output_path("--predictions", r.predictions, false);
+  check_output_path("--save", r.save, false);
+  check_distinct_paths({{"--data", o.data}, {"--resume", r.resume}}, {{"--predictions", r.predictions}, {"--save", r.save}});
 }
 
 // t (the learner's 1-based sample count), y, prediction.
@@ -467,13 +480,15 @@ int run_command(const CommonOptions& o, const RunOptions& r, const CLI::App& com
     throw InputError(o.data + ": stream has " + std::to_string(data.n_features) +
                      " features, the model in " + r.resume + " expects " +
                      std::to_string(learner.n_features()));
-  check_labels_for(learner, data, o.data, r.resume);
   // A resumed learner continues learning on this stream from its first row: the samples it has
   // seen are its state, not a position in the file.
   const std::size_t seen = static_cast<std::size_t>(learner.n_seen());
   if (r.save_at < -1) throw ConfigError("--save-at " + std::to_string(r.save_at) + " is negative");
   const std::size_t n = r.save_at >= 0 ? std::min<std::size_t>(data.n_samples, static_cast<std::size_t>(r.save_at))
                                        : data.n_samples;
+  // A classifier's labels, before any row is learned, by their row in the file (the learner's own
+  // check can only name its sample count, which a resumed model offsets).
+  for (std::size_t t = 0; t < n; ++t) check_label(learner, data.y[t], o.data + ": data row " + std::to_string(t + 1), r.resume);
   if (online) {
     // Each row by the statistics of the rows before it and itself; the model keeps the state
     // after its last row, so that --resume continues the scaler where it stopped.
@@ -483,9 +498,7 @@ int run_command(const CommonOptions& o, const RunOptions& r, const CLI::App& com
     }
     learner.set_preprocessing(*online);
   }
-  check_output_path("--predictions", r.predictions, false);
-  check_output_path("--save", r.save, false);
-  check_distinct_paths({{"--data", o.data}, {"--resume", r.resume}}, {{"--predictions", r.predictions}, {"--save", r.save}});
+  check_run_paths(o, r);
   std::vector<double> predictions(n);
   if (o.progress == 0) {
     learner.partial_fit_block(data.row(0), data.y.data(), n, predictions.data());
@@ -507,7 +520,7 @@ int run_command(const CommonOptions& o, const RunOptions& r, const CLI::App& com
                               "(eta) may help",
                               learner.spec(), data.name, t + 1, predictions[t]));
   CommandOutputs outputs;
-  std::FILE* report = outputs.report_stream(r.predictions);
+  std::FILE* report = report_stream(r.predictions);
   fmt::print(report, "{} on {}: rows 1..{} (samples {}..{} of the model), {} {}\n", learner.spec(), data.name, n,
              seen + 1, seen + n, task_metric(learner.task()),
              n ? fmt::format("{:.6g}", stream_metric(learner, data, predictions, n)) : std::string("n/a"));

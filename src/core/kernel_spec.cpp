@@ -79,7 +79,9 @@ double parse_positive(const std::string& text, const std::string& kernel) {
   char* end = nullptr;
   errno = 0;
   const double v = std::strtod(text.c_str(), &end);
-  if (text.empty() || *end != '\0' || errno == ERANGE || !std::isfinite(v) || v <= 0.0)
+  // (strtod also reads hexadecimal floats, "0x10", which no kernel is written with)
+  if (text.empty() || *end != '\0' || errno == ERANGE || !std::isfinite(v) || v <= 0.0 ||
+      text.find_first_of("xX") != std::string::npos)
     throw ConfigError("kernel '" + kernel + "': expected a positive number, got '" + text + "'");
   return v;
 }
@@ -121,7 +123,7 @@ KernelSpec parse_kernel(const std::string& text) {
     if (parts.size() == 3) {
       char* end = nullptr;
       offset = std::strtod(parts[2].c_str(), &end);
-      if (parts[2].empty() || *end != '\0' || !std::isfinite(offset))
+      if (parts[2].empty() || *end != '\0' || !std::isfinite(offset) || parts[2].find_first_of("xX") != std::string::npos)
         throw ConfigError("kernel '" + text + "': bad offset '" + parts[2] + "'");
     }
     return KernelSpec::polynomial(static_cast<int>(degree), offset);

@@ -132,9 +132,10 @@ std::uint64_t fnv1a64(const std::string& bytes) {
 
 namespace {
 
-// With the system's reason. A path that cannot be opened (a missing folder, no permission) is
-// the caller's input (InputError); a failure while writing (a full disk, an I/O error) is the
-// machine's (Error: `omkl` exits with 3).
+// With the system's reason. A path that names no writable place (a missing folder, no
+// permission, a read-only file system, a folder) is the caller's input (InputError); any other
+// failure, at opening (no space for the new file, too many open files) or while writing (a full
+// disk, an I/O error), is the machine's (Error: `omkl` exits with 3).
 std::string write_failure_text(const std::string& path, const char* what, int code) {
   return path + ": " + what + ": " + std::strerror(code);
 }
@@ -146,7 +147,13 @@ Error write_failure(const std::string& path, const char* what, int code) {
 std::string write_temporary(const std::string& path, const std::string& contents) {
   const std::string tmp = path + ".tmp." + std::to_string(::getpid());
   std::FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (!f) throw InputError(write_failure_text(path, "cannot open for writing", errno));
+  if (!f) {
+    const int code = errno;
+    const bool bad_path = code == ENOENT || code == ENOTDIR || code == EACCES || code == EPERM || code == EROFS ||
+                          code == EISDIR || code == ENAMETOOLONG || code == ELOOP;
+    if (bad_path) throw InputError(write_failure_text(path, "cannot open for writing", code));
+    throw write_failure(path, "cannot open for writing", code);
+  }
   int code = 0;
   if (std::fwrite(contents.data(), 1, contents.size(), f) != contents.size() || std::fflush(f) != 0 ||
       ::fsync(::fileno(f)) != 0)

@@ -66,11 +66,14 @@ std::string seal_checkpoint(const std::string& payload);
 /// Verifies checkpoint bytes and returns the payload; errors name `path` (a file or "<buffer>").
 std::string open_checkpoint(const std::string& bytes, const std::string& path);
 /// Writes `contents` to `path` atomically (temporary file in the same folder, then rename).
-/// Failures throw Error (the machine's, not the input's) with the system's reason.
+/// Failures name the path and the system's reason: InputError where the path names no writable
+/// place (a missing folder, no permission), Error (the machine's) otherwise (a full disk).
 void write_file_atomic(const std::string& path, const std::string& contents);
-/// Writes several files all or none: every temporary file is written before the first is
-/// renamed into place, so a full disk or a failed write leaves none of them (in the order
-/// given, so the last one, e.g. a study's summary.json, marks a complete set).
+/// Writes several files as one: every temporary file is written (and synced) before the first
+/// is renamed into place, so a full disk or a failed write leaves none of them. Only a rename
+/// that fails after others succeeded (the folder's permissions changed meanwhile) leaves the
+/// earlier ones in place; the renames go in the order given, so the last one (a study's
+/// summary.json) marks a complete set.
 void write_files_atomic(const std::vector<std::pair<std::string, std::string>>& path_and_contents);
 
 }  // namespace omkl::detail

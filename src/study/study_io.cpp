@@ -23,6 +23,12 @@ std::uint64_t data_checksum(const Dataset& data) {
   return fnv1a64(bytes);
 }
 
+// Which numbers a cell of this build computes: raised whenever an algorithm's results change
+// for the same inputs (a fix, a spec's reading), so that a cache written by an earlier build is
+// recomputed instead of reused. 2: the bandit family's tie rule and IOKS's absolute-loss G̃ and
+// G₁ default, and OFSKL's own frequency stream (2026-11-26).
+constexpr int kResultsEpoch = 2;
+
 json cell_key(const AlgorithmSpec& spec, const StudyConfig& config, const Dataset& data,
               std::uint64_t checksum) {
   json key{{"dataset", data.name},       {"n_samples", data.n_samples},
@@ -35,9 +41,10 @@ json cell_key(const AlgorithmSpec& spec, const StudyConfig& config, const Datase
               {"metric", config.metric},
               {"shuffle", config.shuffle},
               {"defaults", config.defaults},
-              {"regret_features", config.regret && data.n_clients ? config.regret_features : 0}};
+              {"regret_features", config.regret && data.n_clients ? config.regret_features : 0},
+              {"results_epoch", kResultsEpoch}};
   // A cell run on another path (OMKL_CPU_SIMD, OMKL_CUDA_*, …) is not reused: its numbers and its
-  // time are that path's. Without switches the key is what it was, so earlier caches still hit.
+  // time are that path's. Without switches the key has no such entry.
   const auto switches = path_switches_set();
   if (!switches.empty()) key["path_switches"] = path_switches_json(switches);
   return key;

@@ -152,15 +152,10 @@ class BanditSelection final : public Algorithm {
     for (Replicate& rep : reps_) rep.hypotheses->forget_upcoming();
   }
 
+  MetricConvention metric_convention() const override { return bandit_metric_convention(); }
   /// The resident walk takes every repetition's own stream (the bandit preset's per-repetition
   /// permutations, §8.4), so a GPU study runs the repetitions in lockstep. The host path runs
   /// repetitions as separate learners and does not offer it.
-  // §2.3: ŷ = +1 if f ≥ 0, so a kernel's first pick (f = 0) on a −1 label is a mistake.
-  MetricConvention metric_convention() const override {
-    MetricConvention m;
-    m.zero_score_is_positive = true;
-    return m;
-  }
   bool replicated_streams() const override { return resident_; }
   bool batches_replicates() const override { return resident_; }
   bool walks_on_device() const override { return resident_; }

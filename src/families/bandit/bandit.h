@@ -24,6 +24,14 @@ struct BanditLog {
 BanditLog bandit_log(const Algorithm& algorithm, std::size_t replicate);
 
 void add_bandit_algorithms(std::vector<AlgorithmInfo>& registry);
+
+/// The bandit protocol's metric (§2.3): ŷ = +1 if f ≥ 0, so a score of 0 (a kernel's first
+/// pick, LKMBooks' first round) is a mistake on a −1 label. Every bandit algorithm reports it.
+inline MetricConvention bandit_metric_convention() {
+  MetricConvention m;
+  m.zero_score_is_positive = true;
+  return m;
+}
 void add_lkmbooks(std::vector<AlgorithmInfo>& registry);  // lkmbooks.cpp
 
 }  // namespace omkl::detail

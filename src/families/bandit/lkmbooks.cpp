@@ -61,12 +61,7 @@ class LkmBooks final : public Algorithm {
   }
 
   std::size_t n_replicates() const override { return reps_.size(); }
-  // The bandit protocol's labels (spec/bandit.md §2.3): a score of 0 predicts +1.
-  MetricConvention metric_convention() const override {
-    MetricConvention m;
-    m.zero_score_is_positive = true;
-    return m;
-  }
+  MetricConvention metric_convention() const override { return bandit_metric_convention(); }
 
   void step(const double* x, double y, double* predictions) override {
     const double t = static_cast<double>(++t_), T = static_cast<double>(context_.horizon);
