@@ -253,21 +253,19 @@ bool check_lean_step(std::size_t R, std::size_t P, std::size_t D, std::size_t d,
       ASSERT_LE(relative_error(got[i], want[i]), tol) << what << " at " << i;
     }
   };
-  const double cpu_tol = single ? 1e-4 : 1e-9;
-  expect_near(lean.f, cpu.f, cpu_tol, "f vs CPU");
-  expect_near(lean.norm2, cpu.norm2, cpu_tol, "‖θ‖² vs CPU");
-  expect_near(lean.group_f, cpu.group_f, cpu_tol, "group f vs CPU");
-  expect_near(lean.theta, cpu.theta, cpu_tol, "θ vs CPU");
-  expect_near(lean.log_w, cpu.log_w, cpu_tol, "log-weights vs CPU");
+  const auto expect_outputs_near = [&](const Outputs& want, double tol, const std::string& against) {
+    SCOPED_TRACE("lean step against " + against);
+    expect_near(lean.f, want.f, tol, "f");
+    expect_near(lean.norm2, want.norm2, tol, "‖θ‖²");
+    expect_near(lean.group_f, want.group_f, tol, "group f");
+    expect_near(lean.theta, want.theta, tol, "θ");
+    expect_near(lean.log_w, want.log_w, tol, "log-weights");
+  };
+  expect_outputs_near(cpu, single ? 1e-4 : 1e-9, "the CPU");
   // Against the generic step the only difference in double is the sincos (sincos_fma against
   // the library's, both within ≈ 1 ulp), so the two stay far closer than to the CPU's order.
   // In float both take sincosf, and the tolerance is the float one.
-  const double generic_tol = single ? 1e-4 : 1e-12;
-  expect_near(lean.f, generic.f, generic_tol, "f vs generic");
-  expect_near(lean.norm2, generic.norm2, generic_tol, "‖θ‖² vs generic");
-  expect_near(lean.group_f, generic.group_f, generic_tol, "group f vs generic");
-  expect_near(lean.theta, generic.theta, generic_tol, "θ vs generic");
-  expect_near(lean.log_w, generic.log_w, generic_tol, "log-weights vs generic");
+  expect_outputs_near(generic, single ? 1e-4 : 1e-12, "the generic step");
   return lean.f != generic.f;
 }
 
