@@ -5,6 +5,7 @@
 // predict`, which reads its rows with the same reader, so that a row may come without a target.
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <fmt/core.h>
@@ -180,6 +181,15 @@ int live_run_command(const CommonOptions& o, const RunOptions& r, const CLI::App
     if (predictions.enabled())
       predictions.write(fmt::format("{},{},{:.17g}\n", learner.n_seen() + (row.has_target ? 0 : 1),
                                     row.has_target ? fmt::format("{:.17g}", row.y) : std::string(), prediction));
+    // A model whose predictions stopped being finite has diverged: every later prediction is
+    // useless and so would its checkpoint be, so the run stops here (exit 3) and writes none.
+    // The --save-every checkpoints before it stay; the last of them may already hold the update
+    // that diverged (it shows only in the next prediction).
+    if (!std::isfinite(prediction))
+      throw Error(fmt::format("{} diverged at {}:{} (prediction {}): stopped without a checkpoint (an earlier "
+                              "--save-every one may already hold the diverging update); a smaller step size "
+                              "(eta) may help",
+                              learner.spec(), rows.name(), row.line, prediction));
     if (r.save_every > 0 && row.has_target && n_learned % r.save_every == 0) {
       if (transform.online()) learner.set_preprocessing(transform);  // the scaler's state goes with the model
       learner.save(r.save);

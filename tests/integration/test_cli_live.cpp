@@ -343,6 +343,34 @@ TEST_F(LiveCliTest, SigtermLeavesAValidCheckpointAndCompletePredictions) {
   EXPECT_NE(read_text(dir_ / "out.txt").find("after 5 samples"), std::string::npos) << read_text(dir_ / "out.txt");
 }
 
+TEST_F(LiveCliTest, ADivergedModelStopsTheStreamWithoutACheckpoint) {
+  std::ofstream in(dir_ / "in.csv");
+  in << "a,b,c,y\n";
+  for (int i = 0; i < 40; ++i) in << row(i) << "\n";
+  in.close();
+  // A step size that overflows θ within a few rows; a checkpoint after every learned row.
+  const std::string command = "cd '" + dir_.string() + "' && '" + cli_ +
+                              "' run --data - --algo raker:D=8,eta=1e308 --horizon 40 --save ck --save-every 1 "
+                              "--predictions p.csv <in.csv >out.txt 2>err.txt";
+  const int status = std::system(command.c_str());
+  EXPECT_EQ(WIFEXITED(status) ? WEXITSTATUS(status) : -1, 3) << err();
+  EXPECT_NE(err().find("diverged at <stdin>:"), std::string::npos) << err();
+  // The predictions stop at the row that diverged, the last one written non-finite.
+  const std::string predictions = read_text(dir_ / "p.csv");
+  ASSERT_FALSE(predictions.empty());
+  EXPECT_NE(predictions.find("nan"), std::string::npos) << predictions;
+  EXPECT_LT(std::count(predictions.begin(), predictions.end(), '\n'), 41) << "the stream was not stopped";
+  // No checkpoint after the divergence: the one left (--save-every) is from an earlier row.
+  const std::size_t rows_predicted = std::count(predictions.begin(), predictions.end(), '\n') - 1;
+  ASSERT_TRUE(fs::exists(dir_ / "ck"));
+  std::ofstream(dir_ / "one.csv") << "a,b,c,y\n" << row(1) << "\n";
+  EXPECT_EQ(omkl("predict --model ck --data one.csv"), 0) << err();
+  const std::string report = read_text(dir_ / "out.txt");
+  const std::size_t at = report.find("(after ");
+  ASSERT_NE(at, std::string::npos) << report;
+  EXPECT_LT(std::stoul(report.substr(at + 7)), rows_predicted) << report;
+}
+
 TEST_F(LiveCliTest, MemoryDoesNotGrowWithTheStream) {
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
   GTEST_SKIP() << "the sanitizers' shadow memory and quarantine make resident memory grow by design";
