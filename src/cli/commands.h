@@ -111,9 +111,15 @@ struct CommandOutputs {
 /// (a checkpoint is a binary file; standard output carries the predictions).
 void check_run_paths(const CommonOptions& options, const RunOptions& run);
 
-/// A classifier's label must be ±1: InputError "WHERE: label y, but the model[ in MODEL] is a
-/// classifier" otherwise (WHERE names the file and its row or line). Regression: nothing.
-void check_label(const Learner& learner, double y, const std::string& where, const std::string& model_path);
+/// The InputError of a classifier's label y that is not ±1, found at `where` (the file and its row
+/// or line): "WHERE: label y, but the model[ in MODEL] is a classifier".
+[[noreturn]] void throw_bad_label(double y, const std::string& where, const std::string& model_path);
+/// A classifier's label must be ±1 (throw_bad_label()); `where()` names it, called only then, as
+/// the check runs on every row. Regression: nothing.
+template <typename Where>
+void check_label(const Learner& learner, double y, const Where& where, const std::string& model_path) {
+  if (learner.task() == Task::Classification && y != 1.0 && y != -1.0) throw_bad_label(y, where(), model_path);
+}
 
 /// `omkl predict`: a saved model applied to new rows without learning (live_run.cpp).
 int predict_command(const CommonOptions& options, const std::string& model, const std::string& predictions_path,

@@ -240,9 +240,9 @@ int predict_command(const CommonOptions& o, const std::string& model, const std:
   std::string csv = "t,y,prediction\n";
   std::size_t n_rows = 0, n_scored = 0;
   double metric_sum = 0.0;
-  // One row, transformed already (normalisations leave a classifier's labels as they are), `where`
+  // One row, transformed already (normalisations leave a classifier's labels as they are), `where()`
   // naming it for a message.
-  const auto predict_row = [&](const std::vector<double>& x, const double* y, const std::string& where) {
+  const auto predict_row = [&](const double* x, const double* y, const auto& where) {
     ++n_rows;
     if (y) check_label(learner, *y, where, model);
     const double prediction = learner.predict(x);
@@ -260,11 +260,8 @@ int predict_command(const CommonOptions& o, const std::string& model, const std:
   if (whole_stream) {
     Dataset data = load_data_for_model(o, learner, model);
     name = data.name;
-    std::vector<double> x(data.n_features);
-    for (std::size_t t = 0; t < data.n_samples; ++t) {
-      std::copy(data.row(t), data.row(t) + data.n_features, x.begin());
-      predict_row(x, &data.y[t], o.data + ": data row " + std::to_string(t + 1));
-    }
+    for (std::size_t t = 0; t < data.n_samples; ++t)
+      predict_row(data.row(t), &data.y[t], [&] { return o.data + ": data row " + std::to_string(t + 1); });
   } else {
     RowStreamOptions stream_options;
     stream_options.csv.target_column = o.target;
@@ -284,7 +281,8 @@ int predict_command(const CommonOptions& o, const std::string& model, const std:
     StreamRow row;
     while (rows.next(row)) {
       transform.apply_row(row.x.data(), d, row.has_target ? &row.y : nullptr);
-      predict_row(row.x, row.has_target ? &row.y : nullptr, rows.name() + ":" + std::to_string(row.line));
+      predict_row(row.x.data(), row.has_target ? &row.y : nullptr,
+                  [&] { return rows.name() + ":" + std::to_string(row.line); });
     }
   }
   if (n_rows == 0) throw InputError(name + ": empty stream (no data rows)");

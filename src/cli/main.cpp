@@ -20,6 +20,7 @@
 #include <chrono>
 
 #include "cli/commands.h"
+#include "core/decimal.h"
 #include "features/rf_backend.h"
 #include "core/state_io.h"
 #include "omkl/algorithm.h"
@@ -57,9 +58,8 @@ const CLI::Validator kPositiveCount(
 const CLI::Validator kPositiveSeconds(
     [](std::string& text) {
       char* end = nullptr;
-      const double value = std::strtod(text.c_str(), &end);
-      if (text.empty() || *end != '\0' || !std::isfinite(value) || !(value > 0) ||
-          text.find_first_of("xX") != std::string::npos)
+      const double value = detail::strtod_decimal(text.c_str(), &end);
+      if (text.empty() || *end != '\0' || !std::isfinite(value) || !(value > 0))
         return "expected a positive, finite number of seconds, not '" + text + "'";
       return std::string();
     },
@@ -398,10 +398,9 @@ double stream_metric(const Learner& learner, const Dataset& data, const std::vec
   return n ? total / static_cast<double>(n) : NAN;
 }
 
-void check_label(const Learner& learner, double y, const std::string& where, const std::string& model_path) {
-  if (learner.task() == Task::Classification && y != 1.0 && y != -1.0)
-    throw InputError(fmt::format("{}: label {:g}, but the model{} is a classifier (labels −1 or +1)", where, y,
-                                 model_path.empty() ? "" : " in " + model_path));
+void throw_bad_label(double y, const std::string& where, const std::string& model_path) {
+  throw InputError(fmt::format("{}: label {:g}, but the model{} is a classifier (labels −1 or +1)", where, y,
+                               model_path.empty() ? "" : " in " + model_path));
 }
 
 void CommandOutputs::write() const {
@@ -488,7 +487,8 @@ int run_command(const CommonOptions& o, const RunOptions& r, const CLI::App& com
                                        : data.n_samples;
   // A classifier's labels, before any row is learned, by their row in the file (the learner's own
   // check can only name its sample count, which a resumed model offsets).
-  for (std::size_t t = 0; t < n; ++t) check_label(learner, data.y[t], o.data + ": data row " + std::to_string(t + 1), r.resume);
+  for (std::size_t t = 0; t < n; ++t)
+    check_label(learner, data.y[t], [&] { return o.data + ": data row " + std::to_string(t + 1); }, r.resume);
   if (online) {
     // Each row by the statistics of the rows before it and itself; the model keeps the state
     // after its last row, so that --resume continues the scaler where it stopped.

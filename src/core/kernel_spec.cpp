@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "core/decimal.h"
 #include "omkl/error.h"
 
 namespace omkl {
@@ -78,10 +79,8 @@ namespace {
 double parse_positive(const std::string& text, const std::string& kernel) {
   char* end = nullptr;
   errno = 0;
-  const double v = std::strtod(text.c_str(), &end);
-  // (strtod also reads hexadecimal floats, "0x10", which no kernel is written with)
-  if (text.empty() || *end != '\0' || errno == ERANGE || !std::isfinite(v) || v <= 0.0 ||
-      text.find_first_of("xX") != std::string::npos)
+  const double v = detail::strtod_decimal(text.c_str(), &end);
+  if (text.empty() || *end != '\0' || errno == ERANGE || !std::isfinite(v) || v <= 0.0)
     throw ConfigError("kernel '" + kernel + "': expected a positive number, got '" + text + "'");
   return v;
 }
@@ -122,8 +121,8 @@ KernelSpec parse_kernel(const std::string& text) {
     double offset = 0.0;
     if (parts.size() == 3) {
       char* end = nullptr;
-      offset = std::strtod(parts[2].c_str(), &end);
-      if (parts[2].empty() || *end != '\0' || !std::isfinite(offset) || parts[2].find_first_of("xX") != std::string::npos)
+      offset = detail::strtod_decimal(parts[2].c_str(), &end);
+      if (parts[2].empty() || *end != '\0' || !std::isfinite(offset))
         throw ConfigError("kernel '" + text + "': bad offset '" + parts[2] + "'");
     }
     return KernelSpec::polynomial(static_cast<int>(degree), offset);

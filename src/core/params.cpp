@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "core/decimal.h"
 #include "omkl/error.h"
 
 namespace omkl::detail {
@@ -78,10 +79,8 @@ double ParamReader::get_double(const std::string& key, double fallback, const st
   }
   char* end = nullptr;
   errno = 0;
-  const double parsed = std::strtod(value->c_str(), &end);
-  // strtod also reads C's hexadecimal floats ("0x10"), which no parameter is written as.
-  if (value->empty() || *end != '\0' || errno == ERANGE || !std::isfinite(parsed) ||
-      value->find_first_of("xX") != std::string::npos)
+  const double parsed = strtod_decimal(value->c_str(), &end);
+  if (value->empty() || *end != '\0' || errno == ERANGE || !std::isfinite(parsed))
     fail(key, "expects a finite number, got '" + *value + "'");
   resolve(key, *value);
   return parsed;

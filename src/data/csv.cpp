@@ -13,6 +13,7 @@
 
 #include <unistd.h>
 
+#include "core/decimal.h"
 #include "data/csv_rows.h"
 #include "data/parse_number.h"
 #include "omkl/dataset.h"
@@ -33,10 +34,8 @@ NumberStatus parse_double(const char* begin, const char* end, double& out) {
   // strtod would skip leading whitespace (including newlines) and read past `end`; both are
   // excluded: the first character is not blank, and the cell always ends at a delimiter
   // (',', '\r', '\n', ' ', '\t', '#' or the string's terminating NUL) that no number contains.
-  // strtod also reads C's hexadecimal floats ("0x1A", "0x1p3"), which no data file means.
-  if (std::find_if(begin, end, [](char c) { return c == 'x' || c == 'X'; }) != end) return NumberStatus::NotANumber;
   char* stop = nullptr;
-  const double value = std::strtod(begin, &stop);
+  const double value = strtod_decimal(begin, &stop);
   if (stop != end) return NumberStatus::NotANumber;
   if (!std::isfinite(value)) return NumberStatus::NonFinite;
   out = value;

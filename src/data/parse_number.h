@@ -14,7 +14,8 @@ namespace omkl::detail {
 /// Outcome of parsing one cell.
 enum class NumberStatus { Ok, Empty, NotANumber, NonFinite };
 
-/// Parses [begin, end) as one double with std::strtod. Spaces and tabs around the number are
+/// Parses [begin, end) as one decimal double (strtod_decimal: C's hexadecimal floats are not
+/// numbers here). Spaces and tabs around the number are
 /// allowed; anything else left over makes the cell NotANumber. NaN, ±Inf and values that
 /// overflow to ±Inf are NonFinite (the learners cannot use them, and a silent Inf would poison
 /// every later prediction). Underflow to a subnormal or zero is accepted.
