@@ -90,6 +90,13 @@ struct StudyConfig {
   /// Gaussians fitted by random-feature ridge on the pooled data, for every algorithm. Reading the regulariser copies every θ each step, which is
   /// cheap on the CPU backend and slow on the GPU one.
   bool regret = false;
+  /// On a federated stream, spec/federated.md §4.7's `regret.include_reg`: the client regrets
+  /// (the batch regret of `regret` and eq. (11)) add λ‖θ̄_{k,t}‖² to the algorithm's loss, θ̄
+  /// the parameter it predicted with (Σ_i w̄_ik θ_i, or eM-KOFL's θ̄_{J_t}), and eq. (11) adds
+  /// λ‖θ_{i,t}‖² to each kernel's. The algorithms then take their host path, one client
+  /// sample at a time; PerFedAvg, which has no λ, is refused. Refused off a federated stream
+  /// (the graph journal's regret always includes its regulariser).
+  bool regret_include_reg = false;
   /// Random features per kernel of the federated regret's comparator (its ridge solves are
   /// 2D × 2D per kernel).
   std::size_t regret_features = 500;
@@ -160,6 +167,7 @@ struct StudyResult {
   std::size_t n_samples = 0, n_features = 0;
   std::string backend, device, profile, preset;
   std::string regret_benchmark;  ///< the comparator's kernel (empty without regret)
+  bool regret_include_reg = false;  ///< StudyConfig::regret_include_reg
   std::size_t processes = 1;     ///< processes that ran the study (StudyConfig::communicator)
   std::vector<std::pair<std::string, std::string>> provenance;  ///< StudyConfig::provenance
   std::vector<AlgorithmResult> results;

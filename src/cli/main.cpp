@@ -254,8 +254,9 @@ void print_table(const StudyResult& result) {
   if (result.results.empty() || result.results.front().n_clients == 0) return;
   // Federated streams: what the clients sent, the spread over clients, the client regret.
   fmt::print("federated: {} clients × {} rounds; floats per client-step, std of the per-client metric, "
-             "client regret eq. (11) at T (mean over clients)\n",
-             result.results.front().n_clients, result.n_samples / result.results.front().n_clients);
+             "client regret eq. (11) at T (mean over clients{})\n",
+             result.results.front().n_clients, result.n_samples / result.results.front().n_clients,
+             result.regret_include_reg ? "; with the λ‖θ‖² terms, regret.include_reg" : "");
   fmt::print("{:<44} {:>10} {:>10} {:>16} {:>14}\n", "algorithm", "uplink", "downlink", "std clients",
              "regret eq.11");
   for (const auto& r : result.results)
@@ -296,6 +297,7 @@ std::function<void(std::size_t, std::size_t)> progress_bar() {
 // `omkl study` options beside the common ones.
 struct StudyExtras {
   bool regret = false;
+  bool regret_include_reg = false;
   std::size_t regret_features = 500;
   double message_timeout_s = 60.0;
   std::string time_match;
@@ -327,6 +329,7 @@ int run_study_command(const CommonOptions& o, const std::string& out_dir, std::s
   config.curve_points = curve_points;
   config.regret = regret;
   config.regret_features = extras.regret_features;
+  config.regret_include_reg = extras.regret_include_reg;
   config.time_match = extras.time_match;
   config.time_match_rows = extras.time_match_rows;
   config.provenance = {{"command", o.command}, {"data", o.data},
@@ -358,8 +361,9 @@ int run_study_command(const CommonOptions& o, const std::string& out_dir, std::s
   print_table(result);
   if (epilogue) epilogue(result);
   if (regret && data.n_clients > 0) {
-    fmt::print("mean cumulative client regret at T against the batch comparator {} (spec/federated.md §4.7), "
-               "± std across clients:\n", result.regret_benchmark);
+    fmt::print("mean cumulative client regret at T against the batch comparator {} (spec/federated.md §4.7){}, "
+               "± std across clients:\n", result.regret_benchmark,
+               result.regret_include_reg ? ", with λ‖θ̄‖² (regret.include_reg)" : "");
     for (const auto& r : result.results)
       if (!r.regret_mean.empty())
         fmt::print("  {:<42} {:>14.6g} ± {:.3g}\n", r.spec.substr(0, 42), r.regret_mean.back(), r.regret_std_clients);
@@ -587,6 +591,10 @@ int main(int argc, char** argv) {
                   "also the cumulative regret of the graph journal (Fig. 6) against batch kernel ridge "
                   "(regression, T ≤ 6000, graph-aided algorithms), or on a federated stream the POF-MKL "
                   "paper's batch regret (every algorithm, mean over clients); writes regret.csv");
+  study->add_flag("--regret-include-reg", study_extras.regret_include_reg,
+                  "federated stream: the client regrets (--regret's batch regret and eq. (11)) add λ‖θ̄‖² of the "
+                  "parameter each prediction used, and eq. (11) λ‖θ_i‖² to each kernel's loss (spec/federated.md "
+                  "§4.7, regret.include_reg); the algorithms then take their host path");
   study->add_option("--regret-features", study_extras.regret_features,
                     "random features per kernel of the federated regret's ridge comparator")
       ->capture_default_str()

@@ -102,6 +102,11 @@ struct AlgoContext {
   std::size_t host_threads = 1;
   /// Federated stream: K clients in rounds (row t·K + k is client k's t-th sample); 0 otherwise.
   std::size_t n_clients = 0;
+  /// Federated algorithms: keep the regret's regulariser terms (a study's regret.include_reg,
+  /// spec/federated.md §4.7): regret_regularizer() gives λ‖θ̄_{k,t}‖² of the last prediction and
+  /// client_kernel_losses() add λ‖θ_{i,t}‖² to each kernel's squared error. They then take the
+  /// host path (the terms are read after every client sample).
+  bool track_regret_regularizer = false;
   /// Where CUDA backends take their streams and cuBLAS handles (a study's, reused by all its
   /// algorithms); null: each backend makes its own.
   std::shared_ptr<DeviceContexts> device_contexts;
@@ -162,8 +167,10 @@ class Algorithm {
   virtual std::uint64_t kernel_updates() const { return 0; }
 
   /// λ‖Σ_k w_k θ_k‖² of replicate r after the last step, with the unnormalised kernel weights:
-  /// the regulariser term of the graph journal's regret (spec/graph-aided.md §4.5). NaN for
-  /// algorithms that do not define it (only the graph-aided family does).
+  /// the regulariser term of the graph journal's regret (spec/graph-aided.md §4.5). Federated
+  /// algorithms built with AlgoContext::track_regret_regularizer: λ‖θ̄_{k,t}‖² of the last
+  /// client sample's prediction, θ̄ the parameter it predicted with (spec/federated.md §4.7).
+  /// NaN for algorithms that do not define it.
   virtual double regret_regularizer(std::size_t replicate) const;
 
   /// Federated algorithms: what the clients and the server have sent (client_steps = 0 for the

@@ -103,14 +103,18 @@ std::vector<ReplicateRun> score_replicates(const detail::Algorithm& algorithm, c
       mean /= static_cast<double>(K);
       for (double c : client_total) sq += (c / per_client - mean) * (c / per_client - mean);
       run.client_std = std::sqrt(sq / static_cast<double>(K));
-      // eq. (11): Σ_t (ŷ − y)² − min_i Σ_t (f_i − y)², per client (regression streams).
+      // eq. (11): Σ_t (ŷ − y)² − min_i Σ_t (f_i − y)², per client (regression streams); with
+      // regret.include_reg (a regulariser read at every step) Σ_t λ‖θ̄_{k,t}‖² on the algorithm's
+      // side, and the algorithm's comparators carry their λ‖θ_{i,t}‖².
       const std::vector<double> comparators = algorithm.client_kernel_losses(r);
       if (!comparators.empty() && data.task == Task::Regression && !first_is_one) {
         const std::size_t N = comparators.size() / K;
-        std::vector<double> regret(K);
+        std::vector<double> regret(client_total);
+        if (!regularizer.empty())
+          for (std::size_t t = 0; t < T; ++t) regret[t % K] += regularizer[t * R + r];
         for (std::size_t k = 0; k < K; ++k)
-          regret[k] = client_total[k] - *std::min_element(comparators.begin() + static_cast<std::ptrdiff_t>(k * N),
-                                                          comparators.begin() + static_cast<std::ptrdiff_t>((k + 1) * N));
+          regret[k] -= *std::min_element(comparators.begin() + static_cast<std::ptrdiff_t>(k * N),
+                                         comparators.begin() + static_cast<std::ptrdiff_t>((k + 1) * N));
         double m = 0.0, v = 0.0;
         for (double g : regret) m += g / static_cast<double>(K);
         for (double g : regret) v += (g - m) * (g - m) / static_cast<double>(K);

@@ -107,6 +107,7 @@ std::unique_ptr<detail::Algorithm> build(const AlgorithmSpec& spec, const Preset
   context.horizon = data.n_samples;
   context.backend = config.backend;
   context.n_clients = data.n_clients;
+  context.track_regret_regularizer = config.regret_include_reg && data.n_clients > 0;
   context.device_contexts = config.device_contexts;
   // A lockstep (GPU) run holds every seed in one algorithm on one study thread; the per-seed
   // host work of a step can then use the other cores.
@@ -138,8 +139,10 @@ std::vector<ReplicateRun> run_replicates(const AlgorithmSpec& spec, const Preset
 
   std::vector<double> predictions(T * R);
   // With regret, one step at a time where the regulariser term is read after every update (the
-  // graph family); the federated regret has none (spec/federated.md §4.7, include_reg = false).
-  const bool per_step = regret_residual2 && !std::isnan(algorithm->regret_regularizer(0));
+  // graph family); on a federated stream only with regret.include_reg, which eq. (11) reads too
+  // (spec/federated.md §4.7).
+  const bool per_step = (regret_residual2 || config.regret_include_reg) &&
+                        !std::isnan(algorithm->regret_regularizer(0));
   std::vector<double> regularizer;
   if (per_step) regularizer.resize(T * R);
   const auto read_regularizer = [&](std::size_t t) {
@@ -267,6 +270,10 @@ std::vector<Cell> prepare_cells(const StudyConfig& cfg, const Preset* preset, co
       cell.randomized = built.randomized() || cfg.shuffle;
       cell.reported = built.reported_params();
       cell.resolved = built.resolved_params();
+      if (cfg.regret_include_reg && std::isnan(built.regret_regularizer(0)))
+        throw ConfigError("--regret-include-reg: algorithm '" + spec.name +
+                          "' has no λ‖θ̄‖² term to add (spec/federated.md §4.7 defines it for pof-mkl, ofskl, "
+                          "ofmkl-avg, vm-kofl and em-kofl)");
       if (cfg.regret && data.n_clients == 0 && std::isnan(built.regret_regularizer(0)))
         throw ConfigError("--regret: algorithm '" + spec.name +
                           "' does not define the regret's regulariser term λ‖Σ w θ‖² (spec/graph-aided.md "
@@ -446,6 +453,10 @@ StudyResult run_study(const StudyConfig& config, const Dataset& data) {
   cfg.shuffle = cfg.shuffle || (preset && preset->shuffle);
   if (cfg.shuffle && data.n_clients > 0)
     throw ConfigError("study: a federated stream's order is its protocol; it cannot also be shuffled per replicate");
+  if (cfg.regret_include_reg && data.n_clients == 0)
+    throw ConfigError("study: --regret-include-reg is the federated regrets' option (spec/federated.md §4.7); " +
+                      data.name + " is not a federated stream (the graph journal's regret always includes its "
+                      "regulariser)");
   detail::study_metric(cfg, data.task);  // an unknown metric fails before any work
 
   StudyResult result;
@@ -465,6 +476,7 @@ StudyResult run_study(const StudyConfig& config, const Dataset& data) {
   result.preset = cfg.preset;
   result.provenance = cfg.provenance;
   result.path_switches = detail::path_switches_set();
+  result.regret_include_reg = cfg.regret_include_reg;
 
   // 0. The time-matched mode's budgets, measured here, before anything else runs.
   if (!cfg.time_match.empty()) {
@@ -505,7 +517,7 @@ StudyResult run_study(const StudyConfig& config, const Dataset& data) {
   if (comm) {
     share_cache_decisions(cells, *comm);
     for (Cell& cell : cells)
-      if (!cell.done && data.n_clients > 0 && !cfg.regret && cell.distributable) {
+      if (!cell.done && data.n_clients > 0 && !cfg.regret && !cfg.regret_include_reg && cell.distributable) {
         cell.federation = true;
         cell.prepared.reset();
       }

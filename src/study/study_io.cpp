@@ -43,6 +43,7 @@ json cell_key(const AlgorithmSpec& spec, const StudyConfig& config, const Datase
               {"defaults", config.defaults},
               {"regret_features", config.regret && data.n_clients ? config.regret_features : 0},
               {"results_epoch", kResultsEpoch}};
+  if (config.regret_include_reg) key["regret_include_reg"] = true;  // absent: the keys before the option
   // A cell run on another path (OMKL_CPU_SIMD, OMKL_CUDA_*, …) is not reused: its numbers and its
   // time are that path's. Without switches the key has no such entry.
   const auto switches = path_switches_set();
@@ -180,6 +181,7 @@ StudyOutputs format_study_outputs(const StudyResult& result) {
                      {"device", result.device},     {"profile", result.profile},
                      {"preset", result.preset},     {"results", results}};
   if (!result.regret_benchmark.empty()) summary["regret_benchmark"] = result.regret_benchmark;
+  if (result.regret_include_reg) summary["regret_include_reg"] = true;
   if (result.processes > 1) summary["processes"] = result.processes;
   if (result.backend == "cuda") summary["device_setup_seconds"] = result.device_setup_seconds;
   if (!result.path_switches.empty()) summary["path_switches"] = detail::path_switches_json(result.path_switches);

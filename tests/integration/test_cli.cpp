@@ -533,6 +533,28 @@ TEST_F(CliTest, FederatedStudyReportsClientsBudgetAndResolvedD) {
   EXPECT_EQ(vm.at("uplink_floats_per_client_step").get<double>(), 51 * 18.0 + 51);
 }
 
+TEST_F(CliTest, FederatedRegretIncludeRegIsRecordedAndRefusedOffAFederatedStream) {
+  write("air.csv", grouped_csv());
+  const std::string base = "study --preset fed-pofmkl --rounds 20 --data air.csv --group-column site --seeds 2 "
+                           "--regret --regret-features 20 --algo vm-kofl ";
+  const Outcome plain = omkl(base + "--out plain");
+  ASSERT_EQ(plain.code, 0) << plain.err;
+  const Outcome with = omkl(base + "--regret-include-reg --out with");
+  ASSERT_EQ(with.code, 0) << with.err;
+  EXPECT_NE(with.out.find("with λ‖θ̄‖² (regret.include_reg)"), std::string::npos) << with.out;
+  const auto a = nlohmann::json::parse(read_text(dir_ / "plain" / "summary.json"));
+  const auto b = nlohmann::json::parse(read_text(dir_ / "with" / "summary.json"));
+  EXPECT_FALSE(a.contains("regret_include_reg"));
+  EXPECT_TRUE(b.at("regret_include_reg").get<bool>());
+  const auto &ra = a.at("results").at(0), &rb = b.at("results").at(0);
+  EXPECT_EQ(ra.at("final_mean"), rb.at("final_mean")) << "the terms change the regret, not the run";
+  EXPECT_GT(rb.at("regret_batch").get<double>(), ra.at("regret_batch").get<double>());
+  expect_study_fails("--data air.csv --algo raker --regret-include-reg", {"--regret-include-reg", "not a federated stream"});
+  expect_study_fails("--preset fed-pofmkl --rounds 20 --data air.csv --group-column site --regret-include-reg "
+                     "--algo perfedavg",
+                     {"'perfedavg' has no λ‖θ̄‖² term"});
+}
+
 TEST_F(CliTest, FederatedBadInputIsOneClearMessage) {
   write("air.csv", grouped_csv());
   expect_study_fails("--preset fed-pofmkl --rounds 20 --data air.csv --group-column station --algo pof-mkl",

@@ -51,9 +51,11 @@ class EmKofl final : public Algorithm {
     std::vector<std::uint32_t> slot_kernel(K * N);
     for (std::size_t s = 0; s < K * N; ++s) slot_kernel[s] = static_cast<std::uint32_t>(s % N);
     const bool on_gpu = backend_on_gpu(context.backend);
+    track_regularizer_ = context.track_regret_regularizer;
     resident_ = read_step_path(params, "client samples", on_gpu,
                                N > kMaxResidentPairs ? "the dictionary has more kernels than a resident step holds (" +
                                                            std::to_string(kMaxResidentPairs) + ")"
+                               : track_regularizer_  ? kRegularizerOnHostPath
                                                      : float_walk_on_cpu(features.single_precision, on_gpu));
     backend_ = make_rf_ensemble_backend(features, context, slot_kernel);
     ledger_ = CommunicationLedger(max_upload_);
@@ -62,6 +64,7 @@ class EmKofl final : public Algorithm {
     round_loss_.assign(R * N, 0.0);
     kernel_loss_.assign(R * K * N, 0.0);
     sampled_.assign(R, 0);
+    if (track_regularizer_) last_regularizer_.assign(R, 0.0);
   }
 
   std::size_t n_replicates() const override { return context_.n_replicates(); }
@@ -118,11 +121,14 @@ class EmKofl final : public Algorithm {
     const double two_D = 2.0 * static_cast<double>(n_rff_);
     for (std::size_t r = 0; r < R; ++r) {
       predictions[r] = f[r * N + sampled_[r]];
+      // regret.include_reg: θ̄ is the average θ̄_{J_t} the client predicted with (§4.7).
+      if (track_regularizer_) last_regularizer_[r] = steps_.lambda * norm2[r * N + sampled_[r]];
       double* cumulative = kernel_loss_.data() + (r * K + client) * N;
       for (std::size_t i = 0; i < N; ++i) {
         const double e = f[r * N + i] - y;
-        cumulative[i] += e * e;
-        round_loss_[r * N + i] += e * e + steps_.lambda * norm2[r * N + i];
+        const double loss = e * e + steps_.lambda * norm2[r * N + i];
+        cumulative[i] += track_regularizer_ ? loss : e * e;
+        round_loss_[r * N + i] += loss;
       }
       // Received: the average of the sampled kernel. Sent: that kernel's local θ and N losses.
       ledger_.client_step(two_D, two_D + static_cast<double>(N));
@@ -247,6 +253,9 @@ class EmKofl final : public Algorithm {
   }
 
   std::uint64_t kernel_updates() const override { return updates_; }
+  double regret_regularizer(std::size_t r) const override {
+    return track_regularizer_ ? last_regularizer_.at(r) : std::numeric_limits<double>::quiet_NaN();
+  }
   CommunicationCount communication() const override { return ledger_.totals(); }
   std::vector<double> client_kernel_losses(std::size_t r) const override {
     const std::size_t n = n_clients_ * n_kernels();
@@ -305,6 +314,8 @@ class EmKofl final : public Algorithm {
   std::size_t n_clients_ = 0;
   bool sum_losses_ = true;
   double explore_ = 0.0;
+  bool track_regularizer_ = false;        // regret.include_reg (AlgoContext::track_regret_regularizer)
+  std::vector<double> last_regularizer_;  // R: λ‖θ̄_{J_t}‖² of the last client sample's prediction
   std::size_t n_rff_ = 0;
   double max_upload_ = 0.0;
   FederatedSteps steps_;

@@ -49,6 +49,12 @@ FederatedSteps read_federated_steps(ParamReader& params, const AlgoContext& cont
 RfEnsembleConfig federated_features(ParamReader& params, const Dictionary& dictionary, const std::string& text,
                                     std::size_t n_rff, double lambda);
 
+/// Why a federated learner that keeps the regret's regulariser terms
+/// (AlgoContext::track_regret_regularizer) cannot walk resident: they are read after every
+/// client sample, which the host path does.
+inline constexpr const char* kRegularizerOnHostPath =
+    "the regret's regulariser terms (regret.include_reg) are read after every client sample, on the host path";
+
 /// Counts the floats of every message (§2.1: payload only, headers are free) and refuses an
 /// upload over the cap: the budget is checked where the message is formed, not assumed.
 class CommunicationLedger {

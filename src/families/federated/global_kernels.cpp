@@ -104,8 +104,11 @@ class GlobalKernelFederation final : public Algorithm {
     schedules_.assign(N, SlotSchedule{});
     backend_ = make_rf_ensemble_backend(features, context, slot_kernel);
     ledger_ = CommunicationLedger(max_upload_);
+    track_regularizer_ = context.track_regret_regularizer;
     resident_ = read_step_path(params, "rounds", backend_on_gpu(context.backend),
-                               float_walk_on_cpu(features.single_precision, backend_on_gpu(context.backend)));
+                               track_regularizer_ ? kRegularizerOnHostPath
+                                                  : float_walk_on_cpu(features.single_precision,
+                                                                      backend_on_gpu(context.backend)));
 
     const std::size_t R = context.n_replicates();
     norm2_.assign(R * N, 0.0);  // θ starts at 0
@@ -115,6 +118,10 @@ class GlobalKernelFederation final : public Algorithm {
       round_loss_.assign(R * N, 0.0);
     }
     kernel_loss_.assign(R * n_clients_ * N, 0.0);
+    if (track_regularizer_) {
+      gram_.assign(R * N * N, 0.0);  // θ starts at 0
+      last_regularizer_.assign(R, 0.0);
+    }
     selections_.resize(R);
     f_.resize(R * N);
     losses_.resize(N);
@@ -327,9 +334,13 @@ class GlobalKernelFederation final : public Algorithm {
         for (double v : theta) n2 += v * v;
         norm2_[r * N + i] = n2;
       }
+    if (track_regularizer_) refresh_gram();
   }
 
   std::uint64_t kernel_updates() const override { return kernel_updates_; }
+  double regret_regularizer(std::size_t r) const override {
+    return track_regularizer_ ? last_regularizer_.at(r) : std::numeric_limits<double>::quiet_NaN();
+  }
   CommunicationCount communication() const override { return ledger_.totals(); }
   bool distributable() const override { return true; }
 
@@ -343,6 +354,8 @@ class GlobalKernelFederation final : public Algorithm {
   void run_distributed(const double* x, const double* y, std::size_t n, std::size_t d, double* predictions,
                        Communicator& comm, double timeout_s) override {
     if (comm.size() < 2) throw ConfigError("a distributed federation needs a server and at least one client process");
+    if (track_regularizer_)
+      throw ConfigError("a distributed federation does not keep the regret's regulariser terms (regret.include_reg)");
     if (seen_ != 0) throw Error("a distributed federation starts from the first sample");
     if (n % n_clients_ != 0)
       throw ConfigError("the stream's " + std::to_string(n) + " rows are not whole rounds of " +
@@ -400,11 +413,12 @@ class GlobalKernelFederation final : public Algorithm {
     for (std::size_t r = 0; r < R; ++r) {
       const double* f = given + r * N;
       predictions[r] = combine(r, client, f);
+      if (track_regularizer_) last_regularizer_[r] = steps_.lambda * combined_norm2(r, client);
       double* cumulative = kernel_loss_.data() + (r * K + client) * N;
       for (std::size_t i = 0; i < N; ++i) {
         const double e2 = (f[i] - y) * (f[i] - y);
-        cumulative[i] += e2;
         losses_[i] = e2 + steps_.lambda * norm2_[r * N + i];
+        cumulative[i] += track_regularizer_ ? losses_[i] : e2;  // regret.include_reg: λ‖θ_{i,t}‖² too
       }
       // Which kernels this client updates, with what probability (§1.4); then its weights (§1.3 S6).
       KernelSelection& sel = selections_[r];
@@ -637,6 +651,47 @@ class GlobalKernelFederation final : public Algorithm {
     return sum / static_cast<double>(N);
   }
 
+  // ‖θ̄‖² of the parameter a client of replicate r predicts with, θ̄ = Σ_i w̄_i θ_i (w̄ the
+  // normalised weights of combine()): w̄ᵀ G w̄ with G the round's Gram matrix (spec/federated.md
+  // §4.7; the same sum of 2D-vectors of different kernels as the paper's).
+  double combined_norm2(std::size_t r, std::size_t client) const {
+    const std::size_t N = n_kernels();
+    std::vector<double>& w = weight_scratch_;
+    w.assign(N, 1.0 / static_cast<double>(N));
+    if (variant_.head != Head::Uniform) {
+      const double* log_w = variant_.head == Head::PersonalHedge ? log_w_.data() + (r * n_clients_ + client) * N
+                                                                 : log_w_.data() + r * N;
+      const double top = *std::max_element(log_w, log_w + N);
+      double sum = 0.0;
+      for (std::size_t i = 0; i < N; ++i) sum += (w[i] = std::exp(log_w[i] - top));
+      for (double& v : w) v /= sum;
+    }
+    const double* G = gram_.data() + r * N * N;
+    double total = 0.0;
+    for (std::size_t i = 0; i < N; ++i) {
+      double row = 0.0;
+      for (std::size_t j = 0; j < N; ++j) row += G[i * N + j] * w[j];
+      total += w[i] * row;
+    }
+    return total;
+  }
+
+  // G_ij = θ_iᵀθ_j of every replicate's round θ (track_regularizer_).
+  void refresh_gram() {
+    const std::size_t R = n_replicates(), N = n_kernels(), D2 = backend_->problem().theta_size();
+    std::vector<double> theta(N * D2);
+    for (std::size_t r = 0; r < R; ++r) {
+      for (std::size_t i = 0; i < N; ++i) backend_->get_theta(r, i, theta.data() + i * D2);
+      double* G = gram_.data() + r * N * N;
+      for (std::size_t i = 0; i < N; ++i)
+        for (std::size_t j = 0; j <= i; ++j) {
+          double dot = 0.0;
+          for (std::size_t e = 0; e < D2; ++e) dot += theta[i * D2 + e] * theta[j * D2 + e];
+          G[i * N + j] = G[j * N + i] = dot;
+        }
+    }
+  }
+
   static void select_all(KernelSelection& sel, std::size_t N) {
     if (sel.kernels.size() == N) return;
     sel.n_bins = 1;
@@ -662,6 +717,7 @@ class GlobalKernelFederation final : public Algorithm {
     backend_->aggregate_round(round_x_.data(), n_clients_, updates_.data(), updates_.size(),
                               1.0 / static_cast<double>(n_clients_), norm2_.data());
     if (variant_.head == Head::GlobalHedge) close_global_weights();
+    if (track_regularizer_) refresh_gram();
     round_x_.clear();
     updates_.clear();
   }
@@ -689,6 +745,11 @@ class GlobalKernelFederation final : public Algorithm {
   std::vector<double> f_, losses_;        // scratch
   std::vector<double> round_f_;           // scratch: a round's rows' predictions (rows × R × N)
   std::uint64_t kernel_updates_ = 0;     // θ updates uploaded, all replicates
+  // regret.include_reg (AlgoContext::track_regret_regularizer)
+  bool track_regularizer_ = false;
+  std::vector<double> gram_;              // R × N × N: θ_iᵀθ_j of the round's θ
+  std::vector<double> last_regularizer_;  // R: λ‖θ̄‖² of the last client sample's prediction
+  mutable std::vector<double> weight_scratch_;
   // step_path = resident
   bool resident_ = false;
   std::vector<StreamPosition> client_streams_;  // R × K: each client's draw stream at position 0

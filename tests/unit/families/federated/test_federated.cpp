@@ -676,3 +676,175 @@ TEST(FederatedTest, OfsklDrawsItsKernelFromAStreamOfItsOwn) {
   const auto first_kernel = predictions("ofmkl-avg", {{"D", "9"}, {"dict", "gauss2:10"}});
   EXPECT_NE(ofskl, first_kernel);
 }
+
+// ---- regret.include_reg (spec/federated.md §4.7) ------------------------------------------------
+
+TEST(FederatedRegretTest, IncludeRegTracksLambdaThetaBarNormOfEachPrediction) {
+  // With track_regret_regularizer, after each client sample regret_regularizer(r) is λ‖θ̄‖² of
+  // the parameter the client predicted with, θ̄ = Σ_i w̄_i θ_i (w̄: the client's Hedge weights,
+  // the server's, or 1/N), computed here from θ and the weights read before the step; the
+  // comparators gain Σ_t λ‖θ_{i,t}‖²; predictions and θ are those of the untracked learner.
+  const std::size_t K = 3, T = 7;
+  const Dataset data = federated_stream(K, T, 3);
+  AlgoContext plain = fed_context(data, {0, 1});
+  AlgoContext tracked = plain;
+  tracked.track_regret_regularizer = true;
+  const double lambda = 0.05;
+  for (const std::string name : {"pof-mkl", "vm-kofl", "ofmkl-avg", "ofskl"}) {
+    Params p = name == "ofskl" ? Params{{"D", "5"}} : Params{{"dict", kDict4}, {"D", "5"}};
+    p.emplace_back("lambda", "0.05");
+    if (name == "pof-mkl") p.emplace_back("M", "2");
+    auto reference = make(name, plain, p);
+    auto a = make(name, tracked, p);
+    EXPECT_TRUE(std::isnan(reference->regret_regularizer(0))) << name;
+    const std::size_t N = name == "ofskl" ? 1 : 4, R = 2;
+    std::vector<double> reg_sum(R * K * N, 0.0);  // Σ_t λ‖θ_{i,t}‖² per (replicate, client, kernel)
+    bool some_positive = false;
+    for (std::size_t t = 0; t < data.n_samples; ++t) {
+      const std::size_t client = t % K;
+      std::vector<double> expected(R);
+      for (std::size_t r = 0; r < R; ++r) {
+        std::vector<std::vector<double>> theta(N);
+        for (std::size_t i = 0; i < N; ++i) {
+          theta[i] = federated_theta(*a, r, i);
+          double n2 = 0.0;
+          for (double v : theta[i]) n2 += v * v;
+          reg_sum[(r * K + client) * N + i] += lambda * n2;
+        }
+        std::vector<double> w(N, 1.0 / double(N));
+        const std::vector<double> log_w = federated_log_weights(*a, r, client);
+        if (!log_w.empty()) {
+          double sum = 0.0;
+          for (std::size_t i = 0; i < N; ++i) sum += (w[i] = std::exp(log_w[i]));
+          for (double& v : w) v /= sum;
+        }
+        std::vector<double> bar(theta[0].size(), 0.0);
+        for (std::size_t i = 0; i < N; ++i)
+          for (std::size_t j = 0; j < bar.size(); ++j) bar[j] += w[i] * theta[i][j];
+        double n2 = 0.0;
+        for (double v : bar) n2 += v * v;
+        expected[r] = lambda * n2;
+      }
+      double got[2], want[2];
+      a->step(data.row(t), data.y[t], got);
+      reference->step(data.row(t), data.y[t], want);
+      for (std::size_t r = 0; r < R; ++r) {
+        ASSERT_EQ(bits(got[r]), bits(want[r])) << name << " step " << t;
+        const double reg = a->regret_regularizer(r);
+        ASSERT_NEAR(reg, expected[r], 1e-12 * std::max(1e-12, expected[r])) << name << " step " << t;
+        some_positive = some_positive || reg > 0;
+      }
+    }
+    EXPECT_TRUE(some_positive) << name;  // θ moved off 0, so the term is not vacuous
+    for (std::size_t r = 0; r < R; ++r) {
+      const std::vector<double> with = a->client_kernel_losses(r), without = reference->client_kernel_losses(r);
+      ASSERT_EQ(with.size(), K * N);
+      for (std::size_t j = 0; j < K * N; ++j)
+        EXPECT_NEAR(with[j] - without[j], reg_sum[r * K * N + j], 1e-12 * (1.0 + with[j])) << name << " " << j;
+    }
+  }
+}
+
+TEST(FederatedRegretTest, EmKoflIncludeRegIsLambdaTimesTheSampledAverageNorm) {
+  // eM-KOFL's θ̄ is the average θ̄_{J_t} every client predicts with: ŷ = θ̄_{J_t}ᵀz, so with one
+  // kernel (J_t = 0) λ‖θ̄‖² is λ times the norm of the clients' average copy before the round
+  // moves it, and the comparators gain Σ_t λ‖θ_{0k,t}‖² of each client's own copy.
+  const std::size_t K = 3;
+  const Dataset data = federated_stream(K, 6, 2);
+  AlgoContext plain = fed_context(data);
+  AlgoContext tracked = plain;
+  tracked.track_regret_regularizer = true;
+  const Params p{{"dict", "gauss2:1"}, {"D", "4"}, {"lambda", "0.1"}};
+  auto reference = make("em-kofl", plain, p);
+  auto a = make("em-kofl", tracked, p);
+  // Every client of a round predicts with the same average, so the round's terms are equal.
+  std::vector<double> terms;
+  for (std::size_t t = 0; t < data.n_samples; ++t) {
+    double got = 0.0, want = 0.0;
+    a->step(data.row(t), data.y[t], &got);
+    reference->step(data.row(t), data.y[t], &want);
+    ASSERT_EQ(bits(got), bits(want)) << t;
+    terms.push_back(a->regret_regularizer(0));
+  }
+  EXPECT_EQ(terms[0], 0.0);  // θ starts at 0
+  for (std::size_t round = 0; round < 6; ++round)
+    for (std::size_t k = 1; k < K; ++k) EXPECT_EQ(bits(terms[round * K + k]), bits(terms[round * K])) << round;
+  EXPECT_GT(terms.back(), 0.0);
+  // With one kernel every client's copy is the average when it predicts, so each client's
+  // comparator gains exactly the terms of its own samples.
+  const std::vector<double> with = a->client_kernel_losses(0), without = reference->client_kernel_losses(0);
+  for (std::size_t k = 0; k < K; ++k) {
+    double sum = 0.0;
+    for (std::size_t t = k; t < terms.size(); t += K) sum += terms[t];
+    EXPECT_NEAR(with[k] - without[k], sum, 1e-12 * (1.0 + with[k])) << k;
+  }
+}
+
+TEST(FederatedRegretTest, StudyIncludeRegAddsTheTermsToBothRegretsAndLeavesTheMseAlone) {
+  const std::size_t K = 3;
+  const Dataset data = federated_stream(K, 15, 2);
+  StudyConfig config;
+  config.algorithms = {parse_algorithm_spec("pof-mkl:dict=" + kDict4 + ",D=6,M=2,lambda=0.05"),
+                       parse_algorithm_spec("em-kofl:dict=" + kDict4 + ",D=6,lambda=0.05")};
+  config.n_seeds = 2;
+  config.threads = 1;
+  config.regret = true;
+  config.regret_features = 10;
+  const StudyResult plain = run_study(config, data);
+  config.regret_include_reg = true;
+  const StudyResult with = run_study(config, data);
+  EXPECT_TRUE(with.regret_include_reg);
+  for (std::size_t c = 0; c < 2; ++c) {
+    const AlgorithmResult &a = with.results[c], &b = plain.results[c];
+    EXPECT_EQ(bits(a.final_mean), bits(b.final_mean)) << b.spec;
+    // From the algorithm itself, per seed: Σ_t λ‖θ̄_{k,t}‖² / K (the batch regret's addition) and
+    // eq. (11), the mean over clients of Σ_t ((ŷ − y)² + λ‖θ̄‖²) − min_i Σ_t ((f_i − y)² + λ‖θ_i‖²).
+    double added = 0.0, eq11 = 0.0;
+    for (std::uint64_t seed = 0; seed < 2; ++seed) {
+      AlgoContext ctx = fed_context(data, {seed}, Profile::Paper);
+      ctx.seed = config.base_seed;
+      ctx.track_regret_regularizer = true;
+      const AlgorithmSpec& spec = config.algorithms[c];
+      auto alg = make(spec.name, ctx, spec.params);
+      std::vector<double> client(K, 0.0);
+      double sum = 0.0, prediction = 0.0;
+      for (std::size_t t = 0; t < data.n_samples; ++t) {
+        alg->step(data.row(t), data.y[t], &prediction);
+        sum += alg->regret_regularizer(0);
+        client[t % K] += (prediction - data.y[t]) * (prediction - data.y[t]) + alg->regret_regularizer(0);
+      }
+      added += sum / double(K) / 2.0;
+      const std::vector<double> comparators = alg->client_kernel_losses(0);
+      const std::size_t N = comparators.size() / K;
+      for (std::size_t k = 0; k < K; ++k)
+        eq11 += (client[k] - *std::min_element(comparators.begin() + k * N, comparators.begin() + (k + 1) * N)) /
+                double(K) / 2.0;
+    }
+    EXPECT_GT(added, 0.0) << b.spec;
+    EXPECT_NEAR(a.regret_mean.back() - b.regret_mean.back(), added, 1e-9 * (1.0 + added)) << b.spec;
+    EXPECT_NEAR(a.regret_eq11_mean, eq11, 1e-9 * (1.0 + std::fabs(eq11))) << b.spec;
+    EXPECT_NE(bits(a.regret_eq11_mean), bits(b.regret_eq11_mean)) << b.spec;
+  }
+  // PerFedAvg has no λ; a stream without clients has no federated regret.
+  const auto study_error = [&](const Dataset& stream) -> std::string {
+    try {
+      run_study(config, stream);
+    } catch (const ConfigError& e) {
+      return e.what();
+    }
+    return "";
+  };
+  config.algorithms = {parse_algorithm_spec("perfedavg")};
+  EXPECT_NE(study_error(data).find("'perfedavg' has no λ‖θ̄‖² term"), std::string::npos) << study_error(data);
+  Dataset pooled = data;
+  pooled.n_clients = 0;
+  config.algorithms = {parse_algorithm_spec("raker:D=4")};
+  EXPECT_NE(study_error(pooled).find("is not a federated stream"), std::string::npos) << study_error(pooled);
+  // step_path=resident cannot read the terms per client sample.
+  AlgoContext ctx = fed_context(data);
+  ctx.track_regret_regularizer = true;
+  for (const char* name : {"pof-mkl", "em-kofl"})
+    EXPECT_NE(config_error_message(name, ctx, {{"dict", kDict4}, {"step_path", "resident"}}).find("regulariser terms"),
+              std::string::npos)
+        << name;
+}
