@@ -23,6 +23,7 @@ struct CommonOptions {
   std::string data = "synthetic:dataset2";
   std::string target;
   std::string group_column;   // CSV column holding each row's group (federated non-i.i.d. split)
+  std::string within_site_order;  // grouped deal: shuffled (default) or chronological, spec/federated.md §4.3
   std::size_t clients = 0;    // federated clients K (0: the preset's rule / from the data)
   std::size_t rounds = 0;     // federated rounds T (0: the preset's, if it is federated)
   std::string normalize = "";  // empty: the preset's, else none

@@ -83,6 +83,11 @@ void add_common_options(CLI::App& app, CommonOptions& o, bool with_seeds) {
       ->check(kPositiveCount);
   app.add_option("--rounds", o.rounds, "federated rounds T, samples per client (default: the preset's)")
       ->check(kPositiveCount);
+  app.add_option("--within-site-order", o.within_site_order,
+                 "with --group-column: each client's row order, shuffled with --seed (the authors' code, the "
+                 "default) or chronological (own group's block, then the others', each in file order); "
+                 "spec/federated.md §4.3")
+      ->check(CLI::IsMember({"shuffled", "chronological"}));
   app.add_option("--normalize", o.normalize,
                  "preprocessing: none, minmax, minmax-global, minmax-all, zscore, unit-rows, jmlr23, symmetric, or "
                  "the online scalers running-minmax, running-zscore (default: the preset's, else none)");
@@ -118,6 +123,7 @@ StudySource study_source(const CommonOptions& o) {
   source.clients = o.clients;
   source.rounds = o.rounds;
   source.seed = o.seed;
+  source.within_site_order = o.within_site_order;
   return source;
 }
 }  // namespace

@@ -45,7 +45,7 @@ std::vector<std::vector<std::size_t>> iid_clients(const Dataset& data, const Fed
   return clients;
 }
 
-// The rows of every client, non-iid: §4.3's majority block plus minority blocks, shuffled.
+// The rows of every client, non-iid: §4.3's majority block plus minority blocks, shuffled (or not).
 std::vector<std::vector<std::size_t>> grouped_clients(const Dataset& data, const FederatedLayout& layout,
                                                       std::size_t K_wanted, std::size_t& K_out) {
   // The rows of each group in stream (chronological) order; groups in ascending label order.
@@ -98,6 +98,7 @@ std::vector<std::vector<std::size_t>> grouped_clients(const Dataset& data, const
         const std::size_t first = own * C + m * (r * C + g);
         for (std::size_t i = 0; i < m; ++i) rows.push_back(sites[other][first + i]);
       }
+      if (!layout.shuffle_within_client) continue;  // §4.3's listing order (within_site_order = chronological)
       detail::RandomStream rng(layout.seed, s * C + g, detail::RngPurpose::Permutation, kClientShuffle);
       shuffle(rows, rng);
     }

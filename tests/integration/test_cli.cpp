@@ -531,6 +531,13 @@ TEST_F(CliTest, FederatedStudyReportsClientsBudgetAndResolvedD) {
   const auto& vm = summary.at("results").at(1);
   EXPECT_EQ(vm.at("params").at("D"), "9");
   EXPECT_EQ(vm.at("uplink_floats_per_client_step").get<double>(), 51 * 18.0 + 51);
+  // Another within-site order deals the same rows in another order: another stream, other numbers.
+  const Outcome c = omkl("study --preset fed-pofmkl --rounds 20 --data air.csv --group-column site "
+                         "--within-site-order chronological --algo vm-kofl --seeds 2 --out chrono");
+  ASSERT_EQ(c.code, 0) << c.err;
+  const auto chrono = nlohmann::json::parse(read_text(dir_ / "chrono" / "summary.json"));
+  EXPECT_EQ(chrono.at("n_samples").get<std::size_t>(), 120u);
+  EXPECT_NE(chrono.at("results").at(0).at("final_mean"), vm.at("final_mean"));
 }
 
 TEST_F(CliTest, FederatedRegretIncludeRegIsRecordedAndRefusedOffAFederatedStream) {
@@ -569,6 +576,12 @@ TEST_F(CliTest, FederatedBadInputIsOneClearMessage) {
                      {"'D'", "max_upload"});
   expect_study_fails("--data air.csv --group-column site --algo raker", {"group column 'site'", "federated"});
   expect_study_fails("--data air.csv --algo pof-mkl", {"'clients'", "not federated"});
+  expect_study_fails("--preset fed-pofmkl --rounds 20 --clients 3 --data air.csv --within-site-order chronological "
+                     "--algo pof-mkl",
+                     {"within-site order 'chronological'", "group column"});
+  expect_study_fails("--preset fed-pofmkl --rounds 20 --data air.csv --group-column site --within-site-order "
+                     "sorted --algo pof-mkl",
+                     {"--within-site-order", "sorted"});
   // A clients= that contradicts how the stream was dealt would mix the clients' rows.
   expect_study_fails("--preset fed-pofmkl --rounds 20 --clients 3 --data air.csv --algo pof-mkl:clients=2",
                      {"'clients' is 2", "dealt to 3 clients"});

@@ -118,6 +118,47 @@ TEST(FederatedSplitTest, GroupedSplitFollowsTheSpecsIndexing) {
     EXPECT_EQ(data.groups[t], groups[std::size_t(data.y[t])]);
 }
 
+TEST(FederatedSplitTest, ChronologicalOrderIsTheListingOrderAndShuffledPermutesIt) {
+  // noniid.within_site_order (§4.3): chronological keeps each client's rows as §4.3 lists them
+  // (own block, then the other groups' blocks in group order, each in stream order); shuffled
+  // (the default) is a permutation of exactly those rows.
+  const std::size_t T = 10, m = 2, G = 3;
+  std::vector<std::uint32_t> groups;
+  for (std::uint32_t s = 0; s < G; ++s) groups.insert(groups.end(), 25, s);  // 2 clients per group
+  FederatedLayout layout;
+  layout.rounds = T;
+  layout.minority_rows = m;
+  layout.seed = 4;
+  Dataset shuffled = numbered(groups.size(), groups);
+  arrange_federated(shuffled, layout);
+  layout.shuffle_within_client = false;
+  Dataset chronological = numbered(groups.size(), groups);
+  arrange_federated(chronological, layout);
+  const std::size_t C = 2, K = G * C, own = T - (G - 1) * m;
+  ASSERT_EQ(chronological.n_clients, K);
+  for (std::size_t s = 0; s < G; ++s)
+    for (std::size_t g = 0; g < C; ++g) {
+      const std::size_t k = s * C + g;
+      std::vector<std::size_t> expected;
+      for (std::size_t i = 0; i < own; ++i) expected.push_back(25 * s + own * g + i);
+      for (std::size_t other = 0; other < G; ++other) {
+        if (other == s) continue;
+        const std::size_t r = s < other ? s : s - 1;
+        for (std::size_t i = 0; i < m; ++i) expected.push_back(25 * other + own * C + m * (r * C + g) + i);
+      }
+      std::vector<std::size_t> in_order, permuted;
+      for (std::size_t t = 0; t < T; ++t) {
+        in_order.push_back(std::size_t(chronological.y[t * K + k]));
+        permuted.push_back(std::size_t(shuffled.y[t * K + k]));
+      }
+      EXPECT_EQ(in_order, expected) << "client " << k;
+      EXPECT_NE(permuted, expected) << "client " << k;
+      std::sort(permuted.begin(), permuted.end());
+      std::sort(expected.begin(), expected.end());
+      EXPECT_EQ(permuted, expected) << "client " << k;
+    }
+}
+
 TEST(FederatedSplitTest, ErrorsNameWhatIsMissing) {
   FederatedLayout layout;
   layout.rounds = 100;
