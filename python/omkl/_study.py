@@ -101,7 +101,8 @@ def study(data: str = "synthetic:dataset2", algos: Union[str, Iterable[str]] = (
           preset: str = "", profile: str = "paper", seed: int = 0, normalize: str = "", target: str = "",
           group_column: str = "", clients: int = 0, rounds: int = 0, backend: str = "cpu", threads: int = 0,
           metric: str = "", loss: str = "", curve_points: int = 200, out: Optional[Union[str, os.PathLike]] = None,
-          shuffle: bool = False, regret: bool = False, time_match: str = "") -> Study:
+          shuffle: bool = False, regret: bool = False, time_match: str = "", regret_include_reg: bool = False,
+          within_site_order: str = "") -> Study:
     """Runs a study as ``omkl study`` does, with the same options and the same numbers.
 
     ``data`` is a CSV or LIBSVM file or a built-in stream (``"synthetic:dataset1"``); ``algos``
@@ -110,7 +111,8 @@ def study(data: str = "synthetic:dataset2", algos: Union[str, Iterable[str]] = (
     ``profile`` "paper" or "reference". With ``out`` the output files are written there too (and
     finished cells are reused by a later run with the same configuration). The other options are
     the command line's (``omkl study --help``); ``time_match="rf-oks++:D=400"`` is the bandit paper's
-    time-matched mode (``summary["time_match"]`` reports the budgets found). The GIL is released
+    time-matched mode (``summary["time_match"]`` reports the budgets found); ``regret_include_reg``
+    and ``within_site_order`` are ``--regret-include-reg`` and ``--within-site-order``. The GIL is released
     while the study runs.
     """
     if isinstance(algos, str):
@@ -124,10 +126,12 @@ def study(data: str = "synthetic:dataset2", algos: Union[str, Iterable[str]] = (
     source.clients = int(clients)
     source.rounds = int(rounds)
     source.seed = int(seed)
+    source.within_site_order = within_site_order or ""
     out_dir = os.fspath(out) if out is not None else ""
     command = f"omkl.study(data={source.path!r}, algos={list(algos)!r}, seeds={seeds}, preset={preset!r}, profile={profile!r})"
     texts = _omkl.run_study(source, list(algos), int(seeds), profile, backend, int(threads), metric or "", loss or "",
-                            int(curve_points), out_dir, bool(shuffle), bool(regret), time_match or "", command)
+                            int(curve_points), out_dir, bool(shuffle), bool(regret), bool(regret_include_reg),
+                            time_match or "", command)
     # With out_dir the library has written the files there (atomically), as for the CLI.
     return Study(*texts, directory=out_dir or None)
 

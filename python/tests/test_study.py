@@ -74,6 +74,27 @@ def test_time_matched_budgets_are_reported(tmp_path):
     assert "D" in match["algorithms"][0] and "B" in match["algorithms"][1]
 
 
+def test_federated_options_reach_the_study(tmp_path):
+    # Two groups of 60 rows: a grouped federated deal of 6 clients × 20 rounds.
+    rng = np.random.default_rng(3)
+    X = rng.uniform(-1, 1, size=(120, 2))
+    site = np.repeat([0, 1], 60)
+    y = 0.3 + 0.5 * X[:, 0] * X[:, 1] + 0.1 * site
+    rows = ["site,a,b,y"] + [f"{s},{a!r},{b!r},{t!r}" for s, (a, b), t in zip(site, X, y)]
+    (tmp_path / "g.csv").write_text("\n".join(rows) + "\n")
+    common = dict(data=tmp_path / "g.csv", algos="vm-kofl", seeds=1, preset="fed-pofmkl", group_column="site",
+                  rounds=20, regret=True)
+    plain = omkl.study(**common)
+    with_reg = omkl.study(**common, regret_include_reg=True)
+    assert with_reg.summary["regret_include_reg"] is True
+    assert with_reg.results[0]["final_mean"] == plain.results[0]["final_mean"]
+    assert with_reg.results[0]["regret_batch"] > plain.results[0]["regret_batch"]
+    chrono = omkl.study(**common, within_site_order="chronological")
+    assert chrono.results[0]["final_mean"] != plain.results[0]["final_mean"]
+    with pytest.raises(omkl.ConfigError, match="shuffled, chronological"):
+        omkl.study(**common, within_site_order="sorted")
+
+
 def test_study_errors_name_the_problem(tmp_path):
     with pytest.raises(omkl.InputError, match="no-such.csv"):
         omkl.study(data=tmp_path / "no-such.csv")

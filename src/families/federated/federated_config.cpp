@@ -115,6 +115,14 @@ RfEnsembleConfig federated_features(ParamReader& params, const Dictionary& dicti
   c.loss = LossKind::Squared;
   c.lambda = lambda;
   c.weights.rule = WeightRule::MinMax;  // no backend-side norms: the family keeps its own
+  // A frequency matrix is the first D rows of its stream's draw, so configurations with different D
+  // share their first frequencies (less comparison noise, §4.4). Without that, each D draws from
+  // streams of its own: D·2³² is above every other Frequencies stream index of the library (the
+  // dictionaries' 0 … N − 1, OFSKL's, the bandit family's), which all stay below 2³².
+  if (!params.get_bool("share_prefix_across_D", true,
+                       "configurations with different D share their first frequencies (§4.4 "
+                       "rf.share_prefix_across_D); false: each D draws its own"))
+    c.first_stream = static_cast<std::uint64_t>(n_rff) << 32;
   return c;
 }
 

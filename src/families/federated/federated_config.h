@@ -44,8 +44,9 @@ FederatedSteps read_federated_steps(ParamReader& params, const AlgoContext& cont
 
 /// The random-feature configuration of a federated learner: i.i.d. Gaussian frequencies from the
 /// library's keyed streams (the first D rows of a longer draw, so configurations with different
-/// D share their first frequencies, §4.4), z = [sin, cos]/√D, squared loss. Reads `precision`
-/// (double | float: the float feature map of RfProblem::single_precision).
+/// D share their first frequencies, §4.4; `share_prefix_across_D=false` keys the streams by D
+/// instead), z = [sin, cos]/√D, squared loss. Reads `precision` (double | float: the float
+/// feature map of RfProblem::single_precision).
 RfEnsembleConfig federated_features(ParamReader& params, const Dictionary& dictionary, const std::string& text,
                                     std::size_t n_rff, double lambda);
 

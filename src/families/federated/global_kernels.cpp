@@ -98,7 +98,7 @@ class GlobalKernelFederation final : public Algorithm {
     RfEnsembleConfig features = federated_features(params, dictionary, dict_text, n_rff_, steps_.lambda);
     // §4.4: OFSKL's one kernel draws from a stream of its own ("rf-ofskl"), not the one the
     // multi-kernel methods' first kernel draws from, so that the two are not correlated.
-    if (variant.single_kernel) features.first_stream = kOfsklFrequencyStream;
+    if (variant.single_kernel) features.first_stream += kOfsklFrequencyStream;
     std::vector<std::uint32_t> slot_kernel(N);
     for (std::size_t i = 0; i < N; ++i) slot_kernel[i] = static_cast<std::uint32_t>(i);
     schedules_.assign(N, SlotSchedule{});

@@ -311,6 +311,32 @@ TEST(FederatedTest, OfmklAvgPredictsTheUniformMeanAndOfsklItsOneKernel) {
   }
 }
 
+TEST(FederatedTest, SharePrefixAcrossDFalseDrawsEachDFromStreamsOfItsOwn) {
+  // §4.4 rf.share_prefix_across_D: by default kernel i's matrix is the first D rows of stream i
+  // (so D = 4 and D = 6 share 4 rows); false keys the stream by D too (D·2³² + i). θ after one
+  // round of f = 0 is −(η/K)Σ_k 2(0 − y_k)z_i(x_k): the features it holds name the stream.
+  const Dataset data = federated_stream(2, 3, 2);
+  const AlgoContext c = fed_context(data);
+  const Dictionary dict = parse_dictionary(kDict4);
+  for (const bool share : {true, false})
+    for (const std::size_t D : {4, 6}) {
+      auto a = make("ofmkl-avg", c, {{"dict", kDict4}, {"D", std::to_string(D)}, {"eta", "0.2"}, {"lambda", "0"},
+                                     {"share_prefix_across_D", share ? "true" : "false"}});
+      double p;
+      for (std::size_t t = 0; t < 2; ++t) a->step(data.row(t), data.y[t], &p);
+      for (std::size_t i = 0; i < 4; ++i) {
+        const std::size_t stream = share ? i : (D << 32) + i;
+        std::vector<double> expected(2 * D, 0.0);
+        for (std::size_t k = 0; k < 2; ++k) {
+          const auto z = features(dict[i], D, data.row(k), 2, c.seed, 0, stream);
+          for (std::size_t j = 0; j < 2 * D; ++j) expected[j] -= 0.2 * 2.0 * (0.0 - data.y[k]) * z[j] / 2.0;
+        }
+        const auto got = federated_theta(*a, 0, i);
+        for (std::size_t j = 0; j < 2 * D; ++j) ASSERT_NEAR(got[j], expected[j], 1e-14) << share << " D " << D;
+      }
+    }
+}
+
 // ---- communication -----------------------------------------------------------------------------
 
 TEST(FederatedTest, CommunicationIsCountedAndWithinTheCap) {
