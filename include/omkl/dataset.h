@@ -97,7 +97,11 @@ enum class Normalization {
   /// this row included (nothing of the future), updated row by row. Running min–max to [0, 1]
   /// (a feature constant so far maps to 0) and running mean / population standard deviation.
   RunningMinMax,
-  RunningZScore
+  RunningZScore,
+  /// Symmetric, except that a feature whose values are exactly {0, 1} (both present) is kept as
+  /// it is: the bandit spec's `no_rescale_binary` sensitivity check (spec/bandit.md A13; min–max
+  /// maps LIBSVM's binary features to {−1, 1}, doubling their distances).
+  SymmetricKeepBinary
 };
 Normalization parse_normalization(const std::string& text);
 std::string to_string(Normalization how);

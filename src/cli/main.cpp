@@ -89,7 +89,8 @@ void add_common_options(CLI::App& app, CommonOptions& o, bool with_seeds) {
                  "spec/federated.md §4.3")
       ->check(CLI::IsMember({"shuffled", "chronological"}));
   app.add_option("--normalize", o.normalize,
-                 "preprocessing: none, minmax, minmax-global, minmax-all, zscore, unit-rows, jmlr23, symmetric, or "
+                 "preprocessing: none, minmax, minmax-global, minmax-all, zscore, unit-rows, jmlr23, symmetric, "
+                 "symmetric-keep-binary (the bandit spec's no_rescale_binary), or "
                  "the online scalers running-minmax, running-zscore (default: the preset's, else none)");
   if (with_seeds)
     app.add_option("--seeds", o.seeds, "number of Monte Carlo replicates R")->capture_default_str()->check(kPositiveCount);

@@ -152,7 +152,7 @@ LearnerContext decode_context(detail::StateReader& in, const std::string& path) 
     throw InputError(path + ": damaged learner context (n_clients " + std::to_string(c.n_clients) + ")");
   if (!in.at_end()) {
     Normalizer& z = c.preprocessing;
-    z.how = stored_enum(in, Normalization::RunningZScore, path, "normalisation");
+    z.how = stored_enum(in, Normalization::SymmetricKeepBinary, path, "normalisation");
     z.n_features = in.get_u64();
     z.offset = in.get_f64s();
     z.scale = in.get_f64s();

@@ -25,6 +25,7 @@ constexpr std::pair<const char*, Normalization> kNames[] = {
     {"symmetric", Normalization::Symmetric},
     {"running-minmax", Normalization::RunningMinMax},
     {"running-zscore", Normalization::RunningZScore},
+    {"symmetric-keep-binary", Normalization::SymmetricKeepBinary},
 };
 
 }  // namespace
@@ -137,7 +138,20 @@ Normalizer fit_normalizer(const Dataset& data, Normalization how) {
       break;
     }
     case Normalization::Symmetric:
+    case Normalization::SymmetricKeepBinary:
       per_feature();
+      // A {0, 1} column keeps its values: offset −1 and range 2 make 2·(x − offset)/range − 1 = x,
+      // exactly for 0 and 1, so the checkpointed scaler needs nothing new to apply it.
+      if (how == Normalization::SymmetricKeepBinary)
+        for (std::size_t j = 0; j < d; ++j) {
+          if (z.offset[j] != 0.0 || z.scale[j] != 1.0) continue;
+          bool binary = true;
+          for (std::size_t t = 0; t < n && binary; ++t) binary = data.x[t * d + j] == 0.0 || data.x[t * d + j] == 1.0;
+          if (binary) {
+            z.offset[j] = -1.0;
+            z.scale[j] = 2.0;
+          }
+        }
       if (data.task == Task::Regression) {
         target();
         z.scale_y = true;
@@ -226,6 +240,7 @@ void Normalizer::apply_row(double* x, std::size_t d, double* y) const {
         for (std::size_t j = 0; j < d; ++j) x[j] /= scale[0];
       return;
     case Normalization::Symmetric:
+    case Normalization::SymmetricKeepBinary:
       // Every feature to [−1, 1] (2·minmax − 1; a constant column to 0, as minmax maps it to 0
       // and then to −1 would carry a spurious value).
       for (std::size_t j = 0; j < d; ++j) x[j] = scale[j] > 0.0 ? 2.0 * ((x[j] - offset[j]) / scale[j]) - 1.0 : 0.0;

@@ -35,6 +35,37 @@ TEST(NormalizeTest, ParsesEveryName) {
   EXPECT_EQ(omkl::parse_normalization("jmlr23"), omkl::Normalization::Jmlr23);
 }
 
+TEST(NormalizeTest, SymmetricKeepBinaryKeepsZeroOneColumnsAndScalesTheRest) {
+  // spec/bandit.md A13's no_rescale_binary: a column of exactly {0, 1} keeps its values; any
+  // other column goes to [−1, 1] as with symmetric (a constant one to 0, also all-ones); labels
+  // stay; regression targets to [0, 1]. The fitted scaler applies the same to new rows.
+  omkl::Dataset data;
+  data.name = "binary";
+  data.n_samples = 4;
+  data.n_features = 5;
+  data.x = {0, 0, 1, 3, 0,  //
+            1, 1, 1, 5, 0.5,  //
+            1, 0, 1, 4, 1,  //
+            0, 2, 1, 3, 0};
+  data.y = {1, 2, 3, 5};
+  omkl::Dataset symmetric = data;
+  const omkl::Normalizer keep = omkl::fit_normalizer(data, omkl::Normalization::SymmetricKeepBinary);
+  keep.apply(data);
+  omkl::normalize(symmetric, omkl::Normalization::Symmetric);
+  for (std::size_t t = 0; t < 4; ++t) {
+    EXPECT_EQ(data.x[t * 5 + 0], (std::vector<double>{0, 1, 1, 0})[t]) << "a {0, 1} column is kept";
+    EXPECT_EQ(symmetric.x[t * 5 + 0], (std::vector<double>{-1, 1, 1, -1})[t]) << "symmetric maps it to ±1";
+    for (std::size_t j = 1; j < 5; ++j) EXPECT_EQ(data.x[t * 5 + j], symmetric.x[t * 5 + j]) << t << "," << j;
+  }
+  EXPECT_EQ(data.y, symmetric.y);
+  EXPECT_EQ(data.y, (std::vector<double>{0, 0.25, 0.5, 1}));
+  double row[5] = {1, 0, 1, 5, 0.5}, y = 3;
+  keep.apply_row(row, 5, &y);
+  EXPECT_EQ(row[0], 1.0);
+  EXPECT_EQ(row[1], -1.0);
+  EXPECT_EQ(omkl::parse_normalization("symmetric-keep-binary"), omkl::Normalization::SymmetricKeepBinary);
+}
+
 TEST(NormalizeTest, UnknownNameListsTheValidOnes) {
   try {
     omkl::parse_normalization("MinMax");
