@@ -221,6 +221,11 @@ void set_study_loss(StudyConfig& config, const std::string& loss);
 /// configuration, and summary.json / curves.csv are written atomically at the end.
 StudyResult run_study(const StudyConfig& config, const Dataset& data);
 
+/// Builds every algorithm of `config` once on `data` (replicate 0, nothing run) and throws what
+/// run_study() would throw for a bad spec or parameter (ConfigError naming it): for front ends
+/// that print before their studies run (`omkl bench` checks its --algo specs before its header).
+void check_study_algorithms(const StudyConfig& config, const Dataset& data);
+
 /// The output contract's files as text: summary.json, curves.csv and, where the study has them,
 /// logs.json and regret.csv (empty strings otherwise).
 struct StudyOutputs {

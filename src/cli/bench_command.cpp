@@ -42,6 +42,25 @@ int run_bench(const BenchOptions& o) {
   const std::size_t threads =
       o.common.threads ? o.common.threads : std::max(1u, std::thread::hardware_concurrency());
   if (o.repeat == 0) throw ConfigError("--repeat must be at least 1");
+  // The GPU contexts first: the check below builds on them, and the time of their creation is
+  // reported on its own.
+  double context_seconds = 0.0;
+  const std::shared_ptr<DeviceContexts> contexts =
+      backend == BackendKind::Cuda ? make_device_contexts(&context_seconds) : nullptr;
+  const auto study_config = [&](const AlgorithmSpec& spec, std::size_t seeds) {
+    StudyConfig config;
+    config.algorithms = {spec};
+    config.n_seeds = seeds;
+    config.base_seed = o.common.seed;
+    config.profile = parse_profile(o.common.profile);
+    config.preset = o.common.preset;
+    config.backend = backend;
+    config.threads = threads;
+    config.device_contexts = contexts;
+    return config;
+  };
+  // A bad spec or parameter fails before the header, not after the first measurements.
+  for (const auto& spec : specs) check_study_algorithms(study_config(spec, 1), data);
   nlohmann::json rows = nlohmann::json::array();
   fmt::print("bench on {} (T = {}, d = {}), backend {}, {} thread(s), {} build\n", data.name,
              data.n_samples, data.n_features, to_string(backend), threads,
@@ -53,9 +72,6 @@ int run_bench(const BenchOptions& o) {
     for (const auto& [name, value] : switches) set += " " + name + "=" + value;
     fmt::print("path switches:{}\n", set);
   }
-  double context_seconds = 0.0;
-  const std::shared_ptr<DeviceContexts> contexts =
-      backend == BackendKind::Cuda ? make_device_contexts(&context_seconds) : nullptr;
   if (contexts) fmt::print("GPU context creation (once, not in the times below): {:.4f} s\n", context_seconds);
   fmt::print("{:<40} {:>6} {:>14} {:>14} {:>14} {:>14} {:>12}\n", "algorithm", "seeds", "us/sample/seed",
              "seed-steps/s", "kernel-upd/s", "wall s", "final");
@@ -65,15 +81,7 @@ int run_bench(const BenchOptions& o) {
       std::vector<double> loop, wall;
       double final_mean = 0.0, updates_per_replicate = 0.0;
       for (std::size_t k = 0; k < o.repeat; ++k) {
-        StudyConfig config;
-        config.algorithms = {spec};
-        config.n_seeds = seeds;
-        config.base_seed = o.common.seed;
-        config.profile = parse_profile(o.common.profile);
-        config.preset = o.common.preset;
-        config.backend = backend;
-        config.threads = threads;
-        config.device_contexts = contexts;
+        const StudyConfig config = study_config(spec, seeds);
         const auto start = std::chrono::steady_clock::now();
         const StudyResult result = run_study(config, data);
         wall.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());

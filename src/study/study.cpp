@@ -442,6 +442,14 @@ void gather_runs(const std::vector<WorkItem>& tasks, std::vector<std::vector<Rep
 
 }  // namespace
 
+void check_study_algorithms(const StudyConfig& config, const Dataset& data) {
+  const Preset* preset = config.preset.empty() ? nullptr : &find_preset(config.preset);
+  StudyConfig cfg = config;
+  if (cfg.backend == BackendKind::Auto)
+    cfg.backend = detail::cuda_available() ? BackendKind::Cuda : BackendKind::Cpu;
+  for (const AlgorithmSpec& spec : cfg.algorithms) build(spec, preset, cfg, data, {0});
+}
+
 StudyResult run_study(const StudyConfig& config, const Dataset& data) {
   if (data.n_samples == 0) throw InputError(data.name + ": empty stream");
   if (config.algorithms.empty()) throw ConfigError("study: no algorithm given (use --algo)");

@@ -207,6 +207,11 @@ TEST_F(CliTest, CountsAndSecondsAreCheckedAsWritten) {
   const Outcome o = omkl("bench --data f.csv --algo raker:D=8 --repeat 1 --json no_such_dir/b.json");
   EXPECT_EQ(o.code, 2);
   EXPECT_EQ(o.out.find("bench on"), std::string::npos) << "refused before measuring: " << o.out;
+  // So is every --algo's parameters, the last one's too: nothing measured before the refusal.
+  const Outcome bad = omkl("bench --data f.csv --algo raker:D=8 --algo raker:D=8,eta=-1 --repeat 1");
+  EXPECT_EQ(bad.code, 2) << bad.err;
+  EXPECT_NE(bad.err.find("'eta'"), std::string::npos) << bad.err;
+  EXPECT_EQ(bad.out.find("bench on"), std::string::npos) << "refused before the header: " << bad.out;
 }
 
 TEST_F(CliTest, ClassifierLabelsDivergenceAndStudyFoldersAreCheckedWithTheirNames) {
