@@ -530,6 +530,15 @@ int run_command(const CommonOptions& o, const RunOptions& r, const CLI::App& com
       throw Error(fmt::format("{} diverged on {} at row {} (prediction {}): nothing written; a smaller step size "
                               "(eta) may help",
                               learner.spec(), data.name, t + 1, predictions[t]));
+  // The last row's update shows in no prediction of this run: a checkpoint is written only for a
+  // model that predicts that row finitely after learning it.
+  if (!r.save.empty() && n > 0) {
+    const double after = learner.predict(data.row(n - 1));
+    if (!std::isfinite(after))
+      throw Error(fmt::format("{} diverged with its update at row {} of {} (it now predicts that row as {}): "
+                              "nothing written; a smaller step size (eta) may help",
+                              learner.spec(), n, data.name, after));
+  }
   CommandOutputs outputs;
   std::FILE* report = report_stream(r.predictions);
   fmt::print(report, "{} on {}: rows 1..{} (samples {}..{} of the model), {} {}\n", learner.spec(), data.name, n,

@@ -237,6 +237,13 @@ TEST_F(CliTest, ClassifierLabelsDivergenceAndStudyFoldersAreCheckedWithTheirName
   EXPECT_NE(o.err.find("diverged on f at row"), std::string::npos) << o.err;
   EXPECT_FALSE(fs::exists(dir_ / "nan.ckpt"));
   EXPECT_FALSE(fs::exists(dir_ / "p.csv"));
+  // The last row's update shows in none of the run's predictions: the checkpoint's own check.
+  write("f1.csv", "a,b,y\n0.3,0.9,2.0\n");
+  o = omkl("run --data f1.csv --algo raker:D=8,eta=1e308 --save nan.ckpt --predictions p.csv");
+  EXPECT_EQ(o.code, 3) << o.err;
+  EXPECT_NE(o.err.find("diverged with its update at row 1 of f1"), std::string::npos) << o.err;
+  EXPECT_FALSE(fs::exists(dir_ / "nan.ckpt"));
+  EXPECT_FALSE(fs::exists(dir_ / "p.csv"));
   // A study's folder whose cell cache is a file is refused before the study runs.
   fs::create_directories(dir_ / "o1");
   write("o1/cells", "not a folder");

@@ -348,27 +348,44 @@ TEST_F(LiveCliTest, ADivergedModelStopsTheStreamWithoutACheckpoint) {
   in << "a,b,c,y\n";
   for (int i = 0; i < 40; ++i) in << row(i) << "\n";
   in.close();
-  // A step size that overflows θ within a few rows; a checkpoint after every learned row.
+  // A step size that overflows θ within a few rows (θ grows about η-fold a row); a checkpoint
+  // after every learned row.
   const std::string command = "cd '" + dir_.string() + "' && '" + cli_ +
-                              "' run --data - --algo raker:D=8,eta=1e308 --horizon 40 --save ck --save-every 1 "
+                              "' run --data - --algo raker:D=8,eta=1e100 --horizon 40 --save ck --save-every 1 "
                               "--predictions p.csv <in.csv >out.txt 2>err.txt";
   const int status = std::system(command.c_str());
   EXPECT_EQ(WIFEXITED(status) ? WEXITSTATUS(status) : -1, 3) << err();
-  EXPECT_NE(err().find("diverged at <stdin>:"), std::string::npos) << err();
-  // The predictions stop at the row that diverged, the last one written non-finite.
+  // The update that diverged is caught at the checkpoint after it, before its row's successor
+  // is predicted: every prediction written is finite.
+  EXPECT_NE(err().find("diverged with its update at <stdin>:"), std::string::npos) << err();
   const std::string predictions = read_text(dir_ / "p.csv");
   ASSERT_FALSE(predictions.empty());
-  EXPECT_NE(predictions.find("nan"), std::string::npos) << predictions;
+  EXPECT_EQ(predictions.find("nan"), std::string::npos) << predictions;
+  EXPECT_EQ(predictions.find("inf"), std::string::npos) << predictions;
   EXPECT_LT(std::count(predictions.begin(), predictions.end(), '\n'), 41) << "the stream was not stopped";
-  // No checkpoint after the divergence: the one left (--save-every) is from an earlier row.
+  // The checkpoint left is from before the divergence: it predicts, and finitely.
   const std::size_t rows_predicted = std::count(predictions.begin(), predictions.end(), '\n') - 1;
   ASSERT_TRUE(fs::exists(dir_ / "ck"));
   std::ofstream(dir_ / "one.csv") << "a,b,c,y\n" << row(1) << "\n";
-  EXPECT_EQ(omkl("predict --model ck --data one.csv"), 0) << err();
+  EXPECT_EQ(omkl("predict --model ck --data one.csv --predictions q.csv"), 0) << err();
   const std::string report = read_text(dir_ / "out.txt");
   const std::size_t at = report.find("(after ");
   ASSERT_NE(at, std::string::npos) << report;
-  EXPECT_LT(std::stoul(report.substr(at + 7)), rows_predicted) << report;
+  EXPECT_LE(std::stoul(report.substr(at + 7)), rows_predicted) << report;
+  const std::string again = read_text(dir_ / "q.csv");
+  EXPECT_EQ(again.find("nan"), std::string::npos) << again;
+  EXPECT_EQ(again.find("inf"), std::string::npos) << again;
+  // Without --save-every, the final checkpoint gets the same check: one row whose update
+  // overflows θ, and no checkpoint, no report of a finished run.
+  std::ofstream(dir_ / "single.csv") << "a,b,c,y\n0.3,0.5,0.9,2.0\n";
+  const std::string single = "cd '" + dir_.string() + "' && '" + cli_ +
+                             "' run --data - --algo raker:D=8,eta=1e308 --horizon 40 --save last <single.csv "
+                             ">out.txt 2>err.txt";
+  const int single_status = std::system(single.c_str());
+  EXPECT_EQ(WIFEXITED(single_status) ? WEXITSTATUS(single_status) : -1, 3) << err();
+  EXPECT_NE(err().find("diverged with its update at <stdin>:2"), std::string::npos) << err();
+  EXPECT_FALSE(fs::exists(dir_ / "last"));
+  EXPECT_EQ(read_text(dir_ / "out.txt").find("learned"), std::string::npos) << read_text(dir_ / "out.txt");
 }
 
 TEST_F(LiveCliTest, MemoryDoesNotGrowWithTheStream) {
