@@ -343,7 +343,12 @@ void add_em_kofl(std::vector<AlgorithmInfo>& registry) {
   registry.push_back({"em-kofl",
                       "eM-KOFL: local copies of every kernel per client, one server-drawn kernel averaged and "
                       "used for prediction per round, global Hedge weights from the clients' losses (§3.4)",
-                      [](ParamReader& params, const AlgoContext& context) {
+                      [](ParamReader& params, const AlgoContext& context) -> std::unique_ptr<Algorithm> {
+                        const std::string variant = params.get_choice(
+                            "variant", "local_copies", {"local_copies", "global_only"},
+                            "local_copies: every client keeps a copy of every kernel (§3.4); global_only: the "
+                            "server's θ alone, θ_{J_t} moved by the clients' averaged gradients");
+                        if (variant == "global_only") return make_global_only_em_kofl(params, context);
                         return std::unique_ptr<Algorithm>(new EmKofl(params, context));
                       }});
 }

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <vector>
 
 #include "core/algorithm_base.h"
@@ -22,6 +23,12 @@ std::vector<double> federated_theta(const Algorithm& algorithm, std::size_t repl
 std::vector<double> federated_log_weights(const Algorithm& algorithm, std::size_t replicate, std::size_t client);
 /// The selection of the last client step of a replicate (all kernels, p = 1, for the baselines).
 const KernelSelection& federated_last_selection(const Algorithm& algorithm, std::size_t replicate);
+
+/// eM-KOFL's variant=global_only (spec/federated.md §3.4): the server keeps the only θ; each
+/// round it draws J_t from its Hedge weights, every client predicts with θ_{J_t}, reports its N
+/// losses against the global θ and uploads the gradient of θ_{J_t} alone, which the server
+/// averages (FedAvg). Built by em-kofl's factory (global_kernels.cpp).
+std::unique_ptr<Algorithm> make_global_only_em_kofl(ParamReader& params, const AlgoContext& context);
 
 // The family's parts register here (federated.cpp calls them).
 void add_global_kernel_federations(std::vector<AlgorithmInfo>& registry);

@@ -27,6 +27,7 @@
 #include "families/federated/federated.h"
 #include "families/federated/federated_config.h"
 #include "families/federated/kernel_selection.h"
+#include "families/federated/resident_em_kofl.h"
 #include "families/federated/resident_federation.h"
 #include "omkl/error.h"
 
@@ -39,16 +40,23 @@ constexpr std::uint64_t kSelectionStreams = 0xfed00000u;  // + client: each clie
 // from the multi-kernel dictionaries' 0 .. N − 1 (and the bandit family's Ω at 0xb0b0).
 constexpr std::uint64_t kOfsklFrequencyStream = 0x0f5c1000u;
 
-/// How a client combines the kernels' predictions.
-enum class Head { PersonalHedge, GlobalHedge, Uniform };
+/// How a client combines the kernels' predictions. DrawnKernel: with the one kernel J_t the
+/// server draws each round from its Hedge weights (eM-KOFL's variant=global_only, §3.4).
+enum class Head { PersonalHedge, GlobalHedge, Uniform, DrawnKernel };
 /// Which kernels a client updates and uploads.
-enum class Uploads { Bins, AllKernels };
+enum class Uploads { Bins, AllKernels, DrawnKernel };
 
 struct Variant {
   Head head = Head::PersonalHedge;
   Uploads uploads = Uploads::Bins;
   bool single_kernel = false;  // OFSKL
+  /// Weights on the server, moved by the losses every client reports (vM-KOFL, eM-KOFL global_only).
+  bool server_weights() const { return head == Head::GlobalHedge || head == Head::DrawnKernel; }
 };
+
+// The server's J_t stream of eM-KOFL (em_kofl.cpp's, client index 0): global_only draws as the
+// local-copies form does.
+constexpr std::uint64_t kServerDraws = 0xfe000001u;
 
 class GlobalKernelFederation final : public Algorithm {
  public:
@@ -81,10 +89,15 @@ class GlobalKernelFederation final : public Algorithm {
       skip_sort_ = params.get_bool("skip_sort_if_uniform", !reference,
                                    "with ξ = 1, bins in index order instead of the weight ranking (the paper "
                                    "calls the sort unnecessary; the code sorts), §7 C5");
+    } else if (variant.uploads == Uploads::DrawnKernel) {
+      M_ = 1;
+      per_upload = 1;  // θ_{J_t}'s update
+      explore_ = params.get_double("explore", 0.0, "uniform mixing of the server's kernel draw, in [0, 1)");
+      if (!(explore_ >= 0) || explore_ >= 1) params.fail("explore", "must be in [0, 1)");
     } else {
       M_ = N;
     }
-    if (variant.head == Head::GlobalHedge) {
+    if (variant.server_weights()) {
       extra = N;  // the clients' N losses go up with the updates (§2.2)
       sum_losses_ = params.get_choice("weight_loss_reduction", "sum", {"sum", "mean"},
                                       "server weights' loss: the clients' losses summed or averaged "
@@ -92,7 +105,7 @@ class GlobalKernelFederation final : public Algorithm {
     }
     n_rff_ = read_budgeted_D(params, per_upload, extra, &max_upload_);
     const char* weight_step = variant.head == Head::PersonalHedge ? "eta_k"
-                              : variant.head == Head::GlobalHedge  ? "eta_g"
+                              : variant.server_weights()           ? "eta_g"
                                                                    : "";
     steps_ = read_federated_steps(params, context, n_clients_, weight_step);
     RfEnsembleConfig features = federated_features(params, dictionary, dict_text, n_rff_, steps_.lambda);
@@ -106,17 +119,20 @@ class GlobalKernelFederation final : public Algorithm {
     ledger_ = CommunicationLedger(max_upload_);
     track_regularizer_ = context.track_regret_regularizer;
     resident_ = read_step_path(params, "rounds", backend_on_gpu(context.backend),
-                               track_regularizer_ ? kRegularizerOnHostPath
-                                                  : float_walk_on_cpu(features.single_precision,
-                                                                      backend_on_gpu(context.backend)));
+                               variant.uploads == Uploads::DrawnKernel
+                                   ? "eM-KOFL's variant=global_only has no resident walk"
+                               : track_regularizer_ ? kRegularizerOnHostPath
+                                                    : float_walk_on_cpu(features.single_precision,
+                                                                        backend_on_gpu(context.backend)));
 
     const std::size_t R = context.n_replicates();
     norm2_.assign(R * N, 0.0);  // θ starts at 0
     if (variant.head == Head::PersonalHedge) log_w_.assign(R * n_clients_ * N, 0.0);
-    if (variant.head == Head::GlobalHedge) {
+    if (variant.server_weights()) {
       log_w_.assign(R * N, 0.0);
       round_loss_.assign(R * N, 0.0);
     }
+    if (variant.head == Head::DrawnKernel) drawn_.assign(R, 0);
     kernel_loss_.assign(R * n_clients_ * N, 0.0);
     if (track_regularizer_) {
       gram_.assign(R * N * N, 0.0);  // θ starts at 0
@@ -171,6 +187,8 @@ class GlobalKernelFederation final : public Algorithm {
     if (client == 0) {
       round_x_.clear();
       updates_.clear();
+      if (variant_.head == Head::DrawnKernel)
+        for (std::size_t r = 0; r < n_replicates(); ++r) drawn_[r] = draw_kernel(r, t);
     }
     round_x_.insert(round_x_.end(), x, x + d);
     client_step(client, t, x, y, predictions, updates_, round_loss_.data(), f);
@@ -279,8 +297,12 @@ class GlobalKernelFederation final : public Algorithm {
     const std::size_t R = n_replicates(), N = n_kernels();
     const std::size_t client = static_cast<std::size_t>(seen_ % static_cast<std::int64_t>(n_clients_));
     std::vector<double> f(R * N);
-    backend_->predict(x, seen_ / static_cast<std::int64_t>(n_clients_) + 1, schedules_, f.data());
-    for (std::size_t r = 0; r < R; ++r) predictions[r] = combine(r, client, f.data() + r * N);
+    const std::int64_t t = seen_ / static_cast<std::int64_t>(n_clients_) + 1;
+    backend_->predict(x, t, schedules_, f.data());
+    for (std::size_t r = 0; r < R; ++r)
+      // A round's first client predicts with the kernel the server is about to draw for it.
+      predictions[r] = variant_.head == Head::DrawnKernel && client == 0 ? f[r * N + draw_kernel(r, t)]
+                                                                         : combine(r, client, f.data() + r * N);
   }
 
   void save_state(StateWriter& out) const override {
@@ -335,6 +357,10 @@ class GlobalKernelFederation final : public Algorithm {
         norm2_[r * N + i] = n2;
       }
     if (track_regularizer_) refresh_gram();
+    // The round in progress keeps the kernel drawn at its opening: the server's weights have not
+    // moved since, so the same keyed draw gives it again.
+    if (variant_.head == Head::DrawnKernel && in_round > 0)
+      for (std::size_t r = 0; r < R; ++r) drawn_[r] = draw_kernel(r, seen_ / static_cast<std::int64_t>(n_clients_) + 1);
   }
 
   std::uint64_t kernel_updates() const override { return kernel_updates_; }
@@ -342,7 +368,8 @@ class GlobalKernelFederation final : public Algorithm {
     return track_regularizer_ ? last_regularizer_.at(r) : std::numeric_limits<double>::quiet_NaN();
   }
   CommunicationCount communication() const override { return ledger_.totals(); }
-  bool distributable() const override { return true; }
+  // eM-KOFL's global_only has no server/client processes (its J_t is not in their messages).
+  bool distributable() const override { return variant_.uploads != Uploads::DrawnKernel; }
 
   // ---- the server and its clients in separate processes (§6.4) -------------------------------
   // Per round: the server sends every client rank the round's θ (and the global weights of
@@ -389,7 +416,7 @@ class GlobalKernelFederation final : public Algorithm {
       const double* w = log_w_.data() + (r * n_clients_ + client) * N;
       return {w, w + N};
     }
-    if (variant_.head == Head::GlobalHedge) return {log_w_.begin() + static_cast<std::ptrdiff_t>(r * N),
+    if (variant_.server_weights()) return {log_w_.begin() + static_cast<std::ptrdiff_t>(r * N),
                                                     log_w_.begin() + static_cast<std::ptrdiff_t>((r + 1) * N)};
     return {};
   }
@@ -430,8 +457,9 @@ class GlobalKernelFederation final : public Algorithm {
         for (std::size_t i = 0; i < N; ++i) log_w[i] -= steps_.eta_w * losses_[i];
         if (post_update_selection_) select_kernels(log_w, N, M_, xi_, sort, u, sel);
       } else {
-        select_all(sel, N);
-        if (variant_.head == Head::GlobalHedge)
+        if (variant_.uploads == Uploads::DrawnKernel) select_one(sel, drawn_[r]);
+        else select_all(sel, N);
+        if (variant_.server_weights())
           for (std::size_t i = 0; i < N; ++i) reported[r * N + i] += losses_[i];
       }
       // The client's update of each selected kernel (§1.3 S7): g = (η/p)(2(f − y)z + 2λθ).
@@ -446,8 +474,14 @@ class GlobalKernelFederation final : public Algorithm {
         u.b = scale * 2.0 * steps_.lambda;
         uploads.push_back(u);
       }
-      const double extra = variant_.head == Head::GlobalHedge ? static_cast<double>(N) : 0.0;
-      ledger_.client_step(two_D * static_cast<double>(N) + extra,
+      const double extra = variant_.server_weights() ? static_cast<double>(N) : 0.0;
+      // Received: every θ and the server's weights; with a drawn kernel only θ_{J_{t−1}} after the
+      // server's step (the one θ that moved; each client keeps the global θ current with it) and
+      // J_t (an index: free).
+      const double received = variant_.uploads == Uploads::DrawnKernel
+                                  ? two_D
+                                  : two_D * static_cast<double>(N) + (variant_.head == Head::GlobalHedge ? extra : 0.0);
+      ledger_.client_step(received,
                           two_D * static_cast<double>(sel.kernels.size()) + extra);
     }
   }
@@ -644,6 +678,7 @@ class GlobalKernelFederation final : public Algorithm {
     switch (variant_.head) {
       case Head::PersonalHedge: return softmax_combine(log_w_.data() + (r * n_clients_ + client) * N, f, N);
       case Head::GlobalHedge: return softmax_combine(log_w_.data() + r * N, f, N);
+      case Head::DrawnKernel: return f[drawn_[r]];
       case Head::Uniform: break;
     }
     double sum = 0.0;
@@ -656,6 +691,7 @@ class GlobalKernelFederation final : public Algorithm {
   // §4.7; the same sum of 2D-vectors of different kernels as the paper's).
   double combined_norm2(std::size_t r, std::size_t client) const {
     const std::size_t N = n_kernels();
+    if (variant_.head == Head::DrawnKernel) return norm2_[r * N + drawn_[r]];  // θ̄ = θ_{J_t}
     std::vector<double>& w = weight_scratch_;
     w.assign(N, 1.0 / static_cast<double>(N));
     if (variant_.head != Head::Uniform) {
@@ -692,6 +728,25 @@ class GlobalKernelFederation final : public Algorithm {
     }
   }
 
+  // J_t ~ (1 − explore)·ω̄ + explore/N by one keyed uniform of the server's stream: em_kofl_draw(),
+  // eM-KOFL's draw (§3.4 step 1).
+  std::size_t draw_kernel(std::size_t r, std::int64_t t) const {
+    const std::size_t N = n_kernels();
+    weight_scratch_.resize(N);
+    const double u = client_uniform(context_.seed, context_.replicates[r], kServerDraws, 0, t);
+    return em_kofl_draw(log_w_.data() + r * N, N, explore_, u, weight_scratch_.data());
+  }
+
+  // The server's kernel J_t alone, p = 1.
+  static void select_one(KernelSelection& sel, std::size_t J) {
+    sel.n_bins = 1;
+    sel.bin = 0;
+    sel.q.assign(1, 1.0);
+    sel.probability = 1.0;
+    sel.kernels.assign(1, static_cast<std::uint32_t>(J));
+    sel.ranking = sel.kernels;
+  }
+
   static void select_all(KernelSelection& sel, std::size_t N) {
     if (sel.kernels.size() == N) return;
     sel.n_bins = 1;
@@ -716,7 +771,7 @@ class GlobalKernelFederation final : public Algorithm {
   void close_round() {
     backend_->aggregate_round(round_x_.data(), n_clients_, updates_.data(), updates_.size(),
                               1.0 / static_cast<double>(n_clients_), norm2_.data());
-    if (variant_.head == Head::GlobalHedge) close_global_weights();
+    if (variant_.server_weights()) close_global_weights();
     if (track_regularizer_) refresh_gram();
     round_x_.clear();
     updates_.clear();
@@ -727,6 +782,8 @@ class GlobalKernelFederation final : public Algorithm {
   std::size_t n_clients_ = 0;
   std::size_t M_ = 1;
   double xi_ = 1.0;
+  double explore_ = 0.0;             // DrawnKernel: uniform mixing of the server's draw
+  std::vector<std::size_t> drawn_;   // DrawnKernel: J_t of the round in progress, per replicate
   bool post_update_selection_ = false, skip_sort_ = false, sum_losses_ = true;
   std::size_t n_rff_ = 0;
   double max_upload_ = 0.0;
@@ -758,6 +815,15 @@ class GlobalKernelFederation final : public Algorithm {
   std::unique_ptr<FederationDeviceWalk> device_walk_;
 #endif
 };
+
+}  // namespace
+
+std::unique_ptr<Algorithm> make_global_only_em_kofl(ParamReader& params, const AlgoContext& context) {
+  return std::unique_ptr<Algorithm>(
+      new GlobalKernelFederation(params, context, {Head::DrawnKernel, Uploads::DrawnKernel, false}));
+}
+
+namespace {
 
 const GlobalKernelFederation& as_federation(const Algorithm& algorithm) {
   const auto* g = dynamic_cast<const GlobalKernelFederation*>(&algorithm);

@@ -10,6 +10,8 @@
 
 #include "common/test_helpers.h"
 #include "families/federated/federated.h"
+#include "families/federated/federated_config.h"
+#include "families/federated/resident_em_kofl.h"
 #include "families/federated/kernel_selection.h"
 #include "families/federated/mlp.h"
 #include "features/random_features.h"
@@ -427,11 +429,14 @@ TEST(FederatedTest, ReplicatesInLockstepEqualSeparateRuns) {
 TEST(FederatedTest, CheckpointInTheMiddleOfARoundContinuesBitIdentically) {
   const Dataset data = federated_stream(4, 8, 3);
   const std::size_t cut = 13;  // round 4, after client 1
-  for (const char* name : {"pof-mkl", "vm-kofl", "ofmkl-avg", "em-kofl", "perfedavg"}) {
+  const std::vector<std::pair<std::string, Params>> cases{{"pof-mkl", {{"M", "2"}}},
+                                                          {"vm-kofl", {}},
+                                                          {"ofmkl-avg", {}},
+                                                          {"em-kofl", {}},
+                                                          {"em-kofl", {{"variant", "global_only"}, {"explore", "0.3"}}},
+                                                          {"perfedavg", {}}};
+  for (const auto& [name, p] : cases) {
     const AlgoContext c = fed_context(data, {0, 1});
-    const Params params{{"M", "2"}};
-    const Params none{};
-    const Params& p = std::string(name) == "pof-mkl" ? params : none;
     auto whole = make(name, c, p);
     const auto expected = run_steps(*whole, data);
     auto first = make(name, c, p);
@@ -450,8 +455,11 @@ TEST(FederatedTest, CheckpointInTheMiddleOfARoundContinuesBitIdentically) {
 
 TEST(FederatedTest, PredictEqualsTheNextStepsPrediction) {
   const Dataset data = federated_stream(3, 6, 3);
-  for (const char* name : {"pof-mkl", "vm-kofl", "em-kofl", "perfedavg", "ofskl"}) {
-    auto a = make(name, fed_context(data, {0, 2}));
+  const std::vector<std::pair<std::string, Params>> cases{
+      {"pof-mkl", {}}, {"vm-kofl", {}}, {"em-kofl", {}}, {"em-kofl", {{"variant", "global_only"}}},
+      {"perfedavg", {}}, {"ofskl", {}}};
+  for (const auto& [name, p] : cases) {
+    auto a = make(name, fed_context(data, {0, 2}), p);
     for (std::size_t t = 0; t < data.n_samples; ++t) {
       double predicted[2], stepped[2];
       a->predict(data.row(t), predicted);
@@ -701,6 +709,74 @@ TEST(FederatedTest, OfsklDrawsItsKernelFromAStreamOfItsOwn) {
   EXPECT_EQ(ofskl, predictions("ofskl", {{"D", "9"}}));
   const auto first_kernel = predictions("ofmkl-avg", {{"D", "9"}, {"dict", "gauss2:10"}});
   EXPECT_NE(ofskl, first_kernel);
+}
+
+TEST(FederatedTest, EmKoflGlobalOnlyMatchesADirectComputation) {
+  // §3.4 variant=global_only: the server's θ alone. Round t: J_t from the server's weights
+  // (em_kofl_draw() of the keyed uniform, explore mixed in); client k predicts f_{J_t} with the
+  // global θ, reports ℓ_i = (f_i − y)² + λ‖θ_i‖² for every kernel and uploads
+  // g = η(2(f_J − y)z_J + 2λθ_J); then θ_J ← θ_J − (1/K)Σ_k g and ω ← ω·exp(−η_g Σ_k ℓ).
+  const std::size_t K = 2, T = 5, d = 2, D = 3, N = 2;
+  const Dataset data = federated_stream(K, T, d);
+  const AlgoContext c = fed_context(data);
+  const double eta = 0.3, eta_g = 0.7, lambda = 0.01, explore = 0.3;
+  auto a = make("em-kofl", c, {{"variant", "global_only"}, {"dict", "gauss2:0.5+gauss2:2"}, {"D", "3"},
+                               {"eta", "0.3"}, {"eta_g", "0.7"}, {"lambda", "0.01"}, {"explore", "0.3"}});
+  AlgoContext tracking = c;
+  tracking.track_regret_regularizer = true;  // regret.include_reg: θ̄ = θ_{J_t}
+  auto tracked = make("em-kofl", tracking, {{"variant", "global_only"}, {"dict", "gauss2:0.5+gauss2:2"}, {"D", "3"},
+                                            {"eta", "0.3"}, {"eta_g", "0.7"}, {"lambda", "0.01"}, {"explore", "0.3"}});
+  const Dictionary dict = parse_dictionary("gauss2:0.5+gauss2:2");
+  std::vector<std::vector<double>> theta(N, std::vector<double>(2 * D, 0.0));
+  std::vector<double> log_w(N, 0.0), w(N);
+  std::size_t drawn_counts[2] = {0, 0};
+  for (std::size_t t = 1; t <= T; ++t) {
+    const double u = client_uniform(c.seed, 0, 0xfe000001u, 0, std::int64_t(t));
+    const std::size_t J = em_kofl_draw(log_w.data(), N, explore, u, w.data());
+    ++drawn_counts[J];
+    std::vector<double> round_loss(N, 0.0), g_sum(2 * D, 0.0);
+    for (std::size_t k = 0; k < K; ++k) {
+      const std::size_t row = (t - 1) * K + k;
+      const double y = data.y[row];
+      double f[2], n2[2];
+      std::vector<std::vector<double>> z(N);
+      for (std::size_t i = 0; i < N; ++i) {
+        z[i] = features(dict[i], D, data.row(row), d, c.seed, 0, i);
+        f[i] = n2[i] = 0.0;
+        for (std::size_t j = 0; j < 2 * D; ++j) {
+          f[i] += theta[i][j] * z[i][j];
+          n2[i] += theta[i][j] * theta[i][j];
+        }
+        round_loss[i] += (f[i] - y) * (f[i] - y) + lambda * n2[i];
+      }
+      for (std::size_t j = 0; j < 2 * D; ++j)
+        g_sum[j] += eta * (2.0 * (f[J] - y) * z[J][j] + 2.0 * lambda * theta[J][j]);
+      double got = 0.0, again = 0.0;
+      a->step(data.row(row), y, &got);
+      ASSERT_NEAR(got, f[J], 1e-12 * (1.0 + std::fabs(f[J]))) << "round " << t << " client " << k;
+      tracked->step(data.row(row), y, &again);
+      ASSERT_NEAR(tracked->regret_regularizer(0), lambda * n2[J], 1e-14) << "round " << t << " client " << k;
+    }
+    for (std::size_t j = 0; j < 2 * D; ++j) theta[J][j] -= g_sum[j] / double(K);
+    for (std::size_t i = 0; i < N; ++i) log_w[i] -= eta_g * round_loss[i];
+  }
+  EXPECT_GT(drawn_counts[0] * drawn_counts[1], 0u) << "both kernels drawn: the test covers J_t";
+  for (std::size_t i = 0; i < N; ++i) {
+    const auto got = federated_theta(*a, 0, i);
+    for (std::size_t j = 0; j < 2 * D; ++j) EXPECT_NEAR(got[j], theta[i][j], 1e-12) << i << "," << j;
+  }
+  const auto got_w = federated_log_weights(*a, 0, 0);
+  for (std::size_t i = 0; i < N; ++i) EXPECT_NEAR(got_w[i], log_w[i], 1e-12 * (1.0 + std::fabs(log_w[i])));
+  // Messages: up θ_J's update and N losses, down θ_J after the server's step.
+  const CommunicationCount sent = a->communication();
+  EXPECT_EQ(sent.client_steps, double(K * T));
+  EXPECT_EQ(sent.uplink_floats, (2.0 * D + N) * K * T);
+  EXPECT_EQ(sent.downlink_floats, 2.0 * D * K * T);
+  EXPECT_FALSE(a->distributable());
+  EXPECT_NE(config_error_message("em-kofl", c, {{"variant", "global_only"}, {"step_path", "resident"}})
+                .find("no resident walk"),
+            std::string::npos);
+  EXPECT_NE(config_error_message("em-kofl", c, {{"variant", "global"}}).find("local_copies"), std::string::npos);
 }
 
 // ---- regret.include_reg (spec/federated.md §4.7) ------------------------------------------------
