@@ -34,6 +34,12 @@ const std::string* ParamReader::lookup(const std::string& key) {
   return found;
 }
 
+bool ParamReader::given(const std::string& key) const {
+  for (const auto& kv : explicit_)
+    if (kv.first == key) return true;
+  return false;
+}
+
 bool ParamReader::has(const std::string& key) const {
   for (const auto& kv : explicit_)
     if (kv.first == key) return true;

@@ -31,6 +31,8 @@ class ParamReader {
                          const std::vector<std::string>& choices, const std::string& meaning);
   /// True when the user or a preset gave `key`.
   bool has(const std::string& key) const;
+  /// True when the user gave `key` (not a preset's soft default).
+  bool given(const std::string& key) const;
 
   /// Throws ConfigError for any explicit parameter that was never read.
   void finish() const;

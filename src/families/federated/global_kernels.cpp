@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "core/decimal.h"
 #include "core/step_path.h"
 #include "families/federated/federated.h"
 #include "families/federated/federated_config.h"
@@ -58,6 +59,25 @@ struct Variant {
 // local-copies form does.
 constexpr std::uint64_t kServerDraws = 0xfe000001u;
 
+// ξ_k of every client from "a+b+…" (K values in (0, 1]), naming the parameter in any error.
+std::vector<double> parse_per_client_xi(ParamReader& params, const std::string& text, std::size_t K) {
+  std::vector<double> xi;
+  std::size_t begin = 0;
+  while (begin <= text.size()) {
+    const std::size_t end = std::min(text.find('+', begin), text.size());
+    const std::string item = text.substr(begin, end - begin);
+    char* stop = nullptr;
+    const double v = strtod_decimal(item.c_str(), &stop);
+    if (item.empty() || *stop != '\0' || !(v > 0) || v > 1)
+      params.fail("xi_per_client", "value " + std::to_string(xi.size() + 1) + " '" + item + "' is not a ξ in (0, 1]");
+    xi.push_back(v);
+    begin = end + 1;
+  }
+  if (xi.size() != K)
+    params.fail("xi_per_client", std::to_string(xi.size()) + " values for " + std::to_string(K) + " clients");
+  return xi;
+}
+
 class GlobalKernelFederation final : public Algorithm {
  public:
   bool batches_replicates() const override { return true; }  // on the backend (RfBackend)
@@ -78,8 +98,15 @@ class GlobalKernelFederation final : public Algorithm {
         params.fail("M", "must be in [1, N] = [1, " + std::to_string(N) + "]");
       M_ = static_cast<std::size_t>(m);
       per_upload = M_;
-      xi_ = params.get_double("xi", 1.0, "exploration ξ ∈ (0, 1] of the bin PMF (the same for every client)");
-      if (!(xi_ > 0) || xi_ > 1) params.fail("xi", "must be in (0, 1]");
+      const double xi = params.get_double("xi", 1.0, "exploration ξ ∈ (0, 1] of the bin PMF (the same for every client)");
+      if (!(xi > 0) || xi > 1) params.fail("xi", "must be in (0, 1]");
+      xi_.assign(n_clients_, xi);
+      const std::string per_client = params.get_string(
+          "xi_per_client", "", "each client's own ξ_k, K values joined by '+' (client order); instead of xi (§1.4)");
+      if (!per_client.empty()) {
+        if (params.given("xi")) params.fail("xi_per_client", "give xi or xi_per_client, not both");
+        xi_ = parse_per_client_xi(params, per_client, n_clients_);
+      }
       const bool reference = context.profile == Profile::Reference;
       post_update_selection_ = params.get_choice(
                                    "selection_weights", reference ? "pre_update" : "post_update",
@@ -118,9 +145,11 @@ class GlobalKernelFederation final : public Algorithm {
     backend_ = make_rf_ensemble_backend(features, context, slot_kernel);
     ledger_ = CommunicationLedger(max_upload_);
     track_regularizer_ = context.track_regret_regularizer;
+    const bool one_xi = std::all_of(xi_.begin(), xi_.end(), [&](double v) { return v == xi_.front(); });
     resident_ = read_step_path(params, "rounds", backend_on_gpu(context.backend),
                                variant.uploads == Uploads::DrawnKernel
                                    ? "eM-KOFL's variant=global_only has no resident walk"
+                               : !one_xi            ? "clients with different ξ (the resident walk holds one)"
                                : track_regularizer_ ? kRegularizerOnHostPath
                                                     : float_walk_on_cpu(features.single_precision,
                                                                         backend_on_gpu(context.backend)));
@@ -205,8 +234,8 @@ class GlobalKernelFederation final : public Algorithm {
     tables.N = static_cast<std::uint32_t>(N);
     tables.M = static_cast<std::uint32_t>(M_);
     tables.n_bins = static_cast<std::uint32_t>((N + M_ - 1) / M_);
-    tables.xi = xi_;
-    tables.sort = !(skip_sort_ && xi_ == 1.0) ? 1 : 0;
+    tables.xi = xi_.empty() ? 1.0 : xi_.front();  // one ξ for every client here (the constructor's check)
+    tables.sort = !(skip_sort_ && tables.xi == 1.0) ? 1 : 0;
     tables.post_update_selection = post_update_selection_ ? 1 : 0;
     tables.sum_losses = sum_losses_ ? 1 : 0;
     tables.eta = steps_.eta;
@@ -452,10 +481,11 @@ class GlobalKernelFederation final : public Algorithm {
       if (variant_.uploads == Uploads::Bins) {
         double* log_w = client_log_weights(r, client);
         const double u = client_uniform(context_.seed, context_.replicates[r], kSelectionStreams, client, t);
-        const bool sort = !(skip_sort_ && xi_ == 1.0);
-        if (!post_update_selection_) select_kernels(log_w, N, M_, xi_, sort, u, sel);
+        const double xi = xi_[client];
+        const bool sort = !(skip_sort_ && xi == 1.0);
+        if (!post_update_selection_) select_kernels(log_w, N, M_, xi, sort, u, sel);
         for (std::size_t i = 0; i < N; ++i) log_w[i] -= steps_.eta_w * losses_[i];
-        if (post_update_selection_) select_kernels(log_w, N, M_, xi_, sort, u, sel);
+        if (post_update_selection_) select_kernels(log_w, N, M_, xi, sort, u, sel);
       } else {
         if (variant_.uploads == Uploads::DrawnKernel) select_one(sel, drawn_[r]);
         else select_all(sel, N);
@@ -781,7 +811,7 @@ class GlobalKernelFederation final : public Algorithm {
   Variant variant_;
   std::size_t n_clients_ = 0;
   std::size_t M_ = 1;
-  double xi_ = 1.0;
+  std::vector<double> xi_;           // Bins: ξ_k of every client (§1.4)
   double explore_ = 0.0;             // DrawnKernel: uniform mixing of the server's draw
   std::vector<std::size_t> drawn_;   // DrawnKernel: J_t of the round in progress, per replicate
   bool post_update_selection_ = false, skip_sort_ = false, sum_losses_ = true;

@@ -711,6 +711,42 @@ TEST(FederatedTest, OfsklDrawsItsKernelFromAStreamOfItsOwn) {
   EXPECT_NE(ofskl, first_kernel);
 }
 
+TEST(FederatedTest, PerClientXiDrawsEachClientsBinsWithItsOwnXi) {
+  // §1.4 with ξ_k per client (xi_per_client): client k's bin PMF is Algorithm 1's with its own
+  // ξ_k, from its pre-update weights (profile reference) and its keyed uniform.
+  const std::size_t K = 3;
+  const Dataset data = federated_stream(K, 6, 2);
+  const AlgoContext c = fed_context(data, {0}, Profile::Reference);
+  const double xi[K] = {1.0, 0.2, 0.5};
+  auto a = make("pof-mkl", c, {{"dict", kDict4}, {"D", "4"}, {"M", "1"}, {"eta_k", "2"}, {"xi_per_client", "1+0.2+0.5"}});
+  bool saw_unequal_q = false;
+  for (std::size_t t = 0; t < data.n_samples; ++t) {
+    const std::size_t k = t % K;
+    const std::vector<double> log_w = federated_log_weights(*a, 0, k);
+    KernelSelection expected;
+    const double u = client_uniform(c.seed, 0, 0xfed00000u, k, std::int64_t(t / K + 1));
+    select_kernels(log_w.data(), 4, 1, xi[k], true, u, expected);
+    double p;
+    a->step(data.row(t), data.y[t], &p);
+    const KernelSelection& got = federated_last_selection(*a, 0);
+    ASSERT_EQ(got.kernels, expected.kernels) << "step " << t;
+    ASSERT_EQ(got.q, expected.q) << "step " << t;
+    for (double q : got.q) EXPECT_GE(q, xi[k] / 4 - 1e-15);
+    if (k == 0) for (double q : got.q) EXPECT_EQ(q, 0.25);
+    saw_unequal_q = saw_unequal_q || (k == 1 && got.q.front() != got.q.back());
+  }
+  EXPECT_TRUE(saw_unequal_q) << "ξ = 0.2 follows the weights";
+  // K values in (0, 1], and not beside xi.
+  EXPECT_NE(config_error_message("pof-mkl", c, {{"xi_per_client", "1+0.5"}}).find("2 values for 3 clients"),
+            std::string::npos);
+  EXPECT_NE(config_error_message("pof-mkl", c, {{"xi_per_client", "1+0+1"}}).find("value 2 '0'"), std::string::npos);
+  EXPECT_NE(config_error_message("pof-mkl", c, {{"xi_per_client", "1+1+1"}, {"xi", "1"}}).find("not both"),
+            std::string::npos);
+  EXPECT_NE(config_error_message("pof-mkl", c, {{"xi_per_client", "1+0.5+1"}, {"step_path", "resident"}})
+                .find("different ξ"),
+            std::string::npos);
+}
+
 TEST(FederatedTest, EmKoflGlobalOnlyMatchesADirectComputation) {
   // §3.4 variant=global_only: the server's θ alone. Round t: J_t from the server's weights
   // (em_kofl_draw() of the keyed uniform, explore mixed in); client k predicts f_{J_t} with the
