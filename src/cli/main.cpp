@@ -531,7 +531,9 @@ int run_command(const CommonOptions& o, const RunOptions& r, const CLI::App& com
                               "(eta) may help",
                               learner.spec(), data.name, t + 1, predictions[t]));
   // The last row's update shows in no prediction of this run: a checkpoint is written only for a
-  // model that predicts that row finitely after learning it.
+  // model that predicts that row finitely after learning it. (A check of the prediction, not of
+  // every number in the state: a federated model predicts as its next client, so a diverged
+  // weight vector of the client that learned the row is not looked at.)
   if (!r.save.empty() && n > 0) {
     const double after = learner.predict(data.row(n - 1));
     if (!std::isfinite(after))

@@ -139,9 +139,10 @@ std::vector<ReplicateRun> run_replicates(const AlgorithmSpec& spec, const Preset
 
   std::vector<double> predictions(T * R);
   // With regret, one step at a time where the regulariser term is read after every update (the
-  // graph family); on a federated stream only with regret.include_reg, which eq. (11) reads too
-  // (spec/federated.md §4.7).
-  const bool per_step = (regret_residual2 || config.regret_include_reg) &&
+  // graph family's λ‖Σ w θ‖², spec/graph-aided.md §4.5); on a federated stream only with
+  // regret.include_reg (λ‖θ̄‖², spec/federated.md §4.7, which eq. (11) reads too): without it the
+  // federated regrets have no such term, whatever the algorithm.
+  const bool per_step = (data.n_clients > 0 ? config.regret_include_reg : regret_residual2 != nullptr) &&
                         !std::isnan(algorithm->regret_regularizer(0));
   std::vector<double> regularizer;
   if (per_step) regularizer.resize(T * R);
@@ -270,7 +271,8 @@ std::vector<Cell> prepare_cells(const StudyConfig& cfg, const Preset* preset, co
       cell.randomized = built.randomized() || cfg.shuffle;
       cell.reported = built.reported_params();
       cell.resolved = built.resolved_params();
-      if (cfg.regret_include_reg && std::isnan(built.regret_regularizer(0)))
+      // Only the federated algorithms keep λ‖θ̄_{k,t}‖² (and eq. (11)'s comparators with λ‖θ_i‖²).
+      if (cfg.regret_include_reg && (std::isnan(built.regret_regularizer(0)) || built.client_kernel_losses(0).empty()))
         throw ConfigError("--regret-include-reg: algorithm '" + spec.name +
                           "' has no λ‖θ̄‖² term to add (spec/federated.md §4.7 defines it for pof-mkl, ofskl, "
                           "ofmkl-avg, vm-kofl and em-kofl)");

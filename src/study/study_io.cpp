@@ -27,7 +27,7 @@ std::uint64_t data_checksum(const Dataset& data) {
 // for the same inputs (a fix, a spec's reading), so that a cache written by an earlier build is
 // recomputed instead of reused. 2: the bandit family's tie rule and IOKS's absolute-loss G̃ and
 // G₁ default, and OFSKL's own frequency stream (2026-11-26).
-constexpr int kResultsEpoch = 2;
+constexpr int kResultsEpoch = 3;
 
 json cell_key(const AlgorithmSpec& spec, const StudyConfig& config, const Dataset& data,
               std::uint64_t checksum) {

@@ -25,10 +25,12 @@ Dataset load_study_stream(const StudySource& source) {
   layout.seed = source.seed;
   if (!source.within_site_order.empty()) {
     if (source.within_site_order != "shuffled" && source.within_site_order != "chronological")
-      throw ConfigError("within-site order '" + source.within_site_order + "': one of shuffled, chronological");
+      throw ConfigError("--within-site-order (within_site_order) '" + source.within_site_order +
+                        "': one of shuffled, chronological");
     if (data.groups.empty())
-      throw ConfigError("within-site order '" + source.within_site_order + "' orders a grouped (non-i.i.d.) deal: "
-                        "give a group column (an i.i.d. deal's order is its permutation)");
+      throw ConfigError("--within-site-order (within_site_order) '" + source.within_site_order +
+                        "' orders a grouped (non-i.i.d.) deal: give a group column (--group-column; an i.i.d. "
+                        "deal's order is its permutation)");
     layout.shuffle_within_client = source.within_site_order == "shuffled";
   }
   const bool federated = (preset && preset->federated_rounds > 0) || source.clients > 0 || source.rounds > 0;

@@ -590,7 +590,7 @@ TEST_F(CliTest, FederatedBadInputIsOneClearMessage) {
   expect_study_fails("--data air.csv --algo pof-mkl", {"'clients'", "not federated"});
   expect_study_fails("--preset fed-pofmkl --rounds 20 --clients 3 --data air.csv --within-site-order chronological "
                      "--algo pof-mkl",
-                     {"within-site order 'chronological'", "group column"});
+                     {"--within-site-order (within_site_order) 'chronological'", "--group-column"});
   expect_study_fails("--preset fed-pofmkl --rounds 20 --data air.csv --group-column site --within-site-order "
                      "sorted --algo pof-mkl",
                      {"--within-site-order", "sorted"});

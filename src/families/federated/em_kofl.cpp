@@ -32,30 +32,41 @@ constexpr std::uint64_t kServerDraws = 0xfe000001u;  // the server's J_t stream 
 
 class EmKofl final : public Algorithm {
  public:
-  EmKofl(ParamReader& params, const AlgoContext& context) : context_(context) {
+  /// `fedomd_period` > 0: instead of eM-KOFL, Fed-OMD with that many local steps per
+  /// communication round (OFSKL's local_steps, spec/federated.md §3.1 and §4.9
+  /// fedomd.local_steps): OFSKL's one kernel and no weights; every client steps its own copy,
+  /// predicts with it, and the copies are averaged at the opening of rounds 1, L + 1, 2L + 1, …
+  /// (an average every round is OFSKL's server step, §3.1).
+  EmKofl(ParamReader& params, const AlgoContext& context, std::size_t fedomd_period = 0)
+      : context_(context), period_(fedomd_period) {
     if (context.task != Task::Regression)
       throw ConfigError("algorithm '" + params.algorithm() + "': the federated algorithms are defined for "
                         "regression (squared loss) only");
     n_clients_ = read_clients(params, context);
+    const bool fedomd = period_ > 0;
     std::string dict_text;
-    const Dictionary dictionary = read_federated_dictionary(params, false, 0.0, &dict_text);
+    const Dictionary dictionary = read_federated_dictionary(params, fedomd, 10.0, &dict_text);
     const std::size_t N = dictionary.size(), K = n_clients_;
-    sum_losses_ = params.get_choice("weight_loss_reduction", "sum", {"sum", "mean"},
-                                    "server weights' loss: the clients' losses summed or averaged (§3.3)") == "sum";
-    explore_ = params.get_double("explore", 0.0, "uniform mixing of the server's kernel draw, in [0, 1)");
-    if (!(explore_ >= 0) || explore_ >= 1) params.fail("explore", "must be in [0, 1)");
-    // An upload is the sampled kernel's local θ (2D) plus the N losses (§2.2).
-    n_rff_ = read_budgeted_D(params, 1, N, &max_upload_);
-    steps_ = read_federated_steps(params, context, K, "eta_g");
-    const RfEnsembleConfig features = federated_features(params, dictionary, dict_text, n_rff_, steps_.lambda);
+    if (!fedomd) {
+      sum_losses_ = params.get_choice("weight_loss_reduction", "sum", {"sum", "mean"},
+                                      "server weights' loss: the clients' losses summed or averaged (§3.3)") == "sum";
+      explore_ = params.get_double("explore", 0.0, "uniform mixing of the server's kernel draw, in [0, 1)");
+      if (!(explore_ >= 0) || explore_ >= 1) params.fail("explore", "must be in [0, 1)");
+    }
+    // An upload is the sampled kernel's local θ (2D) plus the N losses (§2.2); Fed-OMD's, θ alone.
+    n_rff_ = read_budgeted_D(params, 1, fedomd ? 0 : N, &max_upload_);
+    steps_ = read_federated_steps(params, context, K, fedomd ? "" : "eta_g");
+    RfEnsembleConfig features = federated_features(params, dictionary, dict_text, n_rff_, steps_.lambda);
+    if (fedomd) features.first_stream += kOfsklFrequencyStream;  // OFSKL's matrix (§4.4)
     std::vector<std::uint32_t> slot_kernel(K * N);
     for (std::size_t s = 0; s < K * N; ++s) slot_kernel[s] = static_cast<std::uint32_t>(s % N);
     const bool on_gpu = backend_on_gpu(context.backend);
     track_regularizer_ = context.track_regret_regularizer;
     resident_ = read_step_path(params, "client samples", on_gpu,
-                               N > kMaxResidentPairs ? "the dictionary has more kernels than a resident step holds (" +
-                                                           std::to_string(kMaxResidentPairs) + ")"
-                               : track_regularizer_  ? kRegularizerOnHostPath
+                               fedomd ? "Fed-OMD with local steps (OFSKL's local_steps > 1) has no resident walk"
+                               : N > kMaxResidentPairs ? "the dictionary has more kernels than a resident step holds (" +
+                                                             std::to_string(kMaxResidentPairs) + ")"
+                               : track_regularizer_    ? kRegularizerOnHostPath
                                                      : float_walk_on_cpu(features.single_precision, on_gpu));
     backend_ = make_rf_ensemble_backend(features, context, slot_kernel);
     ledger_ = CommunicationLedger(max_upload_);
@@ -118,6 +129,7 @@ class EmKofl final : public Algorithm {
   // A client's sample after its step: the prediction, the losses per kernel, the messages.
   void finish_sample(std::size_t client, double y, const double* f, const double* norm2, double* predictions) {
     const std::size_t R = n_replicates(), N = n_kernels(), K = n_clients_;
+    const std::int64_t t = seen_ / static_cast<std::int64_t>(K) + 1;
     const double two_D = 2.0 * static_cast<double>(n_rff_);
     for (std::size_t r = 0; r < R; ++r) {
       predictions[r] = f[r * N + sampled_[r]];
@@ -131,7 +143,9 @@ class EmKofl final : public Algorithm {
         round_loss_[r * N + i] += loss;
       }
       // Received: the average of the sampled kernel. Sent: that kernel's local θ and N losses.
-      ledger_.client_step(two_D, two_D + static_cast<double>(N));
+      // Fed-OMD: the average at a period's first round, the local θ at its last.
+      if (period_ == 0) ledger_.client_step(two_D, two_D + static_cast<double>(N));
+      else ledger_.client_step(averages(t) ? two_D : 0.0, averages(t + 1) ? two_D : 0.0);
     }
     updates_ += R * N;
     ++seen_;
@@ -209,7 +223,7 @@ class EmKofl final : public Algorithm {
       const std::size_t J = client == 0 ? draw_kernel(r, t) : sampled_[r];
       const std::size_t slot = client * N + J;
       backend_->get_theta(r, slot, saved.data());
-      if (client == 0) {
+      if (client == 0 && averages(t)) {
         average_copies(r, J, theta);
         backend_->set_theta(r, slot, theta.data());
       }
@@ -290,8 +304,13 @@ class EmKofl final : public Algorithm {
     for (double& v : mean) v /= static_cast<double>(n_clients_);
   }
 
+  // Whether round t opens with the clients' average: every round for eM-KOFL, every period_-th
+  // (rounds 1, L + 1, …) for Fed-OMD.
+  bool averages(std::int64_t t) const { return period_ == 0 || (t - 1) % static_cast<std::int64_t>(period_) == 0; }
+
   // §3.4 steps 1–3: the server's draw and the average every client then holds.
   void open_round(std::int64_t t) {
+    if (!averages(t)) return;  // Fed-OMD between averages: the clients keep stepping their own θ
     const std::size_t N = n_kernels();
     std::vector<double> mean(backend_->problem().theta_size());
     for (std::size_t r = 0; r < n_replicates(); ++r) {
@@ -311,6 +330,7 @@ class EmKofl final : public Algorithm {
   }
 
   AlgoContext context_;
+  std::size_t period_ = 0;  // Fed-OMD's local steps per average; 0: eM-KOFL
   std::size_t n_clients_ = 0;
   bool sum_losses_ = true;
   double explore_ = 0.0;
@@ -324,7 +344,7 @@ class EmKofl final : public Algorithm {
   std::int64_t seen_ = 0;
   std::vector<double> log_w_;        // R × N: the server's weights ω
   std::vector<double> round_loss_;   // R × N: the round's reported losses
-  std::vector<double> kernel_loss_;  // R × K × N: Σ_t (f_ik − y)² with the local copies (§3.5)
+  std::vector<double> kernel_loss_;  // R × K × N: Σ_t (f_ik − y)² (+ λ‖θ_ik‖² when tracked), the local copies (§3.5)
   std::vector<std::size_t> sampled_; // R: J_t of the round in progress
   std::vector<PairStep> pairs_;      // scratch
   std::vector<double> f_, norm2_;    // scratch
@@ -338,6 +358,11 @@ class EmKofl final : public Algorithm {
 };
 
 }  // namespace
+
+std::unique_ptr<Algorithm> make_fedomd_local_steps(ParamReader& params, const AlgoContext& context,
+                                                   std::size_t local_steps) {
+  return std::unique_ptr<Algorithm>(new EmKofl(params, context, local_steps));
+}
 
 void add_em_kofl(std::vector<AlgorithmInfo>& registry) {
   registry.push_back({"em-kofl",

@@ -30,6 +30,11 @@ const KernelSelection& federated_last_selection(const Algorithm& algorithm, std:
 /// averages (FedAvg). Built by em-kofl's factory (global_kernels.cpp).
 std::unique_ptr<Algorithm> make_global_only_em_kofl(ParamReader& params, const AlgoContext& context);
 
+/// OFSKL with local_steps = L > 1 (spec/federated.md §3.1, fedomd.local_steps): Fed-OMD whose
+/// clients each step their own θ and average every L rounds (em_kofl.cpp's local copies).
+std::unique_ptr<Algorithm> make_fedomd_local_steps(ParamReader& params, const AlgoContext& context,
+                                                   std::size_t local_steps);
+
 // The family's parts register here (federated.cpp calls them).
 void add_global_kernel_federations(std::vector<AlgorithmInfo>& registry);
 void add_em_kofl(std::vector<AlgorithmInfo>& registry);

@@ -118,11 +118,15 @@ RfEnsembleConfig federated_features(ParamReader& params, const Dictionary& dicti
   // A frequency matrix is the first D rows of its stream's draw, so configurations with different D
   // share their first frequencies (less comparison noise, §4.4). Without that, each D draws from
   // streams of its own: D·2³² is above every other Frequencies stream index of the library (the
-  // dictionaries' 0 … N − 1, OFSKL's, the bandit family's), which all stay below 2³².
+  // dictionaries' 0 … N − 1, OFSKL's, the bandit family's), which all stay below 2³², and below
+  // the 2⁴⁸ a stream index holds while D < 2¹⁶.
   if (!params.get_bool("share_prefix_across_D", true,
                        "configurations with different D share their first frequencies (§4.4 "
-                       "rf.share_prefix_across_D); false: each D draws its own"))
+                       "rf.share_prefix_across_D); false: each D draws its own")) {
+    if (n_rff >= (std::size_t{1} << 16))
+      params.fail("share_prefix_across_D", "false needs D < 65536 (the streams are keyed by D)");
     c.first_stream = static_cast<std::uint64_t>(n_rff) << 32;
+  }
   return c;
 }
 

@@ -50,11 +50,16 @@ FederatedSteps read_federated_steps(ParamReader& params, const AlgoContext& cont
 RfEnsembleConfig federated_features(ParamReader& params, const Dictionary& dictionary, const std::string& text,
                                     std::size_t n_rff, double lambda);
 
+/// OFSKL's frequency matrix ("rf-ofskl", spec/federated.md §4.4): its own Frequencies stream,
+/// far from the multi-kernel dictionaries' 0 … N − 1 (and the bandit family's Ω at 0xb0b0).
+inline constexpr std::uint64_t kOfsklFrequencyStream = 0x0f5c1000u;
+
 /// Why a federated learner that keeps the regret's regulariser terms
 /// (AlgoContext::track_regret_regularizer) cannot walk resident: they are read after every
 /// client sample, which the host path does.
 inline constexpr const char* kRegularizerOnHostPath =
-    "the regret's regulariser terms (regret.include_reg) are read after every client sample, on the host path";
+    "the regret's regulariser terms (--regret-include-reg, regret.include_reg) are read after every client sample, "
+    "on the host path";
 
 /// Counts the floats of every message (§2.1: payload only, headers are free) and refuses an
 /// upload over the cap: the budget is checked where the message is formed, not assumed.

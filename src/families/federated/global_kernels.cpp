@@ -37,9 +37,6 @@ namespace omkl::detail {
 namespace {
 
 constexpr std::uint64_t kSelectionStreams = 0xfed00000u;  // + client: each client's own draws
-// OFSKL's frequency matrix ("rf-ofskl", spec/federated.md §4.4): its own Frequencies stream, far
-// from the multi-kernel dictionaries' 0 .. N − 1 (and the bandit family's Ω at 0xb0b0).
-constexpr std::uint64_t kOfsklFrequencyStream = 0x0f5c1000u;
 
 /// How a client combines the kernels' predictions. DrawnKernel: with the one kernel J_t the
 /// server draws each round from its Hedge weights (eM-KOFL's variant=global_only, §3.4).
@@ -59,12 +56,20 @@ struct Variant {
 // local-copies form does.
 constexpr std::uint64_t kServerDraws = 0xfe000001u;
 
+// The '+' that separates two values of "a+b+…", from `from`: not an exponent's sign ("1e+0").
+std::size_t next_separator(const std::string& text, std::size_t from) {
+  std::size_t at = text.find('+', from);
+  while (at != std::string::npos && at > from && (text[at - 1] == 'e' || text[at - 1] == 'E'))
+    at = text.find('+', at + 1);
+  return at == std::string::npos ? text.size() : at;
+}
+
 // ξ_k of every client from "a+b+…" (K values in (0, 1]), naming the parameter in any error.
 std::vector<double> parse_per_client_xi(ParamReader& params, const std::string& text, std::size_t K) {
   std::vector<double> xi;
   std::size_t begin = 0;
   while (begin <= text.size()) {
-    const std::size_t end = std::min(text.find('+', begin), text.size());
+    const std::size_t end = next_separator(text, begin);
     const std::string item = text.substr(begin, end - begin);
     char* stop = nullptr;
     const double v = strtod_decimal(item.c_str(), &stop);
@@ -412,6 +417,7 @@ class GlobalKernelFederation final : public Algorithm {
     if (comm.size() < 2) throw ConfigError("a distributed federation needs a server and at least one client process");
     if (track_regularizer_)
       throw ConfigError("a distributed federation does not keep the regret's regulariser terms (regret.include_reg)");
+    if (!distributable()) throw ConfigError("eM-KOFL's variant=global_only runs in one process only");
     if (seen_ != 0) throw Error("a distributed federation starts from the first sample");
     if (n % n_clients_ != 0)
       throw ConfigError("the stream's " + std::to_string(n) + " rows are not whole rounds of " +
@@ -825,7 +831,7 @@ class GlobalKernelFederation final : public Algorithm {
   std::vector<double> norm2_;             // R × N: ‖θ_i‖² of the round's θ
   std::vector<double> log_w_;             // personal: R × K × N; global: R × N
   std::vector<double> round_loss_;        // global: R × N, the round's reported losses
-  std::vector<double> kernel_loss_;       // R × K × N: Σ_t (f_ik − y)², the regret's comparators
+  std::vector<double> kernel_loss_;       // R × K × N: Σ_t (f_ik − y)² (+ λ‖θ_i‖² when tracked), the regret's comparators
   std::vector<double> round_x_;           // the round's samples so far (clients × d)
   std::vector<ClientUpdate> updates_;     // the round's uploads so far, in client order
   std::vector<KernelSelection> selections_;  // per replicate: the last client's selection
@@ -885,7 +891,17 @@ void add_global_kernel_federations(std::vector<AlgorithmInfo>& registry) {
                       "client kernel weights, Algorithm 1's bins of M kernels uploaded with weight 1/p",
                       factory({Head::PersonalHedge, Uploads::Bins, false})});
   registry.push_back({"ofskl", "OFSKL: Fed-OMD with one kernel (RBF σ = 10, D = 100), FedAvg every step (§3.1)",
-                      factory({Head::Uniform, Uploads::AllKernels, true})});
+                      [](ParamReader& params, const AlgoContext& context) -> std::unique_ptr<Algorithm> {
+                        const std::int64_t local_steps = params.get_int(
+                            "local_steps", 1,
+                            "Fed-OMD's local steps per average (§3.1, fedomd.local_steps): 1 = the server's step "
+                            "every round; L > 1: each client steps its own θ, averaged every L rounds");
+                        if (local_steps < 1) params.fail("local_steps", "must be at least 1");
+                        if (local_steps > 1)
+                          return make_fedomd_local_steps(params, context, static_cast<std::size_t>(local_steps));
+                        return std::unique_ptr<Algorithm>(
+                            new GlobalKernelFederation(params, context, {Head::Uniform, Uploads::AllKernels, true}));
+                      }});
   registry.push_back({"ofmkl-avg", "OFMKL-Avg: N kernels learned by FedAvg, predictions averaged uniformly (§3.2)",
                       factory({Head::Uniform, Uploads::AllKernels, false})});
   registry.push_back({"vm-kofl",

@@ -718,7 +718,8 @@ TEST(FederatedTest, PerClientXiDrawsEachClientsBinsWithItsOwnXi) {
   const Dataset data = federated_stream(K, 6, 2);
   const AlgoContext c = fed_context(data, {0}, Profile::Reference);
   const double xi[K] = {1.0, 0.2, 0.5};
-  auto a = make("pof-mkl", c, {{"dict", kDict4}, {"D", "4"}, {"M", "1"}, {"eta_k", "2"}, {"xi_per_client", "1+0.2+0.5"}});
+  // An exponent's sign is not a separator.
+  auto a = make("pof-mkl", c, {{"dict", kDict4}, {"D", "4"}, {"M", "1"}, {"eta_k", "2"}, {"xi_per_client", "1e+0+0.2+5E-1"}});
   bool saw_unequal_q = false;
   for (std::size_t t = 0; t < data.n_samples; ++t) {
     const std::size_t k = t % K;
@@ -744,6 +745,59 @@ TEST(FederatedTest, PerClientXiDrawsEachClientsBinsWithItsOwnXi) {
             std::string::npos);
   EXPECT_NE(config_error_message("pof-mkl", c, {{"xi_per_client", "1+0.5+1"}, {"step_path", "resident"}})
                 .find("different ξ"),
+            std::string::npos);
+}
+
+TEST(FederatedTest, OfsklLocalStepsIsFedOmdAveragingEveryLRounds) {
+  // §3.1 fedomd.local_steps = L: client k steps its own θ_k on its samples,
+  // θ_k ← (1 − 2ηλ)θ_k − η·2(f − y)z, predicting with it; at the opening of rounds 1, L + 1, …
+  // every θ_k becomes their mean. L = 1 is OFSKL's server step (the default path), so both paths
+  // agree with this direct computation.
+  const std::size_t K = 3, T = 7, d = 2, D = 3;
+  const Dataset data = federated_stream(K, T, d);
+  const AlgoContext c = fed_context(data);
+  const double eta = 0.4, lambda = 0.02;
+  const Dictionary dict = parse_dictionary("gauss2:1");
+  for (const std::size_t L : {1, 2, 3}) {
+    auto a = make("ofskl", c, {{"dict", "gauss2:1"}, {"D", "3"}, {"eta", "0.4"}, {"lambda", "0.02"},
+                               {"local_steps", std::to_string(L)}});
+    std::vector<std::vector<double>> theta(K, std::vector<double>(2 * D, 0.0));
+    for (std::size_t t = 1; t <= T; ++t) {
+      if ((t - 1) % L == 0) {
+        std::vector<double> mean(2 * D, 0.0);
+        for (std::size_t k = 0; k < K; ++k)
+          for (std::size_t j = 0; j < 2 * D; ++j) mean[j] += theta[k][j];
+        for (double& v : mean) v /= double(K);
+        for (auto& th : theta) th = mean;
+      }
+      for (std::size_t k = 0; k < K; ++k) {
+        const std::size_t row = (t - 1) * K + k;
+        const auto z = features(dict[0], D, data.row(row), d, c.seed, 0, kOfsklFrequencyStream);
+        double f = 0.0;
+        for (std::size_t j = 0; j < 2 * D; ++j) f += theta[k][j] * z[j];
+        double got = 0.0, predicted = 0.0;
+        a->predict(data.row(row), &predicted);
+        a->step(data.row(row), data.y[row], &got);
+        ASSERT_NEAR(got, f, 1e-12 * (1.0 + std::fabs(f))) << "L " << L << " round " << t << " client " << k;
+        ASSERT_EQ(bits(predicted), bits(got)) << "L " << L << " round " << t << " client " << k;
+        for (std::size_t j = 0; j < 2 * D; ++j)
+          theta[k][j] = (1.0 - 2.0 * eta * lambda) * theta[k][j] - eta * 2.0 * (f - data.y[row]) * z[j];
+      }
+    }
+    // Messages: one θ down at a period's first round and one up at its last (L = 1: both every round).
+    const CommunicationCount sent = a->communication();
+    std::size_t opens = 0, closes = 0;
+    for (std::size_t t = 1; t <= T; ++t) {
+      opens += (t - 1) % L == 0;
+      closes += t % L == 0;
+    }
+    if (L > 1) {
+      EXPECT_EQ(sent.downlink_floats, 2.0 * D * K * opens) << L;
+      EXPECT_EQ(sent.uplink_floats, 2.0 * D * K * closes) << L;
+    }
+  }
+  EXPECT_NE(config_error_message("ofskl", c, {{"local_steps", "0"}}).find("at least 1"), std::string::npos);
+  EXPECT_NE(config_error_message("ofskl", c, {{"local_steps", "2"}, {"step_path", "resident"}}).find("no resident walk"),
             std::string::npos);
 }
 
@@ -974,6 +1028,9 @@ TEST(FederatedRegretTest, StudyIncludeRegAddsTheTermsToBothRegretsAndLeavesTheMs
   };
   config.algorithms = {parse_algorithm_spec("perfedavg")};
   EXPECT_NE(study_error(data).find("'perfedavg' has no λ‖θ̄‖² term"), std::string::npos) << study_error(data);
+  // A graph-aided learner has a regulariser of its own (λ‖Σ w θ‖²), not the federated one.
+  config.algorithms = {parse_algorithm_spec("omkl-sfg:D=4,M=2")};
+  EXPECT_NE(study_error(data).find("'omkl-sfg' has no λ‖θ̄‖² term"), std::string::npos) << study_error(data);
   Dataset pooled = data;
   pooled.n_clients = 0;
   config.algorithms = {parse_algorithm_spec("raker:D=4")};
