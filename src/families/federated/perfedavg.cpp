@@ -67,7 +67,18 @@ class PerFedAvg final : public Algorithm {
     personalize_ = params.get_choice("personalize", "prev_sample", {"prev_sample", "none"},
                                      "a client adapts the broadcast model on its previous sample before "
                                      "predicting, or predicts with it as is") == "prev_sample";
-    resident_ = read_step_path(params, "client samples", backend_on_gpu(context.backend), "");
+    // §3.6 step 3's update: first-order MAML, or Per-FedAvg's Hessian-free one, whose
+    // Hessian-vector product is a central difference of two gradients (Fallah et al.'s HF).
+    hessian_free_ = params.get_choice("variant", "first_order", {"first_order", "hessian_free"},
+                                      "first_order: w' = w − β∇ℓ(w̃); hessian_free: w' = w − β(I − α∇²ℓ(w))∇ℓ(w̃), "
+                                      "the Hessian-vector product by a central difference (§3.6, "
+                                      "perfedavg.variant)") == "hessian_free";
+    if (hessian_free_) {
+      hf_delta_ = params.get_double("hf_delta", 1e-3, "hessian_free: the central difference's step δ along ∇ℓ(w̃)");
+      if (!(hf_delta_ > 0) || !std::isfinite(hf_delta_)) params.fail("hf_delta", "must be > 0");
+    }
+    resident_ = read_step_path(params, "client samples", backend_on_gpu(context.backend),
+                               hessian_free_ ? "variant=hessian_free (the resident walk is first-order)" : "");
     // The walk is made at the first walk; a missing device is said now (a study validating its
     // cells), not later in a worker.
     if (resident_ && backend_on_gpu(context.backend)) require_cuda_device();
@@ -101,6 +112,7 @@ class PerFedAvg final : public Algorithm {
       net_.gradient(w, x, y, g_.data());
       for (std::size_t j = 0; j < P; ++j) w_[j] = w[j] - alpha_ * g_[j];
       net_.gradient(w_.data(), x, y, g_.data());
+      if (hessian_free_) hessian_free_direction(w, x, y);  // g ← (I − α∇²ℓ(w))g
       double* sum = round_sum_.data() + r * P;
       for (std::size_t j = 0; j < P; ++j) sum[j] += w[j] - beta_ * g_[j];
       ledger_.client_step(static_cast<double>(P), static_cast<double>(P));
@@ -215,6 +227,20 @@ class PerFedAvg final : public Algorithm {
   }
 
  private:
+  // Per-FedAvg HF: g ← g − α·d with d = (∇ℓ(w + δg) − ∇ℓ(w − δg))/(2δ), the central difference
+  // of ∇ℓ along g = ∇ℓ(w̃) (exact where ∇ℓ is linear in w, e.g. a linear model).
+  void hessian_free_direction(const double* w, const double* x, double y) {
+    const std::size_t P = net_.size();
+    hf_plus_.resize(P);
+    hf_minus_.resize(P);
+    hf_w_.resize(P);
+    for (std::size_t j = 0; j < P; ++j) hf_w_[j] = w[j] + hf_delta_ * g_[j];
+    net_.gradient(hf_w_.data(), x, y, hf_plus_.data());
+    for (std::size_t j = 0; j < P; ++j) hf_w_[j] = w[j] - hf_delta_ * g_[j];
+    net_.gradient(hf_w_.data(), x, y, hf_minus_.data());
+    for (std::size_t j = 0; j < P; ++j) g_[j] -= alpha_ * (hf_plus_[j] - hf_minus_[j]) / (2.0 * hf_delta_);
+  }
+
   // h_φ(x) with φ = w − α∇ℓ(w; x_prev, y_prev) adapted on the client's previous sample (§3.6
   // step 2), or w itself before the client has one (or with personalize = none).
   double personalized_prediction(const double* w, std::size_t client, const double* x) {
@@ -230,6 +256,9 @@ class PerFedAvg final : public Algorithm {
   Mlp net_;
   double alpha_ = 0.0, beta_ = 0.0;
   bool personalize_ = true;
+  bool hessian_free_ = false;
+  double hf_delta_ = 1e-3;
+  std::vector<double> hf_plus_, hf_minus_, hf_w_;  // scratch of hessian_free_direction()
   CommunicationLedger ledger_;
   std::int64_t seen_ = 0;
   std::vector<double> model_;      // R × P: the server model of the round

@@ -482,6 +482,65 @@ TEST(FederatedTest, WideInputsOfTheUjiShape) {
   }
 }
 
+TEST(PerFedAvgTest, HessianFreeVariantIsTheExactMamlStepOnALinearModel) {
+  // §3.6 perfedavg.variant = hessian_free: w' = w − β(I − α∇²ℓ(w))∇ℓ(w̃), the Hessian-vector
+  // product by a central difference. On a linear model h = wᵀa, a = [x; 1], ∇²ℓ = 2aaᵀ exactly,
+  // so the step is w − β(u − 2α·a(aᵀu)), u = ∇ℓ(w̃) = 2(w̃ᵀa − y)a, w̃ = w − 2α(wᵀa − y)a. The
+  // server's w is read through predict() (personalize = none: h_w) at 0 and the unit vectors.
+  const std::size_t K = 2, T = 4, d = 2;
+  const Dataset data = federated_stream(K, T, d);
+  const AlgoContext c = fed_context(data);
+  const double alpha = 0.3, beta = 0.2;
+  const Params base{{"hidden_layers", "0"}, {"personalize", "none"}, {"alpha", "0.3"}, {"beta", "0.2"}};
+  auto hf = make("perfedavg", c, omkl::test::with_param(base, "variant", "hessian_free"));
+  auto fo = make("perfedavg", c, base);
+  const auto read_w = [&](Algorithm& a) {
+    std::vector<double> w(d + 1);
+    const double zero[d] = {0.0, 0.0};
+    a.predict(zero, &w[d]);  // b
+    for (std::size_t i = 0; i < d; ++i) {
+      double e[d] = {0.0, 0.0};
+      e[i] = 1.0;
+      a.predict(e, &w[i]);
+      w[i] -= w[d];
+    }
+    return w;
+  };
+  bool differs = false;
+  for (std::size_t t = 0; t < T; ++t) {
+    const std::vector<double> w = read_w(*hf);
+    std::vector<double> next(d + 1, 0.0);
+    for (std::size_t k = 0; k < K; ++k) {
+      const std::size_t row = t * K + k;
+      std::vector<double> a(data.row(row), data.row(row) + d);
+      a.push_back(1.0);
+      const double y = data.y[row];
+      const auto dot = [&](const std::vector<double>& v) {
+        double sum = 0.0;
+        for (std::size_t j = 0; j <= d; ++j) sum += v[j] * a[j];
+        return sum;
+      };
+      std::vector<double> tilde(d + 1), u(d + 1);
+      for (std::size_t j = 0; j <= d; ++j) tilde[j] = w[j] - alpha * 2.0 * (dot(w) - y) * a[j];
+      for (std::size_t j = 0; j <= d; ++j) u[j] = 2.0 * (dot(tilde) - y) * a[j];
+      const double au = dot(u);
+      for (std::size_t j = 0; j <= d; ++j) next[j] += (w[j] - beta * (u[j] - 2.0 * alpha * a[j] * au)) / double(K);
+      double got = 0.0, first_order = 0.0;
+      hf->step(data.row(row), y, &got);
+      fo->step(data.row(row), y, &first_order);
+      EXPECT_NEAR(got, dot(w), 1e-12 * (1.0 + std::fabs(got))) << "round " << t;
+      differs = differs || got != first_order;
+    }
+    const std::vector<double> after = read_w(*hf);
+    for (std::size_t j = 0; j <= d; ++j) EXPECT_NEAR(after[j], next[j], 1e-9 * (1.0 + std::fabs(next[j]))) << t << "," << j;
+  }
+  EXPECT_TRUE(differs) << "the Hessian term changes the model";
+  EXPECT_NE(config_error_message("perfedavg", c, {{"variant", "hessian_free"}, {"step_path", "resident"}})
+                .find("first-order"),
+            std::string::npos);
+  EXPECT_NE(config_error_message("perfedavg", c, {{"hf_delta", "0.1"}}).find("hf_delta"), std::string::npos);
+}
+
 TEST(PerFedAvgTest, NetworkGradientMatchesFiniteDifferences) {
   // ∇_w (h_w(x) − y)² by back-propagation against central differences, for a linear model and
   // for two hidden ReLU layers (away from the kinks: a random point of a random network).
