@@ -27,6 +27,21 @@ class Raker final : public Algorithm {
     config_ = read_rf_ensemble_config(params, context, default_dictionary, default_lambda);
     if (single_kernel && config_.dictionary.size() != 1)
       params.fail("dict", "must name exactly one kernel for a single-kernel learner");
+    // spec/bandit.md §7.3, A17: the bandit paper's reference code divides its projection by σ_i
+    // cumulatively inside the loop over kernels, so kernel i runs with bandwidth Π_{k≤i} σ_k; its
+    // published Raker rows were very likely made so. `reference_cumulative` reproduces that.
+    if (params.get_choice("bandwidth_mode", "correct", {"correct", "reference_cumulative"},
+                          "reference_cumulative: kernel i with bandwidth σ_1·…·σ_i, the bandit paper's reference "
+                          "code's defect (spec/bandit.md §7.3)") == "reference_cumulative") {
+      double product = 1.0;
+      for (KernelSpec& k : config_.dictionary) {
+        if (k.family != KernelFamily::Gaussian)
+          params.fail("bandwidth_mode", "reference_cumulative multiplies Gaussian bandwidths; the dictionary has " +
+                                            k.name());
+        product *= k.sigma;
+        k.sigma = product;
+      }
+    }
     step_ = read_step_config(params, context);
     metric_.first_error_is_one = params.get_bool(
         "first_error_is_one", context.profile == Profile::Reference,

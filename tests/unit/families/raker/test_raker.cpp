@@ -277,3 +277,25 @@ TEST(RakerTest, GraphJournalConfigurationMatchesItsDefinition) {
     }
   }
 }
+
+TEST(RakerTest, ReferenceCumulativeBandwidthsAreTheProductsOfTheDictionarys) {
+  // spec/bandit.md §7.3 (A17): bandwidth_mode=reference_cumulative runs kernel i with
+  // σ_1·…·σ_i — oks-6's {0.25, 0.5, 1, 2, 4, 8} become {0.25, 0.125, 0.125, 0.25, 1, 8}: the
+  // same numbers, bit for bit, as that dictionary written out; and not those of the correct one.
+  const Dataset data = random_stream(60, 3, Task::Regression, 5);
+  const auto c = context_for(data, Profile::Paper, {0, 1});
+  const auto run = [&](std::vector<std::pair<std::string, std::string>> params) {
+    params.emplace_back("D", "6");
+    auto a = make("raker", c, params);
+    return run_steps(*a, data);
+  };
+  const auto cumulative = run({{"dict", "oks-6"}, {"bandwidth_mode", "reference_cumulative"}});
+  const auto written = run({{"dict", "gauss:0.25+gauss:0.125+gauss:0.125+gauss:0.25+gauss:1+gauss:8"}});
+  const auto correct = run({{"dict", "oks-6"}});
+  ASSERT_EQ(cumulative.size(), written.size());
+  for (std::size_t i = 0; i < written.size(); ++i) ASSERT_EQ(omkl::test::bits(cumulative[i]), omkl::test::bits(written[i])) << i;
+  EXPECT_NE(cumulative, correct);
+  EXPECT_NE(omkl::test::config_error_message("raker", c, {{"dict", "gauss:1+lap:1"}, {"bandwidth_mode", "reference_cumulative"}})
+                .find("Gaussian"),
+            std::string::npos);
+}
