@@ -26,6 +26,12 @@ IntervalConfig read_interval_config(ParamReader& params, const AlgoContext& cont
                : HRule::Hedge;
   c.literal_sign = params.get_choice("h_sign", "corrected", {"corrected", "literal"},
                                      "sign in eq. (31); literal is a test switch") == "literal";
+  c.h_after_first = params.get_choice("h_init_slot", "at_start", {"at_start", "after_first"},
+                                      "a new instance's weight η_I from its first step (at_start), or from the "
+                                      "next, weight 0 at its first as eq. (31) reads literally (after_first)") ==
+                    "after_first";
+  if (c.h_after_first && c.rule == HRule::Matlab)
+    params.fail("h_init_slot", "after_first is eq. (31)'s index; it needs h_rule=hedge");
   // η_I = min(cap, eta0/√len); the reference code uses len = 2|I| (§4.9).
   const double eta0 = params.get_double("eta0", reference ? (classification ? 1.0 : 0.1) : 10.0,
                                         "interval rate numerator η_0");
@@ -53,8 +59,15 @@ IntervalWeights::IntervalWeights(const IntervalConfig* config)
 
 void IntervalWeights::begin_step(std::int64_t t) {
   for (std::size_t j = 0; j < config_->n_levels; ++j) {
-    if (!starts(j, t)) continue;
     const double rate = config_->level_rate[j];
+    if (config_->h_after_first) {
+      // Weight 0 (log −∞) at s_I, where an update leaves it 0; η_I at s_I + 1, if the interval
+      // reaches it (a level-0 interval is one step long and never gets a weight).
+      if (starts(j, t)) g_[j] = -HUGE_VAL;
+      else if (t > 1 && starts(j, t - 1) && active(j, t)) g_[j] = std::log(rate);
+      continue;
+    }
+    if (!starts(j, t)) continue;
     g_[j] = config_->rule == HRule::Hedge ? std::log(rate) : rate;
   }
 }
@@ -66,6 +79,7 @@ double IntervalWeights::combine(std::int64_t t, const double* instance_f) const 
     double top = -HUGE_VAL;
     for (std::size_t j = 0; j < L; ++j)
       if (active(j, t)) top = std::max(top, g_[j]);
+    if (top == -HUGE_VAL) return 0.0;  // every active instance at weight 0 (h_init_slot = after_first)
     for (std::size_t j = 0; j < L; ++j) {
       if (!active(j, t)) continue;
       const double h = std::exp(g_[j] - top);

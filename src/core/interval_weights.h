@@ -24,6 +24,10 @@ struct IntervalConfig {
   HRule rule = HRule::Hedge;
   bool fresh = true;          ///< new instance per interval (paper) or one per level (reference)
   bool literal_sign = false;  ///< eq. (31) as printed (a test switch, §4.4)
+  /// h_init_slot = after_first (hedge rule): eq. (31)'s literal index — a new instance has weight
+  /// 0 at its first step s_I (its loss there ignored) and η_I from s_I + 1 (§4.4, Appendix table
+  /// row 14); the default at_start gives it η_I at s_I.
+  bool h_after_first = false;
   std::size_t n_levels = 1;
   std::vector<double> level_rate;  ///< η_I per level
   Task task = Task::Regression;
@@ -48,7 +52,8 @@ class IntervalWeights {
   }
   /// Sets the starting weight of every level whose interval starts at t.
   void begin_step(std::int64_t t);
-  /// Ensemble prediction from the instance predictions (0 for inactive levels).
+  /// Ensemble prediction from the instance predictions (0 for inactive levels; 0 where every
+  /// active instance has weight 0, which h_init_slot = after_first makes possible).
   double combine(std::int64_t t, const double* instance_f) const;
   /// Instance-weight update after y is revealed.
   void update(std::int64_t t, const double* instance_f, double prediction, double y);

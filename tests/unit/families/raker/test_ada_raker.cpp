@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "common/test_helpers.h"
+#include "core/interval_weights.h"
 #include "core/intervals.h"
 #include "omkl/error.h"
 
@@ -102,4 +103,50 @@ TEST(AdaRakerTest, RejectsInconsistentOptions) {
   auto unknown_length = context_for(data, Profile::Reference);
   unknown_length.horizon = 0;
   EXPECT_THROW(make("adaraker", unknown_length), ConfigError);
+}
+
+TEST(IntervalWeightsTest, AfterFirstGivesANewInstanceWeightZeroAtItsFirstStep) {
+  // spec/raker.md §4.4, h_init_slot = after_first: eq. (31)'s literal index. Daniely placement:
+  // level 0 = [t, t], level 1 = [2, 3], [4, 5], …, level 2 = [4, 7], … An instance weighs 0 at
+  // its first step and η_I from the next; a one-step interval never weighs anything, and a step
+  // where every active instance weighs 0 predicts 0. at_start weighs each from its first step.
+  IntervalConfig config;
+  config.placement = Placement::Daniely;
+  config.rule = HRule::Hedge;
+  config.n_levels = 3;
+  config.level_rate = {0.5, 0.25, 0.125};
+  config.h_after_first = true;
+  IntervalConfig at_start = config;
+  at_start.h_after_first = false;
+  IntervalWeights late(&config), early(&at_start);
+  const double f[3] = {1.0, 2.0, 4.0};
+  std::vector<double> combined;
+  for (std::int64_t t = 1; t <= 5; ++t) {
+    late.begin_step(t);
+    early.begin_step(t);
+    combined.push_back(late.combine(t, f));
+    if (t == 1) EXPECT_EQ(early.combine(t, f), 1.0) << "at_start: level 0 weighs from t = 1";
+    late.update(t, f, combined.back(), 1.5);
+    early.update(t, f, early.combine(t, f), 1.5);
+  }
+  EXPECT_EQ(combined[0], 0.0);  // t = 1: level 0 alone, at its first step
+  EXPECT_EQ(combined[1], 0.0);  // t = 2: levels 0 and 1 both at their first step
+  EXPECT_EQ(combined[2], 2.0);  // t = 3: level 1 at η_1 (its t = 2 loss ignored), level 0 new
+  EXPECT_EQ(combined[3], 0.0);  // t = 4: level 1's and 2's new intervals, level 0's
+  // t = 5: levels 1 and 2 at η_1 and η_2, fresh: (η_1·2 + η_2·4)/(η_1 + η_2).
+  EXPECT_DOUBLE_EQ(combined[4], (0.25 * 2.0 + 0.125 * 4.0) / (0.25 + 0.125));
+}
+
+TEST(AdaRakerTest, HInitSlotIsAParameterOfTheHedgeRule) {
+  const Dataset data = random_stream(40, 3, Task::Regression, 7);
+  const auto c = context_for(data);
+  auto late = make("adaraker", c, {{"D", "4"}, {"h_init_slot", "after_first"}});
+  auto early = make("adaraker", c, {{"D", "4"}});
+  const auto a = run_steps(*late, data), b = run_steps(*early, data);
+  EXPECT_EQ(a[0], 0.0) << "t = 1: the only instance weighs 0";
+  EXPECT_NE(a, b);
+  for (double v : a) EXPECT_TRUE(std::isfinite(v));
+  EXPECT_NE(omkl::test::config_error_message("adaraker", c, {{"h_init_slot", "after_first"}, {"h_rule", "matlab"}})
+                .find("h_rule=hedge"),
+            std::string::npos);
 }
