@@ -271,7 +271,9 @@ class GraphAided final : public Algorithm {
     }
     // Vertex weight (§2.5 step 7).
     if (config_.family != GraphFamily::Gf) {
-      const double err = (tr.prediction - y) * (tr.prediction - y) + (config_.vertex_ridge ? rep.vertex_ridge : 0.0);
+      const double err = config_.vertex_from_prediction
+                             ? tr.prediction  // the 2021 code's u update (u_update_uses_prediction)
+                             : (tr.prediction - y) * (tr.prediction - y) + (config_.vertex_ridge ? rep.vertex_ridge : 0.0);
       const double p_tilde = std::max(tr.node_pmf[tr.node], config_.p_floor);
       rep.log_u[tr.node] -= eta * err / p_tilde;
       if (rep.u_valid) set_vertex_weight(rep, tr.node, exp_or_zero(rep.log_u[tr.node] - rep.u_ref));

@@ -190,6 +190,12 @@ GraphAidedConfig read_graph_aided_config(ParamReader& params, const AlgoContext&
   c.vertex_ridge = params.get_choice("u_loss", "sq_error", {"sq_error", "ridge"},
                                      "vertex loss L(ŷ, y) of eq. 37: squared error, or with eq. 5's ridge term "
                                      "λ‖Σ_{k∈S} w̄_k θ_k‖² (θ after the step; §7 A-5)") == "ridge";
+  c.vertex_from_prediction = params.get_bool(
+      "u_update_uses_prediction", false,
+      "archaeology: the vertex weight moves by exp(−η·ŷ/p̃), the prediction in place of the loss, as the 2021 "
+      "code did (fixed in 2022; for reproducing the conference runs only)");
+  if (c.vertex_from_prediction && c.vertex_ridge)
+    params.fail("u_update_uses_prediction", "replaces the vertex loss; it cannot go with u_loss=ridge");
   const bool on_gpu = backend_on_gpu(context.backend);
   std::string why_not = resident_graph_unsupported(c);
   if (why_not.empty()) why_not = float_walk_on_cpu(c.rf.single_precision, on_gpu);

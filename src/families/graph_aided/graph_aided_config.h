@@ -36,6 +36,9 @@ struct GraphAidedConfig {
   bool shifted = false;             ///< reference off-by-one sampler (§3 R5)
   bool updated_theta_loss = false;  ///< ridge term of the weight loss uses θ_{t+1} (§3 R10)
   bool vertex_ridge = false;        ///< the vertex loss adds λ‖Σ_{k∈S} w̄_k θ_k‖² (§7 A-5)
+  /// u_update_uses_prediction: the vertex weight moves by exp(−η·ŷ/p̃), the prediction in place of
+  /// the loss, as the 2021 conference-era code did (archaeology only; spec/graph-aided.md §7 A-9).
+  bool vertex_from_prediction = false;
   std::size_t M = 10, J = 2;
   double q_floor = 0.0, p_floor = 0.0;
   std::int64_t last_regen = 300;  ///< OMKL-GF: last step whose bipartite graph is regenerated

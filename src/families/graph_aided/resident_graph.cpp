@@ -38,6 +38,7 @@ void csr(std::size_t n, ListOf&& list_of, std::vector<std::uint32_t>& offsets, s
 std::string resident_graph_unsupported(const GraphAidedConfig& config) {
   if (config.rf.numpy_legacy) return "rng = numpy_legacy replays NumPy's stream on the host";
   if (config.vertex_ridge) return "u_loss = ridge reads every predicted θ on the host";
+  if (config.vertex_from_prediction) return "u_update_uses_prediction (an archaeology flag) runs on the host path";
   if (config.rf.loss != LossKind::Squared) return "only the squared loss is implemented";
   const std::size_t n = config.rf.dictionary.size();
   if (n > kMaxResidentPairs)

@@ -395,3 +395,27 @@ TEST(GraphAidedTest, VertexLossWithTheRidgeTerm) {
   EXPECT_GT(n2, 0.0);
   EXPECT_NEAR(std::log(u_plain[tr.node] / u_plain[other]) - std::log(u_ridge[tr.node] / u_ridge[other]), expected, 1e-12);
 }
+
+TEST(GraphAidedTest, VertexUpdateFromThePredictionIsTheArchaeologyFlag) {
+  // u_update_uses_prediction: the 2021 code moved u by exp(−η·ŷ/p̃). A step moves the drawn
+  // vertex's log u relative to an untouched one by −η·ŷ/p̃ (by −η(ŷ − y)²/p̃ by default).
+  const Dataset data = random_stream(3, 3, Task::Regression);
+  const AlgoContext c = context_for(data);
+  const Params common{{"dict", kDict3}, {"D", "8"}, {"M", "2"}};
+  Params archaeology = common;
+  archaeology.emplace_back("u_update_uses_prediction", "true");
+  auto a = make("sfg-mkl", c, archaeology);
+  double prediction = 0.0;
+  a->step(data.row(0), data.y[0], &prediction);  // θ = 0: ŷ = 0, u unmoved
+  const auto before = graph_aided_vertex_weights(*a, 0);
+  a->step(data.row(1), data.y[1], &prediction);
+  const GraphAidedTrace& tr = *graph_aided_trace(*a, 0);
+  const auto after = graph_aided_vertex_weights(*a, 0);
+  const std::size_t other = tr.node == 0 ? 1 : 0;
+  EXPECT_NE(prediction, 0.0);
+  EXPECT_NEAR(std::log(after[tr.node] / after[other]) - std::log(before[tr.node] / before[other]),
+              -tr.eta * prediction / tr.node_pmf[tr.node], 1e-12);
+  Params both = archaeology;
+  both.emplace_back("u_loss", "ridge");
+  EXPECT_NE(omkl::test::config_error_message("sfg-mkl", c, both).find("u_update_uses_prediction"), std::string::npos);
+}
