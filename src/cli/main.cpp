@@ -554,7 +554,7 @@ int run_command(const CommonOptions& o, const RunOptions& r, const CLI::App& com
 }
 
 int gen_command(const std::string& kind, std::size_t samples, std::uint64_t seed,
-                const std::string& out, bool raw, bool target_index) {
+                const std::string& out, bool raw, bool target_index, double sigma_alpha) {
   SyntheticOptions options;
   if (kind == "dataset1") options.kind = SyntheticKind::Dataset1;
   else if (kind == "dataset2") options.kind = SyntheticKind::Dataset2;
@@ -563,6 +563,7 @@ int gen_command(const std::string& kind, std::size_t samples, std::uint64_t seed
   options.seed = seed;
   options.normalize = !raw;
   options.kernel_index_target = target_index;
+  options.sigma_alpha = sigma_alpha;
   const Dataset data = make_synthetic(options);
   write_csv(data, out);
   fmt::print("wrote {} samples × {} features to {}\n", data.n_samples, data.n_features, out);
@@ -671,6 +672,7 @@ int main(int argc, char** argv) {
   std::size_t gen_samples = 0;
   std::uint64_t gen_seed = 1;
   bool gen_raw = false, gen_target = false;
+  double gen_sigma_alpha = 0.01;
   auto* gen = app.add_subcommand("gen", "write a synthetic stream (spec/raker.md §6) to CSV");
   gen->add_option("--kind", gen_kind, "dataset1 or dataset2")->capture_default_str();
   gen->add_option("--samples", gen_samples, "T (0 = the paper's: 36000 / 6500)")->capture_default_str()->check(kCount);
@@ -678,6 +680,18 @@ int main(int argc, char** argv) {
   gen->add_option("--out", gen_out, "output CSV path")->required();
   gen->add_flag("--raw", gen_raw, "skip the min-max normalisation");
   gen->add_flag("--kernel-index-target", gen_target, "y_t uses κ_t of the target sample");
+  gen->add_option("--sigma-alpha", gen_sigma_alpha,
+                  "standard deviation σ_α of the coefficients α (not given by the paper; 0.01, spec/raker.md §6)")
+      ->capture_default_str()
+      ->check(CLI::Validator(
+          [](std::string& text) {
+            char* end = nullptr;
+            const double value = detail::strtod_decimal(text.c_str(), &end);
+            if (text.empty() || *end != '\0' || !std::isfinite(value) || value < 0)
+              return "expected a finite number ≥ 0, not '" + text + "'";
+            return std::string();
+          },
+          "NUMBER ≥ 0", "non-negative"));
 
   auto* list = app.add_subcommand("list", "list algorithms, presets and dictionary presets");
   std::string describe_name;
@@ -714,7 +728,7 @@ int main(int argc, char** argv) {
     }
     if (*run) return run_command(run_options, run_extra, *run);
     if (*predict) return predict_command(predict_options, predict_model, predict_out, *predict);
-    if (*gen) return gen_command(gen_kind, gen_samples, gen_seed, gen_out, gen_raw, gen_target);
+    if (*gen) return gen_command(gen_kind, gen_samples, gen_seed, gen_out, gen_raw, gen_target, gen_sigma_alpha);
     if (*list) {
       fmt::print("algorithms (name, family, summary):\n");
       std::size_t name_width = 0, family_width = 0;

@@ -382,6 +382,17 @@ TEST_F(CliTest, GenThenRun) {
   o = omkl("run --data f.csv --algo raker:D=8");
   EXPECT_EQ(o.code, 0) << o.err;
   EXPECT_NE(o.out.find("mse"), std::string::npos) << o.out;
+  // σ_α (spec/raker.md §6.2: not given by the paper, 0.01 by default) is exposed: another σ_α,
+  // another stream; the default is the one written above.
+  ASSERT_EQ(omkl("gen --kind dataset2 --samples 300 --sigma-alpha 0.01 --out same.csv").code, 0);
+  EXPECT_EQ(read_text(dir_ / "same.csv"), read_text(dir_ / "f.csv"));
+  ASSERT_EQ(omkl("gen --kind dataset2 --samples 300 --sigma-alpha 0.5 --raw --out wide.csv").code, 0);
+  ASSERT_EQ(omkl("gen --kind dataset2 --samples 300 --raw --out narrow.csv").code, 0);
+  EXPECT_NE(read_text(dir_ / "wide.csv"), read_text(dir_ / "narrow.csv"));
+  o = omkl("gen --kind dataset2 --sigma-alpha -1 --out bad.csv");
+  EXPECT_EQ(o.code, 2);
+  EXPECT_NE(o.err.find("--sigma-alpha"), std::string::npos) << o.err;
+  EXPECT_FALSE(fs::exists(dir_ / "bad.csv"));
 }
 
 TEST_F(CliTest, CheckpointResumeEqualsStraightRun) {
