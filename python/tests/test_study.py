@@ -80,7 +80,7 @@ def test_federated_options_reach_the_study(tmp_path):
     X = rng.uniform(-1, 1, size=(120, 2))
     site = np.repeat([0, 1], 60)
     y = 0.3 + 0.5 * X[:, 0] * X[:, 1] + 0.1 * site
-    rows = ["site,a,b,y"] + [f"{s},{a!r},{b!r},{t!r}" for s, (a, b), t in zip(site, X, y)]
+    rows = ["site,a,b,y"] + [f"{int(s)},{float(a)!r},{float(b)!r},{float(t)!r}" for s, (a, b), t in zip(site, X, y)]
     (tmp_path / "g.csv").write_text("\n".join(rows) + "\n")
     common = dict(data=tmp_path / "g.csv", algos="vm-kofl", seeds=1, preset="fed-pofmkl", group_column="site",
                   rounds=20, regret=True)
