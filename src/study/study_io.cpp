@@ -26,8 +26,20 @@ std::uint64_t data_checksum(const Dataset& data) {
 // Which numbers a cell of this build computes: raised whenever an algorithm's results change
 // for the same inputs (a fix, a spec's reading), so that a cache written by an earlier build is
 // recomputed instead of reused. 2: the bandit family's tie rule and IOKS's absolute-loss G̃ and
-// G₁ default, and OFSKL's own frequency stream (2026-11-26).
+// G₁ default, and OFSKL's own frequency stream (2026-11-26). 3: on a federated stream the batch
+// regret adds no graph learner's regulariser without --regret-include-reg (2026-11-26).
 constexpr int kResultsEpoch = 3;
+
+// One CSV field, quoted (RFC 4180: a quote doubled): a spec has commas, and so has the federated
+// regret's benchmark ("gauss:0.1 (random-feature ridge, D = 500)").
+inline std::string csv_field(const std::string& text) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
 
 json cell_key(const AlgorithmSpec& spec, const StudyConfig& config, const Dataset& data,
               std::uint64_t checksum) {
@@ -207,7 +219,7 @@ StudyOutputs format_study_outputs(const StudyResult& result) {
   csv << "algo,spec,metric,t,mean,std\n";
   for (const auto& r : result.results)
     for (std::size_t k = 0; k < r.curve_t.size(); ++k)
-      csv << r.algo << ",\"" << r.spec << "\"," << r.metric << "," << r.curve_t[k] << ","
+      csv << r.algo << "," << detail::csv_field(r.spec) << "," << r.metric << "," << r.curve_t[k] << ","
           << r.curve_mean[k] << "," << r.curve_std[k] << "\n";
   out.curves_csv = csv.str();
   // The algorithms' end-of-run logs, per seed (spec/bandit.md §8.6), where any has them.
@@ -221,8 +233,8 @@ StudyOutputs format_study_outputs(const StudyResult& result) {
   regret << "algo,spec,benchmark,t,mean,std\n";
   for (const auto& r : result.results)
     for (std::size_t k = 0; k < r.regret_mean.size(); ++k)
-      regret << r.algo << ",\"" << r.spec << "\"," << result.regret_benchmark << "," << r.curve_t[k] << ","
-             << r.regret_mean[k] << "," << r.regret_std[k] << "\n";
+      regret << r.algo << "," << detail::csv_field(r.spec) << "," << detail::csv_field(result.regret_benchmark) << ","
+             << r.curve_t[k] << "," << r.regret_mean[k] << "," << r.regret_std[k] << "\n";
   out.regret_csv = regret.str();
   return out;
 }

@@ -579,6 +579,18 @@ TEST_F(CliTest, FederatedRegretIncludeRegIsRecordedAndRefusedOffAFederatedStream
   const auto &ra = a.at("results").at(0), &rb = b.at("results").at(0);
   EXPECT_EQ(ra.at("final_mean"), rb.at("final_mean")) << "the terms change the regret, not the run";
   EXPECT_GT(rb.at("regret_batch").get<double>(), ra.at("regret_batch").get<double>());
+  // regret.csv is a CSV of six fields a row: the benchmark ("…, D = 20)") is quoted like the spec.
+  const auto regret_rows = lines_of(read_text(dir_ / "with" / "regret.csv"));
+  ASSERT_GT(regret_rows.size(), 1u);
+  for (const std::string& line : regret_rows) {
+    int fields = 1;
+    bool quoted = false;
+    for (char ch : line) {
+      if (ch == '"') quoted = !quoted;
+      else if (ch == ',' && !quoted) ++fields;
+    }
+    EXPECT_EQ(fields, 6) << line;
+  }
   expect_study_fails("--data air.csv --algo raker --regret-include-reg", {"--regret-include-reg", "not a federated stream"});
   expect_study_fails("--preset fed-pofmkl --rounds 20 --data air.csv --group-column site --regret-include-reg "
                      "--algo perfedavg",
