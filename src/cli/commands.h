@@ -112,6 +112,11 @@ struct CommandOutputs {
 /// (a checkpoint is a binary file; standard output carries the predictions).
 void check_run_paths(const CommonOptions& options, const RunOptions& run);
 
+/// Before a checkpoint: the model, after learning the row x at `where`, must still predict it
+/// finitely, or Error "SPEC diverged with its update at WHERE (…): OUTCOME; …" — an update that
+/// diverged shows only in the next prediction, and a checkpoint taken before it would hold it.
+void check_last_update(const Learner& learner, const double* x, const std::string& where, const std::string& outcome);
+
 /// The InputError of a classifier's label y that is not ±1, found at `where` (the file and its row
 /// or line): "WHERE: label y, but the model[ in MODEL] is a classifier".
 [[noreturn]] void throw_bad_label(double y, const std::string& where, const std::string& model_path);

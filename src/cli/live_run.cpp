@@ -167,16 +167,12 @@ int live_run_command(const CommonOptions& o, const RunOptions& r, const CLI::App
   // checkpoint taken between the two would hold it.
   std::vector<double> last_learned;
   std::size_t last_learned_line = 0;
-  const auto check_last_update = [&] {
-    if (last_learned.empty()) return;
-    const double after = learner.predict(last_learned);
-    if (!std::isfinite(after))
-      throw Error(fmt::format("{} diverged with its update at {}:{} (it now predicts that row as {}): stopped "
-                              "without writing the checkpoint; a smaller step size (eta) may help",
-                              learner.spec(), rows.name(), last_learned_line, after));
+  const auto check_learned = [&] {
+    if (!last_learned.empty())
+      check_last_update(learner, last_learned.data(), rows.name() + ":" + std::to_string(last_learned_line),
+                        "stopped without writing the checkpoint");
   };
-  const auto save_checkpoint = [&] {
-    check_last_update();
+  const auto write_checkpoint = [&] {
     if (transform.online()) learner.set_preprocessing(transform);  // the scaler's state goes with the model
     learner.save(r.save);
   };
@@ -205,12 +201,15 @@ int live_run_command(const CommonOptions& o, const RunOptions& r, const CLI::App
                                     row.has_target ? fmt::format("{:.17g}", row.y) : std::string(), prediction));
     // A model whose predictions stopped being finite has diverged: every later prediction is
     // useless and so would its checkpoint be, so the run stops here (exit 3) and writes none.
-    // The --save-every checkpoints before it stay (each was checked by save_checkpoint()).
+    // The --save-every checkpoints before it stay (each was checked by check_learned()).
     if (!std::isfinite(prediction))
       throw Error(fmt::format("{} diverged at {}:{} (prediction {}): stopped without a checkpoint; a smaller step "
                               "size (eta) may help",
                               learner.spec(), rows.name(), row.line, prediction));
-    if (r.save_every > 0 && row.has_target && n_learned % r.save_every == 0) save_checkpoint();
+    if (r.save_every > 0 && row.has_target && n_learned % r.save_every == 0) {
+      check_learned();
+      write_checkpoint();
+    }
     if (o.progress > 0 && n_rows % o.progress == 0) {
       const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       fmt::print(stderr, "omkl: {} rows ({} learned), {} so far {:.6g} ({:.3g} rows/s)\n", n_rows, n_learned,
@@ -225,13 +224,13 @@ int live_run_command(const CommonOptions& o, const RunOptions& r, const CLI::App
     predictions.discard();
     throw InputError(rows.name() + ": empty stream (no data rows)");
   }
-  if (!r.save.empty()) check_last_update();  // before the report: a run that writes no checkpoint fails
+  if (!r.save.empty()) check_learned();  // before the report: a run that writes no checkpoint fails
   fmt::print(report, "{} on {} (live): {} rows, {} learned (samples {}..{} of the model), {} {}{}\n", learner.spec(),
              rows.name(), n_rows, n_learned, seen_before + 1, learner.n_seen(), task_metric(learner.task()),
              n_learned ? fmt::format("{:.6g}", loss_sum / static_cast<double>(n_learned)) : std::string("n/a"),
              signal_number ? fmt::format("; stopped by signal {}", signal_number) : std::string());
   if (!r.save.empty()) {
-    save_checkpoint();
+    write_checkpoint();
     fmt::print(report, "saved checkpoint after {} samples to {}\n", learner.n_seen(), r.save);
   }
   std::fflush(report);

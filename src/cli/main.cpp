@@ -43,6 +43,13 @@ std::string count_error(const std::string& text) {
   if (error != std::errc() || end != text.data() + text.size()) return "'" + text + "' is too large";
   return {};
 }
+
+// The whole text as one finite decimal number ("nan" and "inf" parse as numbers, and are not).
+bool finite_number(const std::string& text, double& value) {
+  char* end = nullptr;
+  value = detail::strtod_decimal(text.c_str(), &end);
+  return !text.empty() && *end == '\0' && std::isfinite(value);
+}
 }  // namespace
 
 const CLI::Validator kCount([](std::string& text) { return count_error(text); }, "COUNT", "count");
@@ -54,16 +61,23 @@ const CLI::Validator kPositiveCount(
                                                               : std::string();
     },
     "POSITIVE", "positive count");
-// A positive, finite number of seconds ("nan" and "inf" parse as numbers).
+// A positive, finite number of seconds.
 const CLI::Validator kPositiveSeconds(
     [](std::string& text) {
-      char* end = nullptr;
-      const double value = detail::strtod_decimal(text.c_str(), &end);
-      if (text.empty() || *end != '\0' || !std::isfinite(value) || !(value > 0))
+      double value = 0.0;
+      if (!finite_number(text, value) || !(value > 0))
         return "expected a positive, finite number of seconds, not '" + text + "'";
       return std::string();
     },
     "SECONDS", "seconds");
+// A finite number ≥ 0.
+const CLI::Validator kNonNegativeNumber(
+    [](std::string& text) {
+      double value = 0.0;
+      if (!finite_number(text, value) || value < 0) return "expected a finite number ≥ 0, not '" + text + "'";
+      return std::string();
+    },
+    "NUMBER ≥ 0", "non-negative");
 
 void add_common_options(CLI::App& app, CommonOptions& o, bool with_seeds) {
   app.add_option("--algo", o.algos,
@@ -409,6 +423,14 @@ double stream_metric(const Learner& learner, const Dataset& data, const std::vec
   return n ? total / static_cast<double>(n) : NAN;
 }
 
+void check_last_update(const Learner& learner, const double* x, const std::string& where, const std::string& outcome) {
+  const double after = learner.predict(x);
+  if (!std::isfinite(after))
+    throw Error(fmt::format("{} diverged with its update at {} (it now predicts that row as {}): {}; a smaller step "
+                            "size (eta) may help",
+                            learner.spec(), where, after, outcome));
+}
+
 void throw_bad_label(double y, const std::string& where, const std::string& model_path) {
   throw InputError(fmt::format("{}: label {:g}, but the model{} is a classifier (labels −1 or +1)", where, y,
                                model_path.empty() ? "" : " in " + model_path));
@@ -534,13 +556,8 @@ int run_command(const CommonOptions& o, const RunOptions& r, const CLI::App& com
   // model that predicts that row finitely after learning it. (A check of the prediction, not of
   // every number in the state: a federated model predicts as its next client, so a diverged
   // weight vector of the client that learned the row is not looked at.)
-  if (!r.save.empty() && n > 0) {
-    const double after = learner.predict(data.row(n - 1));
-    if (!std::isfinite(after))
-      throw Error(fmt::format("{} diverged with its update at row {} of {} (it now predicts that row as {}): "
-                              "nothing written; a smaller step size (eta) may help",
-                              learner.spec(), n, data.name, after));
-  }
+  if (!r.save.empty() && n > 0)
+    check_last_update(learner, data.row(n - 1), fmt::format("row {} of {}", n, data.name), "nothing written");
   CommandOutputs outputs;
   std::FILE* report = report_stream(r.predictions);
   fmt::print(report, "{} on {}: rows 1..{} (samples {}..{} of the model), {} {}\n", learner.spec(), data.name, n,
@@ -683,15 +700,7 @@ int main(int argc, char** argv) {
   gen->add_option("--sigma-alpha", gen_sigma_alpha,
                   "standard deviation σ_α of the coefficients α (not given by the paper; 0.01, spec/raker.md §6)")
       ->capture_default_str()
-      ->check(CLI::Validator(
-          [](std::string& text) {
-            char* end = nullptr;
-            const double value = detail::strtod_decimal(text.c_str(), &end);
-            if (text.empty() || *end != '\0' || !std::isfinite(value) || value < 0)
-              return "expected a finite number ≥ 0, not '" + text + "'";
-            return std::string();
-          },
-          "NUMBER ≥ 0", "non-negative"));
+      ->check(kNonNegativeNumber);
 
   auto* list = app.add_subcommand("list", "list algorithms, presets and dictionary presets");
   std::string describe_name;

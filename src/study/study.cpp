@@ -185,6 +185,12 @@ std::vector<ReplicateRun> run_replicates(const AlgorithmSpec& spec, const Preset
                           detail::study_metric(config, data.task), config.shuffle ? &orders : nullptr);
 }
 
+// Auto: CUDA where a device is present, else the CPU.
+BackendKind concrete_backend(BackendKind backend) {
+  if (backend != BackendKind::Auto) return backend;
+  return detail::cuda_available() ? BackendKind::Cuda : BackendKind::Cpu;
+}
+
 std::string device_name(BackendKind backend) {
   if (backend == BackendKind::Cpu) {
     const unsigned n = std::thread::hardware_concurrency();
@@ -447,8 +453,7 @@ void gather_runs(const std::vector<WorkItem>& tasks, std::vector<std::vector<Rep
 void check_study_algorithms(const StudyConfig& config, const Dataset& data) {
   const Preset* preset = config.preset.empty() ? nullptr : &find_preset(config.preset);
   StudyConfig cfg = config;
-  if (cfg.backend == BackendKind::Auto)
-    cfg.backend = detail::cuda_available() ? BackendKind::Cuda : BackendKind::Cpu;
+  cfg.backend = concrete_backend(cfg.backend);
   for (const AlgorithmSpec& spec : cfg.algorithms) build(spec, preset, cfg, data, {0});
 }
 
@@ -458,8 +463,7 @@ StudyResult run_study(const StudyConfig& config, const Dataset& data) {
   if (config.n_seeds == 0) throw ConfigError("study: --seeds must be at least 1");
   const Preset* preset = config.preset.empty() ? nullptr : &find_preset(config.preset);
   StudyConfig cfg = config;
-  if (cfg.backend == BackendKind::Auto)
-    cfg.backend = detail::cuda_available() ? BackendKind::Cuda : BackendKind::Cpu;
+  cfg.backend = concrete_backend(cfg.backend);
   cfg.shuffle = cfg.shuffle || (preset && preset->shuffle);
   if (cfg.shuffle && data.n_clients > 0)
     throw ConfigError("study: a federated stream's order is its protocol; it cannot also be shuffled per replicate");

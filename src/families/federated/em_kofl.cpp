@@ -283,13 +283,9 @@ class EmKofl final : public Algorithm {
  private:
   std::size_t n_kernels() const { return backend_->problem().n_kernels; }
 
-  // J_t ~ π_t = (1 − explore)·ω̄ + explore/N, by inverse CDF of one keyed uniform.
-  // (em_kofl_draw(), the resident walk's code too.)
   std::size_t draw_kernel(std::size_t r, std::int64_t t) const {
     const std::size_t N = n_kernels();
-    std::vector<double> w(N);
-    const double u = client_uniform(context_.seed, context_.replicates[r], kServerDraws, 0, t);
-    return em_kofl_draw(log_w_.data() + r * N, N, explore_, u, w.data());
+    return em_kofl_server_draw(log_w_.data() + r * N, N, explore_, context_.seed, context_.replicates[r], t);
   }
 
   // θ̄_J = (1/K)·Σ_k θ_{J,k}, summed in ascending client order.
@@ -358,6 +354,12 @@ class EmKofl final : public Algorithm {
 };
 
 }  // namespace
+
+std::size_t em_kofl_server_draw(const double* log_w, std::size_t N, double explore, std::uint64_t seed,
+                                std::uint64_t replicate, std::int64_t t) {
+  std::vector<double> w(N);
+  return em_kofl_draw(log_w, N, explore, client_uniform(seed, replicate, kServerDraws, 0, t), w.data());
+}
 
 std::unique_ptr<Algorithm> make_fedomd_local_steps(ParamReader& params, const AlgoContext& context,
                                                    std::size_t local_steps) {

@@ -24,6 +24,12 @@ std::vector<double> federated_log_weights(const Algorithm& algorithm, std::size_
 /// The selection of the last client step of a replicate (all kernels, p = 1, for the baselines).
 const KernelSelection& federated_last_selection(const Algorithm& algorithm, std::size_t replicate);
 
+/// eM-KOFL's server draw of round t (§3.4 step 1), both variants': J_t ~ (1 − explore)·ω̄ +
+/// explore/N from the server's log-weights (N of them) by one uniform of the keyed server stream
+/// of (seed, replicate); em_kofl_draw(), the resident walk's code too.
+std::size_t em_kofl_server_draw(const double* log_w, std::size_t N, double explore, std::uint64_t seed,
+                                std::uint64_t replicate, std::int64_t t);
+
 /// eM-KOFL's variant=global_only (spec/federated.md §3.4): the server keeps the only θ; each
 /// round it draws J_t from its Hedge weights, every client predicts with θ_{J_t}, reports its N
 /// losses against the global θ and uploads the gradient of θ_{J_t} alone, which the server

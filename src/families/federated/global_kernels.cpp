@@ -28,7 +28,6 @@
 #include "families/federated/federated.h"
 #include "families/federated/federated_config.h"
 #include "families/federated/kernel_selection.h"
-#include "families/federated/resident_em_kofl.h"
 #include "families/federated/resident_federation.h"
 #include "omkl/error.h"
 
@@ -51,10 +50,6 @@ struct Variant {
   /// Weights on the server, moved by the losses every client reports (vM-KOFL, eM-KOFL global_only).
   bool server_weights() const { return head == Head::GlobalHedge || head == Head::DrawnKernel; }
 };
-
-// The server's J_t stream of eM-KOFL (em_kofl.cpp's, client index 0): global_only draws as the
-// local-copies form does.
-constexpr std::uint64_t kServerDraws = 0xfe000001u;
 
 // The '+' that separates two values of "a+b+…", from `from`: not an exponent's sign ("1e+0").
 std::size_t next_separator(const std::string& text, std::size_t from) {
@@ -764,13 +759,10 @@ class GlobalKernelFederation final : public Algorithm {
     }
   }
 
-  // J_t ~ (1 − explore)·ω̄ + explore/N by one keyed uniform of the server's stream: em_kofl_draw(),
-  // eM-KOFL's draw (§3.4 step 1).
+  // eM-KOFL's J_t, as the local-copies form draws it.
   std::size_t draw_kernel(std::size_t r, std::int64_t t) const {
     const std::size_t N = n_kernels();
-    weight_scratch_.resize(N);
-    const double u = client_uniform(context_.seed, context_.replicates[r], kServerDraws, 0, t);
-    return em_kofl_draw(log_w_.data() + r * N, N, explore_, u, weight_scratch_.data());
+    return em_kofl_server_draw(log_w_.data() + r * N, N, explore_, context_.seed, context_.replicates[r], t);
   }
 
   // The server's kernel J_t alone, p = 1.
