@@ -26,7 +26,11 @@ for kind in "${kinds[@]}"; do
   esac
   build="$prefix-$kind"
   echo "== $kind: -fsanitize=$sanitizers in $build"
-  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DOMKL_ENABLE_CUDA=OFF -DOMKL_ENABLE_MPI=OFF \
+  # -O1 and line tables only (-g1: file and line in every report, no variable info): the
+  # sanitizers' recommended level, and the instrumented build in about half the time of -O2 -g
+  # (measured 2026-11-26: the ASan+UBSan build 8 min 48 s, its tests no slower than at -O2).
+  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" \
+    -DOMKL_ENABLE_CUDA=OFF -DOMKL_ENABLE_MPI=OFF \
     -DOMKL_BUILD_BENCH=OFF -DOMKL_BUILD_PYTHON=OFF -DOMKL_SANITIZE="$sanitizers" -DCMAKE_CXX_FLAGS="$extra"
   cmake --build "$build" -j2
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1 \

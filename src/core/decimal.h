@@ -5,6 +5,8 @@
 
 #include <cctype>
 #include <cstdlib>
+#include <string>
+#include <vector>
 
 namespace omkl::detail {
 
@@ -20,6 +22,25 @@ inline double strtod_decimal(const char* text, char** end) {
     return 0.0;
   }
   return std::strtod(text, end);
+}
+
+/// Splits "a+b+…" (a '+'-joined list of kernels or numbers) at every '+' that is not a number's
+/// exponent sign: the '+' of "1e+0" follows a digit or '.' and an 'e' or 'E', and a digit
+/// follows it. Empty items are kept (the caller names them in its error).
+inline std::vector<std::string> split_plus_list(const std::string& text) {
+  const auto digit = [&](std::size_t i) {
+    return i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]));
+  };
+  std::vector<std::string> items(1);
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const bool exponent_sign = i >= 2 && (text[i - 1] == 'e' || text[i - 1] == 'E') &&
+                               (digit(i - 2) || text[i - 2] == '.') && digit(i + 1);
+    if (text[i] == '+' && !exponent_sign)
+      items.emplace_back();
+    else
+      items.back() += text[i];
+  }
+  return items;
 }
 
 }  // namespace omkl::detail

@@ -174,7 +174,7 @@ Dictionary parse_dictionary(const std::string& text) {
     }
     return dict;
   }
-  for (const auto& item : split(text, '+')) {
+  for (const auto& item : detail::split_plus_list(text)) {
     if (item.empty()) throw ConfigError("empty kernel in dictionary '" + text + "'");
     dict.push_back(parse_kernel(item));
   }

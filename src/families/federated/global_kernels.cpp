@@ -51,27 +51,15 @@ struct Variant {
   bool server_weights() const { return head == Head::GlobalHedge || head == Head::DrawnKernel; }
 };
 
-// The '+' that separates two values of "a+b+…", from `from`: not an exponent's sign ("1e+0").
-std::size_t next_separator(const std::string& text, std::size_t from) {
-  std::size_t at = text.find('+', from);
-  while (at != std::string::npos && at > from && (text[at - 1] == 'e' || text[at - 1] == 'E'))
-    at = text.find('+', at + 1);
-  return at == std::string::npos ? text.size() : at;
-}
-
 // ξ_k of every client from "a+b+…" (K values in (0, 1]), naming the parameter in any error.
 std::vector<double> parse_per_client_xi(ParamReader& params, const std::string& text, std::size_t K) {
   std::vector<double> xi;
-  std::size_t begin = 0;
-  while (begin <= text.size()) {
-    const std::size_t end = next_separator(text, begin);
-    const std::string item = text.substr(begin, end - begin);
+  for (const std::string& item : split_plus_list(text)) {
     char* stop = nullptr;
     const double v = strtod_decimal(item.c_str(), &stop);
     if (item.empty() || *stop != '\0' || !(v > 0) || v > 1)
       params.fail("xi_per_client", "value " + std::to_string(xi.size() + 1) + " '" + item + "' is not a ξ in (0, 1]");
     xi.push_back(v);
-    begin = end + 1;
   }
   if (xi.size() != K)
     params.fail("xi_per_client", std::to_string(xi.size()) + " values for " + std::to_string(K) + " clients");

@@ -66,6 +66,15 @@ TEST(KernelSpecTest, ParsesKernelsAndDictionaries) {
   EXPECT_THROW(parse_kernel("gauss:-1"), ConfigError);
   EXPECT_THROW(parse_kernel("bogus"), ConfigError);
   EXPECT_THROW(parse_dictionary("gauss:1++lap:1"), ConfigError);
+  // An exponent's sign is not a separator: "1e+0" is one number, also before a '+'.
+  const auto exponents = parse_dictionary("gauss:1e+0+lap:2.5E+1+poly:2:1.e+0");
+  ASSERT_EQ(exponents.size(), 3u);
+  EXPECT_EQ(exponents[0].sigma, 1.0);
+  EXPECT_EQ(exponents[1].sigma, 25.0);
+  EXPECT_EQ(exponents[2].offset, 1.0);
+  EXPECT_EQ(parse_dictionary("gauss:1e-1+gauss:2").size(), 2u);
+  EXPECT_THROW(parse_dictionary("gauss:1e+"), ConfigError);   // a trailing '+': an empty kernel
+  EXPECT_THROW(parse_dictionary("gauss:1e+lap:1"), ConfigError);  // "1e" is no number
 }
 
 TEST(FeatureMapTest, ScaledFeaturesHaveUnitNorm) {
