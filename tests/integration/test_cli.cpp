@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "common/temp_dir_test.h"
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -46,18 +48,12 @@ std::vector<std::string> lines_of(const std::string& text) {
   return lines;
 }
 
-class CliTest : public ::testing::Test {
+class CliTest : public omkl::test::TempDirTest {
  protected:
   void SetUp() override {
+    TempDirTest::SetUp();
     cli_ = OMKL_CLI_PATH;
     if (cli_.empty() || !fs::exists(cli_)) GTEST_SKIP() << "omkl CLI not built at '" << cli_ << "'";
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::path(::testing::TempDir()) / ("omkl_cli_" + std::to_string(::getpid()) + "_" + info->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override {
-    if (!dir_.empty()) fs::remove_all(dir_);
   }
 
   // Runs `omkl ARGS` inside the test directory; ARGS are passed to the shell as written.
@@ -103,7 +99,6 @@ class CliTest : public ::testing::Test {
   }
 
   std::string cli_;
-  fs::path dir_;
 };
 
 TEST_F(CliTest, MissingFileIsNamed) {

@@ -19,6 +19,8 @@
 #include <string>
 #include <vector>
 
+#include "common/temp_dir_test.h"
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -142,18 +144,12 @@ std::string row(int i) {
   return s.str();
 }
 
-class LiveCliTest : public ::testing::Test {
+class LiveCliTest : public omkl::test::TempDirTest {
  protected:
   void SetUp() override {
+    TempDirTest::SetUp();
     cli_ = OMKL_CLI_PATH;
     if (cli_.empty() || !fs::exists(cli_)) GTEST_SKIP() << "omkl CLI not built at '" << cli_ << "'";
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::path(::testing::TempDir()) / ("omkl_live_" + std::to_string(::getpid()) + "_" + info->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override {
-    if (!dir_.empty()) fs::remove_all(dir_);
   }
   int omkl(const std::string& args) const {
     const std::string command = "cd '" + dir_.string() + "' && '" + cli_ + "' " + args + " >out.txt 2>err.txt </dev/null";
@@ -163,7 +159,6 @@ class LiveCliTest : public ::testing::Test {
   std::string err() const { return read_text(dir_ / "stderr.txt") + read_text(dir_ / "err.txt"); }
 
   std::string cli_;
-  fs::path dir_;
 };
 
 TEST_F(LiveCliTest, EachRowIsPredictedBeforeTheNextArrives) {
