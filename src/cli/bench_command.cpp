@@ -36,6 +36,7 @@ CLI::App* register_bench(CLI::App& app, BenchOptions& o) {
 
 int run_bench(const BenchOptions& o) {
   check_output_path("--json", o.json_out, false);  // before the measurements, not after
+  check_distinct_paths({{"--data", o.common.data}}, {{"--json", o.json_out}});
   const Dataset data = load_data(o.common);
   const auto specs = parse_algos(o.common, {"raker:dict=jmlr23-76"});
   const BackendKind backend = resolve_backend(o.common.backend);

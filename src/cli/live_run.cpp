@@ -4,10 +4,12 @@
 // --save) is written and the predictions are complete up to the last row read. And `omkl
 // predict`, which reads its rows with the same reader, so that a row may come without a target.
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <fmt/core.h>
 #include <optional>
 
@@ -68,10 +70,14 @@ class PredictionSink {
   PredictionSink(const PredictionSink&) = delete;
   PredictionSink& operator=(const PredictionSink&) = delete;
   bool enabled() const { return file_ != nullptr; }
+  /// Writes and flushes `line`; a failed write (a full disk, a closed pipe) ends the run, as
+  /// the whole-file run's does, instead of losing every later prediction unseen.
   void write(const std::string& line) {
     if (!file_) return;
-    std::fputs(line.c_str(), file_);
-    std::fflush(file_);
+    if (std::fputs(line.c_str(), file_) < 0 || std::fflush(file_) != 0) {
+      const int code = errno;
+      throw Error("--predictions " + path_ + ": cannot write: " + std::strerror(code));
+    }
   }
 
  private:

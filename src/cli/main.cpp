@@ -178,7 +178,11 @@ void check_distinct_paths(const std::vector<std::pair<std::string, std::string>>
   const auto same_file = [](const std::string& a, const std::string& b) {
     std::error_code error;
     if (fs::exists(a, error) && fs::exists(b, error)) return fs::equivalent(a, b, error);
-    const fs::path ca = fs::weakly_canonical(a, error), cb = fs::weakly_canonical(b, error);
+    // Absolute first: weakly_canonical() keeps a path relative when none of it exists yet, so
+    // "q.out" and "./q.out" would differ.
+    const fs::path ca = fs::weakly_canonical(fs::absolute(a, error), error);
+    if (error) return false;
+    const fs::path cb = fs::weakly_canonical(fs::absolute(b, error), error);
     return !error && ca == cb;
   };
   const auto named = [](const std::string& path) { return !path.empty() && path != "-"; };

@@ -17,6 +17,12 @@ enum class LossKind : int { Squared = 0, Logistic = 1, Hinge = 2, SquaredHinge =
 LossKind parse_loss(const std::string& text);
 std::string to_string(LossKind loss);
 
+/// Whether the loss reads y as a label ±1 (logistic, hinge, squared hinge): on other targets it
+/// would learn nothing meaningful, and the error rate it reports would be made up.
+inline bool needs_labels(LossKind loss) {
+  return loss == LossKind::Logistic || loss == LossKind::Hinge || loss == LossKind::SquaredHinge;
+}
+
 namespace detail {
 
 /// log(1 + e^{-u}) without overflow.

@@ -28,12 +28,18 @@ void shuffle(std::vector<std::size_t>& v, detail::RandomStream& rng) {
   for (std::size_t i = v.size(); i > 1; --i) std::swap(v[i - 1], v[rng.below(i)]);
 }
 
+// a × b as text, or "more than 2^64" where it overflows (counts from the command line).
+std::string product_text(std::size_t a, std::size_t b) {
+  std::size_t product = 0;
+  return __builtin_mul_overflow(a, b, &product) ? std::string("more than 2^64") : std::to_string(product);
+}
+
 // The rows of every client, iid: one permutation of all rows, cut into K runs of T.
 std::vector<std::vector<std::size_t>> iid_clients(const Dataset& data, const FederatedLayout& layout, std::size_t K) {
   const std::size_t T = layout.rounds;
-  if (K * T > data.n_samples)
+  if (K > data.n_samples / T)  // K·T > n, without overflowing
     throw ConfigError(data.name + ": " + std::to_string(K) + " clients × " + std::to_string(T) + " rounds need " +
-                      std::to_string(K * T) + " rows, the stream has " + std::to_string(data.n_samples));
+                      product_text(K, T) + " rows, the stream has " + std::to_string(data.n_samples));
   std::vector<std::size_t> order(data.n_samples);
   std::iota(order.begin(), order.end(), std::size_t{0});
   detail::RandomStream rng(layout.seed, 0, detail::RngPurpose::Permutation, kIidPermutation);
@@ -80,10 +86,10 @@ std::vector<std::vector<std::size_t>> grouped_clients(const Dataset& data, const
     per_group = K_wanted / G;
   }
   for (std::size_t s = 0; s < G; ++s)
-    if (sites[s].size() < per_group * T)
+    if (per_group > sites[s].size() / T)  // per_group·T > the group's rows, without overflowing
       throw ConfigError(data.name + ": group " + std::to_string(labels[s]) + " has " + std::to_string(sites[s].size()) +
                         " rows; " + std::to_string(per_group) + " clients per group × " + std::to_string(T) +
-                        " rounds need " + std::to_string(per_group * T));
+                        " rounds need " + product_text(per_group, T));
   const std::size_t C = per_group;
   K_out = G * C;
   std::vector<std::vector<std::size_t>> clients(K_out);

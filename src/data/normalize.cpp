@@ -95,8 +95,12 @@ Normalizer fit_normalizer(const Dataset& data, Normalization how) {
     }
     case Normalization::MinMaxAll:
       per_feature();
-      target();
-      z.scale_y = true;
+      // A classification stream's labels stay ±1 (every normalisation keeps them): mapped to
+      // {0, 1} they would no longer be labels, and every error rate would read 0.
+      if (data.task == Task::Regression) {
+        target();
+        z.scale_y = true;
+      }
       break;
     case Normalization::ZScore:
       z.offset.resize(d);
@@ -123,8 +127,10 @@ Normalizer fit_normalizer(const Dataset& data, Normalization how) {
       }
       break;
     case Normalization::Jmlr23: {
-      target();
-      z.scale_y = true;
+      if (data.task == Task::Regression) {  // labels stay ±1, as above
+        target();
+        z.scale_y = true;
+      }
       // Inputs: one common divisor, the largest ℓ2 row norm.
       double largest = 0.0;
       for (std::size_t t = 0; t < n; ++t) {
@@ -158,6 +164,16 @@ Normalizer fit_normalizer(const Dataset& data, Normalization how) {
       }
       break;
   }
+  // Values near the largest double can span more than a double holds (1e308 and −1e308): the
+  // range, standard deviation or row norm is then infinite and the scaled values NaN or 0.
+  const auto overflow = [&](const std::string& what) {
+    return InputError(data.name + ": the " + to_string(how) + " normalisation overflows on " + what +
+                      " (its values span more than a double holds); scale it down first");
+  };
+  for (std::size_t j = 0; j < z.offset.size(); ++j)
+    if (!std::isfinite(z.offset[j]) || !std::isfinite(z.scale[j]))
+      throw overflow(z.offset.size() == d ? "feature column " + std::to_string(j + 1) : "the inputs");
+  if (!std::isfinite(z.y_offset) || !std::isfinite(z.y_scale)) throw overflow("the target");
   return z;
 }
 
@@ -235,7 +251,7 @@ void Normalizer::apply_row(double* x, std::size_t d, double* y) const {
     case Normalization::Jmlr23:
       // Targets as the notebooks compute them, y/(max − min) − min/(max − min) (it equals
       // (y − min)/(max − min) up to rounding), so that the stream matches the reference bit for bit.
-      if (y) *y = y_scale > 0.0 ? *y / y_scale - y_offset / y_scale : 0.0;
+      if (y && scale_y) *y = y_scale > 0.0 ? *y / y_scale - y_offset / y_scale : 0.0;
       if (scale[0] > 0.0)
         for (std::size_t j = 0; j < d; ++j) x[j] /= scale[0];
       return;

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstddef>
+#include <limits>
 #include <string>
 #include <system_error>
 #include <thread>
@@ -136,6 +137,10 @@ Dataset make_synthetic(const SyntheticOptions& options) {
   const std::size_t n =
       options.n_samples != 0 ? options.n_samples : (first ? kDefaultLength1 : kDefaultLength2);
   const std::size_t d = options.n_features;
+  // The stream is held in memory: n rows of d features and a target, as doubles.
+  if (n > std::numeric_limits<std::size_t>::max() / sizeof(double) / (d + 1))
+    throw ConfigError("synthetic: a stream of " + std::to_string(n) + " rows of " + std::to_string(d) +
+                      " features is larger than any memory");
 
   Dataset data;
   data.name = first ? "synthetic-dataset1" : "synthetic-dataset2";

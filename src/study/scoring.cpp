@@ -32,6 +32,11 @@ std::string study_metric(const StudyConfig& config, Task task) {
   if (config.metric.empty()) return task == Task::Regression ? "mse" : "error_rate";
   if (config.metric != "mse" && config.metric != "mae" && config.metric != "error_rate")
     throw ConfigError("study: unknown metric '" + config.metric + "' (mse, mae or error_rate)");
+  // A mistake is sign(f) ≠ y: on targets other than ±1 (0/1 labels, a regression target) the
+  // rate would be made up.
+  if (config.metric == "error_rate" && task != Task::Classification)
+    throw ConfigError("study: the error rate (--loss logistic) needs labels ±1; the stream's targets are not all "
+                      "−1 or +1");
   return config.metric;
 }
 

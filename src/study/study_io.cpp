@@ -252,6 +252,13 @@ void write_study_outputs(const StudyResult& result, const std::string& dir) {
   add("regret.csv", out.regret_csv);
   add("summary.json", out.summary_json);
   detail::write_files_atomic(files);
+  // A folder reused by a run without regret or logs must not keep an earlier run's (the Python
+  // package and --plot would read them as this run's).
+  for (const auto& [name, text] : {std::pair<const char*, const std::string&>{"logs.json", out.logs_json},
+                                   {"regret.csv", out.regret_csv}}) {
+    std::error_code ignored;
+    if (text.empty()) std::filesystem::remove(std::filesystem::path(dir) / name, ignored);
+  }
 }
 
 }  // namespace omkl

@@ -636,6 +636,54 @@ TEST_F(CliTest, RunLearnsAFederatedStreamAsTheStudyDealsIt) {
   EXPECT_NEAR(std::stod(mse_of_run), study_mse, 1e-5 * study_mse) << run.out;
 }
 
+// A user's ways to get wrong numbers with exit 0 or half-written files, found by an audit: each
+// must now be refused, named, or cleaned up.
+TEST_F(CliTest, AuditedInputsAreRefusedOrCleanedUp) {
+  ASSERT_EQ(omkl("gen --kind dataset1 --samples 200 --out r.csv").code, 0);
+  // 0/1 labels with a classification loss: no error rate made up from sign(f) ≠ y.
+  std::string labels01 = "a,b,y\n", labels_pm = "a,b,y\n";
+  for (int i = 0; i < 40; ++i) {
+    const double a = 0.1 * (i % 7), b = 0.05 * (i % 11);
+    labels01 += std::to_string(a) + "," + std::to_string(b) + "," + (a > b ? "1" : "0") + "\n";
+    labels_pm += std::to_string(a) + "," + std::to_string(b) + "," + (a > b ? "1" : "-1") + "\n";
+  }
+  write("c01.csv", labels01);
+  write("cpm.csv", labels_pm);
+  expect_study_fails("--data c01.csv --loss logistic --algo raker:D=8", {"needs labels ±1"});
+  expect_study_fails("--data c01.csv --loss logistic --algo kogd", {"needs labels ±1"});
+  expect_study_fails("--data c01.csv --loss logistic --algo pof-mkl --clients 2 --rounds 20", {"needs labels ±1"});
+  expect_run_fails("--data c01.csv --algo raker:D=8,loss=hinge", {"'loss'", "needs labels ±1"});
+  // A ±1 target is not rescaled to {0, 1} by the normalisations that scale a regression target.
+  for (const char* how : {"minmax-all", "jmlr23"}) {
+    const Outcome o = omkl(std::string("study --data cpm.csv --normalize ") + how + " --algo raker:D=8 --seeds 1 --out n");
+    ASSERT_EQ(o.code, 0) << how << ": " << o.err;
+    const auto r = nlohmann::json::parse(read_text(dir_ / "n" / "summary.json")).at("results").at(0);
+    EXPECT_EQ(r.at("metric"), "error_rate") << how;
+    EXPECT_GT(r.at("final_mean").get<double>(), 0.0) << how << ": labels mapped to {0, 1} read as no mistakes";
+  }
+  // A column spanning more than a double: named, not NaN features.
+  write("huge.csv", "a,b,y\n1e308,1,0.5\n-1e308,2,0.25\n0,3,0.125\n");
+  expect_run_fails("--data huge.csv --normalize minmax --algo raker:D=8", {"huge", "feature column 1", "overflows"});
+  // The same output spelt two ways (nothing exists yet): refused before anything is written.
+  expect_run_fails("--data r.csv --algo raker:D=8 --save q.out --predictions ./q.out", {"name the same file"});
+  EXPECT_FALSE(fs::exists(dir_ / "q.out"));
+  fs::create_directories(dir_ / "sub");
+  expect_run_fails("--data r.csv --algo raker:D=8 --save sub/../q.out --predictions q.out", {"name the same file"});
+  // bench --json onto its own input.
+  const Outcome bench = omkl("bench --data r.csv --seeds 1 --repeat 1 --algo raker:D=8 --json ./r.csv");
+  EXPECT_EQ(bench.code, 2) << bench.err;
+  EXPECT_NE(bench.err.find("is the file --data reads"), std::string::npos) << bench.err;
+  EXPECT_EQ(read_text(dir_ / "r.csv").rfind("x1", 0), 0u) << "the input was overwritten";
+  // Counts that overflow: a clear usage error, not an allocator's message.
+  expect_study_fails("--data r.csv --clients 9223372036854775808 --rounds 2 --algo pof-mkl", {"more than 2^64"});
+  expect_run_fails("--data synthetic:dataset1:18446744073709551615 --algo raker:D=8", {"larger than any memory"});
+  // A reused --out keeps no file of an earlier run that this run does not write.
+  ASSERT_EQ(omkl("study --data r.csv --algo omkl-gf:D=8 --seeds 1 --regret --out st").code, 0);
+  ASSERT_TRUE(fs::exists(dir_ / "st" / "regret.csv"));
+  ASSERT_EQ(omkl("study --data r.csv --algo raker:D=8 --seeds 1 --out st").code, 0);
+  EXPECT_FALSE(fs::exists(dir_ / "st" / "regret.csv")) << "an earlier run's regret.csv survived";
+}
+
 // ---- bandit kernel selection (spec/bandit.md) ---------------------------------------------------
 
 TEST_F(CliTest, BanditStudyWithTheLossOptionAndItsErrors) {

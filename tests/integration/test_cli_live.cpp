@@ -187,6 +187,18 @@ TEST_F(LiveCliTest, EachRowIsPredictedBeforeTheNextArrives) {
   for (int i = 0; i < kRows; ++i) EXPECT_EQ(live[i], from_file[i + 1]) << "row " << i + 1;
 }
 
+TEST_F(LiveCliTest, AFailedPredictionWriteEndsTheRun) {
+  // A full disk (/dev/full: every write fails with ENOSPC) must not lose the predictions unseen.
+  if (!fs::exists("/dev/full")) GTEST_SKIP() << "no /dev/full";
+  std::ofstream(dir_ / "in.csv") << "a,b,c,y\n" << row(0) << "\n" << row(1) << "\n";
+  const std::string command = "cd '" + dir_.string() + "' && '" + cli_ +
+                              "' run --data - --algo raker:D=8 --horizon 10 --predictions - <in.csv >/dev/full 2>err.txt";
+  const int status = std::system(command.c_str());
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 3) << err();
+  EXPECT_NE(err().find("--predictions -: cannot write"), std::string::npos) << err();
+}
+
 TEST_F(LiveCliTest, RowsWithoutTargetAreOnlyPredicted) {
   std::ofstream(dir_ / "in.csv") << "a,b,c,y\n" << row(0) << "\n" << "0.1,0.2,0.3,\n" << "0.1,0.2,0.3\n" << row(1) << "\n";
   const std::string command = "cd '" + dir_.string() + "' && '" + cli_ +

@@ -79,7 +79,8 @@ class BanditSelection final : public Algorithm {
     } else if (rule == Rule::OksPlusPlus) {
       c.C0 = params.get_double("C0", c.C0, "smoothness constant C₀ (1 logistic, 4 squared)");
       c.G = params.get_double("G", c.G, "gradient bound G in δ_t and λ_{t,i} (1 by the paper's rule)");
-      if (!(c.C0 > 0) || !(c.G > 0)) params.fail("C0", "C0 and G must be > 0");
+      if (!(c.C0 > 0)) params.fail("C0", "must be > 0");
+      if (!(c.G > 0)) params.fail("G", "must be > 0");
       const bool reference = params.get_choice("logistic_mode", context.profile == Profile::Reference ? "reference" : "paper",
                                                {"paper", "reference"},
                                                "logistic loss: A = (GC₀)^{1/3}(UK)^{2/3} (paper) or, as the authors' "
@@ -91,14 +92,18 @@ class BanditSelection final : public Algorithm {
       if (loss_ == LossKind::Squared) c.G1 = 2.0 * (c.U + 1.0);
       c.G1 = params.get_double("G1", c.G1, "Lipschitz constant G₁ (2(U + 1) squared, 1 otherwise)");
       c.lmax = params.get_double("lmax", c.lmax, "loss bound ℓ_max (1 in the experiments)");
-      if (!(c.G1 > 0) || !(c.lmax > 0)) params.fail("G1", "G1 and lmax must be > 0");
+      if (!(c.G1 > 0)) params.fail("G1", "must be > 0");
+      if (!(c.lmax > 0)) params.fail("lmax", "must be > 0");
       const double eta_scale = params.get_double("eta_scale", 8.0,
                                                  "η = eta_scale·ℓ_max K^{3/8}/(U G₁ √(T ln T)): 8 experiments, 1.5 theory");
       if (!(eta_scale > 0)) params.fail("eta_scale", "must be > 0");
       const bool clean = params.get_choice("bisection", "reference", {"reference", "clean"},
                                            "μ* to |Σq − 1| ≤ 1e−5, q not renormalised (reference), or to 1e−12 "
                                            "and renormalised (clean)") == "clean";
-      if (T < 3) params.fail("eta_scale", "IOKS needs T ≥ 3 (its rates use ln T)");
+      // η₀ and ν divide by ln T: T = 1 has none.
+      if (T < 2)
+        throw ConfigError("algorithm '" + params.algorithm() + "': IOKS needs T ≥ 2 (its rates divide by ln T), "
+                          "but T = " + std::to_string(T));
       rule_factory_ = [K, T, c, eta_scale, clean] { return make_ioks_rule(K, T, c, eta_scale, clean); };
     }
     if (random_features) {

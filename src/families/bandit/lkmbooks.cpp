@@ -46,7 +46,8 @@ class LkmBooks final : public Algorithm {
     if (!(lambda_ > 0)) params.fail("lambda", "must be > 0");
     const double K = static_cast<double>(dictionary_.size());
     eta_ = params.get_double("eta", std::sqrt(8.0 * std::log(K) / T), "expert-advice rate η_EA = √(8 ln K/T)");
-    if (!(eta_ > 0)) params.fail("eta", "must be > 0");
+    // One kernel: η_EA = √(8 ln K/T) is 0, and the expert weights (one of them) need none.
+    if (!(eta_ > 0) && !(dictionary_.size() == 1 && eta_ == 0)) params.fail("eta", "must be > 0");
     for (const KernelSpec& k : dictionary_)
       if (!k.shift_invariant()) params.fail("dict", "contains " + k.name() + ": LKMBooks needs shift-invariant kernels");
     bank_ = KernelBank(dictionary_, false);

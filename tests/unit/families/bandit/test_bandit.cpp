@@ -293,6 +293,20 @@ TEST(BanditTest, BadConfigurationsAreRefusedNamingTheParameter) {
   EXPECT_NO_THROW(make("oks", short_stream));
   EXPECT_NE(config_error_message("oks", c, {{"U", "2"}}).find("'U'"), std::string::npos);
   EXPECT_NO_THROW(make("ioks", c, {{"U", "2"}}));
+  // Each constant is named itself, not its neighbour.
+  EXPECT_NE(config_error_message("oks++", c, {{"G", "0"}}).find("'G'"), std::string::npos);
+  EXPECT_NE(config_error_message("oks++", c, {{"C0", "-1"}}).find("'C0'"), std::string::npos);
+  EXPECT_NE(config_error_message("ioks", c, {{"lmax", "0"}}).find("'lmax'"), std::string::npos);
+  EXPECT_NE(config_error_message("ioks", c, {{"G1", "0"}}).find("'G1'"), std::string::npos);
+  // IOKS's rates divide by ln T: T = 2 has a rate, T = 1 none.
+  AlgoContext two_rounds = c;
+  two_rounds.horizon = 2;
+  EXPECT_NO_THROW(make("ioks", two_rounds));
+  two_rounds.horizon = 1;
+  EXPECT_NE(config_error_message("ioks", two_rounds, {}).find("T ≥ 2"), std::string::npos);
+  // LKMBooks on one kernel: its expert weights need no rate (η_EA = √(8 ln 1/T) = 0).
+  EXPECT_NO_THROW(make("lkmbooks", c, {{"dict", "gauss:1"}}));
+  EXPECT_NE(config_error_message("lkmbooks", c, {{"eta", "0"}}).find("'eta'"), std::string::npos);
 }
 
 TEST(BanditTest, IoksSquareLossLipschitzConstantFollowsTheRadius) {
