@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <unistd.h>
@@ -172,19 +173,73 @@ void write_file_atomic(const std::string& path, const std::string& contents) {
   write_files_atomic({{path, contents}});
 }
 
+namespace {
+
+// Where `path`'s bytes go. A symbolic link is followed, so that the file it names is replaced and
+// the link kept. A character device or a pipe (/dev/stdout, a FIFO) is written as it is: renaming
+// a file over it would replace the device (as root, /dev/null itself). Any other kind of file (a
+// folder, a block device, a socket) is refused.
+struct Destination {
+  std::string path;
+  bool direct = false;  // written in place, not through a temporary file
+};
+
+Destination destination_of(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code error;
+  fs::path target(path);
+  for (int links = 0; fs::is_symlink(target, error); ++links) {
+    if (links == 40) throw InputError(path + ": too many levels of symbolic links");
+    const fs::path next = fs::read_symlink(target, error);
+    if (error) break;
+    target = next.is_absolute() ? next : target.parent_path() / next;
+  }
+  const fs::file_status status = fs::status(target, error);
+  if (!fs::exists(status) || fs::is_regular_file(status)) return {target.string(), false};
+  if (fs::is_character_file(status) || fs::is_fifo(status)) return {target.string(), true};
+  throw InputError(path + ": not a regular file (" + (fs::is_directory(status) ? "a folder" : "a device or socket") +
+                   "); results are written to files");
+}
+
+// Writes `contents` to a device or pipe as it is, in full.
+void write_direct(const std::string& path, const std::string& contents) {
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  if (!f) throw write_failure(path, "cannot open for writing", errno);
+  int code = 0;
+  if (std::fwrite(contents.data(), 1, contents.size(), f) != contents.size() || std::fflush(f) != 0) code = errno;
+  if (std::fclose(f) != 0 && code == 0) code = errno;
+  if (code != 0) throw write_failure(path, "write failed", code);
+}
+
+}  // namespace
+
 void write_files_atomic(const std::vector<std::pair<std::string, std::string>>& path_and_contents) {
-  std::vector<std::string> written;
+  std::vector<Destination> destinations;
+  for (const auto& [path, contents] : path_and_contents) {
+    destinations.push_back(destination_of(path));
+    // Two names of one file (a link and its target) would share a temporary file and leave it half written.
+    for (std::size_t j = 0; j + 1 < destinations.size(); ++j)
+      if (destinations[j].path == destinations.back().path)
+        throw InputError(path + ": the same file as " + path_and_contents[j].first + ", written twice");
+  }
+  std::vector<std::string> written(path_and_contents.size());
   const auto remove_written = [&written](std::size_t from) {
-    for (std::size_t i = from; i < written.size(); ++i) std::remove(written[i].c_str());
+    for (std::size_t i = from; i < written.size(); ++i)
+      if (!written[i].empty()) std::remove(written[i].c_str());
   };
   try {
-    for (const auto& [path, contents] : path_and_contents) written.push_back(write_temporary(path, contents));
+    for (std::size_t i = 0; i < path_and_contents.size(); ++i)
+      if (!destinations[i].direct) written[i] = write_temporary(destinations[i].path, path_and_contents[i].second);
+    // Devices and pipes once every file is ready: a failure there leaves no file replaced.
+    for (std::size_t i = 0; i < path_and_contents.size(); ++i)
+      if (destinations[i].direct) write_direct(destinations[i].path, path_and_contents[i].second);
   } catch (...) {
     remove_written(0);
     throw;
   }
   for (std::size_t i = 0; i < written.size(); ++i) {
-    if (std::rename(written[i].c_str(), path_and_contents[i].first.c_str()) != 0) {
+    if (written[i].empty()) continue;
+    if (std::rename(written[i].c_str(), destinations[i].path.c_str()) != 0) {
       const int code = errno;
       remove_written(i);
       throw write_failure(path_and_contents[i].first, "cannot rename the written file into place", code);

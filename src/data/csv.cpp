@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "core/decimal.h"
+#include "core/state_io.h"
 #include "data/csv_rows.h"
 #include "data/parse_number.h"
 #include "omkl/dataset.h"
@@ -337,20 +338,12 @@ void write_csv(const Dataset& data, const std::string& path) {
     }
   }
 
-  // Temporary file in the same directory, so that the rename stays on one file system and
-  // readers see either the old file or the complete new one.
-  const std::string temp = path + ".tmp." + std::to_string(static_cast<long>(::getpid()));
-  std::FILE* file = std::fopen(temp.c_str(), "wb");
-  if (file == nullptr) {
-    throw InputError(path + ": cannot write file (" + std::strerror(errno) + ")");
-  }
   std::string out;
-  out.reserve(1 << 20);
+  out.reserve(data.n_samples * (data.n_features + 1) * 20 + 64);
   for (std::size_t j = 0; j < data.n_features; ++j) out += "x" + std::to_string(j + 1) + ",";
   out += "y\n";
-  bool ok = true;
   char number[32];
-  for (std::size_t t = 0; t < data.n_samples && ok; ++t) {
+  for (std::size_t t = 0; t < data.n_samples; ++t) {
     const double* row = data.row(t);
     for (std::size_t j = 0; j <= data.n_features; ++j) {
       const double v = j < data.n_features ? row[j] : data.y[t];
@@ -358,26 +351,9 @@ void write_csv(const Dataset& data, const std::string& path) {
       out.append(number, static_cast<std::size_t>(length));
       out += (j < data.n_features ? ',' : '\n');
     }
-    if (out.size() >= (1u << 20)) {
-      ok = std::fwrite(out.data(), 1, out.size(), file) == out.size();
-      out.clear();
-    }
   }
-  if (ok && !out.empty()) ok = std::fwrite(out.data(), 1, out.size(), file) == out.size();
-  if (ok) ok = std::fflush(file) == 0 && ::fsync(::fileno(file)) == 0;
-  int saved_errno = errno;
-  if (std::fclose(file) != 0 && ok) {
-    ok = false;
-    saved_errno = errno;
-  }
-  if (ok && std::rename(temp.c_str(), path.c_str()) != 0) {
-    ok = false;
-    saved_errno = errno;
-  }
-  if (!ok) {
-    std::remove(temp.c_str());
-    throw InputError(path + ": cannot write file (" + std::strerror(saved_errno) + ")");
-  }
+  // Whole or not at all, as every result file (a device or pipe is written as it is).
+  detail::write_file_atomic(path, out);
 }
 
 }  // namespace omkl

@@ -1,4 +1,5 @@
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -9,6 +10,7 @@
 #include <fstream>
 #include <set>
 #include <string>
+#include <thread>
 
 #include "core/algorithm_base.h"
 #include "core/env_switch.h"
@@ -360,5 +362,51 @@ TEST(StateIoTest, SeveralFilesAreWrittenAllOrNone) {
   EXPECT_EQ(text, "{}");
   EXPECT_TRUE(fs::exists(first));
   EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator()), 2);
+  fs::remove_all(dir);
+}
+
+// Where the bytes go: through a link to its file (the link kept), into a pipe or device as it is
+// (a rename would replace it), never over a folder, and never twice to one file in a set.
+TEST(StateIoTest, LinksPipesAndFoldersAreWrittenAsTheyAre) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(::testing::TempDir()) / ("omkl_destinations_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir / "sub");
+  const auto read = [](const fs::path& path) {
+    std::ifstream in(path);
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  };
+  // A relative link, to a file in another folder.
+  std::ofstream(dir / "sub" / "model.bin") << "old";
+  fs::create_symlink(fs::path("sub") / "model.bin", dir / "model.link");
+  write_file_atomic((dir / "model.link").string(), "new");
+  EXPECT_TRUE(fs::is_symlink(dir / "model.link")) << "the link was replaced by a file";
+  EXPECT_EQ(read(dir / "sub" / "model.bin"), "new");
+  // A FIFO: read by a reader on the other end, not replaced by a regular file.
+  const fs::path fifo = dir / "pipe";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  std::string received;
+  std::thread reader([&] { received = read(fifo); });
+  write_file_atomic(fifo.string(), "t,y,prediction\n");
+  reader.join();
+  EXPECT_EQ(received, "t,y,prediction\n");
+  EXPECT_TRUE(fs::is_fifo(fifo));
+  // A full device fails the set, and the set's regular file is not replaced.
+  if (fs::exists("/dev/full")) {
+    std::ofstream(dir / "keep.csv") << "old";
+    const std::string full = message_of([&] {
+      write_files_atomic({{(dir / "keep.csv").string(), "new"}, {"/dev/full", "x"}});
+    });
+    EXPECT_NE(full.find("/dev/full: write failed"), std::string::npos) << full;
+    EXPECT_EQ(read(dir / "keep.csv"), "old");
+    EXPECT_TRUE(fs::is_character_file("/dev/full"));
+  }
+  EXPECT_NE(message_of([&] { write_file_atomic((dir / "sub").string(), "x"); }).find("not a regular file (a folder)"),
+            std::string::npos);
+  EXPECT_NE(message_of([&] {
+              write_files_atomic({{(dir / "sub" / "model.bin").string(), "a"}, {(dir / "model.link").string(), "b"}});
+            }).find("written twice"),
+            std::string::npos);
+  EXPECT_EQ(read(dir / "sub" / "model.bin"), "new");
   fs::remove_all(dir);
 }

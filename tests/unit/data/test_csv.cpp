@@ -190,7 +190,7 @@ TEST_F(CsvTest, WriteIntoMissingDirectoryThrowsAndCreatesNothing) {
   data.n_features = 1;
   data.x = {1};
   data.y = {2};
-  expect_input_error([&] { omkl::write_csv(data, path); }, path + ": cannot write file", "");
+  expect_input_error([&] { omkl::write_csv(data, path); }, path + ": cannot open for writing", "No such file");
   EXPECT_FALSE(fs::exists(missing));
   EXPECT_EQ(std::distance(fs::directory_iterator(dir_), fs::directory_iterator()), 0);
 }
