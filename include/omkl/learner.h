@@ -39,6 +39,8 @@ class Learner {
   Task task() const;
   /// Number of samples consumed by partial_fit so far.
   std::int64_t n_seen() const;
+  /// The federated clients the model's stream was dealt to (0: not a federated stream).
+  std::size_t n_clients() const;
   /// Whether an update threw and may have left the model half updated (see partial_fit).
   bool failed() const { return failed_; }
   /// The first failed update's message ("" while failed() is false).

@@ -220,9 +220,21 @@ void check_normalize_matches_model(const CommonOptions& o, const Normalizer& sto
 // then --normalize is fitted on this stream, as it used to be. An online scaler is returned in
 // `online` with the rows left raw, for a caller that learns (it transforms them as it goes and
 // saves the scaler's new state); without `online` (predict) it transforms them as it stands.
+// A LIBSVM file's width is its largest index; a file of a model's stream whose last features are
+// all zero (absent) is narrower than the model: its rows get those zeros back.
+void widen_libsvm_to_model(const CommonOptions& o, const Learner& learner, Dataset& data) {
+  const std::size_t d = data.n_features, wide = learner.n_features();
+  if (!is_libsvm_path(o.data) || d >= wide) return;
+  std::vector<double> x(data.n_samples * wide, 0.0);
+  for (std::size_t t = 0; t < data.n_samples; ++t) std::copy_n(data.x.data() + t * d, d, x.data() + t * wide);
+  data.x = std::move(x);
+  data.n_features = wide;
+}
+
 Dataset load_data_for_model(const CommonOptions& o, const Learner& learner, const std::string& model_path,
                             std::optional<Normalizer>* online) {
   Dataset data = load_raw_data(o);
+  widen_libsvm_to_model(o, learner, data);
   const Normalizer& stored = learner.preprocessing();
   if (stored.n_features == 0) {
     normalize(data, requested_normalization(o));
@@ -502,6 +514,16 @@ int run_command(const CommonOptions& o, const RunOptions& r, const CLI::App& com
   std::optional<Normalizer> online;  // an online scaler: rows transformed as the learner reaches them
   Dataset data = resumed ? load_data_for_model(o, *resumed, r.resume, &online) : load_raw_data(o);
   if (data.n_samples == 0) throw InputError(data.name + ": empty stream");
+  // A federated model takes its rows client by client: dealt otherwise, they would reach the
+  // wrong clients' parameters.
+  if (resumed && resumed->n_clients() != data.n_clients) {
+    const auto dealt = [](std::size_t K) {
+      return K == 0 ? std::string("not dealt to federated clients") : "dealt to " + std::to_string(K) + " clients";
+    };
+    throw ConfigError("--resume " + r.resume + ": the model learned a stream " + dealt(resumed->n_clients()) + "; " +
+                      o.data + " is " + dealt(data.n_clients) + " (give the --clients / --group-column / --preset "
+                      "it was trained with)");
+  }
   Learner learner = [&] {
     if (resumed) return std::move(*resumed);
     LearnerContext context = fresh_learner_context(o, r, data.n_features, data.task, data.n_samples);

@@ -199,6 +199,11 @@ void Learner::set_preprocessing(Normalizer preprocessing) {
 }
 
 Learner::~Learner() = default;
+
+std::size_t Learner::n_clients() const {
+  detail::StateReader in(context_blob_, "learner context");
+  return decode_context(in, "learner context").n_clients;
+}
 Learner::Learner(Learner&&) noexcept = default;
 Learner& Learner::operator=(Learner&&) noexcept = default;
 

@@ -634,6 +634,12 @@ TEST_F(CliTest, RunLearnsAFederatedStreamAsTheStudyDealsIt) {
   ASSERT_NE(at, std::string::npos) << summary;
   const double study_mse = std::stod(summary.substr(at + 14));
   EXPECT_NEAR(std::stod(mse_of_run), study_mse, 1e-5 * study_mse) << run.out;
+  // Resumed, the stream must be dealt to the model's clients again.
+  ASSERT_EQ(omkl("run " + stream + " --save m.ckpt").code, 0);
+  EXPECT_EQ(omkl("run --rounds 20 --clients 3 --data air.csv --resume m.ckpt").code, 0);
+  expect_run_fails("--rounds 20 --clients 2 --data air.csv --resume m.ckpt",
+                   {"--resume m.ckpt", "dealt to 3 clients", "air.csv is dealt to 2 clients"});
+  expect_run_fails("--data air.csv --resume m.ckpt", {"air.csv is not dealt to federated clients"});
 }
 
 // A user's ways to get wrong numbers with exit 0 or half-written files, found by an audit: each
@@ -682,6 +688,14 @@ TEST_F(CliTest, AuditedInputsAreRefusedOrCleanedUp) {
   ASSERT_TRUE(fs::exists(dir_ / "st" / "regret.csv"));
   ASSERT_EQ(omkl("study --data r.csv --algo raker:D=8 --seeds 1 --out st").code, 0);
   EXPECT_FALSE(fs::exists(dir_ / "st" / "regret.csv")) << "an earlier run's regret.csv survived";
+  // A LIBSVM file whose last feature is absent is narrower than the model that learned it.
+  write("a.svm", "1 1:0.5 3:0.2\n-1 2:0.1 3:0.9\n1 1:0.3 3:0.4\n");
+  write("b.svm", "1 1:0.5\n-1 2:0.1\n");
+  ASSERT_EQ(omkl("run --data a.svm --algo raker:D=8 --save a.ckpt").code, 0);
+  const Outcome narrow = omkl("run --data b.svm --resume a.ckpt");
+  EXPECT_EQ(narrow.code, 0) << narrow.err;
+  write("c.svm", "1 1:0.5 4:1\n");
+  expect_run_fails("--data c.svm --resume a.ckpt", {"c.svm: stream has 4 features", "expects 3"});
 }
 
 // ---- bandit kernel selection (spec/bandit.md) ---------------------------------------------------
