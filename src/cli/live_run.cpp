@@ -10,6 +10,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <exception>
 #include <fmt/core.h>
 #include <optional>
 
@@ -64,8 +65,11 @@ class PredictionSink {
     owned_ = false;
     file_ = nullptr;
   }
+  // A run that fails before its first row (a bad first line) leaves no file of a header alone.
   ~PredictionSink() {
-    if (owned_) std::fclose(file_);
+    if (!owned_) return;
+    std::fclose(file_);
+    if (lines_ <= 1 && std::uncaught_exceptions() > exceptions_at_start_) std::remove(path_.c_str());
   }
   PredictionSink(const PredictionSink&) = delete;
   PredictionSink& operator=(const PredictionSink&) = delete;
@@ -78,12 +82,15 @@ class PredictionSink {
       const int code = errno;
       throw Error("--predictions " + path_ + ": cannot write: " + std::strerror(code));
     }
+    ++lines_;
   }
 
  private:
   std::FILE* file_ = nullptr;
   bool owned_ = false;
   std::string path_;
+  std::size_t lines_ = 0;  // written, the header included
+  int exceptions_at_start_ = std::uncaught_exceptions();
 };
 
 // The transform for a live stream's rows: a loaded model's own (with its training statistics),

@@ -607,6 +607,8 @@ int gen_command(const std::string& kind, std::size_t samples, std::uint64_t seed
   options.normalize = !raw;
   options.kernel_index_target = target_index;
   options.sigma_alpha = sigma_alpha;
+  if (out.empty() || out == "-") throw ConfigError("--out: a file path is needed (gen writes a CSV file)");
+  check_output_path("--out", out, false);  // before generating, as every command's outputs
   const Dataset data = make_synthetic(options);
   write_csv(data, out);
   fmt::print("wrote {} samples × {} features to {}\n", data.n_samples, data.n_features, out);

@@ -148,6 +148,8 @@ bool RowStream::next(StreamRow& row) {
     }
     s.indices.clear();
     s.values.clear();
+    // A byte-order mark before the first line's label, as before a CSV header.
+    if (s.line_number == 1 && last - first >= 3 && std::memcmp(first, "\xEF\xBB\xBF", 3) == 0) first += 3;
     const detail::LibsvmLine line = detail::parse_libsvm_line(s.name, s.line_number, first, last, s.options.n_features,
                                                               s.indices, s.values, /*label_optional=*/true);
     if (!line.has_row) continue;  // a comment line

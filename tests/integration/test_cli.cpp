@@ -683,6 +683,9 @@ TEST_F(CliTest, AuditedInputsAreRefusedOrCleanedUp) {
   // Counts that overflow: a clear usage error, not an allocator's message.
   expect_study_fails("--data r.csv --clients 9223372036854775808 --rounds 2 --algo pof-mkl", {"more than 2^64"});
   expect_run_fails("--data synthetic:dataset1:18446744073709551615 --algo raker:D=8", {"larger than any memory"});
+  const Outcome no_out = omkl("gen --out ''");
+  EXPECT_EQ(no_out.code, 2);
+  EXPECT_NE(no_out.err.find("--out: a file path is needed"), std::string::npos) << no_out.err;
   // A reused --out keeps no file of an earlier run that this run does not write.
   ASSERT_EQ(omkl("study --data r.csv --algo omkl-gf:D=8 --seeds 1 --regret --out st").code, 0);
   ASSERT_TRUE(fs::exists(dir_ / "st" / "regret.csv"));

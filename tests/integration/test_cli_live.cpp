@@ -197,6 +197,13 @@ TEST_F(LiveCliTest, AFailedPredictionWriteEndsTheRun) {
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 3) << err();
   EXPECT_NE(err().find("--predictions -: cannot write"), std::string::npos) << err();
+  // A bad first row: the run fails naming it, and leaves no predictions file of a header alone.
+  std::ofstream(dir_ / "bad.csv") << "a,b,c,y\n1,x,2,3\n";
+  const std::string bad = "cd '" + dir_.string() + "' && '" + cli_ +
+                          "' run --data - --algo raker:D=8 --horizon 10 --predictions p.csv <bad.csv >out.txt 2>err.txt";
+  EXPECT_EQ(WEXITSTATUS(std::system(bad.c_str())), 1);
+  EXPECT_NE(err().find("<stdin>:2:2"), std::string::npos) << err();
+  EXPECT_FALSE(fs::exists(dir_ / "p.csv"));
 }
 
 TEST_F(LiveCliTest, RowsWithoutTargetAreOnlyPredicted) {

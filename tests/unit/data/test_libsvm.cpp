@@ -12,6 +12,7 @@
 
 #include "omkl/dataset.h"
 #include "omkl/error.h"
+#include "omkl/row_stream.h"
 
 namespace {
 
@@ -44,6 +45,21 @@ TEST_F(LibsvmTest, ExplicitDimensionPadsWithZeros) {
   EXPECT_EQ(data.n_features, 4u);
   EXPECT_EQ(data.x, (std::vector<double>{0, 3, 0, 0, 0, 0, 0, 0}));
   EXPECT_EQ(data.task, omkl::Task::Classification);
+}
+
+TEST_F(LibsvmTest, AByteOrderMarkIsNotPartOfTheFirstLabel) {
+  const std::string path = write("bom.svm", "\xEF\xBB\xBF-1 1:0.5\n+1 2:2\n");
+  const omkl::Dataset data = omkl::load_libsvm(path);
+  EXPECT_EQ(data.y, (std::vector<double>{-1, 1}));
+  // The live reader too.
+  omkl::RowStreamOptions options;
+  options.format = omkl::RowStreamOptions::Format::Libsvm;
+  options.n_features = 2;
+  omkl::RowStream stream(path, options);
+  omkl::StreamRow row;
+  ASSERT_TRUE(stream.next(row));
+  EXPECT_EQ(row.y, -1.0);
+  EXPECT_EQ(row.x, (std::vector<double>{0.5, 0.0}));
 }
 
 TEST_F(LibsvmTest, ZeroOneLabelsAreNotConverted) {
