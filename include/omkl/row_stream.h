@@ -25,7 +25,7 @@ struct StreamRow {
 struct RowStreamOptions {
   /// CSV (a header row, then one sample per line) or LIBSVM ("label idx:value ...", no header).
   enum class Format { Csv, Libsvm } format = Format::Csv;
-  CsvOptions csv;  ///< the target column (the last one by default); group columns are not supported live
+  CsvOptions csv;  ///< the target column (the last one by default); a group column is left out of the features
   /// LIBSVM: the number of features (required: a live stream cannot be scanned for its largest index).
   std::size_t n_features = 0;
   /// At the end of a regular file, wait for more rows instead of ending (a file that grows, as

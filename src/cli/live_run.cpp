@@ -287,6 +287,9 @@ int predict_command(const CommonOptions& o, const std::string& model, const std:
                             (learner.preprocessing().n_features == 0 && requested.needs_statistics());
   std::string name;
   if (whole_stream) {
+    if (!o.group_column.empty())
+      throw ConfigError("--group-column " + o.group_column + ": for CSV rows read one by one, not with " +
+                        (o.data.rfind("synthetic:", 0) == 0 ? "a synthetic stream" : "a --normalize fitted on the rows"));
     Dataset data = load_data_for_model(o, learner, model);
     name = data.name;
     for (std::size_t t = 0; t < data.n_samples; ++t)
@@ -294,7 +297,10 @@ int predict_command(const CommonOptions& o, const std::string& model, const std:
   } else {
     RowStreamOptions stream_options;
     stream_options.csv.target_column = o.target;
+    stream_options.csv.group_column = o.group_column;  // a federated model's group labels: not features
     stream_options.format = live_format(o.data, "");
+    if (!o.group_column.empty() && stream_options.format != RowStreamOptions::Format::Csv)
+      throw ConfigError("--group-column " + o.group_column + ": " + o.data + " is not a CSV file with a header");
     stream_options.n_features = learner.n_features();  // LIBSVM rows carry no width
     RowStream rows(o.data, stream_options);
     name = rows.name();

@@ -709,6 +709,8 @@ int main(int argc, char** argv) {
   predict->add_option("--model", predict_model, "a checkpoint written by omkl run --save")->required();
   predict->add_option("--data", predict_options.data, "rows to predict (as for run)")->required();
   predict->add_option("--target", predict_options.target, "CSV target column name (default: the last column)");
+  predict->add_option("--group-column", predict_options.group_column,
+                      "a CSV column of group labels to leave out of the features (as the model was trained with)");
   predict->add_option("--normalize", predict_options.normalize,
                       "only for checkpoints that do not store their normalisation (the model applies its own)");
   predict->add_option("--predictions", predict_out, "write t,y,prediction CSV here (- : standard output)");

@@ -91,8 +91,6 @@ struct RowStream::State {
 RowStream::RowStream(const std::string& path, RowStreamOptions options) : state_(std::make_unique<State>()) {
   State& s = *state_;
   s.options = std::move(options);
-  if (!s.options.csv.group_column.empty())
-    throw ConfigError("--group-column: live streams have no federated layout; group columns need a whole file");
   if (path == "-") {
     s.fd = STDIN_FILENO;
     s.name = "<stdin>";

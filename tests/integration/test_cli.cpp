@@ -640,6 +640,14 @@ TEST_F(CliTest, RunLearnsAFederatedStreamAsTheStudyDealsIt) {
   expect_run_fails("--rounds 20 --clients 2 --data air.csv --resume m.ckpt",
                    {"--resume m.ckpt", "dealt to 3 clients", "air.csv is dealt to 2 clients"});
   expect_run_fails("--data air.csv --resume m.ckpt", {"air.csv is not dealt to federated clients"});
+  // predict on the grouped file a model learned: the group column is no feature.
+  ASSERT_EQ(omkl("run --preset fed-pofmkl --rounds 20 --data air.csv --group-column site --algo pof-mkl --save gm.ckpt").code, 0);
+  const Outcome grouped = omkl("predict --model gm.ckpt --data air.csv --group-column site --predictions gp.csv");
+  EXPECT_EQ(grouped.code, 0) << grouped.err;
+  EXPECT_EQ(lines_of(read_text(dir_ / "gp.csv")).size(), lines_of(grouped_csv()).size());
+  const Outcome ungrouped = omkl("predict --model gm.ckpt --data air.csv");
+  EXPECT_EQ(ungrouped.code, 1);
+  EXPECT_NE(ungrouped.err.find("stream has"), std::string::npos) << ungrouped.err;
 }
 
 // A user's ways to get wrong numbers with exit 0 or half-written files, found by an audit: each
