@@ -183,6 +183,7 @@ struct StudyResult {
 struct StudySource {
   std::string path;            ///< a CSV or LIBSVM file, or a built-in stream ("synthetic:dataset1")
   std::string target_column;   ///< CSV: the target's column name (empty: the last column)
+  std::string format;          ///< "csv" or "libsvm"; empty: by the file's name (load_stream)
   std::string group_column;    ///< CSV: each row's group, for the federated non-i.i.d. deal (not a feature)
   std::string preset;          ///< its normalisation and, if federated, its protocol (empty: none)
   std::string normalize;       ///< a normalisation that overrides the preset's (empty: the preset's)

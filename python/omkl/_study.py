@@ -102,7 +102,7 @@ def study(data: str = "synthetic:dataset2", algos: Union[str, Iterable[str]] = (
           group_column: str = "", clients: int = 0, rounds: int = 0, backend: str = "cpu", threads: int = 0,
           metric: str = "", loss: str = "", curve_points: int = 200, out: Optional[Union[str, os.PathLike]] = None,
           shuffle: bool = False, regret: bool = False, time_match: str = "", regret_include_reg: bool = False,
-          within_site_order: str = "") -> Study:
+          within_site_order: str = "", format: str = "") -> Study:
     """Runs a study as ``omkl study`` does, with the same options and the same numbers.
 
     ``data`` is a CSV or LIBSVM file or a built-in stream (``"synthetic:dataset1"``); ``algos``
@@ -112,7 +112,8 @@ def study(data: str = "synthetic:dataset2", algos: Union[str, Iterable[str]] = (
     finished cells are reused by a later run with the same configuration). The other options are
     the command line's (``omkl study --help``); ``time_match="rf-oks++:D=400"`` is the bandit paper's
     time-matched mode (``summary["time_match"]`` reports the budgets found); ``regret_include_reg``
-    and ``within_site_order`` are ``--regret-include-reg`` and ``--within-site-order``. The GIL is released
+    and ``within_site_order`` are ``--regret-include-reg`` and ``--within-site-order``; ``format`` ("csv" or
+    "libsvm") reads a file whose name says otherwise (a CSV named ``.txt``). The GIL is released
     while the study runs.
     """
     if isinstance(algos, str):
@@ -121,6 +122,7 @@ def study(data: str = "synthetic:dataset2", algos: Union[str, Iterable[str]] = (
     source.path = os.fspath(data)
     source.target_column = target
     source.group_column = group_column
+    source.format = format or ""
     source.preset = preset or ""
     source.normalize = normalize or ""
     source.clients = int(clients)

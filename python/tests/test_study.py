@@ -93,6 +93,12 @@ def test_federated_options_reach_the_study(tmp_path):
     assert chrono.results[0]["final_mean"] != plain.results[0]["final_mean"]
     with pytest.raises(omkl.ConfigError, match="shuffled, chronological"):
         omkl.study(**common, within_site_order="sorted")
+    # A CSV named .txt (LIBSVM by its name) is read with format="csv".
+    (tmp_path / "g.txt").write_text("\n".join(rows) + "\n")
+    as_txt = omkl.study(**dict(common, data=tmp_path / "g.txt"), format="csv")
+    assert as_txt.results[0]["final_mean"] == plain.results[0]["final_mean"]
+    with pytest.raises(omkl.InputError, match="g.txt:1:1"):
+        omkl.study(**dict(common, data=tmp_path / "g.txt"))
 
 
 def test_study_errors_name_the_problem(tmp_path):

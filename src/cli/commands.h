@@ -22,6 +22,7 @@ struct CommonOptions {
   std::vector<std::string> algos;
   std::string data = "synthetic:dataset2";
   std::string target;
+  std::string format;         // csv or libsvm (empty: by the file's extension; standard input: csv)
   std::string group_column;   // CSV column holding each row's group (federated non-i.i.d. split)
   std::string within_site_order;  // grouped deal: shuffled (default) or chronological, spec/federated.md §4.3
   std::size_t clients = 0;    // federated clients K (0: the preset's rule / from the data)
@@ -39,6 +40,8 @@ struct CommonOptions {
 };
 
 void add_common_options(CLI::App& app, CommonOptions& options, bool with_seeds);
+/// --format csv|libsvm (the common options' and predict's).
+void add_format_option(CLI::App& app, std::string& format);
 /// Loads and normalises the stream named by the options (the preset's normalisation unless
 /// --normalize overrides it); a federated preset, --clients or --rounds first deals the rows to
 /// the clients (arrange_federated), so that the normalisation covers the rows used.
@@ -63,7 +66,6 @@ struct RunOptions {
   std::size_t save_every = 0;  // live: a checkpoint to --save every this many learned rows
   std::size_t horizon = 0;     // live: the T a fresh model's step sizes assume
   bool follow = false;         // live: wait for a regular file to grow
-  std::string format;          // live: csv or libsvm (empty: by the file's extension; stdin: csv)
   std::size_t features = 0;    // live LIBSVM: the number of features
 };
 /// Checks before any work that `path` can be written: an existing file (or folder, for

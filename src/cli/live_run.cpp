@@ -146,7 +146,7 @@ int live_run_command(const CommonOptions& o, const RunOptions& r, const CLI::App
   install_stop_handlers();
   RowStreamOptions stream_options;
   stream_options.csv.target_column = o.target;
-  stream_options.format = live_format(o.data, r.format);
+  stream_options.format = live_format(o.data, o.format);
   // LIBSVM rows carry no width: --features, or the resumed model's.
   stream_options.n_features = r.features ? r.features : resumed ? resumed->n_features() : 0;
   stream_options.follow = r.follow;
@@ -298,7 +298,7 @@ int predict_command(const CommonOptions& o, const std::string& model, const std:
     RowStreamOptions stream_options;
     stream_options.csv.target_column = o.target;
     stream_options.csv.group_column = o.group_column;  // a federated model's group labels: not features
-    stream_options.format = live_format(o.data, "");
+    stream_options.format = live_format(o.data, o.format);
     if (!o.group_column.empty() && stream_options.format != RowStreamOptions::Format::Csv)
       throw ConfigError("--group-column " + o.group_column + ": " + o.data + " is not a CSV file with a header");
     stream_options.n_features = learner.n_features();  // LIBSVM rows carry no width

@@ -79,6 +79,12 @@ const CLI::Validator kNonNegativeNumber(
     },
     "NUMBER ≥ 0", "non-negative");
 
+void add_format_option(CLI::App& app, std::string& format) {
+  app.add_option("--format", format,
+                 "csv or libsvm (default: by the file's extension, .svm/.libsvm/.txt for LIBSVM; standard input: csv)")
+      ->check(CLI::IsMember({"csv", "libsvm"}));
+}
+
 void add_common_options(CLI::App& app, CommonOptions& o, bool with_seeds) {
   app.add_option("--algo", o.algos,
                  "algorithm with optional parameters, repeatable: raker, adaraker:eta0=10, "
@@ -89,6 +95,7 @@ void add_common_options(CLI::App& app, CommonOptions& o, bool with_seeds) {
                  "(CSV rows on standard input, read live) or a named pipe")
       ->capture_default_str();
   app.add_option("--target", o.target, "CSV target column name (default: the last column)");
+  add_format_option(app, o.format);
   app.add_option("--group-column", o.group_column,
                  "CSV column holding each row's group, not a feature: federated clients are then "
                  "dealt by group (non-i.i.d. split)");
@@ -132,6 +139,7 @@ StudySource study_source(const CommonOptions& o) {
   StudySource source;
   source.path = o.data;
   source.target_column = o.target;
+  source.format = o.format;
   source.group_column = o.group_column;
   source.preset = o.preset;
   source.normalize = o.normalize;
@@ -502,7 +510,7 @@ bool is_live_input(const std::string& path, const RunOptions& r) {
 
 int run_command(const CommonOptions& o, const RunOptions& r, const CLI::App& command) {
   if (is_live_input(o.data, r)) return live_run_command(o, r, command);
-  for (const char* live_only : {"--save-every", "--horizon", "--format", "--features"})
+  for (const char* live_only : {"--save-every", "--horizon", "--features"})
     if (command.count(live_only) > 0)
       throw ConfigError(std::string(live_only) + " is for live input (--data -, a named pipe, or --follow); " + o.data +
                         " is read whole");
@@ -694,9 +702,6 @@ int main(int argc, char** argv) {
       ->check(kCount);
   run->add_option("--save-every", run_extra.save_every, "live input: a checkpoint to --save every N learned rows")
       ->check(kCount);
-  run->add_option("--format", run_extra.format,
-                  "live input: csv or libsvm (default: by the file's extension, .svm/.libsvm/.txt for LIBSVM; "
-                  "standard input: csv)");
   run->add_option("--features", run_extra.features,
                   "live input: the number of features (a resumed model knows it; a CSV stream's header must agree)")
       ->check(kCount);
@@ -709,6 +714,7 @@ int main(int argc, char** argv) {
   predict->add_option("--model", predict_model, "a checkpoint written by omkl run --save")->required();
   predict->add_option("--data", predict_options.data, "rows to predict (as for run)")->required();
   predict->add_option("--target", predict_options.target, "CSV target column name (default: the last column)");
+  add_format_option(*predict, predict_options.format);
   predict->add_option("--group-column", predict_options.group_column,
                       "a CSV column of group labels to leave out of the features (as the model was trained with)");
   predict->add_option("--normalize", predict_options.normalize,

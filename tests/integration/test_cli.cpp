@@ -707,6 +707,14 @@ TEST_F(CliTest, AuditedInputsAreRefusedOrCleanedUp) {
   EXPECT_EQ(narrow.code, 0) << narrow.err;
   write("c.svm", "1 1:0.5 4:1\n");
   expect_run_fails("--data c.svm --resume a.ckpt", {"c.svm: stream has 4 features", "expects 3"});
+  // A CSV named .txt (read as LIBSVM by its name) with --format csv, whole or predicted.
+  write("csv.txt", read_text(dir_ / "r.csv"));
+  expect_run_fails("--data csv.txt --algo raker:D=8", {"csv.txt:1:1", "label"});
+  const Outcome as_csv = omkl("run --data csv.txt --format csv --algo raker:D=8 --save t.ckpt");
+  EXPECT_EQ(as_csv.code, 0) << as_csv.err;
+  EXPECT_EQ(omkl("study --data csv.txt --format csv --algo raker:D=8 --seeds 1 --out tf").code, 0);
+  EXPECT_EQ(omkl("predict --model t.ckpt --data csv.txt --format csv").code, 0);
+  expect_run_fails("--data synthetic:dataset1:50 --format csv", {"built-in stream"});
 }
 
 // ---- bandit kernel selection (spec/bandit.md) ---------------------------------------------------
