@@ -35,6 +35,41 @@ Dataset bandit_stream(std::size_t n, std::size_t d, std::uint64_t seed = 5) {
   for (double& v : data.x) v = 2.0 * v - 1.0;
   return data;
 }
+
+// The support-set sizes |S_i| of replicate r of a kernelized OKS / OKS++ / IOKS, read from its
+// checkpoint (bandit.cpp save_state(): the rule's state, then KernelHypotheses::save(), whose
+// SupportSet::save() writes d, columns, budget, capacity, head, count, rows, norms, coefficients).
+std::vector<std::size_t> support_sizes(const Algorithm& a, std::size_t r, std::size_t K, std::size_t d) {
+  StateWriter out;
+  a.save_state(out);
+  StateReader in(out.bytes());
+  in.expect_tag("bandit/1");
+  in.get_i64();
+  std::vector<std::size_t> sizes;
+  for (std::size_t rep = 0; rep <= r; ++rep) {
+    in.get_u64();  // the draws' position
+    const std::string tag = in.get_string();
+    EXPECT_TRUE(tag == "oks/1" || tag == "oks++/1" || tag == "ioks/1") << tag;
+    const int vectors = tag == "oks/1" ? 1 : tag == "oks++/1" ? 3 : 5;  // L; Δ, q, p; q, p, η, ρ, G
+    if (tag == "oks++/1") in.get_f64(), in.get_f64();  // C̃, V
+    for (int v = 0; v < vectors; ++v) EXPECT_EQ(in.get_f64s().size(), K) << tag;
+    in.expect_tag("bandit-kernel-hypotheses/1");
+    sizes.clear();
+    for (std::size_t i = 0; i < K; ++i) {
+      for (int w = 0; w < 5; ++w) in.get_u64();
+      const std::size_t count = in.get_u64();
+      EXPECT_EQ(in.get_f64s().size(), count * d);
+      EXPECT_EQ(in.get_f64s().size(), count);
+      EXPECT_EQ(in.get_f64s().size(), count);
+      in.get_f64();
+      in.get_f64();
+      sizes.push_back(count);
+    }
+    in.get_f64s();  // selected
+    in.get_f64s();  // kernel_loss
+  }
+  return sizes;
+}
 }  // namespace
 
 TEST(BanditRulesTest, ConstantsOfTheExperimentsTable) {
@@ -157,6 +192,10 @@ TEST(BanditTest, OneHypothesisPerRoundAndTheLogsAddUp) {
       EXPECT_EQ(std::accumulate(log.selected.begin(), log.selected.end(), 0.0), 300.0) << name;
       EXPECT_NEAR(std::accumulate(log.p.begin(), log.p.end(), 0.0), 1.0, 1e-4) << name;
       for (double p : log.p) EXPECT_GT(p, 0.0) << name;
+      // §2.1: x_t joins S_I every round I is drawn, so |S_i| is kernel i's selection count.
+      if (std::string(name).rfind("rf-", 0) == 0) continue;
+      const std::vector<std::size_t> sizes = support_sizes(*a, r, log.selected.size(), 3);
+      for (std::size_t i = 0; i < sizes.size(); ++i) EXPECT_EQ(double(sizes[i]), log.selected[i]) << name << " kernel " << i;
     }
   }
 }
