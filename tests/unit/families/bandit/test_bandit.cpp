@@ -332,6 +332,10 @@ TEST(BanditTest, BadConfigurationsAreRefusedNamingTheParameter) {
   EXPECT_NO_THROW(make("oks", short_stream));
   EXPECT_NE(config_error_message("oks", c, {{"U", "2"}}).find("'U'"), std::string::npos);
   EXPECT_NO_THROW(make("ioks", c, {{"U", "2"}}));
+  // A logistic-only switch on another loss is refused, not silently ignored.
+  EXPECT_NE(config_error_message("oks++", c, {{"loss", "squared"}, {"logistic_mode", "reference"}})
+                .find("'logistic_mode'"),
+            std::string::npos);
   // Each constant is named itself, not its neighbour.
   EXPECT_NE(config_error_message("oks++", c, {{"G", "0"}}).find("'G'"), std::string::npos);
   EXPECT_NE(config_error_message("oks++", c, {{"C0", "-1"}}).find("'C0'"), std::string::npos);
