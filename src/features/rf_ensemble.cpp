@@ -88,6 +88,10 @@ RfEnsembleConfig read_rf_ensemble_config(ParamReader& params, const AlgoContext&
   c.weight_theta_post = params.get_choice("weight_theta", "pre", {"pre", "post"},
                                           "θ in the ridge term of the weight loss: before or after "
                                           "its update") == "post";
+  // The ridge term it chooses is only in the regularised weight loss: elsewhere it would change
+  // nothing (a preset's soft default, such as jmlr23-graph's, is left alone).
+  if (c.weight_theta_post && c.weights.weight_loss == WeightLoss::DataOnly && params.given("weight_theta"))
+    params.fail("weight_theta", "'post' chooses the θ of the ridge term, which weight_loss=data_only leaves out");
   c.weights.beta = params.get_double("beta", 0.5, "base of pow_beta / minmax / mistake rules");
   c.weights.loss_scale = params.get_double("loss_scale", 1.0, "divides ℓ before the weight update");
   if (c.weights.loss_scale <= 0) params.fail("loss_scale", "must be > 0");

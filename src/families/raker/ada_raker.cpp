@@ -38,6 +38,9 @@ class AdaRaker final : public Algorithm {
     const bool instance_eta_w = params.get_choice("instance_weight_step", "fixed",
                                                   {"fixed", "eta_I"},
                                                   "kernel-weight step inside instances") == "eta_I";
+    // Only the exp_eta rule has a step η_w to replace (minmax, mistake and pow_beta use β).
+    if (instance_eta_w && config_.weights.rule != WeightRule::ExpEta && params.given("instance_weight_step"))
+      params.fail("instance_weight_step", "'eta_I' sets the exp_eta rule's step η_w; this weight_rule has none");
     metric_.first_error_is_one = params.get_bool(
         "first_error_is_one", reference, "count the error at t = 1 as 1 (spec/raker.md §7.3)");
 

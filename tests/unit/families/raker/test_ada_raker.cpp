@@ -150,3 +150,18 @@ TEST(AdaRakerTest, HInitSlotIsAParameterOfTheHedgeRule) {
                 .find("h_rule=hedge"),
             std::string::npos);
 }
+
+TEST(AdaRakerTest, OptionsThatWouldChangeNothingAreRefused) {
+  const Dataset data = random_stream(40, 3, Task::Regression, 7);
+  const auto c = context_for(data);
+  // η_I as the weight step: only the exp_eta rule has one (the reference profile's minmax has β).
+  EXPECT_NO_THROW(make("adaraker", c, {{"D", "4"}, {"instance_weight_step", "eta_I"}}));
+  EXPECT_NE(omkl::test::config_error_message("adaraker", c, {{"instance_weight_step", "eta_I"}, {"weight_rule", "minmax"}})
+                .find("'instance_weight_step'"),
+            std::string::npos);
+  // The updated θ in the ridge term: there is none with weight_loss=data_only.
+  EXPECT_NE(omkl::test::config_error_message("raker", c, {{"weight_theta", "post"}, {"weight_loss", "data_only"}})
+                .find("'weight_theta'"),
+            std::string::npos);
+  EXPECT_NO_THROW(make("raker", c, {{"D", "4"}, {"weight_theta", "post"}}));
+}
