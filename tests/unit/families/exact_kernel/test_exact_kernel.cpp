@@ -459,6 +459,34 @@ TEST(ExactKernelTest, ForgetronInvariants) {
   }
 }
 
+// spec/raker.md §5.6, worked by hand: B = 1, one Gaussian kernel (σ = 1) in d = 1, x_1 = 0 with
+// y_1 = −1, x_2 = √(2 ln 2) with y_2 = +1, so κ(x_1, x_2) = 1/2. Both are mistakes (f_1 = 0,
+// f_2 = −1/2); at t = 2 the oldest element r = 1, with a negative label, is removed:
+// f'_r = −1 + 1/2, σ_r = 1, μ_r = y_r f'_r = +1/2 (it would be −1/2 without y_r), so a_q = 0,
+// b_q = 2, c_q = −(15/32)·2 and φ = −c_q/b_q = 15/32; Q = Ψ(φ, φ/2) = 2φ = 15/16 = (15/32)M.
+// At t = 3 (x_3 = x_2) the prediction is φ·κ(x_2, x_2) = 15/32.
+TEST(ExactKernelTest, ForgetronRemovalOfANegativeExampleByHand) {
+  auto algo = make("m-forgetron", {{"B", "1"}, {"dict", "gauss:1"}},
+                   context_for(1, Task::Classification, Profile::Paper));
+  auto& mf = dynamic_cast<MForgetron&>(*algo);
+  const double x[3] = {0.0, std::sqrt(2.0 * std::log(2.0)), std::sqrt(2.0 * std::log(2.0))};
+  const double y[3] = {-1.0, 1.0, 1.0};
+  double score = 0.0;
+  algo->step(&x[0], y[0], &score);
+  EXPECT_EQ(score, 0.0);
+  EXPECT_EQ(mf.removals(0), 0u);
+  algo->step(&x[1], y[1], &score);
+  EXPECT_NEAR(score, -0.5, 1e-14);
+  ASSERT_EQ(mf.removals(0), 1u);
+  EXPECT_EQ(mf.support_size(0), 1u);
+  EXPECT_EQ(mf.mistakes(0), 2.0);
+  EXPECT_NEAR(mf.last_phi(0), 15.0 / 32.0, 1e-14);
+  EXPECT_NEAR(mf.q(0), 15.0 / 16.0, 1e-14);
+  algo->step(&x[2], y[2], &score);
+  EXPECT_NEAR(score, 15.0 / 32.0, 1e-14);
+  EXPECT_EQ(mf.mistakes(0), 2.0) << "t = 3 is no mistake";
+}
+
 // With a budget larger than the stream, a Forgetron learner is the kernel perceptron.
 TEST(ExactKernelTest, ForgetronWithoutRemovalIsKernelPerceptron) {
   const Stream s = classification_stream(200, 3, 23);

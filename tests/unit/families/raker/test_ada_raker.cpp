@@ -5,7 +5,9 @@
 #include "common/test_helpers.h"
 #include "core/interval_weights.h"
 #include "core/intervals.h"
+#include "features/random_features.h"
 #include "omkl/error.h"
+#include "omkl/kernel_spec.h"
 
 using namespace omkl;
 using namespace omkl::detail;
@@ -13,6 +15,151 @@ using omkl::test::context_for;
 using omkl::test::make;
 using omkl::test::random_stream;
 using omkl::test::run_steps;
+
+namespace {
+
+// Independent, deliberately naive AdaRaker with every parameter at its profile default
+// (spec/raker.md §4.1–4.4 for the paper profile; §4.9 and Appendix A for the reference one;
+// Appendix D). The frequency matrices are the library's draws, as in test_raker.cpp.
+std::vector<double> naive_ada_raker(const Dataset& data, const Dictionary& dict, std::size_t D, Profile profile) {
+  const bool ref = profile == Profile::Reference, cls = data.task == Task::Classification;
+  const std::size_t d = data.n_features, P = dict.size(), T = data.n_samples;
+  const double lambda = cls ? (ref ? 0.0005 : 0.005) : 0.01;
+  const double eta0 = ref ? (cls ? 1.0 : 0.1) : 10.0, cap = ref ? (cls ? 0.5 : 0.05) : 0.5;
+  const double scale = ref ? 1.0 : 1.0 / std::sqrt(double(D));
+  const double step_scale = ref && !cls ? 0.1 : 1.0, shrink_scale = ref ? (cls ? 1.0 : 0.1) : 2.0;
+  auto loss = [&](double f, double y) { return cls ? std::log1p(std::exp(-y * f)) : (y - f) * (y - f); };
+  auto dloss = [&](double f, double y) { return cls ? -y / (1 + std::exp(y * f)) : 2 * (f - y); };
+  std::vector<std::vector<double>> V(P);
+  for (std::size_t p = 0; p < P; ++p) {
+    RandomStream rng(3, 0, RngPurpose::Frequencies, p);
+    V[p] = draw_frequencies(dict[p], D, d, ref ? RfKind::OrfMatlab : RfKind::Orf, rng);
+  }
+  std::size_t L = 0;
+  while ((std::size_t{1} << L) <= T) ++L;  // ⌊log2 T⌋ + 1 levels
+  std::vector<double> eta(L);              // η_I = min(cap, η_0/√len), len = |I| = 2^j (R: 2|I|)
+  for (std::size_t j = 0; j < L; ++j) eta[j] = std::min(cap, eta0 / std::sqrt(std::pow(2.0, ref ? j + 1.0 : j)));
+  // Per level: θ_p, kernel weights (log w in P, u in R), instance weight (log h in P, g in R).
+  std::vector<std::vector<std::vector<double>>> theta(L, std::vector<std::vector<double>>(P, std::vector<double>(2 * D, 0.0)));
+  std::vector<std::vector<double>> kw(L, std::vector<double>(P, ref ? 1.0 / P : -std::log(double(P))));
+  std::vector<double> h(L, ref ? 1.0 : 0.0), out;
+  for (std::size_t i = 0; i < T; ++i) {
+    const auto t = static_cast<std::int64_t>(i + 1);
+    const double y = data.y[i];
+    auto active = [&](std::size_t j) { return ref ? (j == 0 || t > (std::int64_t{1} << j)) : t >= (std::int64_t{1} << j); };
+    auto starts = [&](std::size_t j) {
+      return active(j) && (ref ? (t - 1) % (std::int64_t{1} << j) == 0 : t % (std::int64_t{1} << j) == 0);
+    };
+    std::vector<std::vector<double>> z(P, std::vector<double>(2 * D));
+    for (std::size_t p = 0; p < P; ++p)
+      for (std::size_t k = 0; k < D; ++k) {
+        double a = 0;
+        for (std::size_t m = 0; m < d; ++m) a += V[p][k * d + m] * data.x[i * d + m];
+        z[p][k] = scale * std::sin(a);
+        z[p][D + k] = scale * std::cos(a);
+      }
+    std::vector<double> F(L, 0.0);
+    std::vector<std::vector<double>> f(L, std::vector<double>(P, 0.0)), n2 = f;
+    for (std::size_t j = 0; j < L; ++j) {
+      if (!active(j)) continue;
+      if (starts(j) && !ref) {  // P: a fresh instance, weight η_I
+        for (auto& th : theta[j]) std::fill(th.begin(), th.end(), 0.0);
+        std::fill(kw[j].begin(), kw[j].end(), -std::log(double(P)));
+        h[j] = std::log(eta[j]);
+      } else if (starts(j)) {  // R: the persistent learner's weight restarts at η_k
+        h[j] = eta[j];
+      }
+      const double top = *std::max_element(kw[j].begin(), kw[j].end());
+      double num = 0, den = 0;
+      for (std::size_t p = 0; p < P; ++p) {
+        for (std::size_t k = 0; k < 2 * D; ++k) {
+          f[j][p] += theta[j][p][k] * z[p][k];
+          n2[j][p] += theta[j][p][k] * theta[j][p][k];
+        }
+        const double w = ref ? kw[j][p] : std::exp(kw[j][p] - top);
+        num += w * f[j][p];
+        den += w;
+      }
+      F[j] = num / den;
+    }
+    double pred = 0, den = 0;
+    if (!ref) {  // eq. (33) with log-domain h over the active instances; g += η_I (C(ŷ) − C(f̂_I))
+      double top = -HUGE_VAL;
+      for (std::size_t j = 0; j < L; ++j)
+        if (active(j)) top = std::max(top, h[j]);
+      for (std::size_t j = 0; j < L; ++j)
+        if (active(j)) {
+          pred += std::exp(h[j] - top) * F[j];
+          den += std::exp(h[j] - top);
+        }
+      pred /= den;
+      for (std::size_t j = 0; j < L; ++j)
+        if (active(j)) h[j] += eta[j] * (loss(pred, y) - loss(F[j], y));
+    } else {  // §4.9: all K weights in the denominator, min-max meta update, renormalised
+      for (std::size_t j = 0; j < L; ++j) {
+        pred += h[j] * F[j];
+        den += h[j];
+      }
+      pred /= den;
+      if (cls) pred = pred > 0 ? 1.0 : (pred < 0 ? -1.0 : 0.0);
+      double hi = -HUGE_VAL, lo = HUGE_VAL, top = 0, sum = 0;
+      std::vector<double> e(L, 0.0);
+      std::size_t newest = 0;
+      for (std::size_t j = 0; j < L; ++j)
+        if (active(j)) {
+          newest = j;
+          e[j] = cls ? (y * F[j] < 0 ? 1.0 : 0.0) : (F[j] - y) * (F[j] - y);
+          hi = std::max(hi, e[j]);
+          lo = std::min(lo, e[j]);
+        }
+      for (std::size_t j = 0; j < L; ++j)
+        if (active(j)) {
+          h[j] = h[j] * std::pow(eta[newest], (e[j] - (hi + lo) / 2 + 1e-10) / ((hi - lo) / 2 + 1e-10)) + 1e-10;
+          top = std::max(top, h[j]);
+        }
+      if (top > 1e12) {
+        for (double v : h) sum += v;
+        for (double& v : h) v /= sum;
+        sum = 0;
+      }
+      for (double v : h) sum += v;
+      for (double& v : h) v /= sum;
+    }
+    out.push_back(pred);
+    for (std::size_t j = 0; j < L; ++j) {  // each active instance's Raker step, rate η_I
+      if (!active(j)) continue;
+      if (!ref) {
+        for (std::size_t p = 0; p < P; ++p) kw[j][p] -= 0.5 * (loss(f[j][p], y) + lambda * n2[j][p]);
+      } else if (cls) {
+        double s = 0;
+        for (double v : kw[j]) s += v;
+        for (std::size_t p = 0; p < P; ++p) kw[j][p] = kw[j][p] / s * (y * f[j][p] < 0 ? 0.5 : 1.0) + 1e-4;
+      } else {
+        double hi = -HUGE_VAL, lo = HUGE_VAL, top = 0, s = 0;
+        for (double fp : f[j]) {
+          hi = std::max(hi, (y - fp) * (y - fp));
+          lo = std::min(lo, (y - fp) * (y - fp));
+        }
+        for (std::size_t p = 0; p < P; ++p) {
+          const double e = (y - f[j][p]) * (y - f[j][p]);
+          kw[j][p] = kw[j][p] * std::pow(0.5, (e - (hi + lo) / 2 + 1e-12) / ((hi - lo) / 2 + 1e-12)) + 1e-12;
+          top = std::max(top, kw[j][p]);
+        }
+        if (top > 1e10) {
+          for (double v : kw[j]) s += v;
+          for (double& v : kw[j]) v /= s;
+        }
+      }
+      for (std::size_t p = 0; p < P; ++p)
+        for (std::size_t k = 0; k < 2 * D; ++k)
+          theta[j][p][k] = (1 - shrink_scale * eta[j] * lambda) * theta[j][p][k] -
+                           step_scale * eta[j] * dloss(f[j][p], y) * z[p][k];
+    }
+  }
+  return out;
+}
+
+}  // namespace
 
 TEST(IntervalsTest, DanielyPlacementCoversTimeGeometrically) {
   // spec/raker.md Appendix C item 6.
@@ -58,6 +205,23 @@ TEST(AdaRakerTest, OnePersistentLevelIsRaker) {
   auto raker = make("raker", context_for(data), {{"eta", "0.3"}, {"D", "6"}});
   const auto a = run_steps(*ada, data), r = run_steps(*raker, data);
   for (std::size_t t = 0; t < a.size(); ++t) ASSERT_NEAR(a[t], r[t], 1e-14) << t;
+}
+
+TEST(AdaRakerTest, MatchesANaiveImplementation) {
+  // Default parameters, so the profile defaults (λ, η_0, caps, interval lengths) are checked too.
+  // T = 1500: levels 0..10, so some η_I fall below the cap in both profiles (P: j ≥ 9; R: j ≥ 2).
+  for (Task task : {Task::Regression, Task::Classification}) {
+    for (Profile profile : {Profile::Paper, Profile::Reference}) {
+      SCOPED_TRACE(to_string(task) + " " + to_string(profile));
+      const Dataset data = random_stream(1500, 3, task);
+      auto algo = make("adaraker", context_for(data, profile), {{"D", "4"}});
+      const auto got = run_steps(*algo, data);
+      const auto want = naive_ada_raker(data, parse_dictionary("jmlr19-rf"), 4, profile);
+      ASSERT_EQ(got.size(), want.size());
+      for (std::size_t t = 0; t < got.size(); ++t)
+        ASSERT_NEAR(got[t], want[t], 1e-12 * std::max(1.0, std::fabs(want[t]))) << "t = " << t + 1;
+    }
+  }
 }
 
 TEST(AdaRakerTest, FreshInstancesMakeTheEnsemblePredictZeroAtPowersOfTwo) {
