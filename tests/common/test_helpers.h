@@ -59,6 +59,14 @@ inline Dataset random_stream(std::size_t n, std::size_t d, Task task, std::uint6
   return data;
 }
 
+/// random_stream's regression rows with inputs in [−1, 1]^d and targets in [0, 1], as the
+/// bandit protocol scales them (spec/bandit.md §8).
+inline Dataset bandit_stream(std::size_t n, std::size_t d, std::uint64_t seed = 5) {
+  Dataset data = random_stream(n, d, Task::Regression, seed);
+  for (double& v : data.x) v = 2.0 * v - 1.0;
+  return data;
+}
+
 inline detail::AlgoContext context_for(const Dataset& data, Profile profile = Profile::Paper,
                                        std::vector<std::uint64_t> replicates = {0},
                                        std::uint64_t seed = 3) {

@@ -21,6 +21,7 @@ using namespace omkl;
 using namespace omkl::detail;
 using omkl::test::bits;
 using omkl::test::config_error_message;
+using omkl::test::bandit_stream;
 using omkl::test::context_for;
 using omkl::test::make;
 using omkl::test::random_stream;
@@ -28,13 +29,6 @@ using omkl::test::run_steps;
 
 namespace {
 using Params = std::vector<std::pair<std::string, std::string>>;
-
-// A regression stream in [−1, 1]^d with targets in [0, 1], as the protocol scales them.
-Dataset bandit_stream(std::size_t n, std::size_t d, std::uint64_t seed = 5) {
-  Dataset data = random_stream(n, d, Task::Regression, seed);
-  for (double& v : data.x) v = 2.0 * v - 1.0;
-  return data;
-}
 
 // The support-set sizes |S_i| of replicate r of a kernelized OKS / OKS++ / IOKS, read from its
 // checkpoint (bandit.cpp save_state(): the rule's state, then KernelHypotheses::save(), whose

@@ -15,21 +15,13 @@
 
 using namespace omkl;
 using namespace omkl::detail;
+using omkl::test::bandit_stream;
 using omkl::test::context_for;
 using omkl::test::make;
-using omkl::test::random_stream;
 using omkl::test::run_steps;
 
 namespace {
 using Params = std::vector<std::pair<std::string, std::string>>;
-
-
-// A regression stream in [−1, 1]^d with targets in [0, 1], as the protocol scales them.
-Dataset bandit_stream(std::size_t n, std::size_t d, std::uint64_t seed = 5) {
-  Dataset data = random_stream(n, d, Task::Regression, seed);
-  for (double& v : data.x) v = 2.0 * v - 1.0;
-  return data;
-}
 
 // The oks-6 dictionary (§8.3): exp(−‖a − b‖²/(2σ²)), σ = 2^−2 … 2^3.
 constexpr double kSigma[6] = {0.25, 0.5, 1.0, 2.0, 4.0, 8.0};
