@@ -215,11 +215,15 @@ void write_direct(const std::string& path, const std::string& contents) {
 
 void write_files_atomic(const std::vector<std::pair<std::string, std::string>>& path_and_contents) {
   std::vector<Destination> destinations;
+  std::vector<std::filesystem::path> normal;  // each destination absolute, without "." or ".."
   for (const auto& [path, contents] : path_and_contents) {
     destinations.push_back(destination_of(path));
-    // Two names of one file (a link and its target) would share a temporary file and leave it half written.
-    for (std::size_t j = 0; j + 1 < destinations.size(); ++j)
-      if (destinations[j].path == destinations.back().path)
+    std::error_code error;
+    normal.push_back(std::filesystem::absolute(destinations.back().path, error).lexically_normal());
+    // Two names of one file (a link and its target, "q.out" and "./q.out") would share a
+    // temporary file and leave it half written.
+    for (std::size_t j = 0; j + 1 < normal.size(); ++j)
+      if (normal[j] == normal.back())
         throw InputError(path + ": the same file as " + path_and_contents[j].first + ", written twice");
   }
   std::vector<std::string> written(path_and_contents.size());

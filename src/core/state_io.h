@@ -65,7 +65,9 @@ std::string read_checkpoint_file(const std::string& path);
 std::string seal_checkpoint(const std::string& payload);
 /// Verifies checkpoint bytes and returns the payload; errors name `path` (a file or "<buffer>").
 std::string open_checkpoint(const std::string& bytes, const std::string& path);
-/// Writes `contents` to `path` atomically (temporary file in the same folder, then rename).
+/// Writes `contents` to `path` atomically (temporary file in the same folder, then rename). A
+/// symbolic link is written through (the file it names replaced, the link kept); a pipe or
+/// character device is written as it is; a folder or other special file is an InputError.
 /// Failures name the path and the system's reason: InputError where the path names no writable
 /// place (a missing folder, no permission), Error (the machine's) otherwise (a full disk).
 void write_file_atomic(const std::string& path, const std::string& contents);

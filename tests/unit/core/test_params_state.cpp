@@ -407,6 +407,10 @@ TEST(StateIoTest, LinksPipesAndFoldersAreWrittenAsTheyAre) {
               write_files_atomic({{(dir / "sub" / "model.bin").string(), "a"}, {(dir / "model.link").string(), "b"}});
             }).find("written twice"),
             std::string::npos);
+  EXPECT_NE(message_of([&] {
+              write_files_atomic({{(dir / "a.csv").string(), "a"}, {(dir / "sub" / ".." / "a.csv").string(), "b"}});
+            }).find("written twice"),
+            std::string::npos);
   EXPECT_EQ(read(dir / "sub" / "model.bin"), "new");
   fs::remove_all(dir);
 }
