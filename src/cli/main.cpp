@@ -232,7 +232,8 @@ void check_normalize_matches_model(const CommonOptions& o, const Normalizer& sto
 // all zero (absent) is narrower than the model: its rows get those zeros back.
 void widen_libsvm_to_model(const CommonOptions& o, const Learner& learner, Dataset& data) {
   const std::size_t d = data.n_features, wide = learner.n_features();
-  if (!is_libsvm_path(o.data) || d >= wide) return;
+  const bool libsvm = o.format.empty() ? is_libsvm_path(o.data) : o.format == "libsvm";
+  if (!libsvm || d >= wide) return;  // a CSV's width is its header's: a narrower one is refused
   std::vector<double> x(data.n_samples * wide, 0.0);
   for (std::size_t t = 0; t < data.n_samples; ++t) std::copy_n(data.x.data() + t * d, d, x.data() + t * wide);
   data.x = std::move(x);
@@ -529,7 +530,7 @@ int run_command(const CommonOptions& o, const RunOptions& r, const CLI::App& com
       return K == 0 ? std::string("not dealt to federated clients") : "dealt to " + std::to_string(K) + " clients";
     };
     throw ConfigError("--resume " + r.resume + ": the model learned a stream " + dealt(resumed->n_clients()) + "; " +
-                      o.data + " is " + dealt(data.n_clients) + " (give the --clients / --group-column / --preset "
+                      o.data + " is " + dealt(data.n_clients) + " (give the --clients / --rounds / --group-column "
                       "it was trained with)");
   }
   Learner learner = [&] {

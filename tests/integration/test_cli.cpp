@@ -715,6 +715,9 @@ TEST_F(CliTest, AuditedInputsAreRefusedOrCleanedUp) {
   EXPECT_EQ(omkl("study --data csv.txt --format csv --algo raker:D=8 --seeds 1 --out tf").code, 0);
   EXPECT_EQ(omkl("predict --model t.ckpt --data csv.txt --format csv").code, 0);
   expect_run_fails("--data synthetic:dataset1:50 --format csv", {"built-in stream"});
+  // Read as CSV, a narrower file is refused, not widened as a LIBSVM file would be.
+  write("narrow.txt", "x1,y\n0.5,0.25\n");
+  expect_run_fails("--data narrow.txt --format csv --resume t.ckpt", {"narrow.txt: stream has 1 features"});
 }
 
 // ---- bandit kernel selection (spec/bandit.md) ---------------------------------------------------
