@@ -173,9 +173,15 @@ void arrange_federated(Dataset& data, const FederatedLayout& layout);
 /// LIBSVM), or "synthetic:dataset1[:T]" / "synthetic:dataset2[:T]" (seeded by `seed`).
 /// Extensions are matched case-insensitively; any other path is read as CSV. An unknown
 /// synthetic kind or a T that is not a positive integer throws ConfigError.
-Dataset load_stream(const std::string& spec, std::uint64_t seed = 1, const CsvOptions& csv = {});
+/// `format` ("csv" or "libsvm"; empty: by the name, reads_libsvm()) overrides the file name; a
+/// built-in stream takes none.
+Dataset load_stream(const std::string& spec, std::uint64_t seed = 1, const CsvOptions& csv = {},
+                    const std::string& format = {});
 /// Whether load_stream() reads `path` as LIBSVM: a ".svm", ".libsvm" or ".txt" name, any case.
 bool is_libsvm_path(const std::string& path);
+/// Whether `path` is read as LIBSVM: `format` "libsvm" or "csv" says, an empty one leaves it to
+/// the name (is_libsvm_path; standard input "-" is CSV). Another format is a ConfigError.
+bool reads_libsvm(const std::string& path, const std::string& format);
 
 /// Writes a dataset as CSV (header x1..xd,y), atomically (temporary file + rename).
 /// Values are printed with "%.17g", so load_csv reads back the same doubles. The temporary

@@ -117,10 +117,7 @@ Normalizer live_normalizer(const CommonOptions& o, const std::optional<Learner>&
 
 // --format, or the file name's extension as whole-file reading goes by it (standard input: CSV).
 RowStreamOptions::Format live_format(const std::string& path, const std::string& format) {
-  if (format == "csv") return RowStreamOptions::Format::Csv;
-  if (format == "libsvm") return RowStreamOptions::Format::Libsvm;
-  if (!format.empty()) throw ConfigError("--format " + format + ": expected csv or libsvm");
-  return is_libsvm_path(path) ? RowStreamOptions::Format::Libsvm : RowStreamOptions::Format::Csv;
+  return reads_libsvm(path, format) ? RowStreamOptions::Format::Libsvm : RowStreamOptions::Format::Csv;
 }
 
 }  // namespace

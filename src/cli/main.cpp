@@ -232,8 +232,7 @@ void check_normalize_matches_model(const CommonOptions& o, const Normalizer& sto
 // all zero (absent) is narrower than the model: its rows get those zeros back.
 void widen_libsvm_to_model(const CommonOptions& o, const Learner& learner, Dataset& data) {
   const std::size_t d = data.n_features, wide = learner.n_features();
-  const bool libsvm = o.format.empty() ? is_libsvm_path(o.data) : o.format == "libsvm";
-  if (!libsvm || d >= wide) return;  // a CSV's width is its header's: a narrower one is refused
+  if (!reads_libsvm(o.data, o.format) || d >= wide) return;  // a CSV's width is its header's: a narrower one is refused
   std::vector<double> x(data.n_samples * wide, 0.0);
   for (std::size_t t = 0; t < data.n_samples; ++t) std::copy_n(data.x.data() + t * d, d, x.data() + t * wide);
   data.x = std::move(x);

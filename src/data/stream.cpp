@@ -66,14 +66,24 @@ Dataset load_synthetic(const std::string& spec, std::uint64_t seed) {
 
 }  // namespace
 
-Dataset load_stream(const std::string& spec, std::uint64_t seed, const CsvOptions& csv) {
-  if (spec.rfind(kSyntheticPrefix, 0) == 0) return load_synthetic(spec, seed);
-  if (is_libsvm_path(spec)) return load_libsvm(spec);
-  return load_csv(spec, csv);
+Dataset load_stream(const std::string& spec, std::uint64_t seed, const CsvOptions& csv, const std::string& format) {
+  const bool libsvm = reads_libsvm(spec, format);  // checks the format first
+  if (spec.rfind(kSyntheticPrefix, 0) == 0) {
+    if (!format.empty()) throw ConfigError("--format " + format + ": " + spec + " is a built-in stream, not a file");
+    return load_synthetic(spec, seed);
+  }
+  return libsvm ? load_libsvm(spec) : load_csv(spec, csv);
 }
 
 bool is_libsvm_path(const std::string& path) {
   return ends_with_ci(path, ".svm") || ends_with_ci(path, ".libsvm") || ends_with_ci(path, ".txt");
+}
+
+bool reads_libsvm(const std::string& path, const std::string& format) {
+  if (format == "csv") return false;
+  if (format == "libsvm") return true;
+  if (!format.empty()) throw ConfigError("--format " + format + ": expected csv or libsvm");
+  return is_libsvm_path(path);
 }
 
 }  // namespace omkl

@@ -13,13 +13,7 @@ Dataset load_study_stream(const StudySource& source) {
   CsvOptions csv;
   csv.target_column = source.target_column;
   csv.group_column = source.group_column;
-  if (!source.format.empty() && source.format != "csv" && source.format != "libsvm")
-    throw ConfigError("--format " + source.format + ": expected csv or libsvm");
-  if (!source.format.empty() && source.path.rfind("synthetic:", 0) == 0)
-    throw ConfigError("--format " + source.format + ": " + source.path + " is a built-in stream, not a file");
-  Dataset data = source.format == "csv"      ? load_csv(source.path, csv)
-                 : source.format == "libsvm" ? load_libsvm(source.path)
-                                             : load_stream(source.path, source.seed, csv);
+  Dataset data = load_stream(source.path, source.seed, csv, source.format);
   if (!source.group_column.empty() && data.groups.empty())
     throw ConfigError("group column '" + source.group_column + "': " + source.path +
                       " is not a CSV file with a header (only CSV streams have named columns)");
