@@ -144,10 +144,10 @@ Error write_failure(const std::string& path, const char* what, int code) {
   return Error(write_failure_text(path, what, code));
 }
 
-// Writes `contents` beside `path` under a temporary name, flushed to disk; returns that name.
-std::string write_temporary(const std::string& path, const std::string& contents) {
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  std::FILE* f = std::fopen(tmp.c_str(), "wb");
+// Opens `file` and writes `contents` whole, flushed (`sync`: to disk); failures name `path`:
+// InputError where it names no writable place, Error otherwise (a full disk).
+void write_whole(const std::string& file, const std::string& path, const std::string& contents, bool sync) {
+  std::FILE* f = std::fopen(file.c_str(), "wb");
   if (!f) {
     const int code = errno;
     const bool bad_path = code == ENOENT || code == ENOTDIR || code == EACCES || code == EPERM || code == EROFS ||
@@ -157,12 +157,20 @@ std::string write_temporary(const std::string& path, const std::string& contents
   }
   int code = 0;
   if (std::fwrite(contents.data(), 1, contents.size(), f) != contents.size() || std::fflush(f) != 0 ||
-      ::fsync(::fileno(f)) != 0)
+      (sync && ::fsync(::fileno(f)) != 0))
     code = errno;
   if (std::fclose(f) != 0 && code == 0) code = errno;
-  if (code != 0) {
+  if (code != 0) throw write_failure(path, "write failed", code);
+}
+
+// Writes `contents` beside `path` under a temporary name, flushed to disk; returns that name.
+std::string write_temporary(const std::string& path, const std::string& contents) {
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  try {
+    write_whole(tmp, path, contents, true);
+  } catch (...) {
     std::remove(tmp.c_str());
-    throw write_failure(path, "write failed", code);
+    throw;
   }
   return tmp;
 }
@@ -201,16 +209,6 @@ Destination destination_of(const std::string& path) {
                    "); results are written to files");
 }
 
-// Writes `contents` to a device or pipe as it is, in full.
-void write_direct(const std::string& path, const std::string& contents) {
-  std::FILE* f = std::fopen(path.c_str(), "wb");
-  if (!f) throw write_failure(path, "cannot open for writing", errno);
-  int code = 0;
-  if (std::fwrite(contents.data(), 1, contents.size(), f) != contents.size() || std::fflush(f) != 0) code = errno;
-  if (std::fclose(f) != 0 && code == 0) code = errno;
-  if (code != 0) throw write_failure(path, "write failed", code);
-}
-
 }  // namespace
 
 void write_files_atomic(const std::vector<std::pair<std::string, std::string>>& path_and_contents) {
@@ -236,7 +234,8 @@ void write_files_atomic(const std::vector<std::pair<std::string, std::string>>& 
       if (!destinations[i].direct) written[i] = write_temporary(destinations[i].path, path_and_contents[i].second);
     // Devices and pipes once every file is ready: a failure there leaves no file replaced.
     for (std::size_t i = 0; i < path_and_contents.size(); ++i)
-      if (destinations[i].direct) write_direct(destinations[i].path, path_and_contents[i].second);
+      if (destinations[i].direct)  // in place, nothing to sync
+        write_whole(destinations[i].path, destinations[i].path, path_and_contents[i].second, false);
   } catch (...) {
     remove_written(0);
     throw;
