@@ -11,8 +11,6 @@
 #include <system_error>
 #include <vector>
 
-#include <unistd.h>
-
 #include "core/decimal.h"
 #include "core/state_io.h"
 #include "data/csv_rows.h"
@@ -267,8 +265,7 @@ Dataset load_csv(const std::string& path, const CsvOptions& options) {
   const std::string text = detail::read_whole_file(path);
   const char* p = text.data();
   const char* const text_end = p + text.size();
-  // A UTF-8 byte-order mark (spreadsheet exports) is not part of the first header name.
-  if (text.size() >= 3 && std::memcmp(p, "\xEF\xBB\xBF", 3) == 0) p += 3;
+  p = detail::skip_byte_order_mark(p, text_end);
   {
     bool empty = true;
     for (const char* q = p; q < text_end && empty; ++q) {

@@ -137,8 +137,7 @@ Dataset load_libsvm(const std::string& path, std::size_t n_features) {
 
   const char* p = text.data();
   const char* const text_end = p + text.size();
-  // A UTF-8 byte-order mark (an editor's export) is not part of the first label, as in a CSV.
-  if (text.size() >= 3 && std::memcmp(p, "\xEF\xBB\xBF", 3) == 0) p += 3;
+  p = detail::skip_byte_order_mark(p, text_end);
   std::size_t line_number = 0;
   while (p < text_end) {
     const void* found = std::memchr(p, '\n', static_cast<std::size_t>(text_end - p));

@@ -23,6 +23,12 @@ enum class NumberStatus { Ok, Empty, NotANumber, NonFinite };
 /// host program sets another one.
 NumberStatus parse_double(const char* begin, const char* end, double& out);
 
+/// `first`, or just past a UTF-8 byte-order mark at it (spreadsheet and editor exports): the mark
+/// is not part of the first header name or label.
+inline const char* skip_byte_order_mark(const char* first, const char* last) {
+  return last - first >= 3 && first[0] == '\xEF' && first[1] == '\xBB' && first[2] == '\xBF' ? first + 3 : first;
+}
+
 /// Reads a whole file into memory (one read, no per-line streams). Throws InputError
 /// "PATH: cannot open file (reason)" when the file is missing or unreadable.
 std::string read_whole_file(const std::string& path);

@@ -113,8 +113,7 @@ RowStream::RowStream(const std::string& path, RowStreamOptions options) : state_
   }
   if (!first || detail::is_blank_line(first, last))
     throw InputError(s.name + (s.stopped() ? ": stopped before its header row arrived" : ": empty stream (no header row)"));
-  // A UTF-8 byte-order mark (spreadsheet exports) is not part of the first header name.
-  if (last - first >= 3 && std::memcmp(first, "\xEF\xBB\xBF", 3) == 0) first += 3;
+  first = detail::skip_byte_order_mark(first, last);
   s.header = detail::parse_csv_header(s.name, first, last, s.options.csv);
 }
 
@@ -146,8 +145,7 @@ bool RowStream::next(StreamRow& row) {
     }
     s.indices.clear();
     s.values.clear();
-    // A byte-order mark before the first line's label, as before a CSV header.
-    if (s.line_number == 1 && last - first >= 3 && std::memcmp(first, "\xEF\xBB\xBF", 3) == 0) first += 3;
+    if (s.line_number == 1) first = detail::skip_byte_order_mark(first, last);  // as before a CSV header
     const detail::LibsvmLine line = detail::parse_libsvm_line(s.name, s.line_number, first, last, s.options.n_features,
                                                               s.indices, s.values, /*label_optional=*/true);
     if (!line.has_row) continue;  // a comment line
