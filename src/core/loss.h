@@ -12,6 +12,10 @@
 
 namespace omkl {
 
+namespace detail {
+class ParamReader;
+}
+
 enum class LossKind : int { Squared = 0, Logistic = 1, Hinge = 2, SquaredHinge = 3, Absolute = 4 };
 
 LossKind parse_loss(const std::string& text);
@@ -22,6 +26,9 @@ std::string to_string(LossKind loss);
 inline bool needs_labels(LossKind loss) {
   return loss == LossKind::Logistic || loss == LossKind::Hinge || loss == LossKind::SquaredHinge;
 }
+/// Fails the parameter "loss" (ParamReader::fail) where `loss` needs labels and the stream's
+/// targets are not all ±1 (`labels` false): every family's one check of its loss against the task.
+void check_loss_labels(detail::ParamReader& params, LossKind loss, bool labels);
 
 namespace detail {
 

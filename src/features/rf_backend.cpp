@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/env_switch.h"
+#include "core/params.h"
 #include "features/round_aggregation.h"
 #include "omkl/error.h"
 
@@ -29,6 +30,11 @@ std::string to_string(LossKind loss) {
     case LossKind::Absolute: return "absolute";
   }
   return "?";
+}
+
+void check_loss_labels(detail::ParamReader& params, LossKind loss, bool labels) {
+  if (needs_labels(loss) && !labels)
+    params.fail("loss", to_string(loss) + " needs labels ±1; the stream's targets are not all −1 or +1");
 }
 
 namespace detail {

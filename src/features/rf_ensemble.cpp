@@ -64,8 +64,7 @@ RfEnsembleConfig read_rf_ensemble_config(ParamReader& params, const AlgoContext&
   c.loss = parse_loss(params.get_choice("loss", classification ? "logistic" : "squared",
                                         {"squared", "logistic", "hinge", "squared_hinge", "absolute"},
                                         "data loss"));
-  if (needs_labels(c.loss) && !classification)
-    params.fail("loss", to_string(c.loss) + " needs labels ±1; the stream's targets are not all −1 or +1");
+  check_loss_labels(params, c.loss, classification);
   c.lambda = params.get_double("lambda", default_lambda, "ridge weight λ");
   if (c.lambda < 0) params.fail("lambda", "must be ≥ 0");
   // Appendix D: the reference code divides the regression step and shrink by 10 (and writes the

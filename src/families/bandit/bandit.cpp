@@ -42,8 +42,7 @@ LossKind read_bandit_loss(ParamReader& params, const AlgoContext& context) {
   const LossKind loss = parse_loss(params.get_choice("loss", classification ? "logistic" : "squared",
                                                      {"logistic", "squared", "absolute"},
                                                      "loss: logistic (labels ±1), squared or absolute"));
-  if (loss == LossKind::Logistic && !classification)
-    params.fail("loss", "logistic needs labels ±1; the stream's targets are not all −1 or +1");
+  check_loss_labels(params, loss, classification);
   return loss;
 }
 

@@ -31,8 +31,7 @@ class LkmBooks final : public Algorithm {
     const bool classification = context.task == Task::Classification;
     loss_ = parse_loss(params.get_choice("loss", classification ? "logistic" : "squared",
                                          {"logistic", "squared", "absolute"}, "loss of the combined prediction"));
-    if (loss_ == LossKind::Logistic && !classification)
-      params.fail("loss", "logistic needs labels ±1; the stream's targets are not all −1 or +1");
+    check_loss_labels(params, loss_, classification);
     const std::int64_t B = params.get_int("B", 220, "budget: the most support vectors kept (Tables 5–7)");
     if (B < 1) params.fail("B", "must be ≥ 1");
     budget_ = static_cast<std::size_t>(B);

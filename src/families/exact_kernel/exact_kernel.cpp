@@ -61,8 +61,7 @@ KogdRule read_rule(ParamReader& params, const AlgoContext& context, bool read_st
   rule.loss = parse_loss(params.get_choice(
       "loss", regression ? "squared" : "logistic",
       {"squared", "logistic", "hinge", "squared_hinge", "absolute"}, "data loss C(f, y)"));
-  if (needs_labels(rule.loss) && regression)
-    params.fail("loss", to_string(rule.loss) + " needs labels ±1; the stream's targets are not all −1 or +1");
+  check_loss_labels(params, rule.loss, !regression);
 
   // Profile R (spec Appendix A): regression divides both the step and the ridge by 10;
   // classification uses them as they are. Profile P: shrink 1 − 2ηλ, step −η ∂C/∂f.
