@@ -98,11 +98,7 @@ class AdaRaker final : public Algorithm {
   void step_block(const double* x, const double* y, std::size_t n, std::size_t d,
                   double* predictions) override {
     const std::size_t R = n_replicates(), S = schedules_.size();
-    // Active levels are the same for every replicate: count them once per step.
-    for (std::size_t i = 0; i < n; ++i)
-      for (std::size_t j = 0; j < intervals_.n_levels; ++j)
-        if (level_active(intervals_.placement, static_cast<int>(j), t_ + 1 + static_cast<std::int64_t>(i)))
-          updates_ += R * config_.dictionary.size();
+    updates_ += active_level_steps(t_ + 1, n) * R * config_.dictionary.size();
     const bool need_norm2 = backend_->problem().need_norm2;
     if (fused_) {
       step_block_fused(x, y, n, d, predictions);
@@ -160,6 +156,8 @@ class AdaRaker final : public Algorithm {
   void load_state(StateReader& in) override {
     in.expect_tag("adaraker");
     t_ = in.get_i64();
+    // The θ-update count follows from t and the interval placement (it is not in the checkpoint).
+    updates_ = active_level_steps(1, static_cast<std::size_t>(t_)) * n_replicates() * config_.dictionary.size();
     load_backend_state(*backend_, in);
     for (auto& w : kernel_weights_) in.get_f64s(w.raw().data(), w.size());
     for (auto& h : instance_weights_) in.get_f64s(h.raw().data(), h.raw().size());
@@ -170,6 +168,15 @@ class AdaRaker final : public Algorithm {
   std::uint64_t kernel_updates() const override { return updates_; }
 
  private:
+  // Active levels over steps first_t … first_t + n − 1, summed: the same for every replicate.
+  std::uint64_t active_level_steps(std::int64_t first_t, std::size_t n) const {
+    std::uint64_t count = 0;
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::size_t j = 0; j < intervals_.n_levels; ++j)
+        if (level_active(intervals_.placement, static_cast<int>(j), first_t + static_cast<std::int64_t>(i))) ++count;
+    return count;
+  }
+
   // Device path: the backend advances θ and the kernel weights and returns f̂ per level; the
   // instance weights h (a short non-linear recursion, §8.1) stay on the host. They do not feed
   // back into the device's work, so window w's host pass runs on a second thread while the

@@ -125,6 +125,9 @@ class Raker final : public Algorithm {
   void load_state(StateReader& in) override {
     in.expect_tag("raker");
     t_ = in.get_i64();
+    // Every kernel of every replicate learns at every step, so the count follows from t alone
+    // (it is not in the checkpoint).
+    updates_ = static_cast<std::uint64_t>(t_) * n_replicates() * config_.dictionary.size();
     load_backend_state(*backend_, in);
     for (auto& w : weights_) in.get_f64s(w.raw().data(), w.size());
     if (fused_)

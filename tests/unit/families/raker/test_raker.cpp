@@ -204,6 +204,9 @@ TEST(RakerTest, SaveAndRestoreContinueBitIdentically) {
       EXPECT_TRUE(in.at_end());
       const auto rest = run_steps(*second, data, 173);
       for (std::size_t t = 173; t < data.n_samples; ++t) ASSERT_EQ(rest[t - 173], want[t]) << name << " " << t;
+      // The study's "updates per sample" counts the restored steps too (the count is not stored).
+      EXPECT_EQ(second->kernel_updates(), full->kernel_updates()) << name;
+      EXPECT_GT(full->kernel_updates(), 0u) << name;
     }
   }
 }
