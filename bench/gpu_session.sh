@@ -34,7 +34,9 @@
 #   draws.txt      OMKL_CUDA_DRAWS=device (frequency matrices drawn on the GPU, the default) against
 #                  host draws: Raker at 1, 20, 100, 1000 seeds and AdaRaker at 20, 100, alternated,
 #                  and the OMKL_TIMING construction breakdown of both at 20 and 1000 seeds
-# PARTS (default "tests walk sanitizer sanitizer_optin draws bench families") picks what runs.
+#   fresh.txt      sanitizers over the lean step and the team plan, the bandit walk's pair shapes, and
+#                  the CPU side of the ratio targets (PARTS=fresh)
+# PARTS (default "tests walk fresh sanitizer sanitizer_optin draws bench families") picks what runs.
 # SESSION_BUDGET_S (default 0: none) bounds the whole call: a part that would not fit the time
 # left by its estimate below is skipped and named on stderr, so that every part fits one device
 # call in the order of the file. From the pieces timed on an H200 (2026-11-26) all of them but
@@ -43,7 +45,7 @@
 #   SESSION_BUDGET_S=560 bash bench/gpu_session.sh .gpu/bin .gpu/data $OUT   (timeout_s 600)
 # and the device tool returns the files of the parts that ran.
 set -uo pipefail
-PARTS=${PARTS:-tests walk sanitizer sanitizer_optin draws bench families}
+PARTS=${PARTS:-tests walk fresh sanitizer sanitizer_optin draws bench families}
 SESSION_BUDGET_S=${SESSION_BUDGET_S:-0}
 session_start=$(date +%s)
 session_left() { echo $(( SESSION_BUDGET_S - ($(date +%s) - session_start) )); }
@@ -101,8 +103,8 @@ want tests 80 && {
   rm -f "$OUT/.tests.log"
 } > "$OUT/tests.txt"
 
-# The graph family's resident walk (issue 16's 20-seed target) in each of its launch shapes, all
-# opt-in but the first: plan and learn by thread 0 or by the block's threads (OMKL_CUDA_WALK_PLAN,
+# The graph family's resident walk (issue 16's 20-seed target) in each of its launch shapes (the
+# default since the third H200 lease: block, auto, warp): plan and learn by thread 0 or by the block's threads (OMKL_CUDA_WALK_PLAN,
 # the team program of core/resident_team.h), blocks of 128 or 512 threads or `auto`
 # (OMKL_CUDA_WALK_THREADS), a step with fewer pairs than warps by the whole block
 # (OMKL_CUDA_WALK_PAIRS=auto); then thread 0's clock per phase (plan, features, learn, update)
@@ -129,16 +131,55 @@ want walk 130 && {
     OMKL_CUDA_WALK_PLAN=$plan OMKL_CUDA_WALK_THREADS=$threads timeout "$(cap 40)" \
       "$BIN/omkl" bench "${graph[@]}" --repeat 3 --seeds 100
   done
-  # Raker's lean trajectory step (OMKL_CUDA_TRAJECTORIES=lean; parity in tests.txt,
-  # CudaTest.LeanTrajectoryStepMatchesTheGenericStepAndTheCpu) against the generic step,
-  # alternated: 20 seeds (GEMM projections) and 100, 1 000 (in-kernel projections).
+  # Raker's lean trajectory step (the default; parity in tests.txt,
+  # CudaTest.LeanTrajectoryStepMatchesTheGenericStepAndTheCpu) against the generic step
+  # (OMKL_CUDA_TRAJECTORIES=generic), alternated: 20 seeds (GEMM projections) and 100, 1 000
+  # (in-kernel projections).
   echo "== GPU: Raker, generic against lean trajectory step (alternated)"
-  for trajectories in "" lean "" lean; do
-    echo "-- OMKL_CUDA_TRAJECTORIES=${trajectories:-(default)}"
+  for trajectories in generic "" generic ""; do
+    echo "-- OMKL_CUDA_TRAJECTORIES=${trajectories:-(default: lean)}"
     OMKL_CUDA_TRAJECTORIES=$trajectories timeout "$(cap 40)" "$BIN/omkl" bench --data "$NAVAL" --normalize minmax \
       --repeat 3 --backend cuda --algo raker:dict=jmlr23-76 --seeds 20 100 1000
   done
 } > "$OUT/walk.txt" 2>&1
+
+# What was built after the last lease and has never run on a device (PARTS=fresh, after `walk`):
+# compute-sanitizer over the lean trajectory step's test (memcheck) and the team plan's test
+# (synccheck, memcheck, racecheck); the random-feature bandit walk with a warp per pair against
+# the whole block per pair (OMKL_CUDA_WALK_PAIRS) at 100 and 1 000 repetitions, alternated, with
+# the phase clock; and the CPU baselines of the ratio targets (Raker and the graph family, all
+# cores, 100 seeds), so that one call gives both sides of each ratio.
+want fresh 150 && {
+  if command -v compute-sanitizer > /dev/null; then
+    for case in memcheck:CudaTest.LeanTrajectory* synccheck:CudaTest.ResidentGraphTeam* \
+                memcheck:CudaTest.ResidentGraphTeam* racecheck:CudaTest.ResidentGraphTeam*; do
+      tool=${case%%:*} filter=${case#*:}
+      echo "== compute-sanitizer $tool: $filter"
+      timeout "$(cap 60)" compute-sanitizer --tool "$tool" "$BIN/omkl_tests" --gtest_filter="$filter" 2>&1 | tail -6
+      echo "== exit ${PIPESTATUS[0]}"
+    done
+  else
+    echo "compute-sanitizer not found"
+  fi
+  if [ -e "$DATA/elevators.csv" ]; then
+    for reps in 100 1000; do
+      for pairs in warp auto warp auto; do
+        echo "-- rf-oks++, $reps repetitions, OMKL_CUDA_WALK_PAIRS=$pairs"
+        s=$(date +%s%N)
+        OMKL_CUDA_WALK_PAIRS=$pairs OMKL_TIMING=1 timeout "$(cap 40)" "$BIN/omkl" study --preset bandit-oks --loss square \
+          --data "$DATA/elevators.csv" --backend cuda --algo rf-oks++ --seeds $reps --out "$OUT/.study" 2>&1 \
+          | grep -E "resident walk|rf-oks|phase"
+        echo "wall $(( ($(date +%s%N) - s) / 1000000 )) ms"
+        rm -rf "$OUT/.study"
+      done
+    done
+  fi
+  echo "== CPU, all cores: Raker and the graph family, 100 seeds"
+  timeout "$(cap 60)" "$BIN/omkl" bench --data "$NAVAL" --normalize minmax --repeat 3 --backend cpu \
+    --algo raker:dict=jmlr23-76 --seeds 100
+  timeout "$(cap 60)" "$BIN/omkl" bench --data "$NAVAL" --preset jmlr23-graph --repeat 3 --backend cpu \
+    --algo omkl-gf:M=10 --algo omkl-sfg:M=10 --algo omkl-sfg-r:M=10 --seeds 100
+} > "$OUT/fresh.txt" 2>&1
 
 # The resident walks', federated rounds' and device draws' tests apart from the others, so that
 # each half fits one call's time under the sanitizer.
@@ -225,7 +266,7 @@ want bench 240 && {
   echo "== GPU: graph-aided, step_path=resident"
   timeout "$(cap 240)" "$BIN/omkl" bench --data "$NAVAL" --preset jmlr23-graph --repeat 3 --backend cuda \
     --algo omkl-gf:M=10,step_path=resident --algo omkl-sfg:M=10,step_path=resident \
-    --algo omkl-sfg-r:M=10,step_path=resident --seeds 1 20 100 --json "$JSON/bench_gpu_graph_resident.json"
+    --algo omkl-sfg-r:M=10,step_path=resident --seeds 1 20 100 1000 --json "$JSON/bench_gpu_graph_resident.json"
   # The random-feature bandit walk (one pair a round) with a warp per pair (default) and with the
   # whole block per pair (OMKL_CUDA_WALK_PAIRS=auto), 100 and 1 000 repetitions, alternated.
   if [ -e "$DATA/elevators.csv" ]; then

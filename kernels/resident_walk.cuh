@@ -403,9 +403,10 @@ class ResidentArena {
     a.feature_scale = shape.feature_scale;
     a.loss = shape.loss;
     a.replicated_streams = shape.replicated_streams;
-    a.block_per_pair = lease.block_per_pair;
+    // Unset switches: the program's own shape (features/rf_backend.h, DeviceLease).
+    a.block_per_pair = lease.block_per_pair.value_or(detail::FewPairs<Program>::value);
     a.team_steps = lease.team_steps;
-    a.block_threads = lease.walk_threads;
+    a.block_threads = lease.walk_threads.value_or(detail::TeamSteps<Program>::value ? 0u : kDefaultResidentThreads);
     overflow_.resize(1);
     overflow_.zero();
     a.overflow = overflow_.data();

@@ -77,6 +77,15 @@ struct OwnsFeatures : std::false_type {};
 template <typename Program>
 struct OwnsFeatures<Program, std::void_t<decltype(Program::kOwnFeatures)>> : std::bool_constant<Program::kOwnFeatures> {};
 
+/// Whether a program's steps have one pair (or fewer than a thread block has warps), so that the
+/// GPU driver gives each pair the whole block unless OMKL_CUDA_WALK_PAIRS says otherwise: one
+/// that does declares `static constexpr bool kFewPairs = true;` (the random-feature bandit,
+/// whose round evaluates only the drawn kernel).
+template <typename Program, typename = void>
+struct FewPairs : std::false_type {};
+template <typename Program>
+struct FewPairs<Program, std::void_t<decltype(Program::kFewPairs)>> : std::bool_constant<Program::kFewPairs> {};
+
 /// One pair of a planned step: which slot (θ) and kernel (V), and the update's coefficients.
 struct ResidentPair {
   std::uint32_t slot = 0;
@@ -116,10 +125,11 @@ struct ResidentWalkArgs {
   /// more pairs than max_pairs, after which the walk stops and the host throws.
   unsigned* overflow = nullptr;
   /// GPU driver: a step with fewer pairs than the block has warps gives each pair the whole
-  /// block instead of one warp (OMKL_CUDA_WALK_PAIRS=auto; the host driver has one lane).
+  /// block instead of one warp (OMKL_CUDA_WALK_PAIRS=auto, or unset for a FewPairs program; the
+  /// host driver has one lane).
   bool block_per_pair = false;
   /// GPU driver: a team program's plan() and learn() by the whole block (OMKL_CUDA_WALK_PLAN=
-  /// block; core/resident_team.h), else by thread 0.
+  /// block, the default; core/resident_team.h), else by thread 0.
   bool team_steps = false;
   /// GPU driver: threads of each replicate's block, 128, 256 or 512 (OMKL_CUDA_WALK_THREADS);
   /// 0: the most that keeps every replicate's block resident at once.

@@ -131,11 +131,13 @@ class CudaRfBackend final : public RfBackend {
     // slot warps, 47 against 35 ms). The "fill" rule, two warps per multiprocessor, sits
     // between the measured 76 and 1 520 warps; where exactly the layouts cross is not measured.
     // OMKL_CUDA_TRAJECTORIES=per_slot or per_kernel forces one (the tests run both);
-    // per_kernel falls back where a shape does not fit. `lean` keeps the default layout and
-    // gives the per-slot kernel its lean step wherever a pass allows it (lean_step_applies():
-    // Raker's common configuration); opt-in until a GPU has run its parity test and timed it.
-    const std::string forced = env_switch("OMKL_CUDA_TRAJECTORIES", "", {"per_slot", "per_kernel", "lean"});
-    lean_steps_ = forced == "lean";
+    // per_kernel falls back where a shape does not fit; both take the generic step. By default
+    // (or `lean`) the per-slot kernel takes its lean step wherever a pass allows it
+    // (lean_step_applies(): Raker's common configuration): its parity test passed on an H200 and
+    // it took Raker on Naval from 31-34 to 21.5 ms at 20 seeds, 1.00 to 0.79 s at 1 000
+    // (2026-11-26). `generic` keeps the default layout with the generic step, for comparison.
+    const std::string forced = env_switch("OMKL_CUDA_TRAJECTORIES", "", {"per_slot", "per_kernel", "lean", "generic"});
+    lean_steps_ = forced.empty() || forced == "lean";
     const std::size_t multiprocessors = context_->multiprocessors();
     const bool groups_fill = p.n_replicates * p.n_kernels >= 2 * multiprocessors;
     if (forced == "per_kernel" || (forced != "per_slot" && groups.largest >= 2 && groups_fill))
@@ -158,8 +160,8 @@ class CudaRfBackend final : public RfBackend {
     // Naval, 1 000 seeds, 1.18 s against 2.04 s with host draws, 20 seeds 35 against 49 ms).
     // OMKL_CUDA_DRAWS=host draws on the host and uploads, for comparison.
     device_draws_ = env_switch("OMKL_CUDA_DRAWS", "device", {"host", "device"}) == "device";
-    // How the resident walks launch (OMKL_CUDA_WALK_PAIRS, _PLAN, _THREADS; opt-in shapes until
-    // measured on a GPU); the walks take them from the lease.
+    // How the resident walks launch (OMKL_CUDA_WALK_PAIRS, _PLAN, _THREADS: each program's
+    // measured fastest shape unless set); the walks take them from the lease.
     read_walk_switches(walk_shape_);
     // The exact double host copy is made when first needed (set_frequencies, or a download
     // for get_frequencies): with device draws and 1000 replicates it is 517 MB never touched.
@@ -627,7 +629,7 @@ class CudaRfBackend final : public RfBackend {
   DeviceBuffer<unsigned> group_offsets_, group_slots_;  // per-kernel layout (empty: per slot)
   unsigned max_group_ = 0;
   bool projections_on_the_fly_ = false;  // per-slot kernel computes V x_t itself
-  bool lean_steps_ = false;  // OMKL_CUDA_TRAJECTORIES=lean: the per-slot kernel's lean step where it applies
+  bool lean_steps_ = true;  // the per-slot kernel's lean step where it applies (OMKL_CUDA_TRAJECTORIES)
   // step_selected(): the step's pairs, x and outputs, in mapped host memory
   PinnedBuffer<Real> staging_selected_out_{true};   // f then ‖θ‖² of the step's pairs
   PinnedBuffer<DevicePair> staging_pairs_{true};    // the step's pairs, then x

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "omkl/config.h"
@@ -117,15 +118,17 @@ struct DeviceLease {
   bool single_precision = false;
   void* stream = nullptr;  ///< cudaStream_t
   /// A resident walk's step with fewer pairs than warps gives each pair the whole thread block
-  /// (OMKL_CUDA_WALK_PAIRS=auto, read when the CUDA backend is made; kernels/resident_walk.cuh).
-  bool block_per_pair = false;
+  /// (OMKL_CUDA_WALK_PAIRS=auto) or a warp (=warp), read when the CUDA backend is made
+  /// (kernels/resident_walk.cuh). Unset: the program's choice (detail::FewPairs: the whole block
+  /// for a program whose steps have one pair, the bandit's; a warp per pair otherwise).
+  std::optional<bool> block_per_pair;
   /// A team program's plan() and learn() (core/resident_team.h) by the whole thread block
-  /// instead of its thread 0 (OMKL_CUDA_WALK_PLAN=block, read likewise).
-  bool team_steps = false;
+  /// (OMKL_CUDA_WALK_PLAN=block, the default) or by its thread 0 (=thread), read likewise.
+  bool team_steps = true;
   /// Threads of a resident walk's block, one block per replicate (OMKL_CUDA_WALK_THREADS=128,
   /// 256 or 512, read likewise); 0 (`auto`): the most that still keeps every replicate's block
-  /// resident at once.
-  unsigned walk_threads = 128;
+  /// resident at once. Unset: the program's choice (`auto` for a team program, 128 otherwise).
+  std::optional<unsigned> walk_threads;
 };
 
 /// Sets a lease's launch fields (block_per_pair, team_steps, walk_threads) from the switches

@@ -16,7 +16,8 @@ class ScopedEnv {
       had_value_ = true;
       before_ = before;
     }
-    setenv(name, value, 1);
+    if (value != nullptr) setenv(name, value, 1);
+    else unsetenv(name);  // nullptr: unset for the scope (a switch's default)
   }
   ~ScopedEnv() {
     if (had_value_) setenv(name_, before_.c_str(), 1);

@@ -62,6 +62,9 @@ struct BanditStates {
 
 template <typename Philox>
 struct BanditProgram {
+  // A round evaluates and updates only the drawn kernel: one pair, which the GPU driver gives the
+  // whole thread block (core/resident_walk.h, FewPairs).
+  static constexpr bool kFewPairs = true;
   BanditTables c;
   BanditStates s;
 

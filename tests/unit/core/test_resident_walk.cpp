@@ -160,9 +160,21 @@ TEST(HostTeamTest, TheLanesSwitchTakesOneToOneHundredTwentyEight) {
 }
 
 // The launch switches of the GPU's resident walks, read into a lease (features/rf_backend.h):
-// defaults (a warp per pair, the plan on thread 0, 128 threads), each choice, and a value that is
-// not a choice as a ConfigError naming the switch.
+// defaults (pairs and threads left to each program, the plan by the block), each choice, and a
+// value that is not a choice as a ConfigError naming the switch.
 TEST(WalkSwitchesTest, TheLeaseTakesEachChoiceAndRefusesOthers) {
+  {
+    ScopedEnv pairs("OMKL_CUDA_WALK_PAIRS", nullptr), plan("OMKL_CUDA_WALK_PLAN", nullptr),
+        threads("OMKL_CUDA_WALK_THREADS", nullptr);
+    DeviceLease lease;
+    lease.block_per_pair = true;
+    lease.team_steps = false;
+    lease.walk_threads = 7;
+    read_walk_switches(lease);
+    EXPECT_FALSE(lease.block_per_pair.has_value());
+    EXPECT_TRUE(lease.team_steps);
+    EXPECT_FALSE(lease.walk_threads.has_value());
+  }
   {
     ScopedEnv pairs("OMKL_CUDA_WALK_PAIRS", "warp"), plan("OMKL_CUDA_WALK_PLAN", "thread"),
         threads("OMKL_CUDA_WALK_THREADS", "128");
@@ -171,24 +183,24 @@ TEST(WalkSwitchesTest, TheLeaseTakesEachChoiceAndRefusesOthers) {
     lease.team_steps = true;
     lease.walk_threads = 7;
     read_walk_switches(lease);
-    EXPECT_FALSE(lease.block_per_pair);
+    EXPECT_EQ(lease.block_per_pair, std::optional<bool>(false));
     EXPECT_FALSE(lease.team_steps);
-    EXPECT_EQ(lease.walk_threads, 128u);
+    EXPECT_EQ(lease.walk_threads, std::optional<unsigned>(128u));
   }
   {
     ScopedEnv pairs("OMKL_CUDA_WALK_PAIRS", "auto"), plan("OMKL_CUDA_WALK_PLAN", "block"),
         threads("OMKL_CUDA_WALK_THREADS", "512");
     DeviceLease lease;
     read_walk_switches(lease);
-    EXPECT_TRUE(lease.block_per_pair);
+    EXPECT_EQ(lease.block_per_pair, std::optional<bool>(true));
     EXPECT_TRUE(lease.team_steps);
-    EXPECT_EQ(lease.walk_threads, 512u);
+    EXPECT_EQ(lease.walk_threads, std::optional<unsigned>(512u));
   }
   {
     ScopedEnv threads("OMKL_CUDA_WALK_THREADS", "auto");
     DeviceLease lease;
     read_walk_switches(lease);
-    EXPECT_EQ(lease.walk_threads, 0u);  // chosen at launch
+    EXPECT_EQ(lease.walk_threads, std::optional<unsigned>(0u));  // chosen at launch
   }
   for (const auto& [name, bad] : {std::pair<const char*, const char*>{"OMKL_CUDA_WALK_PAIRS", "block"},
                                   {"OMKL_CUDA_WALK_PLAN", "warp"},

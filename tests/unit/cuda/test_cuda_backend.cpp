@@ -41,7 +41,9 @@ class CudaTest : public ::testing::Test {
 double relative_error(double a, double b) { return std::fabs(a - b) / std::max(1.0, std::fabs(b)); }
 
 // Both trajectory layouts: one warp per slot (default) and one per (replicate, kernel) group.
-constexpr const char* kTrajectoryLayouts[] = {"per_slot", "per_kernel"};
+// The default ("lean": the default layout, the per-slot kernel's lean step where a pass allows
+// it), then each layout forced with the generic step.
+constexpr const char* kTrajectoryLayouts[] = {"lean", "per_slot", "per_kernel"};
 
 struct ParityCase {
   std::size_t R, P, D, d, slots_per_kernel;
@@ -334,12 +336,14 @@ namespace {
 // OMKL_CUDA_WALK_PAIRS: how a resident walk shares a step's pairs among the block's warps.
 constexpr const char* kWalkPairModes[] = {"warp", "auto"};
 // OMKL_CUDA_WALK_PLAN (a team program's plan and learn by thread 0, or by the whole block) and
-// OMKL_CUDA_WALK_THREADS (threads of a replicate's block): the default first.
+// OMKL_CUDA_WALK_THREADS (threads of a replicate's block): thread 0's plan first, the reference
+// of the others (the default, block and `auto`, last).
 struct WalkShape {
   const char* plan;
   const char* threads;
 };
-constexpr WalkShape kWalkShapes[] = {{"thread", "128"}, {"block", "128"}, {"block", "512"}, {"thread", "auto"}};
+constexpr WalkShape kWalkShapes[] = {{"thread", "128"}, {"block", "128"}, {"block", "512"}, {"thread", "auto"},
+                                     {"block", "auto"}};
 
 // Selects the CUDA backend's step_selected path for the scope (generic: through get/set_theta;
 // native: one launch per step). The variable is read when a backend is created.
