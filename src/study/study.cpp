@@ -128,9 +128,11 @@ std::vector<ReplicateRun> run_replicates(const AlgorithmSpec& spec, const Preset
                                          const std::vector<double>* regret_residual2) {
   auto algorithm = prepared ? std::move(prepared) : build(spec, preset, config, data, replicates);
   const std::size_t R = replicates.size(), T = data.n_samples, d = data.n_features;
-  std::vector<std::vector<std::size_t>> orders;
-  if (config.shuffle)
-    for (std::uint64_t r : replicates) orders.push_back(detail::stream_order(T, config.base_seed, r));
+  // Each replicate's order depends on its own seed alone: drawn on the study's threads.
+  std::vector<std::vector<std::size_t>> orders(config.shuffle ? R : 0);
+  detail::parallel_for(orders.size(), config.threads, [&](std::size_t begin, std::size_t end) {
+    for (std::size_t i = begin; i < end; ++i) orders[i] = detail::stream_order(T, config.base_seed, replicates[i]);
+  });
   const bool replicated = config.shuffle && R > 1;
   if (replicated && !algorithm->replicated_streams())
     throw Error("study: algorithm '" + spec.name + "' runs its replicates on one shared stream, not shuffled ones");

@@ -209,13 +209,20 @@ class BanditSelection final : public Algorithm {
     t_ += static_cast<std::int64_t>(n);
   }
 
-  /// The random-feature walk: θ (the host's w, swapped) and Ω_i/σ_i in the walk's layout.
+  /// The random-feature walk: θ (the host's w, swapped) and Ω_i/σ_i in the walk's layout. θ
+  /// stays there (walk_theta_, or the GPU backend's memory) from one walk to the next, and goes
+  /// back into the repetitions' weights only when something reads them (pull_walk_theta()): at
+  /// 1 000 repetitions θ is 38 MB, and copying it there and back around each of a study's 72
+  /// walks took most of its time (bench/RESULTS.md, 2026-11-26).
   void walk_features(const BanditTables& tables, BanditStateData& state, const ResidentWalkArgs<double>& a,
                      const double* x, const double* y, double* predictions) {
     const std::size_t R = reps_.size(), K = dictionary_.size(), D = n_rff_, d = a.n_features;
-    std::vector<double> theta(R * K * 2 * D);
-    for (std::size_t r = 0; r < R; ++r)
-      for (std::size_t k = 0; k < K; ++k) features_of(r).weights_to_theta(k, theta.data() + (r * K + k) * 2 * D);
+    const bool upload = !walk_theta_current_;
+    if (upload) {
+      walk_theta_.resize(R * K * 2 * D);
+      for (std::size_t r = 0; r < R; ++r)
+        for (std::size_t k = 0; k < K; ++k) features_of(r).weights_to_theta(k, walk_theta_.data() + (r * K + k) * 2 * D);
+    }
     if (resident_frequencies_.empty()) {
       resident_frequencies_.resize(R * K * D * d);
       for (std::size_t r = 0; r < R; ++r)
@@ -225,19 +232,36 @@ class BanditSelection final : public Algorithm {
     DeviceLease lease;
     if (resident_backend() && resident_backend_->device_lease(lease)) {
 #if OMKL_WITH_CUDA
-      resident_backend_->set_all_theta(theta.data());
+      if (upload) resident_backend_->set_all_theta(walk_theta_.data());
       if (!device_walk_) device_walk_ = std::make_unique<BanditDeviceWalk>(lease);
+      // θ is the device's from here until pull_walk_theta() (walk_theta_ is then stale).
+      walk_theta_current_ = true;
+      weights_current_ = false;
       device_walk_->walk(tables, state, lease, a, x, y, predictions);
-      resident_backend_->get_all_theta(theta.data());
 #else
       throw Error("step_path = resident: a backend lent device memory to a build without CUDA");
 #endif
     } else {
       BanditProgram<HostPhilox> program{tables, state.view()};
-      walk_on_host(program, a, resident_frequencies_.data(), theta.data(), x, y, predictions);
+      walk_theta_current_ = true;
+      weights_current_ = false;
+      walk_on_host(program, a, resident_frequencies_.data(), walk_theta_.data(), x, y, predictions);
     }
+  }
+
+  /// Brings θ back from the walk (the GPU's memory or walk_theta_) into the repetitions' weights,
+  /// where predict(), checkpoints and hypotheses() read them; the walk keeps its copy, which
+  /// stays current (nothing but a walk changes the weights of a resident learner).
+  void pull_walk_theta() const {
+    if (weights_current_) return;
+    const std::size_t R = reps_.size(), K = dictionary_.size(), D = n_rff_;
+#if OMKL_WITH_CUDA
+    if (resident_backend_) resident_backend_->get_all_theta(walk_theta_.data());
+#endif
     for (std::size_t r = 0; r < R; ++r)
-      for (std::size_t k = 0; k < K; ++k) features_of(r).weights_from_theta(k, theta.data() + (r * K + k) * 2 * D);
+      for (std::size_t k = 0; k < K; ++k)
+        static_cast<FeatureHypotheses&>(*reps_[r].hypotheses).weights_from_theta(k, walk_theta_.data() + (r * K + k) * 2 * D);
+    weights_current_ = true;
   }
 
   KernelHypotheses& expansions_of(std::size_t r) { return static_cast<KernelHypotheses&>(*reps_[r].hypotheses); }
@@ -439,6 +463,7 @@ class BanditSelection final : public Algorithm {
   }
 
   void predict(const double* x, double* predictions) override {
+    pull_walk_theta();
     // The next round's draw, on a copy of the stream: predict() equals the next step's prediction.
     for (std::size_t r = 0; r < reps_.size(); ++r) {
       RandomStream draws = reps_[r].draws;
@@ -448,6 +473,7 @@ class BanditSelection final : public Algorithm {
   }
 
   void save_state(StateWriter& out) const override {
+    pull_walk_theta();
     out.put_tag("bandit/1");
     out.put_i64(t_);
     for (const Replicate& rep : reps_) {
@@ -463,6 +489,8 @@ class BanditSelection final : public Algorithm {
     resident_frequencies_.clear();  // the checkpoint holds Ω: rebuilt from it at the next walk
     resident_frequencies_uploaded_ = false;
     pool_built_ = false;  // and the support sets: the pool is rebuilt from them
+    walk_theta_current_ = false;  // and θ: uploaded from the loaded weights at the next walk
+    weights_current_ = true;
     in.expect_tag("bandit/1");
     t_ = in.get_i64();
     if (t_ < 0) throw InputError("checkpoint: negative round count");
@@ -506,7 +534,10 @@ class BanditSelection final : public Algorithm {
     const Replicate& rep = reps_.at(r);
     return {rep.selected, rep.rule->p(), rep.kernel_loss};
   }
-  Hypotheses& hypotheses(std::size_t r) { return *reps_.at(r).hypotheses; }
+  Hypotheses& hypotheses(std::size_t r) {
+    pull_walk_theta();
+    return *reps_.at(r).hypotheses;
+  }
 
  private:
   struct Replicate {
@@ -570,6 +601,12 @@ class BanditSelection final : public Algorithm {
   std::vector<double> resident_frequencies_;  // R × K × D × d: Ω_i/σ_i of every repetition
   std::unique_ptr<RfBackend> resident_backend_;
   bool resident_frequencies_uploaded_ = false;
+  // step_path = resident, random features: θ in the walk's layout (R × K × 2D), the host
+  // driver's; whether it (or the GPU backend's copy) holds the current θ, and whether the
+  // repetitions' weights do (pull_walk_theta(); save_state() is const, hence mutable).
+  mutable std::vector<double> walk_theta_;
+  bool walk_theta_current_ = false;
+  mutable bool weights_current_ = true;
   // step_path = resident, kernel expansions: the support pool (resident_support.h)
   SupportTables pool_tables_;
   SupportLayout pool_layout_;
