@@ -47,6 +47,10 @@ struct LearnerContext {
   /// The normalisation (with its statistics) of the stream the learner is trained on: saved with
   /// the model, so that new rows for it get the same transform (Learner::preprocessing()).
   Normalizer preprocessing;
+  /// The features' names in order (a CSV header's, its target and group columns left out);
+  /// empty when unknown (LIBSVM, synthetic streams, arrays). Saved with the model, so that
+  /// `omkl predict` and `--resume` refuse a stream whose columns are named or ordered otherwise.
+  std::vector<std::string> feature_names;
   /// Default parameters (e.g. from a preset) applied under the spec's own parameters;
   /// keys an algorithm does not use are ignored (unlike the spec's, which must be known).
   std::vector<std::pair<std::string, std::string>> defaults;

@@ -27,6 +27,9 @@ struct Dataset {
   /// Federated layout (arrange_federated()): 0 for an ordinary stream; otherwise the stream is
   /// n_samples / n_clients rounds of n_clients rows, row t·K + k holding client k's t-th sample.
   std::size_t n_clients = 0;
+  /// The features' names from a CSV header, in column order without the target and group
+  /// columns; empty where the source has none (LIBSVM, synthetic).
+  std::vector<std::string> feature_names;
 
   const double* row(std::size_t t) const { return x.data() + t * n_features; }
 };

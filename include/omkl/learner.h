@@ -41,6 +41,8 @@ class Learner {
   std::int64_t n_seen() const;
   /// The federated clients the model's stream was dealt to (0: not a federated stream).
   std::size_t n_clients() const;
+  /// The features' names it was trained on (LearnerContext::feature_names); empty when unknown.
+  std::vector<std::string> feature_names() const;
   /// Whether an update threw and may have left the model half updated (see partial_fit).
   bool failed() const { return failed_; }
   /// The first failed update's message ("" while failed() is false).

@@ -51,6 +51,8 @@ class RowStream {
   RowStream& operator=(const RowStream&) = delete;
 
   std::size_t n_features() const;
+  /// The features' names from a CSV header (target and group columns left out); empty for LIBSVM.
+  std::vector<std::string> feature_names() const;
   /// The source's name in messages: the path, or "<stdin>".
   const std::string& name() const;
   /// The next row into `row`; false at the end of the stream or when stopped.

@@ -52,6 +52,11 @@ Normalization requested_normalization(const CommonOptions& options);
 /// model that keeps none, --normalize fitted on these rows), the width checked against the model.
 Dataset load_data_for_model(const CommonOptions& options, const Learner& learner, const std::string& model_path,
                             std::optional<Normalizer>* online = nullptr);
+/// Refuses a stream whose features are named or ordered otherwise than those the model in
+/// `model_path` was trained on, where both have names (CSV headers); InputError naming `source`,
+/// the first column that differs and the model's names. Widths are checked elsewhere.
+void check_feature_names(const Learner& learner, const std::vector<std::string>& names, const std::string& source,
+                         const std::string& model_path);
 
 /// `omkl study --plot`: draws the study in `out_dir` with the Python package (python3 -m omkl
 /// plot, with the interpreter beside the tool if there is one, else python3; OMKL_PYTHON names

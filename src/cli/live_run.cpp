@@ -156,6 +156,7 @@ int live_run_command(const CommonOptions& o, const RunOptions& r, const CLI::App
   if (resumed && resumed->n_features() != d)
     throw InputError(rows.name() + ": stream has " + std::to_string(d) + " features, the model in " + r.resume +
                      " expects " + std::to_string(resumed->n_features()));
+  if (resumed) check_feature_names(*resumed, rows.feature_names(), rows.name(), r.resume);
   Normalizer transform = live_normalizer(o, resumed, r.resume, d);
   Learner learner = [&] {
     if (resumed) return std::move(*resumed);
@@ -163,6 +164,7 @@ int live_run_command(const CommonOptions& o, const RunOptions& r, const CLI::App
     const Task task = o.loss == "logistic" ? Task::Classification : Task::Regression;
     LearnerContext context = fresh_learner_context(o, r, d, task, r.horizon);
     context.preprocessing = transform;
+    context.feature_names = rows.feature_names();  // checked by predict and --resume
     return make_learner(specs[0], context);
   }();
   PredictionSink predictions(r.predictions);
@@ -309,6 +311,7 @@ int predict_command(const CommonOptions& o, const std::string& model, const std:
                             ? " (the header's last column is the target: for rows without one, name a target "
                               "column in the header and leave its cells empty or out)"
                             : ""));
+    check_feature_names(learner, rows.feature_names(), rows.name(), model);
     const Normalizer transform = live_normalizer(o, loaded, model, d);
     StreamRow row;
     while (rows.next(row)) {

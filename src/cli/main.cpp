@@ -239,10 +239,25 @@ void widen_libsvm_to_model(const CommonOptions& o, const Learner& learner, Datas
   data.n_features = wide;
 }
 
+void check_feature_names(const Learner& learner, const std::vector<std::string>& names, const std::string& source,
+                         const std::string& model_path) {
+  const std::vector<std::string> trained = learner.feature_names();
+  if (trained.empty() || names.size() != trained.size()) return;
+  for (std::size_t j = 0; j < names.size(); ++j) {
+    if (names[j] == trained[j]) continue;
+    std::string listed;
+    for (std::size_t k = 0; k < trained.size() && k < 20; ++k) listed += (k ? ", " : "") + trained[k];
+    if (trained.size() > 20) listed += ", … (" + std::to_string(trained.size()) + " in all)";
+    throw InputError(source + ": feature column " + std::to_string(j + 1) + " is '" + names[j] + "', but the model in " +
+                     model_path + " was trained with '" + trained[j] + "' there (its features, in order: " + listed + ")");
+  }
+}
+
 Dataset load_data_for_model(const CommonOptions& o, const Learner& learner, const std::string& model_path,
                             std::optional<Normalizer>* online) {
   Dataset data = load_raw_data(o);
   widen_libsvm_to_model(o, learner, data);
+  check_feature_names(learner, data.feature_names, o.data, model_path);
   const Normalizer& stored = learner.preprocessing();
   if (stored.n_features == 0) {
     normalize(data, requested_normalization(o));
@@ -536,6 +551,7 @@ int run_command(const CommonOptions& o, const RunOptions& r, const CLI::App& com
     if (resumed) return std::move(*resumed);
     LearnerContext context = fresh_learner_context(o, r, data.n_features, data.task, data.n_samples);
     context.n_clients = data.n_clients;  // a federated stream (--clients, a federated preset) as dealt
+    context.feature_names = data.feature_names;  // checked by predict and --resume
     // The normalisation is fitted here and kept in the model, for --resume and predict.
     context.preprocessing = fit_normalizer(data, requested_normalization(o));
     if (context.preprocessing.online()) online = context.preprocessing;

@@ -114,6 +114,8 @@ std::string encode_context(const LearnerContext& context) {
   out.put_f64(z.y_scale);
   out.put_u64(z.scale_y ? 1 : 0);
   out.put_u64(z.n_observed);  // appended after scale_y
+  out.put_u64(context.feature_names.size());  // appended after n_observed
+  for (const std::string& name : context.feature_names) out.put_string(name);
   return out.bytes();
 }
 
@@ -163,6 +165,13 @@ LearnerContext decode_context(detail::StateReader& in, const std::string& path) 
     if (z.offset.size() != z.scale.size() || z.offset.size() > z.n_features + 1)
       throw InputError(path + ": damaged learner context (normalisation statistics)");
   }
+  if (!in.at_end()) {
+    const std::uint64_t n_names = in.get_u64();
+    if (n_names != 0 && n_names != c.n_features)
+      throw InputError(path + ": damaged learner context (" + std::to_string(n_names) + " feature names for " +
+                       std::to_string(c.n_features) + " features)");
+    for (std::uint64_t i = 0; i < n_names; ++i) c.feature_names.push_back(in.get_string());
+  }
   return c;
 }
 
@@ -203,6 +212,11 @@ Learner::~Learner() = default;
 std::size_t Learner::n_clients() const {
   detail::StateReader in(context_blob_, "learner context");
   return decode_context(in, "learner context").n_clients;
+}
+
+std::vector<std::string> Learner::feature_names() const {
+  detail::StateReader in(context_blob_, "learner context");
+  return decode_context(in, "learner context").feature_names;
 }
 Learner::Learner(Learner&&) noexcept = default;
 Learner& Learner::operator=(Learner&&) noexcept = default;

@@ -283,6 +283,7 @@ Dataset load_csv(const std::string& path, const CsvOptions& options) {
   Dataset data;
   data.name = detail::dataset_name_from_path(path);
   data.n_features = header.n_features();
+  data.feature_names = header.feature_names();
   {
     const auto newlines = static_cast<std::size_t>(
         std::count(header_line.next, text_end, '\n'));  // upper bound on rows, minus at most one

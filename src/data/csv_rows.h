@@ -20,6 +20,13 @@ struct CsvHeader {
   std::size_t n_columns() const { return names.size(); }
   bool grouped() const { return group != names.size(); }
   std::size_t n_features() const { return names.size() - (grouped() ? 2 : 1); }
+  /// The features' names: every column's but the target's and the group's, in order.
+  std::vector<std::string> feature_names() const {
+    std::vector<std::string> out;
+    for (std::size_t c = 0; c < names.size(); ++c)
+      if (c != target && c != group) out.push_back(names[c]);
+    return out;
+  }
 };
 
 /// Parses the header line [begin, end) (no line ending). InputError for a numeric first row,

@@ -136,6 +136,7 @@ void arrange_federated(Dataset& data, const FederatedLayout& layout) {
   out.name = data.name;
   out.task = data.task;
   out.n_features = d;
+  out.feature_names = data.feature_names;
   out.n_samples = K * T;
   out.n_clients = K;
   out.x.resize(out.n_samples * d);

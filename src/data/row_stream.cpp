@@ -123,6 +123,10 @@ std::size_t RowStream::n_features() const {
   return state_->options.format == RowStreamOptions::Format::Libsvm ? state_->options.n_features
                                                                      : state_->header.n_features();
 }
+std::vector<std::string> RowStream::feature_names() const {
+  if (state_->options.format == RowStreamOptions::Format::Libsvm) return {};
+  return state_->header.feature_names();
+}
 const std::string& RowStream::name() const { return state_->name; }
 
 bool RowStream::next(StreamRow& row) {

@@ -492,6 +492,38 @@ TEST_F(CliTest, ResumeOnAStreamWithOtherFeaturesFails) {
   expect_run_fails("--data narrow.csv --resume ck", {"features"});
 }
 
+TEST_F(CliTest, ColumnsNamedOrOrderedOtherwiseThanTheModelsAreRefused) {
+  // A model keeps its training header's feature names: a stream with two columns swapped (same
+  // width, so no other check sees it) or renamed is refused by predict (rows read one by one)
+  // and by --resume (read whole), naming the column, the model and its names.
+  ASSERT_EQ(omkl("gen --kind dataset2 --samples 200 --out f.csv").code, 0);
+  Outcome o = omkl("run --data f.csv --algo raker:D=8 --save-at 100 --save ck");
+  ASSERT_EQ(o.code, 0) << o.err;
+  std::string swapped, renamed;
+  for (const std::string& line : lines_of(read_text(dir_ / "f.csv"))) {
+    const std::size_t first = line.find(','), second = line.find(',', first + 1);
+    swapped += line.substr(first + 1, second - first - 1) + "," + line.substr(0, first) + line.substr(second) + "\n";
+    renamed += (renamed.empty() ? "a" + line.substr(line.find(',')) : line) + "\n";
+  }
+  write("swapped.csv", swapped);
+  write("renamed.csv", renamed);
+  for (const char* data : {"swapped.csv", "renamed.csv"}) {
+    o = omkl(std::string("predict --model ck --data ") + data + " --predictions p.csv");
+    EXPECT_EQ(o.code, 1) << data << ": " << o.err;  // an input error
+    EXPECT_NE(o.err.find("feature column 1 is '"), std::string::npos) << o.err;
+    EXPECT_NE(o.err.find("trained with 'x1'"), std::string::npos) << o.err;
+    EXPECT_NE(o.err.find("x1, x2, x3"), std::string::npos) << o.err;
+    EXPECT_FALSE(fs::exists(dir_ / "p.csv")) << data;
+    expect_run_fails(std::string("--data ") + data + " --resume ck", {"feature column 1", "ck"});
+  }
+  // The training header itself passes, and a model saved again after --resume keeps the names.
+  o = omkl("run --data f.csv --resume ck --save ck2");
+  ASSERT_EQ(o.code, 0) << o.err;
+  o = omkl("predict --model ck2 --data swapped.csv");
+  EXPECT_NE(o.code, 0);
+  EXPECT_NE(o.err.find("feature column 1"), std::string::npos) << o.err;
+}
+
 TEST_F(CliTest, ResumeOfAMissingOrDamagedCheckpointFails) {
   ASSERT_EQ(omkl("gen --kind dataset2 --samples 100 --out f.csv").code, 0);
   expect_run_fails("--data f.csv --resume absent.ckpt", {"absent.ckpt"});

@@ -414,3 +414,29 @@ TEST(StateIoTest, LinksPipesAndFoldersAreWrittenAsTheyAre) {
   EXPECT_EQ(read(dir / "sub" / "model.bin"), "new");
   fs::remove_all(dir);
 }
+
+TEST(LearnerTest, FeatureNamesTravelWithTheModel) {
+  // The training header's names are saved in the context (appended: checkpoints without them
+  // load with none) and survive a save/load and a replaced normalisation.
+  LearnerContext context;
+  context.n_features = 2;
+  context.horizon = 10;
+  context.feature_names = {"depth", "speed"};
+  Learner learner = make_learner(parse_algorithm_spec("raker:D=4"), context);
+  EXPECT_EQ(learner.feature_names(), context.feature_names);
+  const double x[2] = {0.25, 0.5};
+  learner.partial_fit(x, 1.0);
+  Normalizer scaler;
+  scaler.how = Normalization::ZScore;
+  scaler.n_features = 2;
+  scaler.offset = {0.0, 0.0};
+  scaler.scale = {1.0, 1.0};
+  learner.set_preprocessing(scaler);
+  const Learner restored = Learner::from_bytes(learner.to_bytes());
+  EXPECT_EQ(restored.feature_names(), context.feature_names);
+  EXPECT_EQ(restored.preprocessing().how, Normalization::ZScore);
+  context.feature_names.clear();
+  EXPECT_TRUE(Learner::from_bytes(make_learner(parse_algorithm_spec("raker:D=4"), context).to_bytes())
+                  .feature_names()
+                  .empty());
+}
