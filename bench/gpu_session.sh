@@ -143,6 +143,26 @@ want walk 130 && {
   done
 } > "$OUT/walk.txt" 2>&1
 
+# RF-OKS++ (elevators, bandit-oks, square loss) at 100 and 1 000 repetitions with a warp per pair
+# and with the whole block per pair (OMKL_CUDA_WALK_PAIRS=warp|auto; unset, the bandit walk takes
+# the whole block), alternated: the walk's phase clock and the study's wall time, each run bounded
+# by LIMIT_S (or the session's time left).
+bandit_pair_modes() {  # bandit_pair_modes LIMIT_S
+  [ -e "$DATA/elevators.csv" ] || return 0
+  local reps pairs s
+  for reps in 100 1000; do
+    for pairs in warp auto warp auto; do
+      echo "-- rf-oks++, $reps repetitions, OMKL_CUDA_WALK_PAIRS=$pairs"
+      s=$(date +%s%N)
+      OMKL_CUDA_WALK_PAIRS=$pairs OMKL_TIMING=1 timeout "$(cap "$1")" "$BIN/omkl" study --preset bandit-oks --loss square \
+        --data "$DATA/elevators.csv" --backend cuda --algo rf-oks++ --seeds $reps --out "$OUT/.study" 2>&1 \
+        | grep -E "resident walk|rf-oks"
+      echo "wall $(( ($(date +%s%N) - s) / 1000000 )) ms"
+      rm -rf "$OUT/.study"
+    done
+  done
+}
+
 # What was built after the last lease and has never run on a device (PARTS=fresh, after `walk`):
 # compute-sanitizer over the lean trajectory step's test (memcheck) and the team plan's test
 # (synccheck, memcheck, racecheck); the random-feature bandit walk with a warp per pair against
@@ -161,19 +181,7 @@ want fresh 150 && {
   else
     echo "compute-sanitizer not found"
   fi
-  if [ -e "$DATA/elevators.csv" ]; then
-    for reps in 100 1000; do
-      for pairs in warp auto warp auto; do
-        echo "-- rf-oks++, $reps repetitions, OMKL_CUDA_WALK_PAIRS=$pairs"
-        s=$(date +%s%N)
-        OMKL_CUDA_WALK_PAIRS=$pairs OMKL_TIMING=1 timeout "$(cap 40)" "$BIN/omkl" study --preset bandit-oks --loss square \
-          --data "$DATA/elevators.csv" --backend cuda --algo rf-oks++ --seeds $reps --out "$OUT/.study" 2>&1 \
-          | grep -E "resident walk|rf-oks|phase"
-        echo "wall $(( ($(date +%s%N) - s) / 1000000 )) ms"
-        rm -rf "$OUT/.study"
-      done
-    done
-  fi
+  bandit_pair_modes 40
   echo "== CPU, all cores: Raker and the graph family, 100 seeds"
   timeout "$(cap 60)" "$BIN/omkl" bench --data "$NAVAL" --normalize minmax --repeat 3 --backend cpu \
     --algo raker:dict=jmlr23-76 --seeds 100
@@ -267,21 +275,7 @@ want bench 240 && {
   timeout "$(cap 240)" "$BIN/omkl" bench --data "$NAVAL" --preset jmlr23-graph --repeat 3 --backend cuda \
     --algo omkl-gf:M=10,step_path=resident --algo omkl-sfg:M=10,step_path=resident \
     --algo omkl-sfg-r:M=10,step_path=resident --seeds 1 20 100 1000 --json "$JSON/bench_gpu_graph_resident.json"
-  # The random-feature bandit walk (one pair a round) with a warp per pair (default) and with the
-  # whole block per pair (OMKL_CUDA_WALK_PAIRS=auto), 100 and 1 000 repetitions, alternated.
-  if [ -e "$DATA/elevators.csv" ]; then
-    for reps in 100 1000; do
-      for pairs in warp auto warp auto; do
-        echo "-- rf-oks++, $reps repetitions, OMKL_CUDA_WALK_PAIRS=$pairs"
-        s=$(date +%s%N)
-        OMKL_CUDA_WALK_PAIRS=$pairs OMKL_TIMING=1 timeout "$(cap 60)" "$BIN/omkl" study --preset bandit-oks --loss square \
-          --data "$DATA/elevators.csv" --backend cuda --algo rf-oks++ --seeds $reps --out "$OUT/.study" 2>&1 \
-          | grep -E "resident walk|rf-oks"
-        echo "wall $(( ($(date +%s%N) - s) / 1000000 )) ms"
-        rm -rf "$OUT/.study"
-      done
-    done
-  fi
+  bandit_pair_modes 60
   echo "== CPU, all cores"
   "$BIN/omkl" bench "${common[@]}" --backend cpu --algo raker:dict=jmlr23-76 --algo adaraker:dict=jmlr23-76 \
     --seeds 100 --json "$JSON/bench_cpu.json"
