@@ -156,6 +156,13 @@ bool is_blank_line(const char* begin, const char* end) {
 }
 
 CsvHeader parse_csv_header(const std::string& path, const char* begin, const char* end, const CsvOptions& options) {
+  // Lines ending in a carriage return alone (classic Mac OS) make the whole file one line: say
+  // so, rather than report a header of odd names and no data rows.
+  if (const void* cr = std::memchr(begin, '\r', static_cast<std::size_t>(end - begin))) {
+    const std::size_t column = count_fields(begin, static_cast<const char*>(cr));
+    throw InputError(location(path, 1, column) + "a carriage return inside the header line: the file's lines end "
+                     "in CR alone (classic Mac OS); convert its line endings to LF or CRLF");
+  }
   CsvHeader header;
   std::vector<std::string>& names = header.names;
   for (const char* cell = begin;;) {

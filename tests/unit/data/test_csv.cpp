@@ -16,6 +16,7 @@
 
 #include "omkl/dataset.h"
 #include "omkl/error.h"
+#include "omkl/row_stream.h"
 
 namespace {
 
@@ -55,6 +56,35 @@ TEST_F(CsvTest, AcceptsCrlfSpacesAndTrailingBlankLine) {
   EXPECT_EQ(data.n_samples, 2u);
   EXPECT_EQ(data.x, (std::vector<double>{1, 2, 4, 5}));
   EXPECT_EQ(data.y, (std::vector<double>{3, 6}));
+}
+
+TEST_F(CsvTest, LinesEndingInCarriageReturnsAloneAreNamed) {
+  // Classic Mac OS line endings make the file one line: the whole reader and the row reader both
+  // say so at the header's first CR (line 1, the column it ends), not "no data rows".
+  const std::string path = write("cr.csv", "x1,x2,y\r1,2,3\r4,5,6\r");
+  for (const bool rows : {false, true}) {
+    try {
+      if (rows) {
+        omkl::RowStream stream(path);
+      } else {
+        omkl::load_csv(path);
+      }
+      ADD_FAILURE() << "a CR-only file was read";
+    } catch (const omkl::InputError& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("cr.csv:1:3"), std::string::npos) << what;
+      EXPECT_NE(what.find("CR alone"), std::string::npos) << what;
+    }
+  }
+}
+
+TEST_F(CsvTest, KeepsTheHeadersFeatureNames) {
+  omkl::CsvOptions options;
+  options.target_column = "t";
+  options.group_column = "site";
+  const omkl::Dataset data = omkl::load_csv(write("names.csv", "a,t,b,site,c\n1,2,3,0,4\n"), options);
+  EXPECT_EQ(data.feature_names, (std::vector<std::string>{"a", "b", "c"}));
+  EXPECT_TRUE(omkl::load_libsvm(write("n.txt", "1 1:0.5\n"), 1).feature_names.empty());
 }
 
 TEST_F(CsvTest, AcceptsMissingFinalNewline) {
