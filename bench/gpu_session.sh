@@ -18,7 +18,8 @@
 #                  part has its own 540 s, so that one call of the device tool holds either
 #   walk.txt       the graph family's resident walk in each launch shape (OMKL_CUDA_WALK_PLAN,
 #                  OMKL_CUDA_WALK_THREADS, OMKL_CUDA_WALK_PAIRS) and its phase clock, then Raker's
-#                  lean trajectory step against the generic one (PARTS=walk)
+#                  lean trajectory step against the generic one (PARTS=walk); and, appended
+#                  (PARTS=projections), Raker (lean) with in-kernel and GEMM projections over 20-1 000 seeds
 #   bench.json     every `omkl bench` matrix (see below), keyed by its file name
 #   bench.txt      the printed tables of every benchmark, in order
 # Benchmarks: Naval (T = 11 934), jmlr23-76 dictionary, D = 50, paper profile:
@@ -36,16 +37,17 @@
 #                  and the OMKL_TIMING construction breakdown of both at 20 and 1000 seeds
 #   fresh.txt      sanitizers over the lean step and the team plan, the bandit walk's pair shapes, and
 #                  the CPU side of the ratio targets (PARTS=fresh)
-# PARTS (default "tests walk fresh sanitizer sanitizer_optin draws bench families") picks what runs.
+# PARTS (default "tests walk projections sanitizer sanitizer_optin draws bench families"; `fresh`, run
+# once for the fourth sitting's shapes, on request) picks what runs.
 # SESSION_BUDGET_S (default 0: none) bounds the whole call: a part that would not fit the time
 # left by its estimate below is skipped and named on stderr, so that every part fits one device
-# call in the order of the file. From the pieces timed on an H200 (2026-11-26) all of them but
-# `walk` (estimated at 130 s, not yet timed) take 7–8 minutes, so a 560 s call holds most of
-# them and names what it skipped (not yet run so as a whole):
+# call in the order of the file. From the pieces timed on an H200 (2026-11-26) they take 8–9
+# minutes in all (tests ≈ 15 s, walk ≈ 70 s, fresh ≈ 70 s, bench ≈ 120 s), so a 560 s call holds
+# most of them and names what it skipped:
 #   SESSION_BUDGET_S=560 bash bench/gpu_session.sh .gpu/bin .gpu/data $OUT   (timeout_s 600)
 # and the device tool returns the files of the parts that ran.
 set -uo pipefail
-PARTS=${PARTS:-tests walk fresh sanitizer sanitizer_optin draws bench families}
+PARTS=${PARTS:-tests walk projections sanitizer sanitizer_optin draws bench families}
 SESSION_BUDGET_S=${SESSION_BUDGET_S:-0}
 session_start=$(date +%s)
 session_left() { echo $(( SESSION_BUDGET_S - ($(date +%s) - session_start) )); }
@@ -163,7 +165,7 @@ bandit_pair_modes() {  # bandit_pair_modes LIMIT_S
   done
 }
 
-# What was built after the last lease and has never run on a device (PARTS=fresh, after `walk`):
+# The fourth sitting's first device run of what had been built without one (PARTS=fresh, after `walk`):
 # compute-sanitizer over the lean trajectory step's test (memcheck) and the team plan's test
 # (synccheck, memcheck, racecheck); the random-feature bandit walk with a warp per pair against
 # the whole block per pair (OMKL_CUDA_WALK_PAIRS) at 100 and 1 000 repetitions, alternated, with
@@ -188,6 +190,21 @@ want fresh 150 && {
   timeout "$(cap 60)" "$BIN/omkl" bench --data "$NAVAL" --preset jmlr23-graph --repeat 3 --backend cpu \
     --algo omkl-gf:M=10 --algo omkl-sfg:M=10 --algo omkl-sfg-r:M=10 --seeds 100
 } > "$OUT/fresh.txt" 2>&1
+
+# Raker's projections with the lean step (PARTS=projections): the in-kernel projections'
+# threshold (cuda_rf_backend.cu: in-kernel from 32 warps of trajectories per multiprocessor) was
+# set on an H100 with the generic step; with the lean step one GEMM-projection run at 100 seeds
+# was faster (83.8 against 91.5-119.6 ms, H200, 2026-11-26). auto, gemm and fused alternated
+# twice over 20-1 000 seeds, to place the crossing.
+want projections 60 && {
+  for round in 1 2; do
+    for projections in auto gemm fused; do
+      echo "== GPU: Raker (lean), OMKL_CUDA_PROJECTIONS=$projections (round $round)"
+      OMKL_CUDA_PROJECTIONS=$projections timeout "$(cap 40)" "$BIN/omkl" bench --data "$NAVAL" --normalize minmax \
+        --repeat 3 --backend cuda --algo raker:dict=jmlr23-76 --seeds 20 50 100 200 500 1000 | grep raker
+    done
+  done
+} >> "$OUT/walk.txt" 2>&1
 
 # The resident walks', federated rounds' and device draws' tests apart from the others, so that
 # each half fits one call's time under the sanitizer.
