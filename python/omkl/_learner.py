@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import Dict, Optional, Sequence
+from typing import Dict, List, Optional, Sequence
 
 import numpy as np
 
@@ -142,6 +142,14 @@ class Learner:
         in its checkpoint with the training statistics (``omkl run --normalize``)."""
         with self._lock:
             return self._impl.preprocessing
+
+    @property
+    def feature_names(self) -> List[str]:
+        """The names of the features the model was trained on, in order (a CSV header's, as
+        ``omkl run`` saves them; ``omkl predict`` refuses a file whose columns differ); empty
+        when the training stream had none (arrays, LIBSVM)."""
+        with self._lock:
+            return list(self._impl.feature_names)
 
     def preprocess(self, X, y=None):
         """New rows (and targets) in the scale the model learned in: its normalisation with the

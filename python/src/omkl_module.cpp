@@ -163,6 +163,7 @@ NB_MODULE(_omkl, m) {
       .def_prop_ro("parameters", &omkl::Learner::parameters)
       .def_prop_ro("kernel_weights", &omkl::Learner::kernel_weights)
       .def_prop_ro("preprocessing", [](const omkl::Learner& l) { return omkl::to_string(l.preprocessing().how); })
+      .def_prop_ro("feature_names", &omkl::Learner::feature_names)
       .def(
           "preprocess",
           [](const omkl::Learner& learner, MutableRows& x, std::optional<Out> y) {

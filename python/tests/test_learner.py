@@ -169,6 +169,7 @@ def test_a_command_line_model_serves_new_rows_from_python(tmp_path, cli, regress
     served = np.loadtxt(tmp_path / "p.csv", delimiter=",", skiprows=1)
     model = omkl.Learner.load(tmp_path / "m.ckpt")
     assert model.preprocessing == "zscore"
+    assert model.feature_names == ["x0", "x1", "x2", "x3"]  # the training header's, kept in the model
     rows, targets = model.preprocess(X[200:], y[200:])
     np.testing.assert_array_equal(model.predict(rows), served[:, 2])
     np.testing.assert_array_equal(targets, served[:, 1])
@@ -176,4 +177,5 @@ def test_a_command_line_model_serves_new_rows_from_python(tmp_path, cli, regress
     # Models without a normalisation leave rows as they are.
     plain = omkl.Learner("raker:D=8", n_features=4, horizon=10)
     assert plain.preprocessing == "none"
+    assert plain.feature_names == []
     np.testing.assert_array_equal(plain.preprocess(X[:3]), X[:3])
