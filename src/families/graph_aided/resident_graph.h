@@ -124,18 +124,25 @@ OMKL_HD std::size_t graph_scratch_stride(const GraphTables& c) {
 }
 
 /// Indexes the refinement edges by source (RefinedGraph::index_added()): the targets of a are
-/// added_targets[added_start[a] .. added_start[a + 1]), ascending.
+/// added_targets[added_start[a] .. added_start[a + 1]), ascending. A team's lanes (lane of lanes)
+/// each write their share of the entries.
 OMKL_HD void index_added_edges(std::uint32_t n, const std::uint32_t* added_from, std::uint32_t* added_start,
-                               std::uint32_t* added_targets) {
-  for (std::uint32_t a = 0; a <= n; ++a) added_start[a] = 0;
-  for (std::uint32_t i = 0; i < n; ++i)
-    if (added_from[i] != kNoVertex) ++added_start[added_from[i] + 1];
-  for (std::uint32_t a = 0; a < n; ++a) added_start[a + 1] += added_start[a];
-  // Fill in ascending i; added_start[a] walks forward, then is restored.
-  for (std::uint32_t i = 0; i < n; ++i)
-    if (added_from[i] != kNoVertex) added_targets[added_start[added_from[i]]++] = i;
-  for (std::uint32_t a = n; a > 0; --a) added_start[a] = added_start[a - 1];
-  added_start[0] = 0;
+                               std::uint32_t* added_targets, unsigned lane = 0, unsigned lanes = 1) {
+  // CSR by source: added_start[a] counts the edges from sources below a; each target sits after
+  // the earlier targets of its source (ascending i). Counts per entry, so any split of the
+  // entries over lanes writes the same index.
+  for (std::uint32_t a = lane; a <= n; a += lanes) {
+    std::uint32_t below = 0;
+    for (std::uint32_t i = 0; i < n; ++i) below += added_from[i] != kNoVertex && added_from[i] < a;
+    added_start[a] = below;
+  }
+  for (std::uint32_t i = lane; i < n; i += lanes) {
+    const std::uint32_t a = added_from[i];
+    if (a == kNoVertex) continue;
+    std::uint32_t place = 0;
+    for (std::uint32_t j = 0; j < n; ++j) place += added_from[j] != kNoVertex && (added_from[j] < a || (added_from[j] == a && j < i));
+    added_targets[place] = i;
+  }
 }
 
 /// One step of one replicate, a team program (core/resident_team.h): the loops over kernels,
@@ -501,39 +508,60 @@ struct GraphProgram {
 
   /// plan_selection()'s refinement: the candidate set D'_t (refinement_set() with a fixed β,
   /// refinement_set_from_sorted() with the rank rule), and G'_t rebuilt when it changed. Returns
-  /// Σ u in index order (on every lane), which the vertex probabilities reuse.
+  /// Σ u in index order (on every lane), which the vertex probabilities reuse. Each vertex's test
+  /// (a division and a comparison) and its place in D'_t (a count of the marks before it) by the
+  /// lanes; the sum, the rank rule's first failing vertex, the fallback and the comparison with
+  /// D'_{t−1} by the leader. Only integer counts and the same per-vertex arithmetic are split, so
+  /// the set is the serial reading's whatever the team.
   template <typename Team>
   OMKL_HD double refine(std::size_t r, double xi, Team& team) {
     const std::uint32_t n = c.n;
     const double* u = s.u_lin + r * n;
     std::uint8_t* marks = s.marks + r * n;
+    std::uint32_t* candidate = s.candidate + r * n;
     for (std::uint32_t i = team.lane(); i < n; i += team.size()) marks[i] = 0;
     const double total = ordered_sum(u, n, team);  // its barriers order the marks' reset too
+    const double nd = static_cast<double>(n);
+    if (c.beta_fixed > 0) {
+      const double threshold = (c.beta_fixed - xi / nd) / (1.0 - xi);
+      for (std::uint32_t i = team.lane(); i < n; i += team.size())
+        if (u[i] / total >= threshold) marks[i] = 1;
+      team.sync();
+      if (team.leader()) {
+        bool any = false;
+        for (std::uint32_t i = 0; i < n && !any; ++i) any = marks[i] != 0;
+        if (!any) marks[argmax_first(u, n)] = 1;
+      }
+    } else {
+      // The vertices in the order by weight while they pass: each one's test by a lane (into
+      // the candidate scratch), the first that fails by the leader.
+      const std::uint32_t* order = s.by_weight + r * n;
+      const double top = u[order[c.beta_rank - 1]] / total;
+      const double beta = (1.0 - xi) * top + xi / nd - c.beta_eps;
+      double threshold = (beta - xi / nd) / (1.0 - xi);
+      threshold = top < threshold ? top : threshold;  // std::min(threshold, top)
+      for (std::uint32_t k = team.lane(); k < n; k += team.size()) candidate[k] = u[order[k]] / total >= threshold;
+      team.sync();
+      std::uint32_t passing = 0;
+      if (team.leader())
+        while (passing < n && candidate[passing] != 0) ++passing;
+      passing = team.share(passing);
+      for (std::uint32_t k = team.lane(); k < passing; k += team.size()) marks[order[k]] = 1;
+    }
+    team.sync();
+    // The set ascending: each marked vertex at the count of marks before it.
+    for (std::uint32_t i = team.lane(); i < n; i += team.size()) {
+      if (!marks[i]) continue;
+      std::uint32_t place = 0;
+      for (std::uint32_t j = 0; j < i; ++j) place += marks[j] != 0;
+      candidate[place] = i;
+    }
+    team.sync();
     bool changed = false;
     if (team.leader()) {
-      const double nd = static_cast<double>(n);
-      if (c.beta_fixed > 0) {
-        const double threshold = (c.beta_fixed - xi / nd) / (1.0 - xi);
-        bool any = false;
-        for (std::uint32_t i = 0; i < n; ++i)
-          if (u[i] / total >= threshold) marks[i] = 1, any = true;
-        if (!any) marks[argmax_first(u, n)] = 1;
-      } else {
-        const std::uint32_t* order = s.by_weight + r * n;
-        const double top = u[order[c.beta_rank - 1]] / total;
-        const double beta = (1.0 - xi) * top + xi / nd - c.beta_eps;
-        double threshold = (beta - xi / nd) / (1.0 - xi);
-        threshold = top < threshold ? top : threshold;  // std::min(threshold, top)
-        for (std::uint32_t k = 0; k < n; ++k) {
-          if (!(u[order[k]] / total >= threshold)) break;
-          marks[order[k]] = 1;
-        }
-      }
-      // The set ascending; compared with D'_{t−1}.
-      std::uint32_t* candidate = s.candidate + r * n;
+      // Compared with D'_{t−1}.
       std::uint32_t size = 0;
-      for (std::uint32_t i = 0; i < n; ++i)
-        if (marks[i]) candidate[size++] = i;
+      for (std::uint32_t i = 0; i < n; ++i) size += marks[i] != 0;
       std::uint32_t* set = s.refined_set + r * n;
       bool same = s.refined[r] && size == s.set_size[r];
       for (std::uint32_t i = 0; same && i < size; ++i) same = candidate[i] == set[i];
@@ -551,20 +579,27 @@ struct GraphProgram {
 
   /// RefinedGraph::refine() with the dominator order: every vertex outside D'_t that D'_t does
   /// not dominate (every vertex, with refine_all_vertices) gets an in-edge from its preferred
-  /// member of D'_t, unless that edge is in the base graph. The marks by the leader (members'
-  /// neighbourhoods overlap), each vertex's edge by a lane, the index by the leader.
+  /// member of D'_t, unless that edge is in the base graph. Each vertex by a lane: its marks
+  /// (member 3, dominated 2: an out-neighbour of a member, by the base graph's adjacency), its
+  /// edge, and its place in the index of added edges (counts, so the index is the serial one's).
   template <typename Team>
   OMKL_HD void rebuild_refined(std::size_t r, Team& team) {
-    const std::uint32_t n = c.n;
+    const std::uint32_t n = c.n, size = s.set_size[r];
     const std::uint32_t* set = s.refined_set + r * n;
     std::uint8_t* marks = s.marks + r * n;
-    if (team.leader()) {
-      for (std::uint32_t i = 0; i < n; ++i) marks[i] = 0;
-      for (std::uint32_t e = 0; e < s.set_size[r]; ++e) {
-        const std::uint32_t a = set[e];
-        marks[a] |= 3u;
-        for (std::uint32_t i = c.out_offsets[a]; i < c.out_offsets[a + 1]; ++i) marks[c.out_list[i]] |= 2u;
+    for (std::uint32_t i = team.lane(); i < n; i += team.size()) marks[i] = 0;
+    team.sync();
+    for (std::uint32_t e = team.lane(); e < size; e += team.size()) marks[set[e]] = 1;  // distinct members
+    team.sync();
+    for (std::uint32_t i = team.lane(); i < n; i += team.size()) {
+      if (marks[i]) {
+        marks[i] = 3;
+        continue;
       }
+      bool dominated = false;
+      for (std::uint32_t e = 0; e < size && !dominated; ++e)
+        dominated = c.adjacency[static_cast<std::size_t>(set[e]) * n + i] != 0;
+      marks[i] = dominated ? 2 : 0;
     }
     team.sync();
     std::uint32_t* added_from = s.added_from + r * n;
@@ -578,7 +613,7 @@ struct GraphProgram {
       if (!c.adjacency[static_cast<std::size_t>(d) * n + i]) added_from[i] = d;
     }
     team.sync();
-    if (team.leader()) index_added_edges(n, added_from, s.added_start + r * (n + 1), s.added_targets + r * n);
+    index_added_edges(n, added_from, s.added_start + r * (n + 1), s.added_targets + r * n, team.lane(), team.size());
     team.sync();
   }
 
