@@ -31,6 +31,9 @@ struct Preset {
   /// > 0: a federated protocol — the stream is dealt to clients (arrange_federated) with this
   /// many rounds T before the normalisation, which then covers exactly the rows used.
   std::size_t federated_rounds = 0;
+  /// The algorithms of the protocol's tables that a study (or, the first, a run) takes when
+  /// given none (`omkl study --preset NAME` without --algo).
+  std::vector<std::string> algorithms;
 };
 
 /// Looks a preset up by name. Throws ConfigError listing the known names.

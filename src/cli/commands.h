@@ -142,8 +142,10 @@ const char* task_metric(Task task);
 /// One row's term of that metric: the squared error, or the learner's mistake (Learner::mistake).
 double metric_term(const Learner& learner, double y, double prediction);
 
-std::vector<AlgorithmSpec> parse_algos(const CommonOptions& options,
-                                       const std::vector<std::string>& fallback);
+/// The --algo specs; without any, the preset's algorithms (the first only with `one`: `run`
+/// learns one model), else `fallback`.
+std::vector<AlgorithmSpec> parse_algos(const CommonOptions& options, const std::vector<std::string>& fallback,
+                                       bool one = false);
 /// The backend after resolving "auto" (with a one-line notice on stderr when it falls back).
 BackendKind resolve_backend(const std::string& text);
 

@@ -132,7 +132,7 @@ int live_run_command(const CommonOptions& o, const RunOptions& r, const CLI::App
   if (o.clients > 0 || o.rounds > 0 || !o.group_column.empty() || !o.within_site_order.empty())
     throw ConfigError("--clients / --rounds / --group-column / --within-site-order deal a whole file to federated "
                       "clients; a live stream is one client's rows");
-  const auto specs = parse_algos(o, {"raker"});
+  const auto specs = parse_algos(o, {"raker"}, true);
   if (specs.size() != 1) throw ConfigError("run: give exactly one --algo");
   std::optional<Learner> resumed;
   if (!r.resume.empty()) resumed.emplace(Learner::load(r.resume));

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fmt/core.h>
+#include <fmt/format.h>
 #include <functional>
 #include <iostream>
 #include <memory>
@@ -275,9 +276,16 @@ Dataset load_data_for_model(const CommonOptions& o, const Learner& learner, cons
   return data;
 }
 
-std::vector<AlgorithmSpec> parse_algos(const CommonOptions& o, const std::vector<std::string>& fallback) {
+std::vector<AlgorithmSpec> parse_algos(const CommonOptions& o, const std::vector<std::string>& fallback, bool one) {
+  std::vector<std::string> texts = o.algos;
+  if (texts.empty() && !o.preset.empty()) {
+    // A preset's own algorithms (a federated or bandit protocol's, not Raker on its stream).
+    texts = find_preset(o.preset).algorithms;
+    if (one && texts.size() > 1) texts.resize(1);
+  }
+  if (texts.empty()) texts = fallback;
   std::vector<AlgorithmSpec> specs;
-  for (const auto& text : o.algos.empty() ? fallback : o.algos) specs.push_back(parse_algorithm_spec(text));
+  for (const auto& text : texts) specs.push_back(parse_algorithm_spec(text));
   return specs;
 }
 
@@ -530,7 +538,7 @@ int run_command(const CommonOptions& o, const RunOptions& r, const CLI::App& com
       throw ConfigError(std::string(live_only) + " is for live input (--data -, a named pipe, or --follow); " + o.data +
                         " is read whole");
   if (!r.resume.empty()) refuse_model_options(command, "--resume");
-  const auto specs = parse_algos(o, {"raker"});
+  const auto specs = parse_algos(o, {"raker"}, true);
   if (specs.size() != 1) throw ConfigError("run: give exactly one --algo");
   std::optional<Learner> resumed;
   if (!r.resume.empty()) resumed.emplace(Learner::load(r.resume));
@@ -800,7 +808,12 @@ int main(int argc, char** argv) {
       for (const auto& a : list_algorithms())
         fmt::print("  {:<{}}  {:<{}}  {}\n", a.name, name_width, a.family, family_width, a.summary);
       fmt::print("presets:\n");
-      for (const auto& name : preset_names()) fmt::print("  {}: {}\n", name, find_preset(name).description);
+      for (const auto& name : preset_names()) {
+        const Preset& preset = find_preset(name);
+        fmt::print("  {}: {}\n", name, preset.description);
+        if (!preset.algorithms.empty())
+          fmt::print("      without --algo: {}\n", fmt::join(preset.algorithms, ", "));
+      }
       fmt::print("dictionaries:\n");
       for (const auto& name : dictionary_preset_names())
         fmt::print("  {} ({} kernels)\n", name, parse_dictionary(name).size());

@@ -14,14 +14,16 @@ const std::vector<Preset>& presets() {
        {{"D", "50"}, {"lambda", "0.01"}, {"eta_w", "0.5"}, {"B", "50"}},
        Normalization::None,
        false,
-       0},
+       0,
+       {"raker", "adaraker"}},
       {"jmlr19-classification",
        "Raker/AdaRaker JMLR 2019 classification: as regression with the logistic loss and "
        "λ = 0.005 (AdaRaker reference profile: 0.0005)",
        {{"D", "50"}, {"eta_w", "0.5"}, {"B", "50"}},
        Normalization::None,
        false,
-       0},
+       0,
+       {"raker", "adaraker"}},
       // spec/graph-aided.md §5.1 (journal tables). R = 20 repetitions is the study's --seeds.
       // Keys are soft defaults shared by every algorithm of a study; each algorithm reads only
       // the ones it knows: dict/D/lambda/eta/eta_schedule/switch_step/M by omkl-gf, omkl-sfg,
@@ -56,7 +58,8 @@ const std::vector<Preset>& presets() {
         {"first_error_is_one", "false"}},
        Normalization::Jmlr23,
        false,
-       0},
+       0,
+       {"omkl-gf", "omkl-sfg", "omkl-sfg-r"}},
       // spec/graph-aided.md §2.7 / §5.5b (conference tables; no reference code exists, so use it
       // with the paper profile). ξ = η = 1/√T is the default of eta_schedule=const. M is left to
       // the algorithms (SFG-MKL / SFG-MKL-R default 5, OMKL-GF 10, as in [C]); J = 1 is read by
@@ -79,7 +82,8 @@ const std::vector<Preset>& presets() {
         {"first_error_is_one", "false"}},
        Normalization::Jmlr23,
        false,
-       0},
+       0,
+       {"sfg-mkl", "sfg-mkl-r", "omkl-gf"}},
       // spec/federated.md §4 (POF-MKL, NeurIPS 2022): T = 500 rounds, K from the data (Naval 23,
       // UJI 42, Air 240 with --group-column site), i.i.d. or by-group split (§4.3), inputs divided
       // by the largest row norm and targets min-max scaled over the rows used (§4.2); the 51
@@ -92,7 +96,8 @@ const std::vector<Preset>& presets() {
        {{"lambda", "0.001"}, {"xi", "1"}},
        Normalization::Jmlr23,
        false,
-       500},
+       500,
+       {"pof-mkl:M=1", "pof-mkl:M=25", "pof-mkl:M=51", "em-kofl", "vm-kofl", "ofmkl-avg", "ofskl", "perfedavg"}},
       // spec/bandit.md §8 (OKS++ / IOKS, ECML-PKDD 2022): the six Gaussians σ = 2^−2 … 2^3, every
       // feature to [−1, 1] and regression targets to [0, 1] (§8.2), a fresh permutation of the
       // stream per repetition (§8.4); the loss (and so the table) from --loss; U, C₀, G, G₁, ℓ_max
@@ -104,7 +109,8 @@ const std::vector<Preset>& presets() {
        {{"dict", "oks-6"}},
        Normalization::Symmetric,
        true,
-       0},
+       0,
+       {"oks++", "ioks", "rf-oks++", "rf-ioks"}},
   };
   return all;
 }

@@ -524,6 +524,22 @@ TEST_F(CliTest, ColumnsNamedOrOrderedOtherwiseThanTheModelsAreRefused) {
   EXPECT_NE(o.err.find("feature column 1"), std::string::npos) << o.err;
 }
 
+TEST_F(CliTest, APresetWithoutAlgoRunsItsOwnAlgorithms) {
+  // A protocol's preset names its tables' algorithms: without --algo a study runs those (the
+  // federated ones on a federated stream, not Raker on the dealt rows) and a run the first.
+  ASSERT_EQ(omkl("gen --kind dataset2 --samples 1000 --out f.csv").code, 0);
+  Outcome o = omkl("study --preset fed-pofmkl --data f.csv --seeds 1 --out fed");
+  ASSERT_EQ(o.code, 0) << o.err;
+  const std::string summary = read_text(dir_ / "fed" / "summary.json");
+  for (const char* algo : {"\"pof-mkl:M=1\"", "\"pof-mkl:M=51\"", "\"em-kofl\"", "\"perfedavg\""})
+    EXPECT_NE(summary.find(algo), std::string::npos) << algo;
+  EXPECT_EQ(summary.find("\"raker\""), std::string::npos);
+  o = omkl("run --preset fed-pofmkl --data f.csv");
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_EQ(o.out.rfind("pof-mkl:M=1 on f", 0), 0u) << o.out;
+  EXPECT_NE(omkl("list").out.find("without --algo: oks++, ioks, rf-oks++, rf-ioks"), std::string::npos);
+}
+
 TEST_F(CliTest, ResumeOfAMissingOrDamagedCheckpointFails) {
   ASSERT_EQ(omkl("gen --kind dataset2 --samples 100 --out f.csv").code, 0);
   expect_run_fails("--data f.csv --resume absent.ckpt", {"absent.ckpt"});

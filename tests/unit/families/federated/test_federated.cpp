@@ -541,6 +541,58 @@ TEST(PerFedAvgTest, HessianFreeVariantIsTheExactMamlStepOnALinearModel) {
   EXPECT_NE(config_error_message("perfedavg", c, {{"hf_delta", "0.1"}}).find("hf_delta"), std::string::npos);
 }
 
+TEST(PerFedAvgTest, PersonalizedPredictionAdaptsOnTheClientsPreviousSampleWithAlpha) {
+  // §3.6 step 2: client k predicts with φ = w − α∇ℓ(w; x_prev, y_prev), its previous sample's
+  // one gradient step from the round's server model w (α, not the server step β), or with w
+  // itself before it has a previous sample. On a linear model h = wᵀa, a = [x; 1]:
+  // ∇ℓ = 2(wᵀa − y)a. The server model does not depend on the personalisation, so a learner with
+  // personalize = none reads w (predict() at 0 and the unit vectors) on the same stream.
+  const std::size_t K = 3, T = 5, d = 2;
+  const Dataset data = federated_stream(K, T, d);
+  const AlgoContext c = fed_context(data);
+  const double alpha = 0.35;
+  const Params base{{"hidden_layers", "0"}, {"alpha", "0.35"}, {"beta", "0.1"}};
+  auto plain = make("perfedavg", c, omkl::test::with_param(base, "personalize", "none"));
+  auto personal = make("perfedavg", c, omkl::test::with_param(base, "personalize", "prev_sample"));
+  const auto augmented = [&](std::size_t row) {
+    std::vector<double> a(data.row(row), data.row(row) + d);
+    a.push_back(1.0);
+    return a;
+  };
+  const auto dot = [](const std::vector<double>& u, const std::vector<double>& v) {
+    double sum = 0.0;
+    for (std::size_t j = 0; j < u.size(); ++j) sum += u[j] * v[j];
+    return sum;
+  };
+  for (std::size_t t = 0; t < T; ++t) {
+    std::vector<double> w(d + 1);
+    const double zero[d] = {0.0, 0.0};
+    plain->predict(zero, &w[d]);
+    for (std::size_t i = 0; i < d; ++i) {
+      double e[d] = {0.0, 0.0};
+      e[i] = 1.0;
+      plain->predict(e, &w[i]);
+      w[i] -= w[d];
+    }
+    for (std::size_t k = 0; k < K; ++k) {
+      const std::size_t row = t * K + k;
+      const std::vector<double> a = augmented(row);
+      std::vector<double> phi = w;
+      if (t > 0) {
+        const std::size_t previous = row - K;
+        const std::vector<double> a_prev = augmented(previous);
+        const double residual = dot(w, a_prev) - data.y[previous];
+        for (std::size_t j = 0; j <= d; ++j) phi[j] -= alpha * 2.0 * residual * a_prev[j];
+      }
+      double got = 0.0, unpersonalized = 0.0;
+      personal->step(data.row(row), data.y[row], &got);
+      plain->step(data.row(row), data.y[row], &unpersonalized);
+      EXPECT_NEAR(got, dot(phi, a), 1e-12 * (1.0 + std::fabs(got))) << "round " << t << " client " << k;
+      if (t > 0) EXPECT_NE(got, unpersonalized) << "round " << t << " client " << k;
+    }
+  }
+}
+
 TEST(PerFedAvgTest, NetworkGradientMatchesFiniteDifferences) {
   // ∇_w (h_w(x) − y)² by back-propagation against central differences, for a linear model and
   // for two hidden ReLU layers (away from the kinks: a random point of a random network).
@@ -592,6 +644,30 @@ TEST(FederatedStudyTest, ClientRegretAndPerClientSpread) {
   EXPECT_EQ(pof.uplink_per_client_step, 2 * 2 * 8.0);  // bins of M = 2 kernels of 2D = 16 floats
   // No per-kernel predictors: no eq. (11).
   EXPECT_TRUE(std::isnan(result.results[2].regret_eq11_mean));
+}
+
+TEST(FederatedStudyTest, SpreadAcrossClientsIsThePopulationStdOfTheClientsMse) {
+  // §4.6: each client's MSE over its own T samples (rows t·K + k), and their population standard
+  // deviation (÷ K); with one seed the study's final_std_clients is that number.
+  const std::size_t K = 4, T = 30;
+  const Dataset data = federated_stream(K, T, 3);
+  const std::string spec = "pof-mkl:dict=" + kDict4 + ",D=8,M=2";
+  StudyConfig config;
+  config.algorithms = {parse_algorithm_spec(spec)};
+  config.n_seeds = 1;
+  config.base_seed = 3;
+  config.threads = 1;
+  const StudyResult result = run_study(config, data);
+  auto algorithm = make("pof-mkl", fed_context(data), {{"dict", kDict4}, {"D", "8"}, {"M", "2"}});
+  const std::vector<double> predictions = run_steps(*algorithm, data);
+  std::vector<double> client_mse(K, 0.0);
+  for (std::size_t row = 0; row < K * T; ++row)
+    client_mse[row % K] += (predictions[row] - data.y[row]) * (predictions[row] - data.y[row]) / double(T);
+  double mean = 0.0, square = 0.0;
+  for (double m : client_mse) mean += m / double(K);
+  for (double m : client_mse) square += (m - mean) * (m - mean) / double(K);
+  EXPECT_NEAR(result.results[0].final_mean, mean, 1e-12 * mean);
+  EXPECT_NEAR(result.results[0].final_std_clients, std::sqrt(square), 1e-10 * std::sqrt(square));
 }
 
 // ---- the server and its clients in separate processes (threads here) ---------------------------
@@ -1101,4 +1177,37 @@ TEST(FederatedRegretTest, StudyIncludeRegAddsTheTermsToBothRegretsAndLeavesTheMs
     EXPECT_NE(config_error_message(name, ctx, {{"dict", kDict4}, {"step_path", "resident"}}).find("regulariser terms"),
               std::string::npos)
         << name;
+}
+
+// The defaults each profile resolves (spec/federated.md §4.5, §7; ARCHITECTURE.md: the paper
+// behaviour by default, the authors' code's in the reference profile). The step sizes follow
+// the number of rounds T, not the rows K·T (§4.5: 1/√T with T the rounds), which a study of
+// Naval's 500 rounds of 23 clients depends on.
+TEST(FederatedTest, EachProfileResolvesTheSpecsDefaults) {
+  const std::size_t K = 3, T = 20;
+  const Dataset data = federated_stream(K, T);
+  const auto resolved = [](const Algorithm& a, const std::string& key) {
+    for (const auto& kv : a.resolved_params())
+      if (kv.first == key) return kv.second;
+    ADD_FAILURE() << "no resolved parameter '" << key << "'";
+    return std::string();
+  };
+  const double step = 1.0 / std::sqrt(static_cast<double>(T));
+  for (Profile profile : {Profile::Paper, Profile::Reference}) {
+    const bool reference = profile == Profile::Reference;
+    const AlgoContext c = fed_context(data, {0}, profile);
+    const auto pof = make("pof-mkl", c);
+    for (const char* key : {"eta", "eta_k"})
+      EXPECT_NEAR(std::stod(resolved(*pof, key)), step, 1e-12 * step) << key << " " << to_string(profile);
+    EXPECT_EQ(std::stod(resolved(*pof, "xi")), 1.0);
+    EXPECT_EQ(std::stod(resolved(*pof, "lambda")), 1e-3);
+    EXPECT_EQ(resolved(*pof, "selection_weights"), reference ? "pre_update" : "post_update");
+    EXPECT_EQ(resolved(*pof, "skip_sort_if_uniform"), reference ? "false" : "true");
+    const auto em = make("em-kofl", c);
+    for (const char* key : {"eta", "eta_g"})
+      EXPECT_NEAR(std::stod(resolved(*em, key)), step, 1e-12 * step) << key << " " << to_string(profile);
+    EXPECT_EQ(resolved(*em, "weight_loss_reduction"), "sum");
+    EXPECT_EQ(std::stod(resolved(*em, "explore")), 0.0);
+    EXPECT_EQ(std::stod(resolved(*em, "lambda")), 1e-3);
+  }
 }

@@ -38,7 +38,9 @@ std::vector<Params> variants() {
     p.insert(p.end(), extra.begin(), extra.end());
     return p;
   };
-  return {base, plus({{"explore", "0.3"}}), plus({{"weight_loss_reduction", "mean"}})};
+  // η ≠ η_g: each path's θ step and server weight step must take its own rate.
+  return {base, plus({{"explore", "0.3"}}), plus({{"weight_loss_reduction", "mean"}}),
+          plus({{"eta", "0.2"}, {"eta_g", "0.9"}})};
 }
 
 void expect_close(double expected, double got, const std::string& where) {
