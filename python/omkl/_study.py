@@ -97,7 +97,7 @@ class Study:
         return "\n".join(lines)
 
 
-def study(data: str = "synthetic:dataset2", algos: Union[str, Iterable[str]] = ("raker", "adaraker"), seeds: int = 5,
+def study(data: str = "synthetic:dataset2", algos: Optional[Union[str, Iterable[str]]] = None, seeds: int = 5,
           preset: str = "", profile: str = "paper", seed: int = 0, normalize: str = "", target: str = "",
           group_column: str = "", clients: int = 0, rounds: int = 0, backend: str = "cpu", threads: int = 0,
           metric: str = "", loss: str = "", curve_points: int = 200, out: Optional[Union[str, os.PathLike]] = None,
@@ -106,7 +106,8 @@ def study(data: str = "synthetic:dataset2", algos: Union[str, Iterable[str]] = (
     """Runs a study as ``omkl study`` does, with the same options and the same numbers.
 
     ``data`` is a CSV or LIBSVM file or a built-in stream (``"synthetic:dataset1"``); ``algos``
-    one spec or several (``"raker:D=50"``); ``seeds`` the number of Monte Carlo replicates, which
+    one spec or several (``"raker:D=50"``; by default the preset's algorithms, or Raker and
+    AdaRaker without a preset); ``seeds`` the number of Monte Carlo replicates, which
     draw from (``seed``, replicate). ``preset`` sets a paper's protocol (``omkl.presets()``),
     ``profile`` "paper" or "reference". With ``out`` the output files are written there too (and
     finished cells are reused by a later run with the same configuration). The other options are
@@ -116,7 +117,9 @@ def study(data: str = "synthetic:dataset2", algos: Union[str, Iterable[str]] = (
     "libsvm") reads a file whose name says otherwise (a CSV named ``.txt``). The GIL is released
     while the study runs.
     """
-    if isinstance(algos, str):
+    if algos is None:
+        algos = [] if preset else ["raker", "adaraker"]  # [] : the library takes the preset's own
+    elif isinstance(algos, str):
         algos = [algos]
     source = _omkl.StudySource()
     source.path = os.fspath(data)

@@ -99,6 +99,10 @@ def test_federated_options_reach_the_study(tmp_path):
     assert as_txt.results[0]["final_mean"] == plain.results[0]["final_mean"]
     with pytest.raises(omkl.InputError, match="g.txt:1:1"):
         omkl.study(**dict(common, data=tmp_path / "g.txt"))
+    # Without algos, the preset's own: the federated table's algorithms.
+    table = omkl.study(**{k: v for k, v in common.items() if k not in ("algos", "regret")})
+    assert [r["algo"] for r in table.results][:3] == ["pof-mkl", "pof-mkl", "pof-mkl"]
+    assert "perfedavg" in [r["algo"] for r in table.results]
 
 
 def test_study_errors_name_the_problem(tmp_path):

@@ -461,10 +461,13 @@ void check_study_algorithms(const StudyConfig& config, const Dataset& data) {
 
 StudyResult run_study(const StudyConfig& config, const Dataset& data) {
   if (data.n_samples == 0) throw InputError(data.name + ": empty stream");
-  if (config.algorithms.empty()) throw ConfigError("study: no algorithm given (use --algo)");
   if (config.n_seeds == 0) throw ConfigError("study: --seeds must be at least 1");
   const Preset* preset = config.preset.empty() ? nullptr : &find_preset(config.preset);
   StudyConfig cfg = config;
+  // None given: the preset's own (its tables' algorithms).
+  if (cfg.algorithms.empty() && preset)
+    for (const std::string& text : preset->algorithms) cfg.algorithms.push_back(parse_algorithm_spec(text));
+  if (cfg.algorithms.empty()) throw ConfigError("study: no algorithm given (use --algo)");
   cfg.backend = concrete_backend(cfg.backend);
   cfg.shuffle = cfg.shuffle || (preset && preset->shuffle);
   if (cfg.shuffle && data.n_clients > 0)
