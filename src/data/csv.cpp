@@ -246,7 +246,8 @@ CsvRowValues parse_csv_row(const std::string& path, std::size_t line_number, con
       // Group labels are small non-negative integers (site 0, 1, ...).
       if (!(value >= 0 && value <= 4294967295.0 && value == std::floor(value)))
         throw InputError(location(path, line_number, column + 1) + "group label '" + std::string(cell, cell_end) +
-                         "' is not a non-negative integer");
+                         (value >= 0 && value == std::floor(value) ? "' is too large (group labels are below 2^32)"
+                                                                   : "' is not a non-negative integer"));
       values.group = static_cast<std::uint32_t>(value);
     } else {
       *x++ = value;

@@ -87,6 +87,24 @@ TEST_F(CsvTest, KeepsTheHeadersFeatureNames) {
   EXPECT_TRUE(omkl::load_libsvm(write("n.txt", "1 1:0.5\n"), 1).feature_names.empty());
 }
 
+TEST_F(CsvTest, GroupLabelsAreSmallNonNegativeIntegers) {
+  omkl::CsvOptions options;
+  options.group_column = "site";
+  for (const auto& [cell, message] : std::vector<std::pair<std::string, std::string>>{
+           {"-1", "is not a non-negative integer"}, {"1.5", "is not a non-negative integer"},
+           {"99999999999", "is too large (group labels are below 2^32)"}}) {
+    try {
+      omkl::load_csv(write("g.csv", "a,site,y\n1," + cell + ",2\n"), options);
+      ADD_FAILURE() << cell << " was taken";
+    } catch (const omkl::InputError& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("g.csv:2:2"), std::string::npos) << what;
+      EXPECT_NE(what.find("'" + cell + "' " + message), std::string::npos) << what;
+    }
+  }
+  EXPECT_EQ(omkl::load_csv(write("g.csv", "a,site,y\n1,4294967295,2\n"), options).groups.at(0), 4294967295u);
+}
+
 TEST_F(CsvTest, AcceptsMissingFinalNewline) {
   const omkl::Dataset data = omkl::load_csv(write("nonl.csv", "x,y\n1,2\n3,4"));
   EXPECT_EQ(data.n_samples, 2u);
