@@ -156,8 +156,11 @@ class AdaRaker final : public Algorithm {
   void load_state(StateReader& in) override {
     in.expect_tag("adaraker");
     t_ = in.get_i64();
-    // The θ-update count follows from t and the interval placement (it is not in the checkpoint).
-    updates_ = active_level_steps(1, static_cast<std::size_t>(t_)) * n_replicates() * config_.dictionary.size();
+    // The θ-update count of the restored steps follows from t and the interval placement (it is
+    // not in the checkpoint); counted when asked, so that loading a checkpoint stays O(state)
+    // whatever t it declares.
+    updates_ = 0;
+    restored_t_ = t_;
     load_backend_state(*backend_, in);
     for (auto& w : kernel_weights_) in.get_f64s(w.raw().data(), w.size());
     for (auto& h : instance_weights_) in.get_f64s(h.raw().data(), h.raw().size());
@@ -165,7 +168,13 @@ class AdaRaker final : public Algorithm {
   }
 
   MetricConvention metric_convention() const override { return metric_; }
-  std::uint64_t kernel_updates() const override { return updates_; }
+  std::uint64_t kernel_updates() const override {
+    const std::uint64_t restored =
+        restored_t_ > 0 ? active_level_steps(1, static_cast<std::size_t>(restored_t_)) * n_replicates() *
+                              config_.dictionary.size()
+                        : 0;
+    return updates_ + restored;
+  }
 
  private:
   // Active levels over steps first_t … first_t + n − 1, summed: the same for every replicate.
@@ -298,7 +307,8 @@ class AdaRaker final : public Algorithm {
   std::unique_ptr<StepPool> pool_;  // instance weights of the replicates (fused path)
   std::vector<IntervalWeights> instance_weights_;  // per replicate
   std::int64_t t_ = 0;
-  std::uint64_t updates_ = 0;  // θ updates, all replicates
+  std::uint64_t updates_ = 0;  // θ updates, all replicates, since construction or load_state()
+  std::int64_t restored_t_ = 0;  // the t a checkpoint restored (its steps' updates: kernel_updates())
   std::vector<double> f_, norm2_, instance_f_;
 };
 
