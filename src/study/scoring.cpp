@@ -78,6 +78,8 @@ std::vector<ReplicateRun> score_replicates(const detail::Algorithm& algorithm, c
   sent.client_steps /= static_cast<double>(R);
   const std::size_t K = data.n_clients;
   const auto order_of = [orders](std::size_t r) { return orders ? (*orders).at(r).data() : nullptr; };
+  // Step t's row of the data in a replicate's order (none: the stream's).
+  const auto row_of = [](const std::size_t* order, std::size_t t) { return order ? order[t] : t; };
   // Every replicate's per-step errors, curve and per-client totals: replicates are independent
   // and each sums in step order, so they are split over threads (a GPU study scores 1 000
   // lockstep repetitions here) with the same numbers whatever the split.
@@ -92,7 +94,7 @@ std::vector<ReplicateRun> score_replicates(const detail::Algorithm& algorithm, c
       for (std::size_t t = 0; t < T; ++t) {
         const double p = predictions[t * R + r];
         if (!std::isfinite(p)) run.diverged = true;
-        const double e = (t == 0 && first_is_one) ? 1.0 : step_error(metric, p, data.y[order ? order[t] : t], convention);
+        const double e = (t == 0 && first_is_one) ? 1.0 : step_error(metric, p, data.y[row_of(order, t)], convention);
         total += e;
         if (K) client_total[t % K] += e;
         if (next < points.size() && points[next] == t + 1) {
@@ -104,16 +106,16 @@ std::vector<ReplicateRun> score_replicates(const detail::Algorithm& algorithm, c
     }
   });
   // The rest asks the algorithm (logs, comparators), one replicate at a time.
-  std::vector<double> client_total(K);
+  std::vector<double> client_regret(K);  // scratch: each client's batch regret
   for (std::size_t r = 0; r < R; ++r) {
     ReplicateRun& run = runs[r];
     const std::size_t* order = order_of(r);
-    const auto row = [order](std::size_t t) { return order ? order[t] : t; };
+    const auto row = [&](std::size_t t) { return row_of(order, t); };
     run.seconds = seconds / static_cast<double>(R);
     run.kernel_updates = updates;
     run.communication = sent;
     run.logs = algorithm.final_logs(r);
-    client_total = client_totals[r];
+    const std::vector<double>& client_total = client_totals[r];
     if (K) {
       // Population std across the clients of each client's metric over its T / K samples.
       const double per_client = static_cast<double>(T / K);
@@ -146,13 +148,13 @@ std::vector<ReplicateRun> score_replicates(const detail::Algorithm& algorithm, c
       // on a federated stream the mean over clients (÷ K) and the spread of the clients' totals.
       double regret = 0.0;
       std::size_t point = 0;
-      std::fill(client_total.begin(), client_total.end(), 0.0);
+      std::fill(client_regret.begin(), client_regret.end(), 0.0);
       const double per = K ? 1.0 / static_cast<double>(K) : 1.0;
       for (std::size_t t = 0; t < T; ++t) {
         const double e = predictions[t * R + r] - data.y[row(t)];
         const double increment = e * e - (*regret_residual2)[row(t)] + (regularizer.empty() ? 0.0 : regularizer[t * R + r]);
         regret += increment;
-        if (K) client_total[t % K] += increment;
+        if (K) client_regret[t % K] += increment;
         if (point < points.size() && points[point] == t + 1) {
           run.regret.push_back(regret * per);
           ++point;
@@ -160,8 +162,8 @@ std::vector<ReplicateRun> score_replicates(const detail::Algorithm& algorithm, c
       }
       if (K) {
         double m = 0.0, v = 0.0;
-        for (double c : client_total) m += c / static_cast<double>(K);
-        for (double c : client_total) v += (c - m) * (c - m) / static_cast<double>(K);
+        for (double c : client_regret) m += c / static_cast<double>(K);
+        for (double c : client_regret) v += (c - m) * (c - m) / static_cast<double>(K);
         run.regret_batch_std = std::sqrt(v);
       }
     }
