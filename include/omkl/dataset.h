@@ -169,7 +169,8 @@ struct FederatedLayout {
 ///    order) are then shuffled with the data seed (unless shuffle_within_client is false). K defaults
 ///    to G·min_s ⌊n_s / T⌋.
 /// Throws ConfigError when the data hold fewer rows than K × T (naming both), when K is not a
-/// multiple of the group count, or when the minority rows leave no room for the own group.
+/// multiple of the group count, when the minority rows leave no room for the own group, or when
+/// there are none (fewer than 10 rounds and minority_rows left at its default).
 void arrange_federated(Dataset& data, const FederatedLayout& layout);
 
 /// Opens a stream by specification: a file path (".csv", or ".svm"/".libsvm"/".txt" for

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <string>
 #include <system_error>
+#include <unordered_map>
 #include <vector>
 
 #include "core/decimal.h"
@@ -191,17 +192,26 @@ CsvHeader parse_csv_header(const std::string& path, const char* begin, const cha
                      "need at least 2 columns (features and a target), got " +
                      std::to_string(n_columns));
   }
+  // Each column its own name: a model keeps its features' names and refuses a file whose columns
+  // differ (predict, resume), which two columns of one name would let through swapped.
+  {
+    std::unordered_map<std::string, std::size_t> first_of;
+    first_of.reserve(n_columns);
+    for (std::size_t j = 0; j < n_columns; ++j) {
+      const auto [earlier, fresh] = first_of.emplace(names[j], j);
+      if (fresh) continue;
+      const std::string what = names[j].empty() ? "has no name, as column " + std::to_string(earlier->second + 1)
+                                                : "'" + names[j] + "' repeats the name of column " +
+                                                      std::to_string(earlier->second + 1);
+      throw InputError(location(path, 1, j + 1) + "column " + std::to_string(j + 1) + " " + what +
+                       ": give every column its own name");
+    }
+  }
   // A named column's index; the error names the file, the column and what the header has.
   const auto find_column = [&](const std::string& wanted, const char* role) {
-    std::size_t found = n_columns;
-    for (std::size_t j = 0; j < n_columns; ++j) {
-      if (names[j] != wanted) continue;
-      if (found != n_columns) {
-        throw InputError(location(path, 1, j + 1) + role + " column '" + wanted +
-                         "' is ambiguous (also column " + std::to_string(found + 1) + ")");
-      }
-      found = j;
-    }
+    std::size_t found = n_columns;  // the names are distinct (above)
+    for (std::size_t j = 0; j < n_columns && found == n_columns; ++j)
+      if (names[j] == wanted) found = j;
     if (found == n_columns) {
       std::string known;
       for (std::size_t j = 0; j < n_columns; ++j) known += (j ? ", " : "") + names[j];

@@ -30,7 +30,7 @@ struct CsvHeader {
 };
 
 /// Parses the header line [begin, end) (no line ending). InputError for a numeric first row,
-/// fewer than 2 columns, or an unknown or ambiguous target / group column.
+/// fewer than 2 columns, two columns of one name, or an unknown target / group column.
 CsvHeader parse_csv_header(const std::string& path, const char* begin, const char* end, const CsvOptions& options);
 
 /// What a data row holds besides its features.

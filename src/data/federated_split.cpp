@@ -68,6 +68,9 @@ std::vector<std::vector<std::size_t>> grouped_clients(const Dataset& data, const
   if (G < 2)
     throw ConfigError(data.name + ": the group column has " + std::to_string(G) +
                       " distinct value(s); a grouped (non-i.i.d.) split needs at least 2");
+  if (m == 0)  // T < 10 with the default: a "non-i.i.d." deal that mixes nothing would be silent i.i.d.-by-group
+    throw ConfigError("federated layout: a grouped (non-i.i.d.) split of " + std::to_string(T) +
+                      " rounds takes rounds / 10 = 0 rows from every other group; it needs at least 10 rounds");
   if ((G - 1) * m >= T)
     throw ConfigError("federated layout: " + std::to_string(G - 1) + " other groups × " + std::to_string(m) +
                       " minority rows leave no room for a client's own group in " + std::to_string(T) + " rounds");

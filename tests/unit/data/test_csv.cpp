@@ -87,6 +87,27 @@ TEST_F(CsvTest, KeepsTheHeadersFeatureNames) {
   EXPECT_TRUE(omkl::load_libsvm(write("n.txt", "1 1:0.5\n"), 1).feature_names.empty());
 }
 
+TEST_F(CsvTest, TwoColumnsOfOneNameAreRefused) {
+  // A model checks a file's features by name: two columns of one name (quotes and spaces do not
+  // make names differ) could be swapped unseen, so the whole reader and the row reader refuse
+  // them at the repeat's column. Unnamed columns count as named "".
+  const std::string named = write("dup.csv", "a,b, \"a\" ,y\n1,2,3,4\n");
+  const std::string unnamed = write("unnamed.csv", ",b,,y\n1,2,3,4\n");
+  for (const bool rows : {false, true}) {
+    const auto read = [&](const std::string& path) {
+      if (rows) {
+        omkl::RowStream stream(path);
+      } else {
+        omkl::load_csv(path);
+      }
+    };
+    expect_input_error([&] { read(named); }, named + ":1:3: ", "column 3 'a' repeats the name of column 1");
+    expect_input_error([&] { read(unnamed); }, unnamed + ":1:3: ", "column 3 has no name, as column 1");
+  }
+  EXPECT_EQ(omkl::load_csv(write("one_unnamed.csv", ",b,y\n1,2,3\n")).feature_names,
+            (std::vector<std::string>{"", "b"}));
+}
+
 TEST_F(CsvTest, GroupLabelsAreSmallNonNegativeIntegers) {
   omkl::CsvOptions options;
   options.group_column = "site";

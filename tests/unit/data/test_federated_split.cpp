@@ -175,6 +175,12 @@ TEST(FederatedSplitTest, ErrorsNameWhatIsMissing) {
   layout.clients = 0;
   layout.minority_rows = 100;
   EXPECT_NE(config_error(numbered(300, two), layout).find("no room"), std::string::npos);
+  layout.minority_rows = 0;
+  layout.rounds = 9;  // the default minority rows T/10 would be none
+  EXPECT_NE(config_error(numbered(300, two), layout).find("9 rounds takes rounds / 10 = 0 rows"), std::string::npos);
+  layout.minority_rows = 1;  // given, the split is fine
+  EXPECT_EQ(config_error(numbered(300, two), layout), "");
+  layout.rounds = 100;
   std::vector<std::uint32_t> one(300, 7);
   layout.minority_rows = 50;
   EXPECT_NE(config_error(numbered(300, one), layout).find("at least 2"), std::string::npos);
