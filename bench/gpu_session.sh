@@ -37,7 +37,10 @@
 #                  and the OMKL_TIMING construction breakdown of both at 20 and 1000 seeds
 #   fresh.txt      sanitizers over the lean step and the team plan, the bandit walk's pair shapes, and
 #                  the CPU side of the ratio targets (PARTS=fresh)
-# PARTS (default "tests walk projections sanitizer sanitizer_optin draws bench families"; `fresh`, run
+#                  Appended to walk.txt (PARTS=sums): the graph walk's sums and draws in the teams'
+#                  tree order (OMKL_WALK_SUMS=tree, built without a GPU): compute-sanitizer over its
+#                  test, then ordered against tree alternated at 20 and 100 seeds, each one's phase clock
+# PARTS (default "tests sums walk projections sanitizer sanitizer_optin draws bench families"; `fresh`, run
 # once for the fourth sitting's shapes, on request) picks what runs.
 # SESSION_BUDGET_S (default 0: none) bounds the whole call: a part that would not fit the time
 # left by its estimate below is skipped and named on stderr, so that every part fits one device
@@ -47,7 +50,7 @@
 #   SESSION_BUDGET_S=560 bash bench/gpu_session.sh .gpu/bin .gpu/data $OUT   (timeout_s 600)
 # and the device tool returns the files of the parts that ran.
 set -uo pipefail
-PARTS=${PARTS:-tests walk projections sanitizer sanitizer_optin draws bench families}
+PARTS=${PARTS:-tests sums walk projections sanitizer sanitizer_optin draws bench families}
 SESSION_BUDGET_S=${SESSION_BUDGET_S:-0}
 session_start=$(date +%s)
 session_left() { echo $(( SESSION_BUDGET_S - ($(date +%s) - session_start) )); }
@@ -190,6 +193,34 @@ want fresh 150 && {
   timeout "$(cap 60)" "$BIN/omkl" bench --data "$NAVAL" --preset jmlr23-graph --repeat 3 --backend cpu \
     --algo omkl-gf:M=10 --algo omkl-sfg:M=10 --algo omkl-sfg-r:M=10 --seeds 100
 } > "$OUT/fresh.txt" 2>&1
+
+# The graph walk's tree-order sums (PARTS=sums; core/team_reductions.h, built in a session without
+# a GPU, so OMKL_WALK_SUMS=tree is not the default): the team plan's test under compute-sanitizer
+# (thread 0 against the block in index order; the block's tree order against the host's lanes),
+# then the walk with index-order and tree-order
+# sums alternated at 20 and 100 seeds (issue 16's graph targets), and each one's phase clock.
+want sums 100 && {
+  if command -v compute-sanitizer > /dev/null; then
+    for tool in synccheck racecheck memcheck; do
+      echo "== compute-sanitizer $tool: CudaTest.ResidentGraphTeam*"
+      timeout "$(cap 60)" compute-sanitizer --tool "$tool" "$BIN/omkl_tests" \
+        --gtest_filter='CudaTest.ResidentGraphTeam*' 2>&1 | tail -4
+      echo "== exit ${PIPESTATUS[0]}"
+    done
+  fi
+  graph=(--data "$NAVAL" --preset jmlr23-graph --backend cuda --algo omkl-gf:M=10 --algo omkl-sfg:M=10
+         --algo omkl-sfg-r:M=10)
+  for sums in ordered tree ordered tree; do
+    echo "== GPU: graph-aided resident walk, OMKL_WALK_SUMS=$sums"
+    OMKL_WALK_SUMS=$sums timeout "$(cap 40)" "$BIN/omkl" bench "${graph[@]}" --repeat 3 --seeds 20 100 \
+      --json "$JSON/sums_$sums.json"
+  done
+  for sums in ordered tree; do
+    echo "== GPU: OMKL_TIMING=1, the step by phase, OMKL_WALK_SUMS=$sums"
+    OMKL_WALK_SUMS=$sums OMKL_TIMING=1 timeout "$(cap 30)" "$BIN/omkl" bench "${graph[@]}" --repeat 1 --seeds 20 2>&1 \
+      | grep -v "cuda backend set-up"
+  done
+} >> "$OUT/walk.txt" 2>&1
 
 # Raker's projections with the lean step (PARTS=projections): the in-kernel projections'
 # threshold (cuda_rf_backend.cu: in-kernel from 32 warps of trajectories per multiprocessor) was

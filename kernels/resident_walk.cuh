@@ -67,6 +67,7 @@ __device__ __forceinline__ double resident_block_sum(double v, double* partials)
 /// bodies exist on the device only, so that the programs' host-device templates may name them.
 class BlockTeam {
  public:
+  static constexpr bool kTreeSums = true;
   /// `slots`: 2 × kTeamShareWords shared words; `staging`: kMaxTeamStage shared entries.
   __host__ __device__ BlockTeam(unsigned long long* slots, double* staging) : slots_(slots), staging_(staging) {}
   __host__ __device__ unsigned lane() const {
@@ -107,6 +108,81 @@ class BlockTeam {
     sync();
     return staging_;
   }
+  /// The tree-order reductions (core/team_reductions.h) by the block's first warp: lane j's terms
+  /// in turn, then shuffles in the order's butterfly or scan; thread 0's result handed out by
+  /// share(). Only the block's plan takes them (a GPU thread alone keeps the index order:
+  /// core/team_reductions.h), so they are compiled into the team launch shapes only.
+  template <typename ValueOf>
+  __host__ __device__ double tree_sum(std::size_t n, ValueOf&& value_of) {
+    double v = 0.0;
+#ifdef __CUDA_ARCH__
+    if (threadIdx.x < 32) {
+      for (std::size_t i = threadIdx.x; i < n; i += 32) v += value_of(i);
+#pragma unroll
+      for (int half = 16; half > 0; half >>= 1) v = v + __shfl_xor_sync(0xffffffffu, v, half);
+    }
+#endif
+    return share(v);
+  }
+  template <typename ValueOf>
+  __host__ __device__ double tree_max(std::size_t n, ValueOf&& value_of) {
+    double m = -INFINITY;
+#ifdef __CUDA_ARCH__
+    if (threadIdx.x < 32) {
+      for (std::size_t i = threadIdx.x; i < n; i += 32) m = detail::tree_max_step(m, value_of(i));
+#pragma unroll
+      for (int half = 16; half > 0; half >>= 1) m = detail::tree_max_step(m, __shfl_xor_sync(0xffffffffu, m, half));
+    }
+#endif
+    return share(m);
+  }
+  __host__ __device__ std::size_t tree_draw(const double* p, std::size_t n, double r, bool shifted) {
+    std::size_t drawn = 0;
+#ifdef __CUDA_ARCH__
+    if (threadIdx.x < 32) drawn = warp_tree_draw(p, n, r, shifted);
+#endif
+    return share(drawn);
+  }
+
+ private:
+#ifdef __CUDA_ARCH__
+  /// tree_order_draw() by one warp (every lane calls; lane 0's r; the index on every lane).
+  __device__ static std::size_t warp_tree_draw(const double* p, std::size_t n, double r, bool shifted) {
+    constexpr unsigned kAll = 0xffffffffu;
+    r = __shfl_sync(kAll, r, 0);
+    if (shifted && r <= 0.0) return 0;
+    const unsigned lane = threadIdx.x;
+    const std::size_t L = detail::tree_chunk(n), begin = lane * L < n ? lane * L : n, end = begin + L < n ? begin + L : n;
+    double x = 0.0;  // the chunk's sum, then its inclusive scan
+    for (std::size_t k = begin; k < end; ++k) x += p[k];
+#pragma unroll
+    for (unsigned h = 1; h < 32; h <<= 1) {
+      const double below = __shfl_up_sync(kAll, x, h);
+      if (lane >= h) x = x + below;
+    }
+    double c = __shfl_up_sync(kAll, x, 1);
+    if (lane == 0) c = 0.0;
+    // The chunk's prefixes: the first entry of mass that r falls below (or reaches, shifted),
+    // and the last entry of mass.
+    std::size_t hit = n, last_positive = n;
+    for (std::size_t k = begin; k < end; ++k) {
+      c += p[k];
+      if (!(p[k] > 0.0)) continue;
+      if (hit == n && (shifted ? r <= c : r < c)) hit = k;
+      last_positive = k;
+    }
+    const unsigned hits = __ballot_sync(kAll, hit != n);
+    if (hits != 0) {
+      const std::size_t k = __shfl_sync(kAll, hit, __ffs(hits) - 1);
+      return shifted ? (k + 1 < n - 1 ? k + 1 : n - 1) : k;
+    }
+    if (shifted) return n - 1;
+    const unsigned positive = __ballot_sync(kAll, last_positive != n);
+    return positive == 0 ? 0 : __shfl_sync(kAll, last_positive, 31 - __clz(positive));
+  }
+#endif
+
+ public:
 
  private:
   unsigned long long* slots_;

@@ -52,6 +52,7 @@ class HostBarrier {
 /// One lane of a host team.
 class HostTeam {
  public:
+  static constexpr bool kTreeSums = true;
   /// `slots`: 2 × kTeamShareWords words shared by the lanes; `staging`: kMaxTeamStage entries.
   HostTeam(unsigned lane, unsigned size, HostBarrier& barrier, std::uint64_t* slots, double* staging)
       : lane_(lane), size_(size), barrier_(&barrier), slots_(slots), staging_(staging) {}
@@ -81,6 +82,18 @@ class HostTeam {
     for (std::size_t i = lane_; i < n; i += size_) staging_[i] = v[i];
     sync();
     return staging_;
+  }
+  /// The tree-order reductions by the leader, handed out as share() does.
+  template <typename ValueOf>
+  double tree_sum(std::size_t n, ValueOf&& value_of) {
+    return share(leader() ? tree_order_sum(n, value_of) : 0.0);
+  }
+  template <typename ValueOf>
+  double tree_max(std::size_t n, ValueOf&& value_of) {
+    return share(leader() ? tree_order_max(n, value_of) : 0.0);
+  }
+  std::size_t tree_draw(const double* p, std::size_t n, double r, bool shifted) {
+    return share(leader() ? tree_order_draw(p, n, r, shifted) : std::size_t{0});
   }
 
  private:

@@ -22,6 +22,14 @@
 /// kMaxTeamStage; valid until the next stage()). sync(), share() and stage() are barriers: every
 /// lane makes the same calls in the same order, so a branch around one must go the same way on
 /// every lane — decided by the tables, by t, or by a value share() handed out.
+///
+/// A team whose kTreeSums is true also has the tree-order reductions (team_reductions.h; false
+/// only for a GPU thread alone, which keeps the index order), each a barrier with its
+/// result on every lane: tree_sum(n, value_of) and tree_max(n, value_of) of value_of(0..n), and
+/// tree_draw(p, n, r, shifted), sample_index()'s draw over p's tree-order prefix sums with the
+/// leader's r. What value_of and p read must have been written before the last barrier. Their
+/// terms meet in one fixed order whatever the team, so that they too give the same bits on every
+/// team: a GPU block does them in its first warp, the others by team_reductions.h's loops.
 #pragma once
 
 #include <cstddef>
@@ -29,6 +37,7 @@
 #include <type_traits>
 
 #include "core/host_device.h"
+#include "core/team_reductions.h"
 
 namespace omkl::detail {
 
@@ -42,6 +51,11 @@ constexpr std::size_t kTeamShareWords = 2;
 
 /// One lane: the serial reading of a team program (every loop the lane's, share() the identity).
 struct SerialTeam {
+#ifdef __CUDA_ARCH__
+  static constexpr bool kTreeSums = false;  // a GPU thread alone keeps the index order (see team_reductions.h)
+#else
+  static constexpr bool kTreeSums = true;
+#endif
   OMKL_HD unsigned lane() const { return 0u; }
   OMKL_HD unsigned size() const { return 1u; }
   OMKL_HD bool leader() const { return true; }
@@ -51,6 +65,17 @@ struct SerialTeam {
     return v;
   }
   OMKL_HD const double* stage(const double* v, std::size_t /*n*/) { return v; }
+  template <typename ValueOf>
+  OMKL_HD double tree_sum(std::size_t n, ValueOf&& value_of) {
+    return tree_order_sum(n, value_of);
+  }
+  template <typename ValueOf>
+  OMKL_HD double tree_max(std::size_t n, ValueOf&& value_of) {
+    return tree_order_max(n, value_of);
+  }
+  OMKL_HD std::size_t tree_draw(const double* p, std::size_t n, double r, bool shifted) {
+    return tree_order_draw(p, n, r, shifted);
+  }
 };
 
 /// Whether a program's plan() and learn() take a team: one that does declares

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <string>
 
+#include "core/env_switch.h"
 #include "families/graph_aided/graph_aided_config.h"
 #include "families/graph_aided/graph_selection.h"
 
@@ -63,6 +64,7 @@ GraphTableData make_graph_tables(const GraphAidedConfig& config, double feature_
   c.lambda = config.rf.lambda;
   c.z2 = feature_scale * feature_scale * static_cast<double>(n_rff);
   c.updated_theta_loss = config.updated_theta_loss ? 1 : 0;
+  c.tree_sums = env_switch("OMKL_WALK_SUMS", "ordered", {"tree"}) == "tree" ? 1 : 0;
   std::vector<std::uint32_t> out_offsets, out_list, in_offsets, in_list, complement_offsets, complement_list,
       exploration, dominator_order;
   std::vector<std::uint8_t> use_complement, adjacency;

@@ -17,6 +17,11 @@ struct GraphDeviceWalk::Impl {
 
 GraphDeviceWalk::GraphDeviceWalk(const GraphTableData& tables, const DeviceLease& lease)
     : impl_(std::make_unique<Impl>(tables, static_cast<cudaStream_t>(lease.stream))) {
+  // Thread 0 alone keeps the index order on the device (core/resident_team.h's SerialTeam): the
+  // tree order's reference loops would have to be compiled into every launch shape.
+  if (tables.scalars.tree_sums && !lease.team_steps)
+    throw ConfigError("OMKL_WALK_SUMS=tree: the GPU walk takes the tree order with the whole block's plan "
+                      "(OMKL_CUDA_WALK_PLAN=block, the default), not with thread 0's");
   impl_->arena.upload_tables(tables.bytes);
 }
 

@@ -74,6 +74,10 @@ struct GraphTables {
   int freeze_refinement = 0, double_draw = 0, predict_with_refined = 1, refine_all_vertices = 0;
   double beta_eps = 1e-7, beta_fixed = 0.0;
   std::uint32_t beta_rank = 10;
+  /// OMKL_WALK_SUMS=tree: the step's sums, maxima and draws over vertices, nodes and predicted
+  /// kernels in the teams' tree order (core/team_reductions.h), by the team; else (ordered, the
+  /// default) by the leader in index order, the host path's numbers.
+  int tree_sums = 0;
 };
 
 /// Every replicate's state; per-replicate arrays are R-strided by the sizes in the comments.
@@ -147,7 +151,9 @@ OMKL_HD void index_added_edges(std::uint32_t n, const std::uint32_t* added_from,
 
 /// One step of one replicate, a team program (core/resident_team.h): the loops over kernels,
 /// vertices and pairs whose entries are independent are split over the team's lanes; the sums,
-/// maxima, the draw and the order by weight are the leader's, in the host path's order. With
+/// maxima, the draw and the order by weight are the leader's, in the host path's order (with
+/// OMKL_WALK_SUMS=tree, the step's sums, maxima and draws are the team's, in the tree order of
+/// core/team_reductions.h: the same bits on every team, within rounding of the host path). With
 /// one lane (every driver's default) it is the host path's step as it was written; with a GPU
 /// block (OMKL_CUDA_WALK_PLAN=block) the same numbers. `Philox` is the block function of its
 /// counter stream (the host's or cuRAND's).
@@ -204,7 +210,15 @@ struct GraphProgram {
     // combine_prediction(): the predicted kernels are the first `predicted` of S_t; their
     // shifted weights by the lanes into the scratch (|S_t| ≤ n), the sums by the leader.
     double prediction = 0.0;
-    if (predicted > 0) {
+    if (predicted > 0 && tree(team)) {
+      const double m = team.tree_max(predicted, [&](std::size_t i) { return log_w[updated[i]]; });
+      double* w = s.scratch + r * graph_scratch_stride(c);
+      for (std::uint32_t i = team.lane(); i < predicted; i += team.size()) w[i] = std::exp(log_w[updated[i]] - m);
+      team.sync();
+      const double num = team.tree_sum(predicted, [&](std::size_t i) { return w[i] * f[i]; });
+      const double den = team.tree_sum(predicted, [&](std::size_t i) { return w[i]; });
+      prediction = num / den;
+    } else if (predicted > 0) {
       double m = -INFINITY;
       if (team.leader())
         for (std::uint32_t i = 0; i < predicted; ++i) m = log_w[updated[i]] > m ? log_w[updated[i]] : m;
@@ -221,8 +235,8 @@ struct GraphProgram {
         prediction = num / den;
       }
     }
-    // S_t's kernels are distinct: each lane its own entries of log w (stage() above ordered
-    // every read of them before these writes).
+    // S_t's kernels are distinct: each lane its own entries of log w (stage() or the tree sums
+    // above ordered every read of them before these writes).
     for (std::uint32_t i = team.lane(); i < count; i += team.size()) {
       const double fi = f[i];
       double n2 = norm2[i];
@@ -247,6 +261,12 @@ struct GraphProgram {
     return prediction;
   }
 
+  /// Whether this step's sums take the tree order: asked for, and the team has it (a GPU thread alone does not).
+  template <typename Team>
+  OMKL_HD bool tree(const Team&) const {
+    return Team::kTreeSums && c.tree_sums != 0;
+  }
+
   OMKL_HD std::size_t pmf_stride() const { return c.n > c.J ? c.n : c.J; }
 
  private:
@@ -264,19 +284,27 @@ struct GraphProgram {
     const std::uint32_t* lists = s.node_kernels + r * J * M;
     const std::uint32_t* counts = s.node_count + r * J;
     double top = -INFINITY;
-    if (team.leader())
-      for (std::uint32_t j = 0; j < J; ++j)
-        for (std::uint32_t i = 0; i < counts[j]; ++i) {
-          const double v = log_w[lists[j * M + i]];
-          top = v > top ? v : top;
-        }
-    top = team.share(top);
+    if (tree(team)) {
+      top = team.tree_max(static_cast<std::size_t>(J) * M, [&](std::size_t idx) {
+        const std::size_t j = idx / M;
+        return idx - j * M < counts[j] ? log_w[lists[idx]] : -INFINITY;
+      });
+    } else {
+      if (team.leader())
+        for (std::uint32_t j = 0; j < J; ++j)
+          for (std::uint32_t i = 0; i < counts[j]; ++i) {
+            const double v = log_w[lists[j * M + i]];
+            top = v > top ? v : top;
+          }
+      top = team.share(top);
+    }
     double* e = s.scratch + r * graph_scratch_stride(c);  // J × M, as the lists
     for (std::uint32_t idx = team.lane(); idx < J * M; idx += team.size()) {
       const std::uint32_t j = idx / M, i = idx - j * M;
       if (i < counts[j]) e[idx] = std::exp(log_w[lists[idx]] - top);
     }
     team.sync();
+    if (tree(team)) return plan_gf_tree(r, eta, updated, q, e, team);
     std::uint32_t count = 0;
     if (team.leader()) {
       double* p = s.pmf + r * pmf_stride();
@@ -306,6 +334,46 @@ struct GraphProgram {
     return team.share(count);
   }
 
+  /// plan_gf()'s node weights, draw and observation probabilities with tree sums: each node's
+  /// weight (its linked kernels' e in list order) and each kernel's q (its J terms in order) by a
+  /// lane, the total and the draw by the team.
+  template <typename Team>
+  OMKL_HD std::uint32_t plan_gf_tree(std::size_t r, double eta, std::uint32_t* updated, double* q, const double* e,
+                                     Team& team) {
+    const std::uint32_t n = c.n, J = c.J, M = c.M;
+    const std::uint32_t* lists = s.node_kernels + r * J * M;
+    const std::uint32_t* counts = s.node_count + r * J;
+    double* p = s.pmf + r * pmf_stride();
+    for (std::uint32_t j = team.lane(); j < J; j += team.size()) {
+      double u = 0.0;
+      for (std::uint32_t i = 0; i < counts[j]; ++i) u += e[j * M + i];
+      p[j] = u;
+    }
+    team.sync();
+    const double total = team.tree_sum(J, [&](std::size_t j) { return p[j]; });
+    // selective_node_probabilities(u, η): (1 − η)·u_j/U + η/J.
+    for (std::uint32_t j = team.lane(); j < J; j += team.size())
+      p[j] = (1.0 - eta) * p[j] / total + eta / static_cast<double>(J);
+    team.sync();
+    const double uniform = team.leader() ? s.rng[r].template uniform<Philox>() : 0.0;
+    const auto node = static_cast<std::uint32_t>(team.tree_draw(p, J, uniform, false));
+    const double* P = s.link_p + r * n * J;
+    const std::uint32_t count = counts[node];
+    for (std::uint32_t i = team.lane(); i < count; i += team.size()) {
+      const std::uint32_t k = lists[node * M + i];
+      updated[i] = k;
+      double qk = 0.0;  // observation_probability(): Σ_j P[k, j]·p_j
+      for (std::uint32_t j = 0; j < J; ++j) qk += P[k * J + j] * p[j];
+      q[i] = qk;
+    }
+    if (team.leader()) {
+      s.node[r] = node;
+      s.n_predicted[r] = count;
+    }
+    team.sync();  // plan() reads every lane's updated and q
+    return count;
+  }
+
   /// BipartiteFeedbackGraph::regenerate() from w = shifted_exp(log_w), drawing its J·M uniforms:
   /// w and each column's π and P by the lanes; the maximum, the sums, the CDF, the draws and the
   /// node lists by the leader.
@@ -314,7 +382,7 @@ struct GraphProgram {
     const std::uint32_t n = c.n, J = c.J, M = c.M;
     const double* log_w = s.log_w + r * n;
     double* w = s.regen_w + r * n;
-    const double m = ordered_max(log_w, n, team);
+    const double m = max_of(log_w, n, team);
     for (std::uint32_t k = team.lane(); k < n; k += team.size()) w[k] = exp_or_zero(log_w[k] - m);
     double* uniforms = s.regen_uniforms + r * J * M;
     if (team.leader()) {
@@ -322,7 +390,8 @@ struct GraphProgram {
       s.regen_eta[r] = eta;
       s.has_graph[r] = 1;
     }
-    const double total = ordered_sum(w, n, team);
+    team.sync();  // every lane's w: a tree sum reads the entries where they are
+    const double total = sum_of(w, n, team);
     double* P = s.link_p + r * n * J;
     std::uint8_t* A = s.linked + r * n * J;
     double* cdf = s.scratch + r * graph_scratch_stride(c);
@@ -374,28 +443,30 @@ struct GraphProgram {
     }
     // vertex_probabilities(u, ξ = η, E): the entries by the lanes, the totals by the leader.
     double* p = s.pmf + r * pmf_stride();
-    if (!refined_now) total = ordered_sum(u, n, team);
+    if (!refined_now) total = sum_of(u, n, team);
     for (std::uint32_t i = team.lane(); i < n; i += team.size()) p[i] = (1.0 - eta) * (u[i] / total);
     team.sync();
     const double share = eta / static_cast<double>(n_exploration);
     for (std::uint32_t e = team.lane(); e < n_exploration; e += team.size()) p[exploration[e]] += share;  // a set
-    const double* staged = team.stage(p, n);
-    struct Drawn {
-      double p_total;
-      std::uint32_t node;
-    } drawn = {0.0, 0u};
-    if (team.leader()) {
-      for (std::uint32_t i = 0; i < n; ++i) drawn.p_total += staged[i];
-      if (c.family == 2 && c.double_draw && before) (void)s.rng[r].template uniform<Philox>();
-      const int mode = before ? 2 : c.after_switch;
-      if (mode == 2)
-        drawn.node =
-            static_cast<std::uint32_t>(sample_index(staged, n, s.rng[r].template uniform<Philox>(), c.shifted != 0));
-      else if (mode == 1)
-        drawn.node = argmax_first(u, n);
-      s.node[r] = drawn.node;
+    DrawnVertex drawn = {0.0, 0u};
+    if (tree(team)) {
+      team.sync();  // every lane's entries of p
+      drawn = draw_vertex_tree(r, p, u, before, team);
+    } else {
+      const double* staged = team.stage(p, n);
+      if (team.leader()) {
+        for (std::uint32_t i = 0; i < n; ++i) drawn.p_total += staged[i];
+        if (c.family == 2 && c.double_draw && before) (void)s.rng[r].template uniform<Philox>();
+        const int mode = before ? 2 : c.after_switch;
+        if (mode == 2)
+          drawn.node =
+              static_cast<std::uint32_t>(sample_index(staged, n, s.rng[r].template uniform<Philox>(), c.shifted != 0));
+        else if (mode == 1)
+          drawn.node = argmax_first(u, n);
+        s.node[r] = drawn.node;
+      }
+      drawn = team.share(drawn);
     }
-    drawn = team.share(drawn);
     const double p_total = drawn.p_total;
     const std::uint32_t node = drawn.node;
     // S_t = N_out(node), then (SFG-R) the refinement edges out of it, ascending.
@@ -416,6 +487,48 @@ struct GraphProgram {
       q[i] = observation(updated[i], p, p_total, added_from ? added_from[updated[i]] : kNoVertex);
     team.sync();  // plan() reads every q
     return count;
+  }
+
+  /// This step's vertex and Σ p (ObservationSums::q() reads it).
+  struct DrawnVertex {  // trivial: share() copies it
+    double p_total;
+    std::uint32_t node;
+  };
+
+  /// plan_sfg()'s Σ p and vertex draw with tree sums: the same uniforms as the index-order draw
+  /// (SFG-R's discarded one first), the draw over p's tree-order prefix sums.
+  template <typename Team>
+  OMKL_HD DrawnVertex draw_vertex_tree(std::size_t r, const double* p, const double* u, bool before, Team& team) {
+    const std::uint32_t n = c.n;
+    DrawnVertex drawn = {0.0, 0u};
+    drawn.p_total = team.tree_sum(n, [p](std::size_t i) { return p[i]; });
+    const int mode = before ? 2 : c.after_switch;
+    if (mode == 2) {
+      double uniform = 0.0;
+      if (team.leader()) {
+        if (c.family == 2 && c.double_draw && before) (void)s.rng[r].template uniform<Philox>();
+        uniform = s.rng[r].template uniform<Philox>();
+      }
+      drawn.node = static_cast<std::uint32_t>(team.tree_draw(p, n, uniform, c.shifted != 0));
+    } else if (mode == 1) {
+      drawn.node = team.share(team.leader() ? argmax_first(u, n) : 0u);
+    }
+    if (team.leader()) s.node[r] = drawn.node;
+    return drawn;
+  }
+
+  /// Σ v[0..n) on every lane: in the tree order (OMKL_WALK_SUMS=tree) or in index order.
+  template <typename Team>
+  OMKL_HD double sum_of(const double* v, std::uint32_t n, Team& team) const {
+    if (tree(team)) return team.tree_sum(n, [v](std::size_t i) { return v[i]; });
+    return ordered_sum(v, n, team);
+  }
+
+  /// max(−∞, v[0..n)) on every lane (a maximum is the same in any order; the tree's takes fewer steps).
+  template <typename Team>
+  OMKL_HD double max_of(const double* v, std::uint32_t n, Team& team) const {
+    if (tree(team)) return team.tree_max(n, [v](std::size_t i) { return v[i]; });
+    return ordered_max(v, n, team);
   }
 
   /// Σ v[0..n) in index order, on every lane (the leader's sum of the staged entries).
@@ -445,16 +558,23 @@ struct GraphProgram {
     const std::uint32_t n = c.n;
     double* u = s.u_lin + r * n;
     const double* log_u = s.log_u + r * n;
-    const double* staged = team.stage(u, n);
     bool refresh = false;
-    if (team.leader()) {
-      double top = 0.0;
-      if (s.u_valid[r])
-        for (std::uint32_t i = 0; i < n; ++i) top = staged[i] > top ? staged[i] : top;
-      refresh = !s.u_valid[r] || top < 1e-200;
+    if (tree(team)) {
+      // u ≥ 0, so the largest entry is the same from −∞ as from 0 (n ≥ 1); u_valid is the
+      // leader's, written before a barrier.
+      refresh = !s.u_valid[r] || team.tree_max(n, [u](std::size_t i) { return u[i]; }) < 1e-200;
+    } else {
+      const double* staged = team.stage(u, n);
+      if (team.leader()) {
+        double top = 0.0;
+        if (s.u_valid[r])
+          for (std::uint32_t i = 0; i < n; ++i) top = staged[i] > top ? staged[i] : top;
+        refresh = !s.u_valid[r] || top < 1e-200;
+      }
+      refresh = team.share(refresh);
     }
-    if (!team.share(refresh)) return u;
-    const double ref = ordered_max(log_u, n, team);
+    if (!refresh) return u;
+    const double ref = max_of(log_u, n, team);
     if (team.leader()) s.u_ref[r] = ref;
     for (std::uint32_t i = team.lane(); i < n; i += team.size()) u[i] = exp_or_zero(log_u[i] - ref);
     team.sync();
@@ -520,7 +640,7 @@ struct GraphProgram {
     std::uint8_t* marks = s.marks + r * n;
     std::uint32_t* candidate = s.candidate + r * n;
     for (std::uint32_t i = team.lane(); i < n; i += team.size()) marks[i] = 0;
-    const double total = ordered_sum(u, n, team);  // its barriers order the marks' reset too
+    const double total = sum_of(u, n, team);  // its barriers order the marks' reset too
     const double nd = static_cast<double>(n);
     if (c.beta_fixed > 0) {
       const double threshold = (c.beta_fixed - xi / nd) / (1.0 - xi);

@@ -514,8 +514,10 @@ TEST_F(CudaTest, ResidentGraphWalkEqualsTheHostPath) {
 
 // The graph program's plan and learn by the whole block (OMKL_CUDA_WALK_PLAN=block, 256 threads)
 // against thread 0's: the same numbers, over OMKL-GF's regenerations, SFG's draws and SFG-R's
-// refinements. Short, so that compute-sanitizer's synccheck, memcheck and racecheck can run it
-// (bench/gpu_session.sh).
+// refinements. With OMKL_WALK_SUMS=tree (the first warp's shuffled sums, maxima and draws,
+// core/team_reductions.h), the block's walk against the host's lanes in the same tree order (the
+// same draws; the features round differently), and the thread plan refused. Short, so that
+// compute-sanitizer's synccheck, memcheck and racecheck can run it (bench/gpu_session.sh).
 TEST_F(CudaTest, ResidentGraphTeamPlanEqualsThreadPlan) {
   const Dataset data = random_stream(120, 4, Task::Regression, 29);
   for (const char* name : {"omkl-gf", "omkl-sfg", "omkl-sfg-r"}) {
@@ -524,10 +526,10 @@ TEST_F(CudaTest, ResidentGraphTeamPlanEqualsThreadPlan) {
     const std::vector<std::pair<std::string, std::string>> params = {
         {"D", "9"}, {"M", "3"}, {"switch_step", "60"}, {"step_path", "resident"},
         {"dict", "gauss:0.3+gauss:0.5+gauss:0.7+gauss:1+gauss:1.4+gauss:2+gauss:3+gauss:4+lap:0.5+lap:1+lap:2+lap:4"}};
+    ScopedEnv walk_threads("OMKL_CUDA_WALK_THREADS", "256");
     std::vector<double> by_thread;
     for (const char* plan : {"thread", "block"}) {
       ScopedEnv walk_plan("OMKL_CUDA_WALK_PLAN", plan);
-      ScopedEnv walk_threads("OMKL_CUDA_WALK_THREADS", "256");
       auto gpu = make(name, ctx, params);
       const auto got = run_blocks(*gpu, data, 25);
       if (by_thread.empty()) {
@@ -536,6 +538,26 @@ TEST_F(CudaTest, ResidentGraphTeamPlanEqualsThreadPlan) {
       }
       for (std::size_t i = 0; i < got.size(); ++i)
         ASSERT_LE(relative_error(got[i], by_thread[i]), 1e-12) << name << " step " << i / 2;
+    }
+    ScopedEnv tree_sums("OMKL_WALK_SUMS", "tree");
+    auto cpu_ctx = ctx;
+    cpu_ctx.backend = BackendKind::Cpu;
+    const auto on_lanes = [&] {
+      ScopedEnv lanes("OMKL_HOST_WALK_LANES", "3");
+      auto cpu = make(name, cpu_ctx, params);
+      return run_blocks(*cpu, data, 25);
+    }();
+    auto gpu = make(name, ctx, params);
+    const auto got = run_blocks(*gpu, data, 25);
+    for (std::size_t i = 0; i < got.size(); ++i)
+      ASSERT_LE(relative_error(got[i], on_lanes[i]), 1e-9) << name << " tree sums, step " << i / 2;
+    ScopedEnv thread_plan("OMKL_CUDA_WALK_PLAN", "thread");
+    auto refused = make(name, ctx, params);
+    try {
+      run_blocks(*refused, data, 25);
+      ADD_FAILURE() << name << ": tree sums with thread 0's plan were taken";
+    } catch (const ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find("OMKL_CUDA_WALK_PLAN=block"), std::string::npos) << e.what();
     }
   }
 }

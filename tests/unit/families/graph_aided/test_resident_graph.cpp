@@ -135,17 +135,21 @@ std::vector<Params> variants(const std::string& name) {
 
 }  // namespace
 
+// With OMKL_WALK_SUMS=tree the walk's sums and draws take the teams' tree order: the same
+// decisions, numbers within rounding of the index order's.
 TEST(ResidentGraphTest, WalkMakesTheHostPathsDecisions) {
   const auto data = random_stream(120, 4, Task::Regression);
+  for (const char* sums : {"ordered", "tree"}) {
+  ScopedEnv sums_order("OMKL_WALK_SUMS", sums);
   for (const char* name : kAll) {
     for (Profile profile : {Profile::Paper, Profile::Reference}) {
       for (const Params& params : variants(name)) {
-        const std::string after = std::to_string(params.size());
+        const std::string after = std::to_string(params.size()) + " parameters, " + sums + " sums";
         const auto ctx = context_for(data, profile, {0, 3, 5});
         auto host = make(name, ctx, with_param(params, "step_path", "host"));
         auto walk = make(name, ctx, with_param(params, "step_path", "resident"));
         const std::string what = std::string(name) + (profile == Profile::Reference ? " reference " : " paper ") +
-                                 "variant of " + after + " parameters";
+                                 "variant of " + after;
         for (std::size_t t = 0; t < data.n_samples; ++t) {
           double ph[3], pw[3];
           host->step(data.row(t), data.y[t], ph);
@@ -196,6 +200,7 @@ TEST(ResidentGraphTest, WalkMakesTheHostPathsDecisions) {
       }
     }
   }
+  }
 }
 
 // The program is a team program (core/resident_team.h): its loops shared by a GPU block's threads
@@ -206,6 +211,10 @@ TEST(ResidentGraphTest, WalkMakesTheHostPathsDecisions) {
 // barrier would show here, or as a race under ThreadSanitizer.
 TEST(ResidentGraphTest, ATeamOfLanesGivesTheOneLaneWalkBitForBit) {
   const auto data = random_stream(90, 4, Task::Regression);
+  std::vector<std::vector<double>> ordered_runs;
+  std::size_t run = 0, tree_bits_differ = 0;
+  for (const char* sums : {"ordered", "tree"}) {
+  ScopedEnv sums_order("OMKL_WALK_SUMS", sums);
   for (const char* name : kAll) {
     for (Profile profile : {Profile::Paper, Profile::Reference}) {
       for (const Params& variant : variants(name)) {
@@ -221,7 +230,8 @@ TEST(ResidentGraphTest, ATeamOfLanesGivesTheOneLaneWalkBitForBit) {
           auto many = make(name, ctx, params);
           const auto got = run_blocks(*many, data, 13);
           const std::string what = std::string(name) + (profile == Profile::Reference ? " reference" : " paper") +
-                                   " with " + std::to_string(variant.size()) + " parameters on " + lanes + " lanes";
+                                   " with " + std::to_string(variant.size()) + " parameters on " + lanes + " lanes, " +
+                                   sums + " sums";
           ASSERT_EQ(got.size(), expected.size());
           for (std::size_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i], expected[i]) << what << " at " << i;
           StateWriter many_state;
@@ -229,9 +239,18 @@ TEST(ResidentGraphTest, ATeamOfLanesGivesTheOneLaneWalkBitForBit) {
           EXPECT_EQ(many_state.bytes(), one_state.bytes()) << what;
           EXPECT_EQ(many->kernel_updates(), one->kernel_updates()) << what;
         }
+        // The tree order is taken: its predictions are not all the index order's bits.
+        if (std::string(sums) == "ordered") {
+          ordered_runs.push_back(expected);
+        } else {
+          const std::vector<double>& ordered = ordered_runs.at(run++);
+          for (std::size_t i = 0; i < expected.size(); ++i) tree_bits_differ += expected[i] != ordered[i];
+        }
       }
     }
   }
+  }
+  EXPECT_GT(tree_bits_differ, 0u) << "OMKL_WALK_SUMS=tree changed no prediction";
   ScopedEnv bad("OMKL_HOST_WALK_LANES", "0");
   auto walk = make("omkl-sfg", context_for(data, Profile::Paper), {{"step_path", "resident"}});
   try {
