@@ -82,6 +82,9 @@ JSON="$OUT/.json"
 mkdir -p "$JSON"
 export LD_LIBRARY_PATH="$BIN:${LD_LIBRARY_PATH:-}"
 NAVAL="$DATA/naval_journal.csv"
+# The graph family's GPU runs (issue 16's graph targets): OMKL-GF / SFG / SFG-R on Naval, M = 10.
+graph=(--data "$NAVAL" --preset jmlr23-graph --backend cuda --algo omkl-gf:M=10 --algo omkl-sfg:M=10
+       --algo omkl-sfg-r:M=10)
 for f in "$BIN/omkl" "$BIN/omkl_tests" "$NAVAL"; do
   [ -e "$f" ] || { echo "missing $f" >&2; exit 2; }
 done
@@ -115,8 +118,6 @@ want tests 80 && {
 # (OMKL_CUDA_WALK_PAIRS=auto); then thread 0's clock per phase (plan, features, learn, update)
 # for the default and the widest shape. Their parity: CudaTest.ResidentGraphWalkEqualsTheHostPath.
 want walk 130 && {
-  graph=(--data "$NAVAL" --preset jmlr23-graph --backend cuda --algo omkl-gf:M=10 --algo omkl-sfg:M=10
-         --algo omkl-sfg-r:M=10)
   for shape in thread:128:warp block:128:warp thread:512:warp block:512:warp block:auto:warp block:512:auto; do
     IFS=: read -r plan threads pairs <<< "$shape"
     echo "== GPU: graph-aided resident walk, OMKL_CUDA_WALK_PLAN=$plan OMKL_CUDA_WALK_THREADS=$threads OMKL_CUDA_WALK_PAIRS=$pairs"
@@ -208,8 +209,6 @@ want sums 100 && {
       echo "== exit ${PIPESTATUS[0]}"
     done
   fi
-  graph=(--data "$NAVAL" --preset jmlr23-graph --backend cuda --algo omkl-gf:M=10 --algo omkl-sfg:M=10
-         --algo omkl-sfg-r:M=10)
   for sums in ordered tree ordered tree; do
     echo "== GPU: graph-aided resident walk, OMKL_WALK_SUMS=$sums"
     OMKL_WALK_SUMS=$sums timeout "$(cap 40)" "$BIN/omkl" bench "${graph[@]}" --repeat 3 --seeds 20 100 \
