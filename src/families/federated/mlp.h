@@ -2,7 +2,7 @@
 /// @brief The small fully-connected network of PerFedAvg (spec/federated.md §3.6, Appendix C):
 /// d → width → … → width → 1, ReLU hidden layers, a linear output; its parameters in one vector
 /// (per layer the weights, out × in row-major, then the biases), with the squared-loss gradient
-/// by back-propagation. Plain loops: the networks have at most about 1000 parameters.
+/// by back-propagation and its exact Hessian-vector product (host only). Plain loops: the networks have at most about 1000 parameters.
 ///
 /// The forward and backward passes are host/device code over flat arrays (mlp_forward(),
 /// mlp_gradient()), shared by the host path (Mlp) and the resident walk (resident_perfedavg.h):
@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "core/host_device.h"
@@ -156,9 +157,73 @@ class Mlp {
     return mlp_gradient(shape_, params, x, y, grad, activations_.data(), deltas_.data(), 0u, 1u);
   }
 
+  /// ∇²_w (h_w(x) − y)² · v into `hv` (size()); returns h_w(x). Pearlmutter's R-operator: a
+  /// forward pass of the directional derivatives R{·} = d/dε (·)(w + εv) at ε = 0 beside the
+  /// activations, then the back-propagation of the deltas and their R{}'s. ReLU's second
+  /// derivative is 0 off its kink, so this is the Hessian's product wherever it exists: exact,
+  /// unlike a central difference of two gradients (PerFedAvg's variant=exact against
+  /// hessian_free). Host only: the resident walk is first-order.
+  double hessian_vector(const double* params, const double* x, double y, const double* v, double* hv) {
+    const MlpShape& net = shape_;
+    const double output = forward(params, x);
+    const double* acts = activations_.data();
+    r_activations_.assign(activations_.size(), 0.0);  // R{x} = 0: the sample does not move with w
+    double* r_acts = r_activations_.data();
+    for (std::size_t l = 0; l < net.n_layers; ++l) {
+      const std::size_t in = net.in[l], out = net.out[l];
+      const double* W = params + net.offset[l];
+      const double* V = v + net.offset[l];
+      const double* c = V + out * in;  // the direction's biases
+      const double* a = acts + net.activation_offset[l];
+      const double* ra = r_acts + net.activation_offset[l];
+      const double* z = acts + net.activation_offset[l + 1];
+      double* rz = r_acts + net.activation_offset[l + 1];
+      const bool hidden = l + 1 < net.n_layers;
+      for (std::size_t o = 0; o < out; ++o) {
+        double rs = c[o];  // R{s} = V a + W R{a} + c
+        for (std::size_t i = 0; i < in; ++i) rs += V[o * in + i] * a[i] + W[o * in + i] * ra[i];
+        rz[o] = hidden ? (z[o] > 0.0 ? rs : 0.0) : rs;  // ReLU's slope, 0 or 1, is fixed near w
+      }
+    }
+    r_deltas_.resize(4 * static_cast<std::size_t>(net.widest));
+    double* delta = r_deltas_.data();  // ∂ℓ/∂s of the layer at hand, then R{} of it
+    double* r_delta = delta + net.widest;
+    double* below = r_delta + net.widest;
+    double* r_below = below + net.widest;
+    delta[0] = 2.0 * (output - y);
+    r_delta[0] = 2.0 * r_acts[net.activation_offset[net.n_layers]];
+    for (std::size_t l = net.n_layers; l-- > 0;) {
+      const std::size_t in = net.in[l], out = net.out[l];
+      const double* W = params + net.offset[l];
+      const double* V = v + net.offset[l];
+      const double* a = acts + net.activation_offset[l];
+      const double* ra = r_acts + net.activation_offset[l];
+      double* hW = hv + net.offset[l];
+      double* hb = hW + out * in;
+      for (std::size_t o = 0; o < out; ++o) {  // R{δ aᵀ} = R{δ} aᵀ + δ R{a}ᵀ
+        for (std::size_t i = 0; i < in; ++i) hW[o * in + i] = r_delta[o] * a[i] + delta[o] * ra[i];
+        hb[o] = r_delta[o];
+      }
+      if (l == 0) break;
+      for (std::size_t i = 0; i < in; ++i) {  // R{Wᵀδ} = Vᵀδ + Wᵀ R{δ}, through the ReLU's mask
+        double s = 0.0, rs = 0.0;
+        for (std::size_t o = 0; o < out; ++o) {
+          s += W[o * in + i] * delta[o];
+          rs += V[o * in + i] * delta[o] + W[o * in + i] * r_delta[o];
+        }
+        below[i] = a[i] > 0.0 ? s : 0.0;
+        r_below[i] = a[i] > 0.0 ? rs : 0.0;
+      }
+      std::swap(delta, below);
+      std::swap(r_delta, r_below);
+    }
+    return output;
+  }
+
  private:
   MlpShape shape_;
   std::vector<double> activations_, deltas_;  // scratch
+  std::vector<double> r_activations_, r_deltas_;  // hessian_vector()'s scratch
 };
 
 }  // namespace omkl::detail

@@ -1,9 +1,10 @@
 /// @file perfedavg.cpp
 /// @brief PerFedAvg (Fallah, Mokhtari & Ozdaglar, NeurIPS 2020) as the POF-MKL paper's baseline,
 /// spec/federated.md §3.6: a small fully-connected ReLU network (hidden layers of width 20, as
-/// many as keep the parameter count below the upload cap; a linear output), online first-order
-/// Per-FedAvg with one local step: a client personalises the broadcast model on its previous
-/// sample, predicts, and uploads w − β∇ℓ(w − α∇ℓ(w)) on its new sample; the server averages.
+/// many as keep the parameter count below the upload cap; a linear output), online Per-FedAvg
+/// with one local step: a client personalises the broadcast model on its previous sample,
+/// predicts, and uploads w − β∇ℓ(w − α∇ℓ(w)) on its new sample (first-order; variant=hessian_free
+/// or exact multiply ∇ℓ(w̃) by I − α∇²ℓ(w) first); the server averages.
 /// Written with plain loops: the networks have at most 1000 parameters. With step_path=resident
 /// a block of samples is one walk of resident_perfedavg.h's program (on the GPU with
 /// --backend cuda, no host round trip per sample).
@@ -67,18 +68,24 @@ class PerFedAvg final : public Algorithm {
     personalize_ = params.get_choice("personalize", "prev_sample", {"prev_sample", "none"},
                                      "a client adapts the broadcast model on its previous sample before "
                                      "predicting, or predicts with it as is") == "prev_sample";
-    // §3.6 step 3's update: first-order MAML, or Per-FedAvg's Hessian-free one, whose
-    // Hessian-vector product is a central difference of two gradients (Fallah et al.'s HF).
-    hessian_free_ = params.get_choice("variant", "first_order", {"first_order", "hessian_free"},
-                                      "first_order: w' = w − β∇ℓ(w̃); hessian_free: w' = w − β(I − α∇²ℓ(w))∇ℓ(w̃), "
-                                      "the Hessian-vector product by a central difference (§3.6, "
-                                      "perfedavg.variant)") == "hessian_free";
+    // §3.6 step 3's update: first-order MAML, or MAML's second-order one with the Hessian-vector
+    // product ∇²ℓ(w)∇ℓ(w̃) as a central difference of two gradients (Fallah et al.'s HF) or exact
+    // (the R-operator of Mlp::hessian_vector).
+    const std::string variant = params.get_choice(
+        "variant", "first_order", {"first_order", "hessian_free", "exact"},
+        "first_order: w' = w − β∇ℓ(w̃); hessian_free and exact: w' = w − β(I − α∇²ℓ(w))∇ℓ(w̃), the "
+        "Hessian-vector product by a central difference of two gradients or exactly (§3.6, perfedavg.variant)");
+    hessian_free_ = variant == "hessian_free";
+    exact_hessian_ = variant == "exact";
+    if (params.given("hf_delta") && !hessian_free_)
+      params.fail("hf_delta", "is the central difference's step of variant=hessian_free; the variant is " + variant);
     if (hessian_free_) {
       hf_delta_ = params.get_double("hf_delta", 1e-3, "hessian_free: the central difference's step δ along ∇ℓ(w̃)");
       if (!(hf_delta_ > 0) || !std::isfinite(hf_delta_)) params.fail("hf_delta", "must be > 0");
     }
     resident_ = read_step_path(params, "client samples", backend_on_gpu(context.backend),
-                               hessian_free_ ? "variant=hessian_free (the resident walk is first-order)" : "");
+                               variant != "first_order" ? "variant=" + variant + " (the resident walk is first-order)"
+                                                        : "");
     // The walk is made at the first walk; a missing device is said now (a study validating its
     // cells), not later in a worker.
     if (resident_ && backend_on_gpu(context.backend)) require_cuda_device();
@@ -113,6 +120,7 @@ class PerFedAvg final : public Algorithm {
       for (std::size_t j = 0; j < P; ++j) w_[j] = w[j] - alpha_ * g_[j];
       net_.gradient(w_.data(), x, y, g_.data());
       if (hessian_free_) hessian_free_direction(w, x, y);  // g ← (I − α∇²ℓ(w))g
+      if (exact_hessian_) exact_hessian_direction(w, x, y);
       double* sum = round_sum_.data() + r * P;
       for (std::size_t j = 0; j < P; ++j) sum[j] += w[j] - beta_ * g_[j];
       ledger_.client_step(static_cast<double>(P), static_cast<double>(P));
@@ -241,6 +249,14 @@ class PerFedAvg final : public Algorithm {
     for (std::size_t j = 0; j < P; ++j) g_[j] -= alpha_ * (hf_plus_[j] - hf_minus_[j]) / (2.0 * hf_delta_);
   }
 
+  // The same with the exact product (the R-operator): g ← g − α∇²ℓ(w)g.
+  void exact_hessian_direction(const double* w, const double* x, double y) {
+    const std::size_t P = net_.size();
+    hf_plus_.resize(P);
+    net_.hessian_vector(w, x, y, g_.data(), hf_plus_.data());
+    for (std::size_t j = 0; j < P; ++j) g_[j] -= alpha_ * hf_plus_[j];
+  }
+
   // h_φ(x) with φ = w − α∇ℓ(w; x_prev, y_prev) adapted on the client's previous sample (§3.6
   // step 2), or w itself before the client has one (or with personalize = none).
   double personalized_prediction(const double* w, std::size_t client, const double* x) {
@@ -257,8 +273,9 @@ class PerFedAvg final : public Algorithm {
   double alpha_ = 0.0, beta_ = 0.0;
   bool personalize_ = true;
   bool hessian_free_ = false;
+  bool exact_hessian_ = false;  // variant = exact
   double hf_delta_ = 1e-3;
-  std::vector<double> hf_plus_, hf_minus_, hf_w_;  // scratch of hessian_free_direction()
+  std::vector<double> hf_plus_, hf_minus_, hf_w_;  // scratch of the two second-order directions
   CommunicationLedger ledger_;
   std::int64_t seen_ = 0;
   std::vector<double> model_;      // R × P: the server model of the round
@@ -276,8 +293,8 @@ class PerFedAvg final : public Algorithm {
 
 void add_perfedavg(std::vector<AlgorithmInfo>& registry) {
   registry.push_back({"perfedavg",
-                      "PerFedAvg (first-order, online): a small ReLU network personalised on each client's "
-                      "previous sample, FedAvg of the meta-updates (§3.6)",
+                      "PerFedAvg (online; first-order, Hessian-free or exact): a small ReLU network "
+                      "personalised on each client's previous sample, FedAvg of the meta-updates (§3.6)",
                       [](ParamReader& params, const AlgoContext& context) {
                         return std::unique_ptr<Algorithm>(new PerFedAvg(params, context));
                       }});

@@ -482,17 +482,20 @@ TEST(FederatedTest, WideInputsOfTheUjiShape) {
   }
 }
 
-TEST(PerFedAvgTest, HessianFreeVariantIsTheExactMamlStepOnALinearModel) {
-  // §3.6 perfedavg.variant = hessian_free: w' = w − β(I − α∇²ℓ(w))∇ℓ(w̃), the Hessian-vector
-  // product by a central difference. On a linear model h = wᵀa, a = [x; 1], ∇²ℓ = 2aaᵀ exactly,
-  // so the step is w − β(u − 2α·a(aᵀu)), u = ∇ℓ(w̃) = 2(w̃ᵀa − y)a, w̃ = w − 2α(wᵀa − y)a. The
-  // server's w is read through predict() (personalize = none: h_w) at 0 and the unit vectors.
+TEST(PerFedAvgTest, SecondOrderVariantsAreTheExactMamlStepOnALinearModel) {
+  // §3.6 perfedavg.variant = hessian_free / exact: w' = w − β(I − α∇²ℓ(w))∇ℓ(w̃), the
+  // Hessian-vector product by a central difference or by the R-operator. On a linear model
+  // h = wᵀa, a = [x; 1], ∇²ℓ = 2aaᵀ exactly, so the step is w − β(u − 2α·a(aᵀu)),
+  // u = ∇ℓ(w̃) = 2(w̃ᵀa − y)a, w̃ = w − 2α(wᵀa − y)a. The server's w is read through predict()
+  // (personalize = none: h_w) at 0 and the unit vectors.
+  for (const char* variant : {"hessian_free", "exact"}) {
+  SCOPED_TRACE(variant);
   const std::size_t K = 2, T = 4, d = 2;
   const Dataset data = federated_stream(K, T, d);
   const AlgoContext c = fed_context(data);
   const double alpha = 0.3, beta = 0.2;
   const Params base{{"hidden_layers", "0"}, {"personalize", "none"}, {"alpha", "0.3"}, {"beta", "0.2"}};
-  auto hf = make("perfedavg", c, omkl::test::with_param(base, "variant", "hessian_free"));
+  auto hf = make("perfedavg", c, omkl::test::with_param(base, "variant", variant));
   auto fo = make("perfedavg", c, base);
   const auto read_w = [&](Algorithm& a) {
     std::vector<double> w(d + 1);
@@ -535,10 +538,89 @@ TEST(PerFedAvgTest, HessianFreeVariantIsTheExactMamlStepOnALinearModel) {
     for (std::size_t j = 0; j <= d; ++j) EXPECT_NEAR(after[j], next[j], 1e-9 * (1.0 + std::fabs(next[j]))) << t << "," << j;
   }
   EXPECT_TRUE(differs) << "the Hessian term changes the model";
-  EXPECT_NE(config_error_message("perfedavg", c, {{"variant", "hessian_free"}, {"step_path", "resident"}})
+  EXPECT_NE(config_error_message("perfedavg", c, {{"variant", variant}, {"step_path", "resident"}})
                 .find("first-order"),
             std::string::npos);
+  }
+  const AlgoContext c = fed_context(federated_stream(2, 4, 2));
   EXPECT_NE(config_error_message("perfedavg", c, {{"hf_delta", "0.1"}}).find("hf_delta"), std::string::npos);
+  EXPECT_NE(config_error_message("perfedavg", c, {{"variant", "exact"}, {"hf_delta", "0.1"}}).find("hessian_free"),
+            std::string::npos);
+}
+
+TEST(PerFedAvgTest, HessianVectorProductMatchesFiniteDifferencesOfTheGradient) {
+  // Mlp::hessian_vector (the R-operator) against (∇ℓ(w + hv) − ∇ℓ(w − hv))/2h, whose error is
+  // O(h²) away from ReLU's kinks; the Hessian's symmetry uᵀ(Hv) = vᵀ(Hu); a linear model's
+  // product 2a(aᵀv) by hand, a = [x; 1].
+  for (std::size_t layers : {0u, 1u, 2u}) {
+    SCOPED_TRACE(std::to_string(layers) + " hidden layers");
+    Mlp net(4, layers, 5);
+    const std::size_t P = net.size();
+    std::vector<double> w(P), u(P), v(P), hv(P), hu(P), plus(P), minus(P), moved(P);
+    RandomStream rng(23, layers, RngPurpose::Misc, 5);
+    net.initialize(w.data(), rng);
+    for (double& e : w) e += 0.1 * (rng.uniform() - 0.5);
+    for (std::size_t j = 0; j < P; ++j) {
+      u[j] = rng.uniform() - 0.5;
+      v[j] = rng.uniform() - 0.5;
+    }
+    const double x[4] = {0.3, -0.7, 0.2, 0.9}, y = 0.4;
+    const double output = net.hessian_vector(w.data(), x, y, v.data(), hv.data());
+    EXPECT_EQ(output, net.forward(w.data(), x));
+    const double h = 1e-5;
+    for (std::size_t j = 0; j < P; ++j) moved[j] = w[j] + h * v[j];
+    net.gradient(moved.data(), x, y, plus.data());
+    for (std::size_t j = 0; j < P; ++j) moved[j] = w[j] - h * v[j];
+    net.gradient(moved.data(), x, y, minus.data());
+    double scale = 0.0;
+    for (std::size_t j = 0; j < P; ++j) scale = std::max(scale, std::fabs(hv[j]));
+    ASSERT_GT(scale, 0.0);
+    for (std::size_t j = 0; j < P; ++j)
+      EXPECT_NEAR(hv[j], (plus[j] - minus[j]) / (2 * h), 1e-7 * (1.0 + scale)) << "parameter " << j;
+    net.hessian_vector(w.data(), x, y, u.data(), hu.data());
+    double u_hv = 0.0, v_hu = 0.0;
+    for (std::size_t j = 0; j < P; ++j) {
+      u_hv += u[j] * hv[j];
+      v_hu += v[j] * hu[j];
+    }
+    EXPECT_NEAR(u_hv, v_hu, 1e-12 * (1.0 + std::fabs(u_hv)));
+    if (layers == 0) {
+      const double a[5] = {x[0], x[1], x[2], x[3], 1.0};
+      double av = 0.0;
+      for (std::size_t j = 0; j < 5; ++j) av += a[j] * v[j];
+      for (std::size_t j = 0; j < 5; ++j) EXPECT_NEAR(hv[j], 2.0 * a[j] * av, 1e-15) << "parameter " << j;
+    }
+  }
+}
+
+TEST(PerFedAvgTest, ExactVariantIsTheHessianFreeLimitOnANetwork) {
+  // On a ReLU network the gradient is not linear in w, so hessian_free's central difference is
+  // the exact product only as hf_delta → 0: the two variants' predictions agree ever more
+  // closely as δ shrinks (as δ², until rounding; δ ≥ 1e-2 crosses ReLU kinks here and is off by
+  // 0.2), and both differ from the first-order step's.
+  const std::size_t K = 3, T = 12, d = 3;
+  const Dataset data = federated_stream(K, T, d);
+  const AlgoContext c = fed_context(data);
+  const Params base{{"hidden_layers", "2"}, {"width", "6"}, {"alpha", "0.2"}, {"beta", "0.2"}};
+  const std::vector<double> exact = run_steps(*make("perfedavg", c, omkl::test::with_param(base, "variant", "exact")), data);
+  const std::vector<double> first = run_steps(*make("perfedavg", c, base), data);
+  double previous_gap = 0.0;
+  for (const char* delta : {"1e-3", "1e-4", "1e-5"}) {
+    Params params = omkl::test::with_param(base, "variant", "hessian_free");
+    params = omkl::test::with_param(params, "hf_delta", delta);
+    const std::vector<double> central = run_steps(*make("perfedavg", c, params), data);
+    ASSERT_EQ(central.size(), exact.size());
+    double gap = 0.0;
+    for (std::size_t i = 0; i < exact.size(); ++i) gap = std::max(gap, std::fabs(central[i] - exact[i]));
+    SCOPED_TRACE(std::string("hf_delta = ") + delta);
+    EXPECT_LT(gap, 1e-5);
+    if (previous_gap > 0.0) EXPECT_LT(gap, previous_gap / 50.0);  // O(δ²): seen 1.8e-7, 1.8e-9, 1.9e-11
+    previous_gap = gap;
+  }
+  EXPECT_GT(previous_gap, 0.0) << "a network's gradient is not linear in w";
+  double from_first = 0.0;
+  for (std::size_t i = 0; i < exact.size(); ++i) from_first = std::max(from_first, std::fabs(first[i] - exact[i]));
+  EXPECT_GT(from_first, 1e-3) << "the Hessian term changes the model";
 }
 
 TEST(PerFedAvgTest, PersonalizedPredictionAdaptsOnTheClientsPreviousSampleWithAlpha) {
