@@ -16,7 +16,8 @@ namespace omkl::detail {
 /// What one replicate did in its last step().
 struct GraphAidedTrace {
   std::int64_t t = 0;                  ///< 1-based time of the step
-  double eta = 0.0;                    ///< η_t (also ξ_t / η_{e,t})
+  double eta = 0.0;                    ///< η_t, the learning rate
+  double explore = 0.0;                ///< ξ_t (SFG / SFG-R) or η_{e,t} (GF): η_t unless set apart
   std::size_t node = 0;                ///< I_t: selective node (GF) or vertex (SFG/-R)
   std::vector<double> node_pmf;        ///< p_t over selective nodes (GF) or vertices (SFG/-R)
   std::vector<std::size_t> updated;    ///< kernels whose θ/w were updated (S_t, or S_upd)

@@ -138,20 +138,33 @@ GraphAidedConfig read_graph_aided_config(ParamReader& params, const AlgoContext&
   read_features(params, conference, c.rf);
   const std::size_t N = c.rf.dictionary.size();
 
-  // ---- step schedule (§1.6): one number plays η, ξ and η_e ------------------------------
+  // ---- step schedules (§1.6): η, and ξ (SFG / SFG-R) or η_e (GF) on the same schedule; the
+  // experiments give all three one number ------------------------------------------------
   const std::string schedule = params.get_choice(
       "eta_schedule", conference ? "const" : "inv_sqrt_t", {"inv_sqrt_t", "const"},
-      "η_t = ξ_t = η_{e,t}: eta/√t, or eta constant");
+      "η_t (and ξ_t or η_{e,t}): eta/√t, or eta constant");
   c.inv_sqrt_t = schedule == "inv_sqrt_t";
   double eta_default = 0.1;
   if (!c.inv_sqrt_t)
     eta_default = context.horizon > 0 ? 1.0 / std::sqrt(static_cast<double>(context.horizon)) : -1.0;
   c.eta = params.get_double("eta", eta_default,
-                           "rate: learning rate of θ, w, u and exploration rate (default 0.1 with "
-                           "inv_sqrt_t; 1/√T with const)");
+                           "learning rate of θ, w and u, and the exploration rate unless xi (SFG / SFG-R) "
+                           "or eta_e (GF) is given (default 0.1 with inv_sqrt_t; 1/√T with const)");
   if (c.eta == -1.0 && !params.has("eta"))
     params.fail("eta", "has no default when the stream length is unknown; give eta=...");
-  if (!(c.eta > 0) || c.eta > 1) params.fail("eta", "must be in (0, 1] (it is also an exploration rate)");
+  const bool gf = c.family == GraphFamily::Gf;
+  const char* explore_key = gf ? "eta_e" : "xi";
+  c.explore = params.get_double(explore_key, c.eta,
+                                gf ? "η_e: exploration of the graph's links (eq. 20) and of the selective-node PMF "
+                                     "(eq. 19), on eta's schedule (default: eta)"
+                                   : "ξ: exploration of the vertex PMF (eq. 33) and of SFG-R's refinement "
+                                     "threshold, on eta's schedule (default: eta)");
+  const bool explore_given = params.given(explore_key);
+  if (!(c.eta > 0) || (!explore_given && c.eta > 1))
+    params.fail("eta", explore_given ? "must be > 0"
+                                     : std::string("must be in (0, 1] (it is also the exploration rate; ") +
+                                           explore_key + "=... sets that apart)");
+  if (explore_given && (!(c.explore > 0) || c.explore > 1)) params.fail(explore_key, "must be in (0, 1]");
 
   // ---- shared flags (§3) -----------------------------------------------------------------
   const std::int64_t sw = params.get_int("switch_step", 300,
@@ -185,7 +198,8 @@ GraphAidedConfig read_graph_aided_config(ParamReader& params, const AlgoContext&
     c.last_regen = last < 0 ? std::numeric_limits<std::int64_t>::max() : last;
   } else {
     read_graph(params, context, reference, c);
-    if (c.family == GraphFamily::SfgR && c.eta >= 1) params.fail("eta", "must be < 1 for the refinement threshold");
+    if (c.family == GraphFamily::SfgR && c.explore >= 1)
+      params.fail(explore_given ? "xi" : "eta", "must be < 1 for the refinement threshold (it divides by 1 − ξ)");
   }
   c.vertex_ridge = params.get_choice("u_loss", "sq_error", {"sq_error", "ridge"},
                                      "vertex loss L(ŷ, y) of eq. 37: squared error, or with eq. 5's ridge term "

@@ -81,8 +81,10 @@ void set_vertex_weight(GraphReplicate& rep, std::size_t v, double value) {
 
 void plan_selection(const GraphAidedConfig& c, GraphReplicate& rep, std::int64_t t, double eta) {
   GraphAidedTrace& tr = rep.trace;
+  const double explore = c.explore_at(t);  // η_{e,t} (GF) or ξ_t (SFG / SFG-R)
   tr.t = t;
   tr.eta = eta;
+  tr.explore = explore;
   tr.q.clear();
   tr.q_used.clear();
   if (c.family == GraphFamily::Gf) {
@@ -91,8 +93,8 @@ void plan_selection(const GraphAidedConfig& c, GraphReplicate& rep, std::int64_t
       shifted_exp(rep.log_w, w);
       for (double& u : rep.regen_uniforms) u = rep.rng->uniform();
       rep.regen_w = w;
-      rep.regen_eta = eta;
-      rep.bipartite->regenerate(w, eta, rep.regen_uniforms.data(), c.gf_rule());
+      rep.regen_eta = explore;
+      rep.bipartite->regenerate(w, explore, rep.regen_uniforms.data(), c.gf_rule());
       rep.has_graph = true;
     }
     // Selective-node weights Σ_{k linked to j} w_k, shifted by the heaviest *linked* kernel:
@@ -104,7 +106,7 @@ void plan_selection(const GraphAidedConfig& c, GraphReplicate& rep, std::int64_t
     std::vector<double> u(c.J, 0.0);
     for (std::size_t j = 0; j < c.J; ++j)
       for (std::size_t k : rep.bipartite->kernels(j)) u[j] += std::exp(rep.log_w[k] - top);
-    tr.node_pmf = selective_node_probabilities(u, eta);
+    tr.node_pmf = selective_node_probabilities(u, explore);
     tr.node = sample_index(tr.node_pmf, rep.rng->uniform(), SamplerRule::InverseCdf);
     tr.updated = rep.bipartite->kernels(tr.node);
     tr.predicted = tr.updated;
@@ -121,10 +123,10 @@ void plan_selection(const GraphAidedConfig& c, GraphReplicate& rep, std::int64_t
       if (!rep.refined || before || !c.freeze_refinement) {
         std::vector<std::size_t>& set = rep.candidate_set;
         if (c.beta_fixed > 0) {
-          set = refinement_set(u, eta, c.beta_fixed);
+          set = refinement_set(u, explore, c.beta_fixed);
           if (set.empty()) set.push_back(argmax_first(u));
         } else {
-          refinement_set_from_sorted(u, rep.by_weight, eta, c.beta_rank, c.beta_eps, set);
+          refinement_set_from_sorted(u, rep.by_weight, explore, c.beta_rank, c.beta_eps, set);
         }
         if (!rep.refined || set != rep.refined_set) {
           rep.refined_set.swap(set);
@@ -135,7 +137,7 @@ void plan_selection(const GraphAidedConfig& c, GraphReplicate& rep, std::int64_t
       tr.exploration_set = rep.refined_set;
       refined = &rep.refined_graph;
     }
-    vertex_probabilities(u, eta, tr.exploration_set, tr.node_pmf);
+    vertex_probabilities(u, explore, tr.exploration_set, tr.node_pmf);
     double p_total = 0.0;
     for (double v : tr.node_pmf) p_total += v;
     if (c.family == GraphFamily::SfgR && c.double_draw && before) (void)rep.rng->uniform();

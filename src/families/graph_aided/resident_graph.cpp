@@ -55,6 +55,7 @@ GraphTableData make_graph_tables(const GraphAidedConfig& config, double feature_
   c.family = static_cast<int>(config.family);
   c.n = static_cast<std::uint32_t>(n);
   c.eta = config.eta;
+  c.explore = config.explore;
   c.inv_sqrt_t = config.inv_sqrt_t ? 1 : 0;
   c.switch_step = config.switch_step;
   c.shifted = config.shifted ? 1 : 0;
@@ -317,6 +318,7 @@ void GraphStateData::store(std::vector<GraphReplicate>& reps, const GraphAidedCo
     const std::uint32_t count = s.n_pairs[r];
     tr.t = t_last;
     tr.eta = eta_last;
+    tr.explore = config.explore_at(t_last);
     tr.node = s.node[r];
     tr.node_pmf.assign(s.pmf + r * pmf, s.pmf + r * pmf + (c_.family == 0 ? J : n));
     tr.updated.assign(s.updated + r * P, s.updated + r * P + count);

@@ -47,7 +47,8 @@ struct GraphTables {
   int family = 1;  ///< GraphFamily: 0 GF, 1 SFG, 2 SFG-R
   std::uint32_t n = 0;          ///< kernels (= vertices for SFG / SFG-R)
   std::uint32_t max_pairs = 0;  ///< most pairs one step names
-  double eta = 0.1;
+  double eta = 0.1;      ///< learning rate of θ, w and u
+  double explore = 0.1;  ///< ξ (SFG / SFG-R) or η_e (GF), on η's schedule
   int inv_sqrt_t = 1;
   long long switch_step = 0;
   int shifted = 0;       ///< reference off-by-one sampler
@@ -163,21 +164,23 @@ struct GraphProgram {
   GraphTables c;
   GraphStates s;
 
-  OMKL_HD double eta_at(std::int64_t t) const {
-    return c.inv_sqrt_t ? c.eta / std::sqrt(static_cast<double>(t)) : c.eta;
+  OMKL_HD double eta_at(std::int64_t t) const { return scheduled(c.eta, t); }
+  OMKL_HD double explore_at(std::int64_t t) const { return scheduled(c.explore, t); }
+  OMKL_HD double scheduled(double rate, std::int64_t t) const {
+    return c.inv_sqrt_t ? rate / std::sqrt(static_cast<double>(t)) : rate;
   }
 
   /// graph_selection.cpp's plan_selection(), then the pairs of graph_aided.cpp's plan_pairs().
   template <typename Team>
   OMKL_HD std::size_t plan(std::size_t r, std::int64_t t, ResidentPair* pairs, Team& team) {
-    const double eta = eta_at(t);
+    const double eta = eta_at(t), explore = explore_at(t);
     std::uint32_t* updated = s.updated + r * c.max_pairs;
     double* q = s.q + r * c.max_pairs;
     std::uint32_t count = 0;
     if (c.family == 0) {
-      count = plan_gf(r, t, eta, updated, q, team);
+      count = plan_gf(r, t, explore, updated, q, team);
     } else {
-      count = plan_sfg(r, t, eta, updated, q, team);
+      count = plan_sfg(r, t, explore, updated, q, team);
     }
     double* q_used = s.q_used + r * c.max_pairs;
     for (std::uint32_t i = team.lane(); i < count; i += team.size()) {
@@ -275,11 +278,11 @@ struct GraphProgram {
   /// plan_selection() for the bipartite graph: the linked kernels' exps by the lanes; the node
   /// weights, the draw and S_t's observation probabilities (J terms each) by the leader.
   template <typename Team>
-  OMKL_HD std::uint32_t plan_gf(std::size_t r, std::int64_t t, double eta, std::uint32_t* updated, double* q,
+  OMKL_HD std::uint32_t plan_gf(std::size_t r, std::int64_t t, double eta_e, std::uint32_t* updated, double* q,
                                 Team& team) {
     const std::uint32_t n = c.n, J = c.J, M = c.M;
     const double* log_w = s.log_w + r * n;
-    if (t <= c.last_regen) regenerate(r, eta, team);
+    if (t <= c.last_regen) regenerate(r, eta_e, team);
     // Selective-node weights, shifted by the heaviest linked kernel (plan_selection()).
     const std::uint32_t* lists = s.node_kernels + r * J * M;
     const std::uint32_t* counts = s.node_count + r * J;
@@ -304,7 +307,7 @@ struct GraphProgram {
       if (i < counts[j]) e[idx] = std::exp(log_w[lists[idx]] - top);
     }
     team.sync();
-    if (tree(team)) return plan_gf_tree(r, eta, updated, q, e, team);
+    if (tree(team)) return plan_gf_tree(r, eta_e, updated, q, e, team);
     std::uint32_t count = 0;
     if (team.leader()) {
       double* p = s.pmf + r * pmf_stride();
@@ -316,7 +319,7 @@ struct GraphProgram {
         total += u;
       }
       // selective_node_probabilities(u, η): (1 − η)·u_j/U + η/J.
-      for (std::uint32_t j = 0; j < J; ++j) p[j] = (1.0 - eta) * p[j] / total + eta / static_cast<double>(J);
+      for (std::uint32_t j = 0; j < J; ++j) p[j] = (1.0 - eta_e) * p[j] / total + eta_e / static_cast<double>(J);
       const std::uint32_t node =
           static_cast<std::uint32_t>(sample_index(p, J, s.rng[r].template uniform<Philox>(), false));
       s.node[r] = node;
@@ -338,7 +341,7 @@ struct GraphProgram {
   /// weight (its linked kernels' e in list order) and each kernel's q (its J terms in order) by a
   /// lane, the total and the draw by the team.
   template <typename Team>
-  OMKL_HD std::uint32_t plan_gf_tree(std::size_t r, double eta, std::uint32_t* updated, double* q, const double* e,
+  OMKL_HD std::uint32_t plan_gf_tree(std::size_t r, double eta_e, std::uint32_t* updated, double* q, const double* e,
                                      Team& team) {
     const std::uint32_t n = c.n, J = c.J, M = c.M;
     const std::uint32_t* lists = s.node_kernels + r * J * M;
@@ -353,7 +356,7 @@ struct GraphProgram {
     const double total = team.tree_sum(J, [&](std::size_t j) { return p[j]; });
     // selective_node_probabilities(u, η): (1 − η)·u_j/U + η/J.
     for (std::uint32_t j = team.lane(); j < J; j += team.size())
-      p[j] = (1.0 - eta) * p[j] / total + eta / static_cast<double>(J);
+      p[j] = (1.0 - eta_e) * p[j] / total + eta_e / static_cast<double>(J);
     team.sync();
     const double uniform = team.leader() ? s.rng[r].template uniform<Philox>() : 0.0;
     const auto node = static_cast<std::uint32_t>(team.tree_draw(p, J, uniform, false));
@@ -378,7 +381,7 @@ struct GraphProgram {
   /// w and each column's π and P by the lanes; the maximum, the sums, the CDF, the draws and the
   /// node lists by the leader.
   template <typename Team>
-  OMKL_HD void regenerate(std::size_t r, double eta, Team& team) {
+  OMKL_HD void regenerate(std::size_t r, double eta_e, Team& team) {
     const std::uint32_t n = c.n, J = c.J, M = c.M;
     const double* log_w = s.log_w + r * n;
     double* w = s.regen_w + r * n;
@@ -387,7 +390,7 @@ struct GraphProgram {
     double* uniforms = s.regen_uniforms + r * J * M;
     if (team.leader()) {
       for (std::uint32_t i = 0; i < J * M; ++i) uniforms[i] = s.rng[r].template uniform<Philox>();
-      s.regen_eta[r] = eta;
+      s.regen_eta[r] = eta_e;
       s.has_graph[r] = 1;
     }
     team.sync();  // every lane's w: a tree sum reads the entries where they are
@@ -397,7 +400,7 @@ struct GraphProgram {
     double* cdf = s.scratch + r * graph_scratch_stride(c);
     const double nd = static_cast<double>(n);
     for (std::uint32_t j = 0; j < J; ++j) {
-      const double explore = std::pow(eta, static_cast<double>(j + 1));
+      const double explore = std::pow(eta_e, static_cast<double>(j + 1));
       for (std::uint32_t k = team.lane(); k < n; k += team.size()) {
         const double pi = (1.0 - explore) * (w[k] / total) + explore / nd;
         P[k * J + j] = 1.0 - std::pow(1.0 - pi, static_cast<double>(M));
@@ -426,7 +429,7 @@ struct GraphProgram {
   // ---- OMKL-SFG / OMKL-SFG-R -----------------------------------------------------------------
 
   template <typename Team>
-  OMKL_HD std::uint32_t plan_sfg(std::size_t r, std::int64_t t, double eta, std::uint32_t* updated, double* q,
+  OMKL_HD std::uint32_t plan_sfg(std::size_t r, std::int64_t t, double xi, std::uint32_t* updated, double* q,
                                  Team& team) {
     const std::uint32_t n = c.n;
     const double* u = vertex_weights(r, team);
@@ -437,16 +440,16 @@ struct GraphProgram {
     double total = 0.0;  // Σ u, in index order
     if (c.family == 2) {
       refined_now = team.share(!s.refined[r] || before || !c.freeze_refinement);
-      if (refined_now) total = refine(r, eta, team);  // its sum of the same u
+      if (refined_now) total = refine(r, xi, team);  // its sum of the same u
       exploration = s.refined_set + r * n;
       n_exploration = s.set_size[r];
     }
-    // vertex_probabilities(u, ξ = η, E): the entries by the lanes, the totals by the leader.
+    // vertex_probabilities(u, ξ, E): the entries by the lanes, the totals by the leader.
     double* p = s.pmf + r * pmf_stride();
     if (!refined_now) total = sum_of(u, n, team);
-    for (std::uint32_t i = team.lane(); i < n; i += team.size()) p[i] = (1.0 - eta) * (u[i] / total);
+    for (std::uint32_t i = team.lane(); i < n; i += team.size()) p[i] = (1.0 - xi) * (u[i] / total);
     team.sync();
-    const double share = eta / static_cast<double>(n_exploration);
+    const double share = xi / static_cast<double>(n_exploration);
     for (std::uint32_t e = team.lane(); e < n_exploration; e += team.size()) p[exploration[e]] += share;  // a set
     DrawnVertex drawn = {0.0, 0u};
     if (tree(team)) {

@@ -396,6 +396,53 @@ TEST(GraphAidedTest, VertexLossWithTheRidgeTerm) {
   EXPECT_NEAR(std::log(u_plain[tr.node] / u_plain[other]) - std::log(u_ridge[tr.node] / u_ridge[other]), expected, 1e-12);
 }
 
+TEST(GraphAidedTest, ExplorationRatesAreSetApartFromTheLearningRate) {
+  // §1.6: ξ_t (SFG / SFG-R, `xi`) and η_{e,t} (GF, `eta_e`) on η's schedule, each η by default.
+  // SFG's vertex PMF is (1 − ξ_t)u/U + ξ_t/|E| on its exploration set E (eq. 33), with u the
+  // weights before the step; η_t stays the learning rate.
+  const Dataset data = random_stream(8, 3, Task::Regression);
+  const AlgoContext c = context_for(data);
+  const Params common{{"dict", kDict3}, {"D", "8"}, {"M", "2"}};
+  for (const char* name : {"omkl-sfg", "omkl-sfg-r"}) {
+    SCOPED_TRACE(name);
+    Params params = omkl::test::with_param(common, "xi", "0.4");
+    if (std::string(name) == "omkl-sfg-r") params.emplace_back("beta_rank", "2");  // of 3 vertices
+    auto a = make(name, c, params);
+    for (std::size_t t = 1; t <= 6; ++t) {
+      const std::vector<double> u = graph_aided_vertex_weights(*a, 0);
+      double total = 0.0;
+      for (double v : u) total += v;
+      double prediction = 0.0;
+      a->step(data.row(t - 1), data.y[t - 1], &prediction);
+      const GraphAidedTrace& tr = *graph_aided_trace(*a, 0);
+      const double xi = 0.4 / std::sqrt(double(t));
+      EXPECT_DOUBLE_EQ(tr.explore, xi);
+      EXPECT_DOUBLE_EQ(tr.eta, 0.1 / std::sqrt(double(t)));
+      ASSERT_EQ(tr.node_pmf.size(), u.size());
+      ASSERT_FALSE(tr.exploration_set.empty());
+      for (std::size_t i = 0; i < u.size(); ++i) {
+        const double share = contains(tr.exploration_set, i) ? xi / double(tr.exploration_set.size()) : 0.0;
+        EXPECT_NEAR(tr.node_pmf[i], (1.0 - xi) * u[i] / total + share, 1e-12) << "t " << t << " vertex " << i;
+      }
+    }
+  }
+  // Given as η, the same numbers bit for bit; apart from η, other numbers (both families).
+  for (const auto& [name, key] : {std::pair<const char*, const char*>{"omkl-sfg", "xi"}, {"omkl-gf", "eta_e"}}) {
+    SCOPED_TRACE(name);
+    // Six kernels: GF's two nodes then link different kernels, so η_e shows in the draws.
+    const Params journal{{"dict", "gauss:0.3+gauss:0.5+gauss:1+gauss:2+gauss:4+lap:1"}, {"D", "8"}, {"M", "2"}};
+    const std::vector<double> plain = run_steps(*make(name, c, journal), data);
+    EXPECT_EQ(run_steps(*make(name, c, omkl::test::with_param(journal, key, "0.1")), data), plain);
+    EXPECT_NE(run_steps(*make(name, c, omkl::test::with_param(journal, key, "0.9")), data), plain);
+  }
+  EXPECT_NE(config_message("omkl-sfg", c, {{"xi", "1.5"}}).find("xi"), std::string::npos);
+  EXPECT_NE(config_message("omkl-sfg-r", c, {{"xi", "1"}, {"beta_rank", "2"}}).find("refinement"), std::string::npos);
+  EXPECT_NE(config_message("omkl-gf", c, {{"eta_e", "0"}}).find("eta_e"), std::string::npos);
+  EXPECT_NE(config_message("omkl-gf", c, {{"xi", "0.2"}}).find("xi"), std::string::npos);  // SFG's rate
+  EXPECT_EQ(config_message("omkl-sfg", c, {{"eta", "2"}, {"xi", "0.5"}}), "");  // η alone may exceed 1
+  EXPECT_NE(config_message("omkl-sfg", c, {{"eta", "2"}}).find("exploration"), std::string::npos);
+}
+
 TEST(GraphAidedTest, VertexUpdateFromThePredictionIsTheArchaeologyFlag) {
   // u_update_uses_prediction: the 2021 code moved u by exp(−η·ŷ/p̃). A step moves the drawn
   // vertex's log u relative to an untouched one by −η·ŷ/p̃ (by −η(ŷ − y)²/p̃ by default).

@@ -105,7 +105,8 @@ const char* const kAll[] = {"omkl-gf", "omkl-sfg", "omkl-sfg-r", "sfg-mkl", "sfg
 
 // A dictionary of 12 kernels, so that the refinement set (rank 10 of 12) moves, and variants
 // that reach the other branches: after_switch, OMKL-GF's frozen graph, J = 3 and J = 5 nodes, SFG-R's
-// fixed β, all-vertex refinement and prediction over the base neighbourhood.
+// fixed β, all-vertex refinement and prediction over the base neighbourhood, exploration rates
+// apart from η.
 std::vector<Params> variants(const std::string& name) {
   const Params base = {{"dict", "gauss:0.3+gauss:0.5+gauss:0.7+gauss:1+gauss:1.4+gauss:2+gauss:3+gauss:4+"
                                 "lap:0.5+lap:1+lap:2+lap:4"},
@@ -116,9 +117,10 @@ std::vector<Params> variants(const std::string& name) {
     p.insert(p.end(), extra.begin(), extra.end());
     out.push_back(p);
   };
-  if (name == "omkl-sfg") plus({{"sfg_after_switch", "keep_sampling"}});
+  // ... and exploration rates set apart from η: xi (SFG / SFG-R), eta_e (GF).
+  if (name == "omkl-sfg") plus({{"sfg_after_switch", "keep_sampling"}, {"xi", "0.35"}});
   if (name == "omkl-gf") {
-    plus({{"J", "3"}, {"gf_last_regen_step", "40"}});
+    plus({{"J", "3"}, {"gf_last_regen_step", "40"}, {"eta_e", "0.4"}});
     // J·M = 20 linked entries against N = 12 kernels: the walk's scratch must hold the larger.
     Params wide = base;
     for (auto& [key, value] : wide)
@@ -128,7 +130,7 @@ std::vector<Params> variants(const std::string& name) {
   }
   if (name == "omkl-sfg-r") {
     plus({{"sfgr_after_switch", "fixed0"}, {"sfgr_refine_all_vertices", "true"}});
-    plus({{"beta", "0.09"}, {"sfgr_predict_with_refined", "false"}, {"sfgr_double_draw", "true"}});
+    plus({{"beta", "0.09"}, {"sfgr_predict_with_refined", "false"}, {"sfgr_double_draw", "true"}, {"xi", "0.25"}});
   }
   return out;
 }
