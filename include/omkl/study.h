@@ -19,6 +19,17 @@
 
 namespace omkl {
 
+/// How a study's spreads across seeds (final_std, curves.csv's std, the regret curve's) are
+/// taken: the sample standard deviation (n − 1 in the denominator; R's sd, as [OKS]'s tables)
+/// or the population one (n; numpy's default, as the graph journal's and POF-MKL's tables).
+/// Default: the preset's, else the sample one.
+enum class Spread { Default, Sample, Population };
+
+/// "sample" / "population" ("default" for Spread::Default).
+std::string to_string(Spread spread);
+/// "sample" or "population"; ConfigError otherwise.
+Spread parse_spread(const std::string& text);
+
 /// A named experimental protocol of a paper: default algorithm parameters (dictionary, D,
 /// steps, λ) and the preprocessing of the stream.
 struct Preset {
@@ -34,6 +45,8 @@ struct Preset {
   /// The algorithms of the protocol's tables that a study (or, the first, a run) takes when
   /// given none (`omkl study --preset NAME` without --algo).
   std::vector<std::string> algorithms;
+  /// The standard deviation its paper's tables report (StudyConfig::spread).
+  Spread spread = Spread::Sample;
 };
 
 /// Looks a preset up by name. Throws ConfigError listing the known names.
@@ -69,6 +82,9 @@ struct StudyConfig {
   /// The metric: "mse", "mae" or "error_rate"; empty = by task (mse for regression, error_rate
   /// for classification).
   std::string metric;
+  /// The spread across seeds: Default takes the preset's (population for the graph journal's
+  /// and POF-MKL's protocols), else the sample standard deviation.
+  Spread spread = Spread::Default;
   /// Each replicate sees the stream in its own random order, a permutation keyed by (base_seed,
   /// replicate) (as [OKS]'s reference code does); not for federated streams, whose order is the protocol.
   bool shuffle = false;
@@ -169,6 +185,7 @@ struct StudyResult {
   std::string dataset;
   std::size_t n_samples = 0, n_features = 0;
   std::string backend, device, profile, preset;
+  std::string spread;              ///< the spread across seeds taken: "sample" or "population"
   std::string regret_benchmark;  ///< the comparator's kernel (empty without regret)
   bool regret_include_reg = false;  ///< StudyConfig::regret_include_reg
   std::size_t processes = 1;     ///< processes that ran the study (StudyConfig::communicator)

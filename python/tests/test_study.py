@@ -30,6 +30,17 @@ def test_study_equals_the_command_line(tmp_path, cli, regression_stream):
     assert rows[0]["t"] == int(first[3]) and rows[0]["mean"] == float(first[4])
     assert study.final_mean("adaraker") == expected["results"][1]["final_mean"]
     assert study.summary["profile"] == "reference" and study.summary["n_samples"] == 300
+    assert study.summary["std"] == "sample" == expected["std"]
+    # --std population and std="population": the same spread, n in the denominator.
+    cli("study", "--data", tmp_path / "s.csv", "--algo", "raker:D=8", "--seeds", 3, "--seed", 4, "--std",
+        "population", "--out", tmp_path / "pop")
+    population = omkl.study(data=tmp_path / "s.csv", algos="raker:D=8", seeds=3, seed=4, std="population")
+    with open(tmp_path / "pop" / "summary.json") as f:
+        expected = json.load(f)
+    assert population.summary["std"] == "population" == expected["std"]
+    finals = population.results[0]["final_per_seed"]
+    assert population.results[0]["final_std"] == expected["results"][0]["final_std"]
+    assert population.results[0]["final_std"] == pytest.approx(np.std(finals), rel=1e-12)
 
 
 def test_study_writes_its_folder_and_reads_it_back(tmp_path):

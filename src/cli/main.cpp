@@ -370,6 +370,7 @@ struct StudyExtras {
   double message_timeout_s = 60.0;
   std::string time_match;
   std::size_t time_match_rows = 0;
+  std::string spread;  ///< --std: "sample" or "population"; empty: the preset's
 };
 
 void print_time_match(const TimeMatchReport& report) {
@@ -398,6 +399,7 @@ int run_study_command(const CommonOptions& o, const std::string& out_dir, std::s
   config.regret = regret;
   config.regret_features = extras.regret_features;
   config.regret_include_reg = extras.regret_include_reg;
+  if (!extras.spread.empty()) config.spread = parse_spread(extras.spread);
   config.time_match = extras.time_match;
   config.time_match_rows = extras.time_match_rows;
   config.provenance = {{"command", o.command}, {"data", o.data},
@@ -691,6 +693,11 @@ int main(int argc, char** argv) {
                   "federated stream: the client regrets (--regret's batch regret and eq. (11)) add λ‖θ̄‖² of the "
                   "parameter each prediction used, and eq. (11) λ‖θ_i‖² to each kernel's loss (spec/federated.md "
                   "§4.7, regret.include_reg); the algorithms then take their host path");
+  study->add_option("--std", study_extras.spread,
+                    "the spread across seeds in summary.json and curves.csv: the sample standard deviation "
+                    "(n − 1, R's sd, as the bandit paper's tables) or the population one (n, as the graph "
+                    "journal's and POF-MKL's); default: the preset's, else sample")
+      ->check(CLI::IsMember({"sample", "population"}));
   study->add_option("--regret-features", study_extras.regret_features,
                     "random features per kernel of the federated regret's ridge comparator")
       ->capture_default_str()

@@ -24,7 +24,8 @@ const std::vector<Preset>& presets() {
        false,
        0,
        {"raker", "adaraker"}},
-      // spec/graph-aided.md §5.1 (journal tables). R = 20 repetitions is the study's --seeds.
+      // spec/graph-aided.md §5.1 (journal tables). R = 20 repetitions is the study's --seeds;
+      // their spread is the population standard deviation (§1.7, ddof = 0), as POF-MKL's (§4.6).
       // Keys are soft defaults shared by every algorithm of a study; each algorithm reads only
       // the ones it knows: dict/D/lambda/eta/eta_schedule/switch_step/M by omkl-gf, omkl-sfg,
       // omkl-sfg-r; rf/feature_scale/step_scale/shrink_scale/weight_rule/first_error_is_one by
@@ -59,7 +60,8 @@ const std::vector<Preset>& presets() {
        Normalization::Jmlr23,
        false,
        0,
-       {"omkl-gf", "omkl-sfg", "omkl-sfg-r"}},
+       {"omkl-gf", "omkl-sfg", "omkl-sfg-r"},
+       Spread::Population},
       // spec/graph-aided.md §2.7 / §5.5b (conference tables; no reference code exists, so use it
       // with the paper profile). ξ = η = 1/√T is the default of eta_schedule=const. M is left to
       // the algorithms (SFG-MKL / SFG-MKL-R default 5, OMKL-GF 10, as in [C]); J = 1 is read by
@@ -83,7 +85,8 @@ const std::vector<Preset>& presets() {
        Normalization::Jmlr23,
        false,
        0,
-       {"sfg-mkl", "sfg-mkl-r", "omkl-gf"}},
+       {"sfg-mkl", "sfg-mkl-r", "omkl-gf"},
+       Spread::Population},
       // spec/federated.md §4 (POF-MKL, NeurIPS 2022): T = 500 rounds, K from the data (Naval 23,
       // UJI 42, Air 240 with --group-column site), i.i.d. or by-group split (§4.3), inputs divided
       // by the largest row norm and targets min-max scaled over the rows used (§4.2); the 51
@@ -97,7 +100,8 @@ const std::vector<Preset>& presets() {
        Normalization::Jmlr23,
        false,
        500,
-       {"pof-mkl:M=1", "pof-mkl:M=25", "pof-mkl:M=51", "em-kofl", "vm-kofl", "ofmkl-avg", "ofskl", "perfedavg"}},
+       {"pof-mkl:M=1", "pof-mkl:M=25", "pof-mkl:M=51", "em-kofl", "vm-kofl", "ofmkl-avg", "ofskl", "perfedavg"},
+       Spread::Population},
       // spec/bandit.md §8 (OKS++ / IOKS, ECML-PKDD 2022): the six Gaussians σ = 2^−2 … 2^3, every
       // feature to [−1, 1] and regression targets to [0, 1] (§8.2), a fresh permutation of the
       // stream per repetition (§8.4); the loss (and so the table) from --loss; U, C₀, G, G₁, ℓ_max
@@ -129,6 +133,21 @@ std::vector<std::string> preset_names() {
   std::vector<std::string> names;
   for (const auto& p : presets()) names.push_back(p.name);
   return names;
+}
+
+std::string to_string(Spread spread) {
+  switch (spread) {
+    case Spread::Sample: return "sample";
+    case Spread::Population: return "population";
+    case Spread::Default: break;
+  }
+  return "default";
+}
+
+Spread parse_spread(const std::string& text) {
+  if (text == "sample") return Spread::Sample;
+  if (text == "population") return Spread::Population;
+  throw ConfigError("unknown standard deviation '" + text + "' (expected sample or population)");
 }
 
 }  // namespace omkl

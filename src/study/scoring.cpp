@@ -47,7 +47,7 @@ double step_error(const std::string& metric, double prediction, double y, const 
   return detail::classification_mistake(prediction, y, convention);
 }
 
-void mean_std(const std::vector<double>& v, double& mean, double& std_dev) {
+void mean_std(const std::vector<double>& v, double& mean, double& std_dev, Spread spread) {
   if (v.empty()) {
     mean = std_dev = NAN;
     return;
@@ -57,8 +57,9 @@ void mean_std(const std::vector<double>& v, double& mean, double& std_dev) {
   mean = s / static_cast<double>(v.size());
   double q = 0.0;
   for (double x : v) q += (x - mean) * (x - mean);
-  // Sample standard deviation across seeds (0 for a single seed).
-  std_dev = v.size() > 1 ? std::sqrt(q / static_cast<double>(v.size() - 1)) : 0.0;
+  // The sample standard deviation (0 for a single value) or the population one.
+  if (spread == Spread::Population) std_dev = std::sqrt(q / static_cast<double>(v.size()));
+  else std_dev = v.size() > 1 ? std::sqrt(q / static_cast<double>(v.size() - 1)) : 0.0;
 }
 
 std::vector<ReplicateRun> score_replicates(const detail::Algorithm& algorithm, const std::vector<double>& predictions,
@@ -199,7 +200,7 @@ AlgorithmResult aggregate(const AlgorithmSpec& spec, bool randomized,
     else finals.push_back(run.final_metric);
   }
   double ignored;
-  mean_std(finals, r.final_mean, r.final_std);
+  mean_std(finals, r.final_mean, r.final_std, cfg.spread);
   mean_std(seconds, r.seconds_mean, ignored);
   if (data.n_clients) {
     r.n_clients = data.n_clients;
@@ -240,14 +241,14 @@ AlgorithmResult aggregate(const AlgorithmSpec& spec, bool randomized,
     for (const auto& run : all)
       if (!run.diverged) v.push_back(run.curve[k]);
     double m, s;
-    mean_std(v, m, s);
+    mean_std(v, m, s, cfg.spread);
     r.curve_mean.push_back(m);
     r.curve_std.push_back(s);
     if (!cfg.regret) continue;
     std::vector<double> g;
     for (const auto& run : all)
       if (!run.diverged) g.push_back(run.regret[k]);
-    mean_std(g, m, s);
+    mean_std(g, m, s, cfg.spread);
     r.regret_mean.push_back(m);
     r.regret_std.push_back(s);
   }

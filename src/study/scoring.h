@@ -30,7 +30,7 @@ std::string study_metric(const StudyConfig& config, Task task);
 double step_error(const std::string& metric, double prediction, double y, const detail::MetricConvention& convention);
 
 /// Mean and sample standard deviation (0 for one value; NaN for none).
-void mean_std(const std::vector<double>& v, double& mean, double& std_dev);
+void mean_std(const std::vector<double>& v, double& mean, double& std_dev, Spread spread = Spread::Sample);
 
 /// Replicate r's order of an n-sample stream in a shuffled study (StudyConfig::shuffle): row
 /// order[t] is its step t. Fisher–Yates from the stream (base seed, r, Permutation),

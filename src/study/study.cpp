@@ -470,6 +470,7 @@ StudyResult run_study(const StudyConfig& config, const Dataset& data) {
   if (cfg.algorithms.empty()) throw ConfigError("study: no algorithm given (use --algo)");
   cfg.backend = concrete_backend(cfg.backend);
   cfg.shuffle = cfg.shuffle || (preset && preset->shuffle);
+  if (cfg.spread == Spread::Default) cfg.spread = preset ? preset->spread : Spread::Sample;
   if (cfg.shuffle && data.n_clients > 0)
     throw ConfigError("study: a federated stream's order is its protocol; it cannot also be shuffled per replicate");
   if (cfg.regret_include_reg && data.n_clients == 0)
@@ -493,6 +494,7 @@ StudyResult run_study(const StudyConfig& config, const Dataset& data) {
   };
   result.profile = to_string(cfg.profile);
   result.preset = cfg.preset;
+  result.spread = to_string(cfg.spread);
   result.provenance = cfg.provenance;
   result.path_switches = detail::path_switches_set();
   result.regret_include_reg = cfg.regret_include_reg;

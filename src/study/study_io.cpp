@@ -56,6 +56,7 @@ json cell_key(const AlgorithmSpec& spec, const StudyConfig& config, const Datase
               {"regret_features", config.regret && data.n_clients ? config.regret_features : 0},
               {"results_epoch", kResultsEpoch}};
   if (config.regret_include_reg) key["regret_include_reg"] = true;  // absent: the keys before the option
+  if (config.spread == Spread::Population) key["std"] = "population";  // absent: sample, as before it
   // A cell run on another path (OMKL_CPU_SIMD, OMKL_CUDA_*, …) is not reused: its numbers and its
   // time are that path's. Without switches the key has no such entry.
   const auto switches = path_switches_set();
@@ -191,7 +192,8 @@ StudyOutputs format_study_outputs(const StudyResult& result) {
   json summary{{"dataset", result.dataset}, {"n_samples", result.n_samples},
                      {"n_features", result.n_features}, {"backend", result.backend},
                      {"device", result.device},     {"profile", result.profile},
-                     {"preset", result.preset},     {"results", results}};
+                     {"preset", result.preset},     {"std", result.spread},
+                     {"results", results}};
   if (!result.regret_benchmark.empty()) summary["regret_benchmark"] = result.regret_benchmark;
   if (result.regret_include_reg) summary["regret_include_reg"] = true;
   if (result.processes > 1) summary["processes"] = result.processes;

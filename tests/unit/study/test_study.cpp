@@ -289,6 +289,46 @@ TEST_F(StudyTest, CurvesCsvEndsAtTheFinalMean) {
   }
 }
 
+TEST_F(StudyTest, TheSpreadAcrossSeedsIsSampleOrPopulationAsAsked) {
+  // final_std and the curves' std from the seeds' finals: √(Σ(x − x̄)²/(n − 1)) by default and
+  // without a preset (R's sd, the bandit paper's tables), √(Σ(x − x̄)²/n) with Spread::Population
+  // or a preset whose paper reports it (the graph journal's, POF-MKL's); summary.json says which,
+  // and a cached cell of the one is not reused for the other.
+  const Dataset data = omkl::test::random_stream(kSamples, kFeatures, Task::Regression);
+  StudyConfig c = config({"raker:D=8"}, 3);
+  c.out_dir = (dir_ / "out").string();
+  const StudyResult sample = omkl::run_study(c, data);
+  StudyConfig population_config = c;
+  population_config.spread = omkl::Spread::Population;
+  const StudyResult population = omkl::run_study(population_config, data);
+  EXPECT_EQ(sample.spread, "sample");
+  EXPECT_EQ(population.spread, "population");
+  EXPECT_FALSE(population.results[0].reused);
+  const std::vector<double>& finals = sample.results[0].final_per_seed;
+  ASSERT_EQ(finals, population.results[0].final_per_seed);
+  const double mean = mean_of(finals);
+  double squares = 0.0;
+  for (double x : finals) squares += (x - mean) * (x - mean);
+  ASSERT_GT(squares, 0.0);
+  EXPECT_NEAR(sample.results[0].final_std, std::sqrt(squares / 2.0), 1e-15);
+  EXPECT_NEAR(population.results[0].final_std, std::sqrt(squares / 3.0), 1e-15);
+  EXPECT_EQ(population.results[0].curve_std.back(), population.results[0].final_std);
+  EXPECT_EQ(sample.results[0].curve_std.back(), sample.results[0].final_std);
+  const auto summary = nlohmann::json::parse(read_text(dir_ / "out" / "summary.json"));
+  EXPECT_EQ(summary.at("std"), "population");
+  // The presets: the graph journal's and POF-MKL's population, the bandit paper's sample.
+  EXPECT_EQ(omkl::find_preset("jmlr23-graph").spread, omkl::Spread::Population);
+  EXPECT_EQ(omkl::find_preset("fed-pofmkl").spread, omkl::Spread::Population);
+  EXPECT_EQ(omkl::find_preset("bandit-oks").spread, omkl::Spread::Sample);
+  StudyConfig graph = config({"raker:D=8"}, 3);
+  graph.preset = "jmlr23-graph";
+  graph.defaults = {{"dict", "gauss:1+gauss:2"}};  // over the preset's 76 kernels: a small study
+  EXPECT_EQ(omkl::run_study(graph, data).spread, "population");
+  graph.spread = omkl::Spread::Sample;
+  EXPECT_EQ(omkl::run_study(graph, data).spread, "sample");
+  EXPECT_THROW(omkl::parse_spread("ddof"), omkl::ConfigError);
+}
+
 TEST_F(StudyTest, ResultsDoNotDependOnThreadsOrRuns) {
   const Dataset data = omkl::test::random_stream(kSamples, kFeatures, Task::Regression);
   StudyConfig one = config({"raker:D=8", "adaraker:D=8"}, 3);
