@@ -279,7 +279,8 @@ Dataset load_data_for_model(const CommonOptions& o, const Learner& learner, cons
 std::vector<AlgorithmSpec> parse_algos(const CommonOptions& o, const std::vector<std::string>& fallback, bool one) {
   std::vector<std::string> texts = o.algos;
   if (texts.empty() && !o.preset.empty()) {
-    // A preset's own algorithms (a federated or bandit protocol's, not Raker on its stream).
+    // A preset's own algorithms (a federated or bandit protocol's, not Raker on its stream):
+    // `run` takes the first, `bench` all; a study leaves them to run_study().
     texts = find_preset(o.preset).algorithms;
     if (one && texts.size() > 1) texts.resize(1);
   }
@@ -386,7 +387,8 @@ int run_study_command(const CommonOptions& o, const std::string& out_dir, std::s
                       const std::function<void(const StudyResult&)>& epilogue = {}) {
   const bool regret = extras.regret;
   StudyConfig config;
-  config.algorithms = parse_algos(o, {"raker", "adaraker"});
+  // None with a preset: run_study() takes the preset's own, as for every other caller.
+  if (!o.algos.empty() || o.preset.empty()) config.algorithms = parse_algos(o, {"raker", "adaraker"});
   config.n_seeds = o.seeds;
   config.base_seed = o.seed;
   config.profile = parse_profile(o.profile);

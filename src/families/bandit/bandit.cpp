@@ -185,6 +185,7 @@ class BanditSelection final : public Algorithm {
     BanditTables tables;
     tables.rule = reps_[0].rule->constants();
     tables.loss = loss_;
+    tables.classification = context_.task == Task::Classification ? 1 : 0;
     tables.box = projection_ == Projection::Box ? U_ / std::sqrt(static_cast<double>(D)) : 0.0;
     BanditStateData state(K, R, !random_features_);
     load_resident(state);
@@ -436,6 +437,7 @@ class BanditSelection final : public Algorithm {
       s.V[r] = *rs.V;
       std::copy(rep.selected.begin(), rep.selected.end(), s.selected + r * K);
       std::copy(rep.kernel_loss.begin(), rep.kernel_loss.end(), s.kernel_loss + r * K);
+      std::copy(rep.kernel_mistakes.begin(), rep.kernel_mistakes.end(), s.kernel_mistakes + r * K);
       s.failed[r] = 0;
     }
   }
@@ -459,6 +461,7 @@ class BanditSelection final : public Algorithm {
       *rs.V = s.V[r];
       std::copy(s.selected + r * K, s.selected + (r + 1) * K, rep.selected.begin());
       std::copy(s.kernel_loss + r * K, s.kernel_loss + (r + 1) * K, rep.kernel_loss.begin());
+      std::copy(s.kernel_mistakes + r * K, s.kernel_mistakes + (r + 1) * K, rep.kernel_mistakes.begin());
     }
   }
 
@@ -474,7 +477,7 @@ class BanditSelection final : public Algorithm {
 
   void save_state(StateWriter& out) const override {
     pull_walk_theta();
-    out.put_tag("bandit/1");
+    out.put_tag("bandit/2");  // 2: the per-kernel mistakes
     out.put_i64(t_);
     for (const Replicate& rep : reps_) {
       out.put_u64(rep.draws.position());
@@ -482,6 +485,7 @@ class BanditSelection final : public Algorithm {
       rep.hypotheses->save(out);
       out.put_f64s(rep.selected);
       out.put_f64s(rep.kernel_loss);
+      out.put_f64s(rep.kernel_mistakes);
     }
   }
 
@@ -491,7 +495,7 @@ class BanditSelection final : public Algorithm {
     pool_built_ = false;  // and the support sets: the pool is rebuilt from them
     walk_theta_current_ = false;  // and θ: uploaded from the loaded weights at the next walk
     weights_current_ = true;
-    in.expect_tag("bandit/1");
+    in.expect_tag("bandit/2");
     t_ = in.get_i64();
     if (t_ < 0) throw InputError("checkpoint: negative round count");
     for (Replicate& rep : reps_) {
@@ -500,6 +504,7 @@ class BanditSelection final : public Algorithm {
       rep.hypotheses->load(in);
       in.get_f64s(rep.selected.data(), rep.selected.size());
       in.get_f64s(rep.kernel_loss.data(), rep.kernel_loss.size());
+      in.get_f64s(rep.kernel_mistakes.data(), rep.kernel_mistakes.size());
     }
   }
 
@@ -516,7 +521,8 @@ class BanditSelection final : public Algorithm {
 
   std::vector<std::pair<std::string, std::vector<double>>> final_logs(std::size_t r) const override {
     const BanditLog l = log(r);
-    return {{"selected", l.selected}, {"p", l.p}, {"kernel_loss", l.kernel_loss}};
+    if (context_.task != Task::Classification) return {{"selected", l.selected}, {"p", l.p}, {"kernel_loss", l.kernel_loss}};
+    return {{"selected", l.selected}, {"p", l.p}, {"kernel_loss", l.kernel_loss}, {"kernel_mistakes", l.kernel_mistakes}};
   }
 
   /// The sampling distribution p over the dictionary: this family's kernel weights. Normalised
@@ -532,7 +538,7 @@ class BanditSelection final : public Algorithm {
   // ---- inspection (bandit.h) -------------------------------------------------------------------
   BanditLog log(std::size_t r) const {
     const Replicate& rep = reps_.at(r);
-    return {rep.selected, rep.rule->p(), rep.kernel_loss};
+    return {rep.selected, rep.rule->p(), rep.kernel_loss, rep.kernel_mistakes};
   }
   Hypotheses& hypotheses(std::size_t r) {
     pull_walk_theta();
@@ -544,7 +550,7 @@ class BanditSelection final : public Algorithm {
     RandomStream draws{0, 0, RngPurpose::Selection, 0};
     std::unique_ptr<SelectionRule> rule;
     std::unique_ptr<Hypotheses> hypotheses;
-    std::vector<double> selected, kernel_loss;  // §8.6 logs
+    std::vector<double> selected, kernel_loss, kernel_mistakes;  // §8.6 logs (mistakes: classifying)
   };
 
   // One round of one replicate: draw I ~ p, predict with f_I, observe, update f_I.
@@ -559,6 +565,7 @@ class BanditSelection final : public Algorithm {
     rep.hypotheses->update(I, x, F, -lambda * derivative / pI, projection_, U_);
     rep.selected[I] += 1.0;
     rep.kernel_loss[I] += loss;
+    if (context_.task == Task::Classification) rep.kernel_mistakes[I] += bandit_mistake(F, y);
     return F;
   }
 
@@ -582,6 +589,7 @@ class BanditSelection final : public Algorithm {
     }
     rep.selected.assign(K, 0.0);
     rep.kernel_loss.assign(K, 0.0);
+    rep.kernel_mistakes.assign(K, 0.0);
   }
 
   AlgoContext context_;

@@ -19,6 +19,7 @@ struct BanditLog {
   std::vector<double> selected;
   std::vector<double> p;
   std::vector<double> kernel_loss;
+  std::vector<double> kernel_mistakes;  ///< classification: ŷ = sign⁺(f_I) ≠ y per kernel (0 otherwise)
 };
 /// The log of one replicate of an OKS / OKS++ / IOKS (or RF) algorithm; Error for others.
 BanditLog bandit_log(const Algorithm& algorithm, std::size_t replicate);

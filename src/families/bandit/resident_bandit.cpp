@@ -21,6 +21,7 @@ BanditStateData::BanditStateData(std::size_t n_kernels, std::size_t n_replicates
   scratch_ = a.reserve<double>(R * 2 * K);
   selected_ = a.reserve<double>(R * K);
   kernel_loss_ = a.reserve<double>(R * K);
+  kernel_mistakes_ = a.reserve<double>(R * K);
   drawn_ = a.reserve<std::uint32_t>(R);
   failed_ = a.reserve<std::uint8_t>(R);
   if (expansions) {
@@ -48,6 +49,7 @@ BanditStates BanditStateData::view(void* base) const {
   s.scratch = ByteArena::at<double>(base, scratch_);
   s.selected = ByteArena::at<double>(base, selected_);
   s.kernel_loss = ByteArena::at<double>(base, kernel_loss_);
+  s.kernel_mistakes = ByteArena::at<double>(base, kernel_mistakes_);
   s.drawn = ByteArena::at<std::uint32_t>(base, drawn_);
   s.failed = ByteArena::at<std::uint8_t>(base, failed_);
   if (expansions_) {

@@ -33,7 +33,12 @@ struct BanditTables {
   RuleConstants rule;
   LossKind loss = LossKind::Squared;
   double box = 0.0;  ///< U/√D under the box projection, 0 without projection
+  int classification = 0;  ///< labels ±1: the logs count each kernel's mistakes too
 };
+
+/// The protocol's 0/1 mistake (§2.3): ŷ = +1 if F ≥ 0 (ties go to +1), else −1; as
+/// bandit_metric_convention() scores the study.
+OMKL_HD double bandit_mistake(double F, double y) { return (F >= 0.0 ? 1.0 : -1.0) != y ? 1.0 : 0.0; }
 
 /// Every repetition's state, R-strided (K per repetition for the arrays).
 struct BanditStates {
@@ -48,6 +53,7 @@ struct BanditStates {
   double* scratch = nullptr;  ///< 2K
   double* selected = nullptr;     ///< §8.6 logs: rounds each kernel was drawn
   double* kernel_loss = nullptr;  ///< and the loss it suffered
+  double* kernel_mistakes = nullptr;  ///< and, classifying, the mistakes it made
   std::uint32_t* drawn = nullptr;  ///< this round's kernel
   std::uint8_t* failed = nullptr;  ///< IOKS's bisection did not converge
   // Kernel expansions only (resident_support.h), per (repetition, kernel) unless noted:
@@ -109,6 +115,7 @@ struct BanditProgram {
     if (failed) s.failed[r] = 1;
     s.selected[r * K + I] += 1.0;
     s.kernel_loss[r * K + I] += loss;
+    if (c.classification) s.kernel_mistakes[r * K + I] += bandit_mistake(F, y);
     return lambda;
   }
 
@@ -139,7 +146,8 @@ class BanditStateData {
  private:
   std::size_t K_, R_;
   std::vector<std::uint64_t> bytes_;
-  std::size_t rng_, p_, q_, sums_, eta_, rho_, C_, V_, scratch_, selected_, kernel_loss_, drawn_, failed_;
+  std::size_t rng_, p_, q_, sums_, eta_, rho_, C_, V_, scratch_, selected_, kernel_loss_, kernel_mistakes_, drawn_,
+      failed_;
   std::size_t count_ = 0, scale_ = 0, norm_ = 0, folded_ = 0, used_ = 0, fold_ = 0, fold_now_ = 0;
   bool expansions_ = false;
 };

@@ -11,6 +11,7 @@
 #include "common/test_helpers.h"
 #include "families/bandit/bandit.h"
 #include "families/bandit/hypotheses.h"
+#include "families/bandit/resident_bandit.h"
 #include "families/bandit/selection_rules.h"
 #include "omkl/algorithm.h"
 #include "omkl/error.h"
@@ -37,7 +38,7 @@ std::vector<std::size_t> support_sizes(const Algorithm& a, std::size_t r, std::s
   StateWriter out;
   a.save_state(out);
   StateReader in(out.bytes());
-  in.expect_tag("bandit/1");
+  in.expect_tag("bandit/2");
   in.get_i64();
   std::vector<std::size_t> sizes;
   for (std::size_t rep = 0; rep <= r; ++rep) {
@@ -61,6 +62,7 @@ std::vector<std::size_t> support_sizes(const Algorithm& a, std::size_t r, std::s
     }
     in.get_f64s();  // selected
     in.get_f64s();  // kernel_loss
+    in.get_f64s();  // kernel_mistakes
   }
   return sizes;
 }
@@ -192,6 +194,39 @@ TEST(BanditTest, OneHypothesisPerRoundAndTheLogsAddUp) {
       for (std::size_t i = 0; i < sizes.size(); ++i) EXPECT_EQ(double(sizes[i]), log.selected[i]) << name << " kernel " << i;
     }
   }
+}
+
+TEST(BanditTest, ClassifyingTheLogsCountEachKernelsMistakes) {
+  // §4.2 / §8.6: classifying, each kernel's mistakes (ŷ = +1 if f_I ≥ 0, else −1) when drawn;
+  // over the kernels they add up to the stream's mistakes as the study scores them, and no
+  // kernel makes more mistakes than rounds it was drawn. Regression keeps no mistake log.
+  const Dataset data = random_stream(400, 3, Task::Classification);
+  const AlgoContext c = context_for(data, Profile::Paper, {0, 1});
+  for (const char* name : {"oks", "oks++", "ioks", "rf-oks++", "rf-ioks"}) {
+    auto a = make(name, c, std::string(name).rfind("rf-", 0) == 0 ? Params{{"D", "20"}} : Params{});
+    const std::vector<double> predictions = run_steps(*a, data);
+    for (std::size_t r = 0; r < 2; ++r) {
+      double mistakes = 0.0;
+      for (std::size_t t = 0; t < data.n_samples; ++t) mistakes += bandit_mistake(predictions[t * 2 + r], data.y[t]);
+      const BanditLog log = bandit_log(*a, r);
+      ASSERT_EQ(log.kernel_mistakes.size(), log.selected.size()) << name;
+      EXPECT_EQ(std::accumulate(log.kernel_mistakes.begin(), log.kernel_mistakes.end(), 0.0), mistakes) << name;
+      EXPECT_GT(mistakes, 0.0) << name;
+      for (std::size_t i = 0; i < log.selected.size(); ++i) EXPECT_LE(log.kernel_mistakes[i], log.selected[i]) << name;
+      const auto logs = a->final_logs(r);
+      ASSERT_EQ(logs.size(), 4u) << name;
+      EXPECT_EQ(logs[3].first, "kernel_mistakes");
+      EXPECT_EQ(logs[3].second, log.kernel_mistakes);
+    }
+  }
+  EXPECT_EQ(bandit_mistake(0.0, 1.0), 0.0);  // ties go to +1
+  EXPECT_EQ(bandit_mistake(0.0, -1.0), 1.0);
+  EXPECT_EQ(bandit_mistake(-0.5, -1.0), 0.0);
+  const Dataset regression = bandit_stream(50, 3);
+  auto squared = make("oks++", context_for(regression));
+  run_steps(*squared, regression);
+  for (const auto& [name, values] : squared->final_logs(0)) EXPECT_NE(name, "kernel_mistakes");
+  for (double m : bandit_log(*squared, 0).kernel_mistakes) EXPECT_EQ(m, 0.0);
 }
 
 TEST(BanditTest, EveryAlgorithmLearnsAndReplicatesAreIndependent) {

@@ -99,6 +99,7 @@ TEST(ResidentBanditTest, WalkMakesTheHostPathsDraws) {
         for (std::size_t k = 0; k < lh.p.size(); ++k) expect_close(lh.p[k], lw.p[k], what + " p");
         for (std::size_t k = 0; k < lh.kernel_loss.size(); ++k)
           expect_close(lh.kernel_loss[k], lw.kernel_loss[k], what + " kernel loss");
+        ASSERT_EQ(lw.kernel_mistakes, lh.kernel_mistakes) << what << " t=" << t << " r=" << r;
       }
     }
     // Blocks of 11 rounds per walk, as a study hands them over.
