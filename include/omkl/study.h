@@ -30,6 +30,17 @@ std::string to_string(Spread spread);
 /// "sample" or "population"; ConfigError otherwise.
 Spread parse_spread(const std::string& text);
 
+/// The comparator of the federated batch regret (spec/federated.md §4.7): exact kernel ridge
+/// regression, or ridge regression on random features (StudyConfig::regret_features per
+/// kernel). Auto: exact up to 6000 pooled rows (its solve is O(T³) in time and T² in memory per
+/// thread), random features above, as §4.7 has it ("exact KRR where it fits in memory").
+enum class RegretComparator { Auto, Exact, RandomFeatures };
+
+/// "auto", "exact" or "rf".
+std::string to_string(RegretComparator comparator);
+/// "auto", "exact" or "rf"; ConfigError otherwise.
+RegretComparator parse_regret_comparator(const std::string& text);
+
 /// A named experimental protocol of a paper: default algorithm parameters (dictionary, D,
 /// steps, λ) and the preprocessing of the stream.
 struct Preset {
@@ -116,8 +127,10 @@ struct StudyConfig {
   /// sample at a time; PerFedAvg, which has no λ, is refused. Refused off a federated stream
   /// (the graph journal's regret always includes its regulariser).
   bool regret_include_reg = false;
-  /// Random features per kernel of the federated regret's comparator (its ridge solves are
-  /// 2D × 2D per kernel).
+  /// The federated regret's comparator: exact kernel ridge or ridge on random features.
+  RegretComparator regret_comparator = RegretComparator::Auto;
+  /// Random features per kernel of the federated regret's random-feature comparator (its ridge
+  /// solves are 2D × 2D per kernel).
   std::size_t regret_features = 500;
   /// The bandit paper's time-matched mode ([OKS] §6.4): a reference algorithm spec (the paper's
   /// "rf-oks++:D=400"); empty = off. Before the study, the reference's time per round is measured

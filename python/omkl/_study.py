@@ -102,7 +102,7 @@ def study(data: str = "synthetic:dataset2", algos: Optional[Union[str, Iterable[
           group_column: str = "", clients: int = 0, rounds: int = 0, backend: str = "cpu", threads: int = 0,
           metric: str = "", loss: str = "", curve_points: int = 200, out: Optional[Union[str, os.PathLike]] = None,
           shuffle: bool = False, regret: bool = False, time_match: str = "", regret_include_reg: bool = False,
-          within_site_order: str = "", format: str = "", std: str = "") -> Study:
+          within_site_order: str = "", format: str = "", std: str = "", regret_comparator: str = "auto") -> Study:
     """Runs a study as ``omkl study`` does, with the same options and the same numbers.
 
     ``data`` is a CSV or LIBSVM file or a built-in stream (``"synthetic:dataset1"``); ``algos``
@@ -116,7 +116,8 @@ def study(data: str = "synthetic:dataset2", algos: Optional[Union[str, Iterable[
     and ``within_site_order`` are ``--regret-include-reg`` and ``--within-site-order``; ``format`` ("csv" or
     "libsvm") reads a file whose name says otherwise (a CSV named ``.txt``); ``std`` ("sample" or
     "population", ``--std``) is the spread across seeds, by default the preset's (``summary["std"]``
-    says which). The GIL is released while the study runs.
+    says which); ``regret_comparator`` ("auto", "exact" or "rf", ``--regret-comparator``) the federated
+    regret's comparator. The GIL is released while the study runs.
     """
     if algos is None:
         algos = [] if preset else ["raker", "adaraker"]  # [] : the library takes the preset's own
@@ -137,7 +138,7 @@ def study(data: str = "synthetic:dataset2", algos: Optional[Union[str, Iterable[
     command = f"omkl.study(data={source.path!r}, algos={list(algos)!r}, seeds={seeds}, preset={preset!r}, profile={profile!r})"
     texts = _omkl.run_study(source, list(algos), int(seeds), profile, backend, int(threads), metric or "", loss or "",
                             int(curve_points), out_dir, bool(shuffle), bool(regret), bool(regret_include_reg),
-                            time_match or "", std or "", command)
+                            time_match or "", std or "", regret_comparator or "auto", command)
     # With out_dir the library has written the files there (atomically), as for the CLI.
     return Study(*texts, directory=out_dir or None)
 

@@ -368,6 +368,7 @@ struct StudyExtras {
   bool regret = false;
   bool regret_include_reg = false;
   std::size_t regret_features = 500;
+  std::string regret_comparator = "auto";
   double message_timeout_s = 60.0;
   std::string time_match;
   std::size_t time_match_rows = 0;
@@ -400,6 +401,7 @@ int run_study_command(const CommonOptions& o, const std::string& out_dir, std::s
   config.curve_points = curve_points;
   config.regret = regret;
   config.regret_features = extras.regret_features;
+  config.regret_comparator = parse_regret_comparator(extras.regret_comparator);
   config.regret_include_reg = extras.regret_include_reg;
   if (!extras.spread.empty()) config.spread = parse_spread(extras.spread);
   config.time_match = extras.time_match;
@@ -700,8 +702,13 @@ int main(int argc, char** argv) {
                     "(n − 1, R's sd, as the bandit paper's tables) or the population one (n, as the graph "
                     "journal's and POF-MKL's); default: the preset's, else sample")
       ->check(CLI::IsMember({"sample", "population"}));
+  study->add_option("--regret-comparator", study_extras.regret_comparator,
+                    "federated stream: --regret's comparator, exact kernel ridge or ridge on random features "
+                    "(spec/federated.md §4.7); auto: exact up to 6000 pooled rows, random features above")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "exact", "rf"}));
   study->add_option("--regret-features", study_extras.regret_features,
-                    "random features per kernel of the federated regret's ridge comparator")
+                    "random features per kernel of the federated regret's random-feature comparator")
       ->capture_default_str()
       ->check(kPositiveCount);
   study->add_option("--time-match", study_extras.time_match,

@@ -144,6 +144,22 @@ std::string to_string(Spread spread) {
   return "default";
 }
 
+std::string to_string(RegretComparator comparator) {
+  switch (comparator) {
+    case RegretComparator::Exact: return "exact";
+    case RegretComparator::RandomFeatures: return "rf";
+    case RegretComparator::Auto: break;
+  }
+  return "auto";
+}
+
+RegretComparator parse_regret_comparator(const std::string& text) {
+  if (text == "auto") return RegretComparator::Auto;
+  if (text == "exact") return RegretComparator::Exact;
+  if (text == "rf") return RegretComparator::RandomFeatures;
+  throw ConfigError("unknown regret comparator '" + text + "' (expected auto, exact or rf)");
+}
+
 Spread parse_spread(const std::string& text) {
   if (text == "sample") return Spread::Sample;
   if (text == "population") return Spread::Population;

@@ -13,22 +13,15 @@ namespace omkl::detail {
 
 namespace {
 
-// In-sample squared residuals of kernel ridge regression with one kernel.
-std::vector<double> ridge_residuals(const Dataset& data, const KernelSpec& kernel, double lambda) {
-  const std::size_t T = data.n_samples, d = data.n_features;
-  const bool gaussian = kernel.family == KernelFamily::Gaussian;
-  const double gamma = gaussian ? kernel.sigma * kernel.sigma : kernel.sigma;
+// In-sample squared residuals of kernel ridge regression, (K + λI)α = y with the Gram matrix
+// K(i, j) = kernel(x_i, x_j) of the whole stream.
+template <typename Kernel>
+std::vector<double> ridge_residuals(const Dataset& data, double lambda, const Kernel& kernel) {
+  const std::size_t T = data.n_samples;
   Eigen::MatrixXd K(T, T);
   for (std::size_t i = 0; i < T; ++i) {
-    K(i, i) = 1.0;
-    for (std::size_t j = 0; j < i; ++j) {
-      double dist = 0.0;
-      for (std::size_t a = 0; a < d; ++a) {
-        const double diff = data.x[i * d + a] - data.x[j * d + a];
-        dist += gaussian ? diff * diff : std::fabs(diff);
-      }
-      K(i, j) = K(j, i) = std::exp(-gamma * dist);
-    }
+    K(i, i) = kernel(data.row(i), data.row(i));
+    for (std::size_t j = 0; j < i; ++j) K(i, j) = K(j, i) = kernel(data.row(i), data.row(j));
   }
   const Eigen::Map<const Eigen::VectorXd> y(data.y.data(), static_cast<Eigen::Index>(T));
   Eigen::MatrixXd A = K;
@@ -39,6 +32,30 @@ std::vector<double> ridge_residuals(const Dataset& data, const KernelSpec& kerne
   for (std::size_t t = 0; t < T; ++t) m[t] = (fitted[static_cast<Eigen::Index>(t)] - y[static_cast<Eigen::Index>(t)]) *
                                              (fitted[static_cast<Eigen::Index>(t)] - y[static_cast<Eigen::Index>(t)]);
   return m;
+}
+
+// The notebook's scikit-learn kernels: rbf exp(−γ‖a − b‖²), laplacian exp(−γ‖a − b‖₁).
+double sklearn_kernel(const KernelSpec& kernel, const double* a, const double* b, std::size_t d) {
+  const bool gaussian = kernel.family == KernelFamily::Gaussian;
+  const double gamma = gaussian ? kernel.sigma * kernel.sigma : kernel.sigma;
+  double dist = 0.0;
+  for (std::size_t i = 0; i < d; ++i) {
+    const double diff = a[i] - b[i];
+    dist += gaussian ? diff * diff : std::fabs(diff);
+  }
+  return std::exp(-gamma * dist);
+}
+
+// What every comparator needs of its stream: regression, rows, λ > 0, and for the exact ones
+// T ≤ kRegretMaxSamples.
+void check_comparator_input(const Dataset& data, double lambda, bool exact) {
+  if (data.task != Task::Regression) throw ConfigError("regret curves are defined for regression streams");
+  if (data.n_samples == 0) throw InputError(data.name + ": empty stream");
+  if (exact && data.n_samples > kRegretMaxSamples)
+    throw ConfigError("regret: the exact comparator solves a T × T system (O(T³)); T = " +
+                      std::to_string(data.n_samples) + " exceeds the supported " +
+                      std::to_string(kRegretMaxSamples));
+  if (!(lambda > 0)) throw ConfigError("regret: the comparator's ridge λ must be > 0");
 }
 
 // In-sample squared residuals of ridge regression on one kernel's random features.
@@ -87,9 +104,7 @@ RegretBenchmark best_of(const Dictionary& dictionary, std::vector<std::vector<do
 
 RegretBenchmark federated_ridge_comparator(const Dataset& data, const Dictionary& dictionary, double lambda,
                                            std::size_t n_rff) {
-  if (data.task != Task::Regression) throw ConfigError("regret curves are defined for regression streams");
-  if (data.n_samples == 0) throw InputError(data.name + ": empty stream");
-  if (!(lambda > 0)) throw ConfigError("regret: the comparator's ridge λ must be > 0");
+  check_comparator_input(data, lambda, false);
   for (const KernelSpec& k : dictionary)
     if (!k.shift_invariant()) throw ConfigError("regret: the comparator needs random features, not " + k.name());
   std::vector<std::vector<double>> residuals(dictionary.size());
@@ -100,21 +115,33 @@ RegretBenchmark federated_ridge_comparator(const Dataset& data, const Dictionary
   return best_of(dictionary, residuals);
 }
 
+RegretBenchmark federated_kernel_ridge(const Dataset& data, const Dictionary& dictionary, double lambda) {
+  check_comparator_input(data, lambda, true);
+  for (const KernelSpec& k : dictionary)
+    if (!k.shift_invariant()) throw ConfigError("regret: the comparator takes the random features' kernels, not " + k.name());
+  const std::size_t d = data.n_features;
+  std::vector<std::vector<double>> residuals(dictionary.size());
+  parallel_for(dictionary.size(), 0, [&](std::size_t begin, std::size_t end) {
+    for (std::size_t k = begin; k < end; ++k)
+      residuals[k] = ridge_residuals(data, lambda, [&](const double* a, const double* b) {
+        return dictionary[k].evaluate(a, b, d);
+      });
+  });
+  return best_of(dictionary, residuals);
+}
+
 RegretBenchmark batch_kernel_ridge(const Dataset& data, const Dictionary& dictionary, double lambda) {
-  if (data.task != Task::Regression) throw ConfigError("regret curves are defined for regression streams");
-  if (data.n_samples == 0) throw InputError(data.name + ": empty stream");
-  if (data.n_samples > kRegretMaxSamples)
-    throw ConfigError("regret: the batch comparator solves a T × T system (O(T³)); T = " +
-                      std::to_string(data.n_samples) + " exceeds the supported " +
-                      std::to_string(kRegretMaxSamples));
-  if (!(lambda > 0)) throw ConfigError("regret: the comparator's ridge λ must be > 0");
+  check_comparator_input(data, lambda, true);
   for (const KernelSpec& k : dictionary)
     if (k.family != KernelFamily::Gaussian && k.family != KernelFamily::Laplacian)
       throw ConfigError("regret: the comparator takes Gaussian and Laplacian kernels, not " + k.name());
   std::vector<std::vector<double>> residuals(dictionary.size());
   // One T × T matrix per thread at a time; each kernel is independent.
   parallel_for(dictionary.size(), 0, [&](std::size_t begin, std::size_t end) {
-    for (std::size_t k = begin; k < end; ++k) residuals[k] = ridge_residuals(data, dictionary[k], lambda);
+    for (std::size_t k = begin; k < end; ++k)
+      residuals[k] = ridge_residuals(data, lambda, [&](const double* a, const double* b) {
+        return sklearn_kernel(dictionary[k], a, b, data.n_features);
+      });
   });
   return best_of(dictionary, residuals);
 }

@@ -471,6 +471,9 @@ StudyResult run_study(const StudyConfig& config, const Dataset& data) {
   cfg.backend = concrete_backend(cfg.backend);
   cfg.shuffle = cfg.shuffle || (preset && preset->shuffle);
   if (cfg.spread == Spread::Default) cfg.spread = preset ? preset->spread : Spread::Sample;
+  if (cfg.regret_comparator == RegretComparator::Auto)  // read only on a federated stream
+    cfg.regret_comparator = data.n_samples <= detail::kRegretMaxSamples ? RegretComparator::Exact
+                                                                        : RegretComparator::RandomFeatures;
   if (cfg.shuffle && data.n_clients > 0)
     throw ConfigError("study: a federated stream's order is its protocol; it cannot also be shuffled per replicate");
   if (cfg.regret_include_reg && data.n_clients == 0)
@@ -521,7 +524,11 @@ StudyResult run_study(const StudyConfig& config, const Dataset& data) {
   // the notebook's λ = 1e-3 on the 76-kernel journal dictionary.
   // On a federated stream: the POF-MKL paper's batch comparator over its 51 Gaussians (§4.7).
   std::vector<double> regret_residual2;
-  if (cfg.regret && data.n_clients > 0) {
+  if (cfg.regret && data.n_clients > 0 && cfg.regret_comparator == RegretComparator::Exact) {
+    detail::RegretBenchmark benchmark = detail::federated_kernel_ridge(data, parse_dictionary("fed-51"), 1e-3);
+    result.regret_benchmark = benchmark.kernel + " (kernel ridge)";
+    regret_residual2 = std::move(benchmark.residual2);
+  } else if (cfg.regret && data.n_clients > 0) {
     const std::size_t D = cfg.regret_features;
     if (D == 0) throw ConfigError("study: the regret comparator needs at least one random feature");
     detail::RegretBenchmark benchmark =

@@ -53,10 +53,15 @@ json cell_key(const AlgorithmSpec& spec, const StudyConfig& config, const Datase
               {"metric", config.metric},
               {"shuffle", config.shuffle},
               {"defaults", config.defaults},
-              {"regret_features", config.regret && data.n_clients ? config.regret_features : 0},
+              {"regret_features", config.regret && data.n_clients &&
+                                          config.regret_comparator != RegretComparator::Exact
+                                      ? config.regret_features
+                                      : 0},
               {"results_epoch", kResultsEpoch}};
   if (config.regret_include_reg) key["regret_include_reg"] = true;  // absent: the keys before the option
   if (config.spread == Spread::Population) key["std"] = "population";  // absent: sample, as before it
+  if (config.regret && data.n_clients && config.regret_comparator == RegretComparator::Exact)
+    key["regret_comparator"] = "exact";  // absent: random features, as before it
   // A cell run on another path (OMKL_CPU_SIMD, OMKL_CUDA_*, …) is not reused: its numbers and its
   // time are that path's. Without switches the key has no such entry.
   const auto switches = path_switches_set();

@@ -893,9 +893,14 @@ TEST(FederatedStudyTest, BatchRegretIsTheMeanOverClientsAgainstTheRidgeComparato
   config.threads = 1;
   config.regret = true;
   config.regret_features = 10;
+  for (const RegretComparator kind : {RegretComparator::RandomFeatures, RegretComparator::Auto}) {
+  config.regret_comparator = kind;  // auto: exact on these 60 rows
   const StudyResult result = run_study(config, data);
   const detail::RegretBenchmark comparator =
-      detail::federated_ridge_comparator(data, parse_dictionary("fed-51"), 1e-3, 10);
+      kind == RegretComparator::Auto ? detail::federated_kernel_ridge(data, parse_dictionary("fed-51"), 1e-3)
+                                     : detail::federated_ridge_comparator(data, parse_dictionary("fed-51"), 1e-3, 10);
+  EXPECT_NE(result.regret_benchmark.find(kind == RegretComparator::Auto ? "kernel ridge" : "D = 10"), std::string::npos)
+      << result.regret_benchmark;
   double total_m = 0.0;
   for (double m : comparator.residual2) total_m += m;
   EXPECT_NE(result.regret_benchmark.find(comparator.kernel), std::string::npos);
@@ -907,6 +912,30 @@ TEST(FederatedStudyTest, BatchRegretIsTheMeanOverClientsAgainstTheRidgeComparato
   }
   // The comparator fits the pooled data: its loss is below every online learner's.
   EXPECT_LT(total_m, result.results[0].final_mean * double(data.n_samples));
+  }
+}
+
+TEST(FederatedStudyTest, ExactComparatorIsTheRandomFeatureComparatorsLimit) {
+  // §4.7's exact kernel ridge against its random-feature form: as D grows the features' kernel
+  // estimate converges to κ (KernelSpec::evaluate, the kernel the features are drawn for), so
+  // the in-sample residuals converge to the exact ones. Past 6000 rows the exact one is refused.
+  const Dataset data = federated_stream(3, 20, 2);
+  const Dictionary one = parse_dictionary("gauss:2");
+  const double lambda = 0.1;  // residuals well above rounding
+  const detail::RegretBenchmark exact = detail::federated_kernel_ridge(data, one, lambda);
+  ASSERT_EQ(exact.residual2.size(), data.n_samples);
+  const auto total = [](const std::vector<double>& v) { return std::accumulate(v.begin(), v.end(), 0.0); };
+  ASSERT_GT(total(exact.residual2), 0.0);
+  std::vector<double> gaps;
+  for (std::size_t D : {10u, 1000u}) {
+    const detail::RegretBenchmark rf = detail::federated_ridge_comparator(data, one, lambda, D);
+    gaps.push_back(std::fabs(total(rf.residual2) - total(exact.residual2)) / total(exact.residual2));
+  }
+  EXPECT_LT(gaps[1], 0.05) << "D = 1000";
+  EXPECT_LT(gaps[1], gaps[0]) << "D = 10: " << gaps[0];
+  Dataset big = federated_stream(2, 3001, 1);
+  EXPECT_THROW(detail::federated_kernel_ridge(big, one, lambda), ConfigError);
+  EXPECT_THROW(parse_regret_comparator("krr"), ConfigError);
 }
 
 TEST(FederatedTest, OfsklDrawsItsKernelFromAStreamOfItsOwn) {
