@@ -85,8 +85,7 @@ const std::vector<Preset>& presets() {
        Normalization::Jmlr23,
        false,
        0,
-       {"sfg-mkl", "sfg-mkl-r", "omkl-gf"},
-       Spread::Population},
+       {"sfg-mkl", "sfg-mkl-r", "omkl-gf"}},
       // spec/federated.md §4 (POF-MKL, NeurIPS 2022): T = 500 rounds, K from the data (Naval 23,
       // UJI 42, Air 240 with --group-column site), i.i.d. or by-group split (§4.3), inputs divided
       // by the largest row norm and targets min-max scaled over the rows used (§4.2); the 51

@@ -1,8 +1,10 @@
 #include "study/regret.h"
 
 #include <Eigen/Dense>
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <thread>
 
 #include "core/parallel.h"
 #include "features/random_features.h"
@@ -14,24 +16,36 @@ namespace omkl::detail {
 namespace {
 
 // In-sample squared residuals of kernel ridge regression, (K + λI)α = y with the Gram matrix
-// K(i, j) = kernel(x_i, x_j) of the whole stream.
+// K(i, j) = kernel(x_i, x_j) of the whole stream. Only the lower triangle of K + λI is held,
+// factored in place: the fit's residual Kα − y is −λα, so m_t = λ²α_t² needs neither K nor a
+// product with it (one T × T matrix, not three).
 template <typename Kernel>
 std::vector<double> ridge_residuals(const Dataset& data, double lambda, const Kernel& kernel) {
   const std::size_t T = data.n_samples;
-  Eigen::MatrixXd K(T, T);
-  for (std::size_t i = 0; i < T; ++i) {
-    K(i, i) = kernel(data.row(i), data.row(i));
-    for (std::size_t j = 0; j < i; ++j) K(i, j) = K(j, i) = kernel(data.row(i), data.row(j));
+  const auto n = static_cast<Eigen::Index>(T);
+  Eigen::MatrixXd A(n, n);
+  for (Eigen::Index i = 0; i < n; ++i) {
+    const double* xi = data.row(static_cast<std::size_t>(i));
+    A(i, i) = kernel(xi, xi) + lambda;
+    for (Eigen::Index j = 0; j < i; ++j) A(i, j) = kernel(xi, data.row(static_cast<std::size_t>(j)));
   }
-  const Eigen::Map<const Eigen::VectorXd> y(data.y.data(), static_cast<Eigen::Index>(T));
-  Eigen::MatrixXd A = K;
-  A.diagonal().array() += lambda;
-  const Eigen::VectorXd alpha = A.llt().solve(y);
-  const Eigen::VectorXd fitted = K * alpha;
+  Eigen::LLT<Eigen::Ref<Eigen::MatrixXd>> factor(A);
+  if (factor.info() != Eigen::Success)
+    throw Error("regret: the comparator's system K + λI is not positive definite to working precision");
+  const Eigen::Map<const Eigen::VectorXd> y(data.y.data(), n);
+  const Eigen::VectorXd alpha = factor.solve(y);
   std::vector<double> m(T);
-  for (std::size_t t = 0; t < T; ++t) m[t] = (fitted[static_cast<Eigen::Index>(t)] - y[static_cast<Eigen::Index>(t)]) *
-                                             (fitted[static_cast<Eigen::Index>(t)] - y[static_cast<Eigen::Index>(t)]);
+  for (Eigen::Index t = 0; t < n; ++t) m[static_cast<std::size_t>(t)] = (lambda * alpha[t]) * (lambda * alpha[t]);
   return m;
+}
+
+// Kernels fitted at once: every hardware thread, but no more T × T matrices than fit in
+// kComparatorMemoryBytes (at least one).
+std::size_t comparator_threads(std::size_t T) {
+  const double matrix = 8.0 * static_cast<double>(T) * static_cast<double>(T);
+  const double fit = static_cast<double>(kComparatorMemoryBytes) / matrix;
+  const std::size_t hardware = std::max(1u, std::thread::hardware_concurrency());
+  return fit < 1.0 ? 1 : std::min(hardware, static_cast<std::size_t>(fit));
 }
 
 // The notebook's scikit-learn kernels: rbf exp(−γ‖a − b‖²), laplacian exp(−γ‖a − b‖₁).
@@ -47,14 +61,13 @@ double sklearn_kernel(const KernelSpec& kernel, const double* a, const double* b
 }
 
 // What every comparator needs of its stream: regression, rows, λ > 0, and for the exact ones
-// T ≤ kRegretMaxSamples.
-void check_comparator_input(const Dataset& data, double lambda, bool exact) {
+// at most `max_samples` rows (0: no limit).
+void check_comparator_input(const Dataset& data, double lambda, std::size_t max_samples) {
   if (data.task != Task::Regression) throw ConfigError("regret curves are defined for regression streams");
   if (data.n_samples == 0) throw InputError(data.name + ": empty stream");
-  if (exact && data.n_samples > kRegretMaxSamples)
+  if (max_samples > 0 && data.n_samples > max_samples)
     throw ConfigError("regret: the exact comparator solves a T × T system (O(T³)); T = " +
-                      std::to_string(data.n_samples) + " exceeds the supported " +
-                      std::to_string(kRegretMaxSamples));
+                      std::to_string(data.n_samples) + " exceeds the supported " + std::to_string(max_samples));
   if (!(lambda > 0)) throw ConfigError("regret: the comparator's ridge λ must be > 0");
 }
 
@@ -104,7 +117,7 @@ RegretBenchmark best_of(const Dictionary& dictionary, std::vector<std::vector<do
 
 RegretBenchmark federated_ridge_comparator(const Dataset& data, const Dictionary& dictionary, double lambda,
                                            std::size_t n_rff) {
-  check_comparator_input(data, lambda, false);
+  check_comparator_input(data, lambda, 0);
   for (const KernelSpec& k : dictionary)
     if (!k.shift_invariant()) throw ConfigError("regret: the comparator needs random features, not " + k.name());
   std::vector<std::vector<double>> residuals(dictionary.size());
@@ -116,12 +129,12 @@ RegretBenchmark federated_ridge_comparator(const Dataset& data, const Dictionary
 }
 
 RegretBenchmark federated_kernel_ridge(const Dataset& data, const Dictionary& dictionary, double lambda) {
-  check_comparator_input(data, lambda, true);
+  check_comparator_input(data, lambda, kExactComparatorMaxSamples);
   for (const KernelSpec& k : dictionary)
     if (!k.shift_invariant()) throw ConfigError("regret: the comparator takes the random features' kernels, not " + k.name());
   const std::size_t d = data.n_features;
   std::vector<std::vector<double>> residuals(dictionary.size());
-  parallel_for(dictionary.size(), 0, [&](std::size_t begin, std::size_t end) {
+  parallel_for(dictionary.size(), comparator_threads(data.n_samples), [&](std::size_t begin, std::size_t end) {
     for (std::size_t k = begin; k < end; ++k)
       residuals[k] = ridge_residuals(data, lambda, [&](const double* a, const double* b) {
         return dictionary[k].evaluate(a, b, d);
@@ -131,13 +144,13 @@ RegretBenchmark federated_kernel_ridge(const Dataset& data, const Dictionary& di
 }
 
 RegretBenchmark batch_kernel_ridge(const Dataset& data, const Dictionary& dictionary, double lambda) {
-  check_comparator_input(data, lambda, true);
+  check_comparator_input(data, lambda, kRegretMaxSamples);
   for (const KernelSpec& k : dictionary)
     if (k.family != KernelFamily::Gaussian && k.family != KernelFamily::Laplacian)
       throw ConfigError("regret: the comparator takes Gaussian and Laplacian kernels, not " + k.name());
   std::vector<std::vector<double>> residuals(dictionary.size());
   // One T × T matrix per thread at a time; each kernel is independent.
-  parallel_for(dictionary.size(), 0, [&](std::size_t begin, std::size_t end) {
+  parallel_for(dictionary.size(), comparator_threads(data.n_samples), [&](std::size_t begin, std::size_t end) {
     for (std::size_t k = begin; k < end; ++k)
       residuals[k] = ridge_residuals(data, lambda, [&](const double* a, const double* b) {
         return sklearn_kernel(dictionary[k], a, b, data.n_features);

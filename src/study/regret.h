@@ -12,8 +12,15 @@
 
 namespace omkl::detail {
 
-/// Largest stream the O(T³) comparator accepts.
+/// Largest stream the graph journal's O(T³) comparator accepts, and the largest pooled stream
+/// the federated regret's `auto` comparator fits exactly (a minute or so per kernel on 2 cores).
 constexpr std::size_t kRegretMaxSamples = 6000;
+/// Largest pooled stream the federated exact comparator takes when asked for it (UJI's 21 000
+/// rows: a T × T matrix of 3.5 GB per kernel being fitted, hours on a few cores).
+constexpr std::size_t kExactComparatorMaxSamples = 25000;
+/// Memory the exact comparators' matrices may take at once: kernels are fitted side by side
+/// only as far as their T × T matrices fit in it.
+constexpr std::size_t kComparatorMemoryBytes = std::size_t{8} << 30;
 
 struct RegretBenchmark {
   std::string kernel;              ///< the kernel with the smallest in-sample squared error
@@ -37,9 +44,10 @@ RegretBenchmark federated_ridge_comparator(const Dataset& data, const Dictionary
                                            std::size_t n_rff);
 
 /// The same comparator as exact kernel ridge regression (§4.7's choice where it fits): per
-/// kernel, (K + λI)α = y on the pooled stream with K(i, j) = κ(x_i, x_j), the kernel whose random
-/// features the algorithms draw (KernelSpec::evaluate); the objective ‖y − Kα‖² + λαᵀKα.
-/// ConfigError as federated_ridge_comparator(), and for T > kRegretMaxSamples.
+/// kernel, (K + λI)α = y on the pooled stream (the minimiser of ‖y − Kα‖² + λαᵀKα) with
+/// K(i, j) = κ(x_i, x_j), the kernel whose random features the algorithms draw
+/// (KernelSpec::evaluate); keeps the kernel with the smallest Σ_t m_t, the in-sample squared
+/// residuals. ConfigError as federated_ridge_comparator(), and for T > kExactComparatorMaxSamples.
 RegretBenchmark federated_kernel_ridge(const Dataset& data, const Dictionary& dictionary, double lambda);
 
 }  // namespace omkl::detail

@@ -29,7 +29,8 @@ std::string study_metric(const StudyConfig& config, Task task);
 /// ("error_rate": classification_mistake() under the algorithm's convention).
 double step_error(const std::string& metric, double prediction, double y, const detail::MetricConvention& convention);
 
-/// Mean and sample standard deviation (0 for one value; NaN for none).
+/// Mean and standard deviation, the sample one (n − 1; 0 for one value) or the population one
+/// (n) as `spread` says; NaN for none.
 void mean_std(const std::vector<double>& v, double& mean, double& std_dev, Spread spread = Spread::Sample);
 
 /// Replicate r's order of an n-sample stream in a shuffled study (StudyConfig::shuffle): row

@@ -159,7 +159,7 @@ GraphAidedConfig read_graph_aided_config(ParamReader& params, const AlgoContext&
                                      "(eq. 19), on eta's schedule (default: eta)"
                                    : "ξ: exploration of the vertex PMF (eq. 33) and of SFG-R's refinement "
                                      "threshold, on eta's schedule (default: eta)");
-  const bool explore_given = params.given(explore_key);
+  const bool explore_given = params.has(explore_key);  // by the user or a preset
   if (!(c.eta > 0) || (!explore_given && c.eta > 1))
     params.fail("eta", explore_given ? "must be > 0"
                                      : std::string("must be in (0, 1] (it is also the exploration rate; ") +

@@ -468,8 +468,10 @@ TEST_F(CudaTest, ResidentGraphWalkEqualsTheHostPath) {
         auto cpu_ctx = context_for(data, profile, {0, 2, 5});
         auto gpu_ctx = cpu_ctx;
         gpu_ctx.backend = BackendKind::Cuda;
-        const std::vector<std::pair<std::string, std::string>> params = {
+        std::vector<std::pair<std::string, std::string>> params = {
             {"D", "37"}, {"switch_step", "150"}, {"precision", precision}};
+        // The exploration rate apart from η (GraphTables::explore): ξ, or GF's η_e.
+        params.emplace_back(std::string(name) == "omkl-gf" ? "eta_e" : "xi", "0.3");
         auto cpu = make(name, cpu_ctx, with_param(params, "step_path", "host"));
         auto gpu_host = [&] {
           SelectedPath native("native");  // whatever OMKL_CUDA_STEP_SELECTED the suite runs under

