@@ -138,8 +138,8 @@ GraphAidedConfig read_graph_aided_config(ParamReader& params, const AlgoContext&
   read_features(params, conference, c.rf);
   const std::size_t N = c.rf.dictionary.size();
 
-  // ---- step schedules (§1.6): η, and ξ (SFG / SFG-R) or η_e (GF) on the same schedule; the
-  // experiments give all three one number ------------------------------------------------
+  // ---- step schedules (§1.6): η, and ξ (SFG / SFG-R) or η_e (GF), by default on η's schedule;
+  // the experiments give all three one number -----------------------------------------------
   const std::string schedule = params.get_choice(
       "eta_schedule", conference ? "const" : "inv_sqrt_t", {"inv_sqrt_t", "const"},
       "η_t (and ξ_t or η_{e,t}): eta/√t, or eta constant");
@@ -156,10 +156,14 @@ GraphAidedConfig read_graph_aided_config(ParamReader& params, const AlgoContext&
   const char* explore_key = gf ? "eta_e" : "xi";
   c.explore = params.get_double(explore_key, c.eta,
                                 gf ? "η_e: exploration of the graph's links (eq. 20) and of the selective-node PMF "
-                                     "(eq. 19), on eta's schedule (default: eta)"
+                                     "(eq. 19), on eta_e_schedule (default: eta)"
                                    : "ξ: exploration of the vertex PMF (eq. 33) and of SFG-R's refinement "
-                                     "threshold, on eta's schedule (default: eta)");
+                                     "threshold, on xi_schedule (default: eta)");
   const bool explore_given = params.has(explore_key);  // by the user or a preset
+  const std::string explore_schedule_key = std::string(explore_key) + "_schedule";
+  c.explore_inv_sqrt_t = params.get_choice(explore_schedule_key, schedule, {"inv_sqrt_t", "const"},
+                                           std::string(explore_key) + "/√t, or " + explore_key +
+                                               " constant (default: eta_schedule)") == "inv_sqrt_t";
   if (!(c.eta > 0) || (!explore_given && c.eta > 1))
     params.fail("eta", explore_given ? "must be > 0"
                                      : std::string("must be in (0, 1] (it is also the exploration rate; ") +

@@ -30,7 +30,8 @@ struct GraphAidedConfig {
   bool conference = false;  ///< SFG-MKL / SFG-MKL-R (§2.7)
   RfEnsembleConfig rf;      ///< dictionary, D, features, λ (squared loss)
 
-  bool inv_sqrt_t = true;  ///< η_t = eta/√t, else eta constant (§1.6); ξ_t / η_{e,t} alike
+  bool inv_sqrt_t = true;  ///< η_t = eta/√t, else eta constant (§1.6)
+  bool explore_inv_sqrt_t = true;  ///< ξ_t / η_{e,t} likewise (by default η's schedule)
   double eta = 0.1;        ///< learning rate of θ, w and u
   double explore = 0.1;    ///< exploration rate: ξ (SFG / SFG-R) or η_e (GF); eta unless given
   std::int64_t switch_step = 300;
@@ -59,11 +60,11 @@ struct GraphAidedConfig {
   DivergenceMatrix delta;
   DominatorOrder dominator_order;
 
-  double eta_at(std::int64_t t) const { return scheduled(eta, t); }
-  /// ξ_t (SFG / SFG-R) or η_{e,t} (GF), on η's schedule.
-  double explore_at(std::int64_t t) const { return scheduled(explore, t); }
-  double scheduled(double rate, std::int64_t t) const {
-    return inv_sqrt_t ? rate / std::sqrt(static_cast<double>(t)) : rate;
+  double eta_at(std::int64_t t) const { return scheduled(eta, inv_sqrt_t, t); }
+  /// ξ_t (SFG / SFG-R) or η_{e,t} (GF).
+  double explore_at(std::int64_t t) const { return scheduled(explore, explore_inv_sqrt_t, t); }
+  static double scheduled(double rate, bool over_sqrt_t, std::int64_t t) {
+    return over_sqrt_t ? rate / std::sqrt(static_cast<double>(t)) : rate;
   }
   SamplerRule gf_rule() const { return shifted ? SamplerRule::Shifted : SamplerRule::InverseCdf; }
   /// The selection stream's index: distinct per family so that runs of different families

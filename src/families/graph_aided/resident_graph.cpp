@@ -57,6 +57,7 @@ GraphTableData make_graph_tables(const GraphAidedConfig& config, double feature_
   c.eta = config.eta;
   c.explore = config.explore;
   c.inv_sqrt_t = config.inv_sqrt_t ? 1 : 0;
+  c.explore_inv_sqrt_t = config.explore_inv_sqrt_t ? 1 : 0;
   c.switch_step = config.switch_step;
   c.shifted = config.shifted ? 1 : 0;
   c.after_switch = static_cast<int>(config.after_switch);

@@ -48,8 +48,9 @@ struct GraphTables {
   std::uint32_t n = 0;          ///< kernels (= vertices for SFG / SFG-R)
   std::uint32_t max_pairs = 0;  ///< most pairs one step names
   double eta = 0.1;      ///< learning rate of θ, w and u
-  double explore = 0.1;  ///< ξ (SFG / SFG-R) or η_e (GF), on η's schedule
+  double explore = 0.1;  ///< ξ (SFG / SFG-R) or η_e (GF)
   int inv_sqrt_t = 1;
+  int explore_inv_sqrt_t = 1;  ///< the exploration rate's schedule
   long long switch_step = 0;
   int shifted = 0;       ///< reference off-by-one sampler
   int after_switch = 0;  ///< AfterSwitch: 0 Fixed0, 1 ArgmaxU, 2 KeepSampling
@@ -164,10 +165,10 @@ struct GraphProgram {
   GraphTables c;
   GraphStates s;
 
-  OMKL_HD double eta_at(std::int64_t t) const { return scheduled(c.eta, t); }
-  OMKL_HD double explore_at(std::int64_t t) const { return scheduled(c.explore, t); }
-  OMKL_HD double scheduled(double rate, std::int64_t t) const {
-    return c.inv_sqrt_t ? rate / std::sqrt(static_cast<double>(t)) : rate;
+  OMKL_HD double eta_at(std::int64_t t) const { return scheduled(c.eta, c.inv_sqrt_t, t); }
+  OMKL_HD double explore_at(std::int64_t t) const { return scheduled(c.explore, c.explore_inv_sqrt_t, t); }
+  OMKL_HD static double scheduled(double rate, int over_sqrt_t, std::int64_t t) {
+    return over_sqrt_t ? rate / std::sqrt(static_cast<double>(t)) : rate;
   }
 
   /// graph_selection.cpp's plan_selection(), then the pairs of graph_aided.cpp's plan_pairs().

@@ -404,8 +404,11 @@ TEST(GraphAidedTest, ExplorationRatesAreSetApartFromTheLearningRate) {
   const AlgoContext c = context_for(data);
   const Params common{{"dict", kDict3}, {"D", "8"}, {"M", "2"}};
   for (const char* name : {"omkl-sfg", "omkl-sfg-r"}) {
-    SCOPED_TRACE(name);
+  for (const char* schedule : {"inv_sqrt_t", "const"}) {  // ξ's own schedule; η's stays 0.1/√t
+    SCOPED_TRACE(std::string(name) + " xi_schedule=" + schedule);
+    const bool constant = std::string(schedule) == "const";
     Params params = omkl::test::with_param(common, "xi", "0.4");
+    params.emplace_back("xi_schedule", schedule);
     if (std::string(name) == "omkl-sfg-r") params.emplace_back("beta_rank", "2");  // of 3 vertices
     auto a = make(name, c, params);
     for (std::size_t t = 1; t <= 6; ++t) {
@@ -415,7 +418,7 @@ TEST(GraphAidedTest, ExplorationRatesAreSetApartFromTheLearningRate) {
       double prediction = 0.0;
       a->step(data.row(t - 1), data.y[t - 1], &prediction);
       const GraphAidedTrace& tr = *graph_aided_trace(*a, 0);
-      const double xi = 0.4 / std::sqrt(double(t));
+      const double xi = constant ? 0.4 : 0.4 / std::sqrt(double(t));
       EXPECT_DOUBLE_EQ(tr.explore, xi);
       EXPECT_DOUBLE_EQ(tr.eta, 0.1 / std::sqrt(double(t)));
       ASSERT_EQ(tr.node_pmf.size(), u.size());
@@ -425,6 +428,7 @@ TEST(GraphAidedTest, ExplorationRatesAreSetApartFromTheLearningRate) {
         EXPECT_NEAR(tr.node_pmf[i], (1.0 - xi) * u[i] / total + share, 1e-12) << "t " << t << " vertex " << i;
       }
     }
+  }
   }
   // Given as η, the same numbers bit for bit; apart from η, other numbers (both families).
   for (const auto& [name, key] : {std::pair<const char*, const char*>{"omkl-sfg", "xi"}, {"omkl-gf", "eta_e"}}) {
@@ -439,6 +443,7 @@ TEST(GraphAidedTest, ExplorationRatesAreSetApartFromTheLearningRate) {
   EXPECT_NE(config_message("omkl-sfg-r", c, {{"xi", "1"}, {"beta_rank", "2"}}).find("refinement"), std::string::npos);
   EXPECT_NE(config_message("omkl-gf", c, {{"eta_e", "0"}}).find("eta_e"), std::string::npos);
   EXPECT_NE(config_message("omkl-gf", c, {{"xi", "0.2"}}).find("xi"), std::string::npos);  // SFG's rate
+  EXPECT_NE(config_message("omkl-gf", c, {{"eta_e_schedule", "cosine"}}).find("eta_e_schedule"), std::string::npos);
   EXPECT_EQ(config_message("omkl-sfg", c, {{"eta", "2"}, {"xi", "0.5"}}), "");  // η alone may exceed 1
   EXPECT_NE(config_message("omkl-sfg", c, {{"eta", "2"}}).find("exploration"), std::string::npos);
 }

@@ -130,7 +130,8 @@ std::vector<Params> variants(const std::string& name) {
   }
   if (name == "omkl-sfg-r") {
     plus({{"sfgr_after_switch", "fixed0"}, {"sfgr_refine_all_vertices", "true"}});
-    plus({{"beta", "0.09"}, {"sfgr_predict_with_refined", "false"}, {"sfgr_double_draw", "true"}, {"xi", "0.25"}});
+    plus({{"beta", "0.09"}, {"sfgr_predict_with_refined", "false"}, {"sfgr_double_draw", "true"}, {"xi", "0.25"},
+          {"xi_schedule", "const"}});
   }
   return out;
 }
