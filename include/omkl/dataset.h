@@ -150,10 +150,15 @@ struct FederatedLayout {
   /// Grouped data: rows each client takes from every other group; 0 = rounds / 10 (the paper's
   /// 50 of 500).
   std::size_t minority_rows = 0;
+  /// Grouped data: each group's rows in stream (chronological) order when they are dealt
+  /// (§4.3's `noniid.within_site_order = chronological`, the default), or, true, the rows the
+  /// deal uses from each group (its first C·T) permuted with the data seed first (`shuffled`).
+  bool shuffle_sites = false;
   /// Grouped data: each client's T rows in an order shuffled with the data seed (the authors'
-  /// code, spec/federated.md §4.3), or, false, in the order §4.3 lists them — its own block, then
-  /// the other groups' blocks in group order, each in stream order (`noniid.within_site_order =
-  /// chronological`). The published tables were reproduced with the shuffle.
+  /// code, spec/federated.md §4.3: "this shuffle sets the client's time order"), or, false, in
+  /// the order §4.3 lists them — its own block, then the other groups' blocks in group order
+  /// (`--client-order listed`, not a spec option). The published tables were reproduced with
+  /// the shuffle.
   bool shuffle_within_client = true;
   std::uint64_t seed = 0;     ///< the data seed: the permutation and the clients' time orders
 };
@@ -166,7 +171,8 @@ struct FederatedLayout {
 ///    per group; client c = s·C + g takes rows [a·g, a·g + a) of its own group s (a = T − (G − 1)·m,
 ///    m = minority_rows, by default T/10) and m rows from every other group s', starting at a·C + m·(r·C + g), where r
 ///    is s's position among the groups other than s'; its T rows (own block, then the others in group
-///    order) are then shuffled with the data seed (unless shuffle_within_client is false). K defaults
+///    order) are then shuffled with the data seed (unless shuffle_within_client is false); with
+///    shuffle_sites, each group's first C·T rows are permuted with the data seed before. K defaults
 ///    to G·min_s ⌊n_s / T⌋.
 /// Throws ConfigError when the data hold fewer rows than K × T (naming both), when K is not a
 /// multiple of the group count, when the minority rows leave no room for the own group, or when

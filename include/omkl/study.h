@@ -225,10 +225,13 @@ struct StudySource {
   std::size_t clients = 0;     ///< federated clients K (0: the preset's rule or from the groups)
   std::size_t rounds = 0;      ///< federated rounds T (0: the preset's, if it is federated)
   std::uint64_t seed = 0;      ///< synthetic streams and the federated deal
-  /// Grouped federated deal: "shuffled" or "chronological", each client's row order
-  /// (FederatedLayout::shuffle_within_client; spec/federated.md §4.3's noniid.within_site_order);
-  /// empty: shuffled. Refused without a group column.
+  /// Grouped federated deal: "chronological" or "shuffled", each group's row order before the
+  /// deal (FederatedLayout::shuffle_sites; spec/federated.md §4.3's noniid.within_site_order);
+  /// empty: chronological. Refused without a group column.
   std::string within_site_order;
+  /// Grouped federated deal: "shuffled" or "listed", each client's time order
+  /// (FederatedLayout::shuffle_within_client); empty: shuffled. Refused without a group column.
+  std::string client_order;
 };
 
 /// The stream as read and, for a federated preset or with clients / rounds, dealt to the

@@ -102,7 +102,8 @@ def study(data: str = "synthetic:dataset2", algos: Optional[Union[str, Iterable[
           group_column: str = "", clients: int = 0, rounds: int = 0, backend: str = "cpu", threads: int = 0,
           metric: str = "", loss: str = "", curve_points: int = 200, out: Optional[Union[str, os.PathLike]] = None,
           shuffle: bool = False, regret: bool = False, time_match: str = "", regret_include_reg: bool = False,
-          within_site_order: str = "", format: str = "", std: str = "", regret_comparator: str = "auto") -> Study:
+          within_site_order: str = "", format: str = "", std: str = "", regret_comparator: str = "auto",
+          client_order: str = "") -> Study:
     """Runs a study as ``omkl study`` does, with the same options and the same numbers.
 
     ``data`` is a CSV or LIBSVM file or a built-in stream (``"synthetic:dataset1"``); ``algos``
@@ -112,8 +113,9 @@ def study(data: str = "synthetic:dataset2", algos: Optional[Union[str, Iterable[
     ``profile`` "paper" or "reference". With ``out`` the output files are written there too (and
     finished cells are reused by a later run with the same configuration). The other options are
     the command line's (``omkl study --help``); ``time_match="rf-oks++:D=400"`` is the bandit paper's
-    time-matched mode (``summary["time_match"]`` reports the budgets found); ``regret_include_reg``
-    and ``within_site_order`` are ``--regret-include-reg`` and ``--within-site-order``; ``format`` ("csv" or
+    time-matched mode (``summary["time_match"]`` reports the budgets found); ``regret_include_reg``,
+    ``within_site_order`` and ``client_order`` are ``--regret-include-reg``, ``--within-site-order`` and
+    ``--client-order``; ``format`` ("csv" or
     "libsvm") reads a file whose name says otherwise (a CSV named ``.txt``); ``std`` ("sample" or
     "population", ``--std``) is the spread across seeds, by default the preset's (``summary["std"]``
     says which); ``regret_comparator`` ("auto", "exact" or "rf", ``--regret-comparator``) the federated
@@ -134,6 +136,7 @@ def study(data: str = "synthetic:dataset2", algos: Optional[Union[str, Iterable[
     source.rounds = int(rounds)
     source.seed = int(seed)
     source.within_site_order = within_site_order or ""
+    source.client_order = client_order or ""
     out_dir = os.fspath(out) if out is not None else ""
     command = f"omkl.study(data={source.path!r}, algos={list(algos)!r}, seeds={seeds}, preset={preset!r}, profile={profile!r})"
     texts = _omkl.run_study(source, list(algos), int(seeds), profile, backend, int(threads), metric or "", loss or "",

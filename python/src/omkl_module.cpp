@@ -233,7 +233,8 @@ NB_MODULE(_omkl, m) {
       .def_rw("clients", &omkl::StudySource::clients)
       .def_rw("rounds", &omkl::StudySource::rounds)
       .def_rw("seed", &omkl::StudySource::seed)
-      .def_rw("within_site_order", &omkl::StudySource::within_site_order);
+      .def_rw("within_site_order", &omkl::StudySource::within_site_order)
+      .def_rw("client_order", &omkl::StudySource::client_order);
 
   m.def("run_study", &run_study, nb::arg("source"), nb::arg("algos"), nb::arg("seeds"), nb::arg("profile"),
         nb::arg("backend"), nb::arg("threads"), nb::arg("metric"), nb::arg("loss"), nb::arg("curve_points"),

@@ -100,9 +100,11 @@ def test_federated_options_reach_the_study(tmp_path):
     assert with_reg.summary["regret_include_reg"] is True
     assert with_reg.results[0]["final_mean"] == plain.results[0]["final_mean"]
     assert with_reg.results[0]["regret_batch"] > plain.results[0]["regret_batch"]
-    chrono = omkl.study(**common, within_site_order="chronological")
-    assert chrono.results[0]["final_mean"] != plain.results[0]["final_mean"]
-    with pytest.raises(omkl.ConfigError, match="shuffled, chronological"):
+    assert omkl.study(**common, within_site_order="chronological").results[0]["final_mean"] == \
+        plain.results[0]["final_mean"]  # the default
+    for changed in (dict(within_site_order="shuffled"), dict(client_order="listed")):
+        assert omkl.study(**common, **changed).results[0]["final_mean"] != plain.results[0]["final_mean"]
+    with pytest.raises(omkl.ConfigError, match="chronological, shuffled"):
         omkl.study(**common, within_site_order="sorted")
     # A CSV named .txt (LIBSVM by its name) is read with format="csv".
     (tmp_path / "g.txt").write_text("\n".join(rows) + "\n")

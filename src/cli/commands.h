@@ -24,7 +24,8 @@ struct CommonOptions {
   std::string target;
   std::string format;         // csv or libsvm (empty: by the file's extension; standard input: csv)
   std::string group_column;   // CSV column holding each row's group (federated non-i.i.d. split)
-  std::string within_site_order;  // grouped deal: shuffled (default) or chronological, spec/federated.md §4.3
+  std::string within_site_order;  // grouped deal: each group's order, chronological (default) or shuffled (§4.3)
+  std::string client_order;       // grouped deal: each client's time order, shuffled (default) or listed
   std::size_t clients = 0;    // federated clients K (0: the preset's rule / from the data)
   std::size_t rounds = 0;     // federated rounds T (0: the preset's, if it is federated)
   std::string normalize = "";  // empty: the preset's, else none

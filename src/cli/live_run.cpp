@@ -129,8 +129,9 @@ int live_run_command(const CommonOptions& o, const RunOptions& r, const CLI::App
   if (r.save_at >= 0) throw ConfigError("--save-at: a live stream has no row to stop at; use --save-every N");
   if (r.save_every > 0 && r.save.empty()) throw ConfigError("--save-every needs --save PATH (where to checkpoint)");
   check_run_paths(o, r);
-  if (o.clients > 0 || o.rounds > 0 || !o.group_column.empty() || !o.within_site_order.empty())
-    throw ConfigError("--clients / --rounds / --group-column / --within-site-order deal a whole file to federated "
+  if (o.clients > 0 || o.rounds > 0 || !o.group_column.empty() || !o.within_site_order.empty() ||
+      !o.client_order.empty())
+    throw ConfigError("--clients / --rounds / --group-column / --within-site-order / --client-order deal a whole file to federated "
                       "clients; a live stream is one client's rows");
   const auto specs = parse_algos(o, {"raker"}, true);
   if (specs.size() != 1) throw ConfigError("run: give exactly one --algo");

@@ -106,10 +106,13 @@ void add_common_options(CLI::App& app, CommonOptions& o, bool with_seeds) {
   app.add_option("--rounds", o.rounds, "federated rounds T, samples per client (default: the preset's)")
       ->check(kPositiveCount);
   app.add_option("--within-site-order", o.within_site_order,
-                 "with --group-column: each client's row order, shuffled with --seed (the authors' code, the "
-                 "default) or chronological (own group's block, then the others', each in file order); "
-                 "spec/federated.md §4.3")
-      ->check(CLI::IsMember({"shuffled", "chronological"}));
+                 "with --group-column: each group's rows as the deal takes them, chronological (file order, "
+                 "the default) or shuffled with --seed first; spec/federated.md §4.3, noniid.within_site_order")
+      ->check(CLI::IsMember({"chronological", "shuffled"}));
+  app.add_option("--client-order", o.client_order,
+                 "with --group-column: each client's time order, shuffled with --seed (the authors' code, §4.3; "
+                 "the default) or listed (own group's block, then the others', each in the group's order)")
+      ->check(CLI::IsMember({"shuffled", "listed"}));
   app.add_option("--normalize", o.normalize,
                  "preprocessing: none, minmax, minmax-global, minmax-all, zscore, unit-rows, jmlr23, symmetric, "
                  "symmetric-keep-binary (the bandit spec's no_rescale_binary), or "
@@ -148,6 +151,7 @@ StudySource study_source(const CommonOptions& o) {
   source.rounds = o.rounds;
   source.seed = o.seed;
   source.within_site_order = o.within_site_order;
+  source.client_order = o.client_order;
   return source;
 }
 }  // namespace

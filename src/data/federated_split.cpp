@@ -22,6 +22,7 @@ namespace {
 // Stream indices of the two shuffles (distinct from every other use of RngPurpose::Permutation).
 constexpr std::uint64_t kIidPermutation = 0xfed1;
 constexpr std::uint64_t kClientShuffle = 0xfed2;
+constexpr std::uint64_t kSiteShuffle = 0xfed3;
 
 // Fisher–Yates from the back, one below() per position.
 void shuffle(std::vector<std::size_t>& v, detail::RandomStream& rng) {
@@ -95,6 +96,15 @@ std::vector<std::vector<std::size_t>> grouped_clients(const Dataset& data, const
                         " rounds need " + product_text(per_group, T));
   const std::size_t C = per_group;
   K_out = G * C;
+  // noniid.within_site_order = shuffled: the C·T rows the deal takes from each group (its first,
+  // as in stream order) permuted first, so a client's blocks are no longer stretches of time.
+  if (layout.shuffle_sites)
+    for (std::size_t s = 0; s < G; ++s) {
+      std::vector<std::size_t> used(sites[s].begin(), sites[s].begin() + static_cast<std::ptrdiff_t>(C * T));
+      detail::RandomStream rng(layout.seed, s, detail::RngPurpose::Permutation, kSiteShuffle);
+      shuffle(used, rng);
+      std::copy(used.begin(), used.end(), sites[s].begin());
+    }
   std::vector<std::vector<std::size_t>> clients(K_out);
   for (std::size_t s = 0; s < G; ++s) {
     for (std::size_t g = 0; g < C; ++g) {
@@ -107,7 +117,7 @@ std::vector<std::vector<std::size_t>> grouped_clients(const Dataset& data, const
         const std::size_t first = own * C + m * (r * C + g);
         for (std::size_t i = 0; i < m; ++i) rows.push_back(sites[other][first + i]);
       }
-      if (!layout.shuffle_within_client) continue;  // §4.3's listing order (within_site_order = chronological)
+      if (!layout.shuffle_within_client) continue;  // §4.3's listing order (--client-order listed)
       detail::RandomStream rng(layout.seed, s * C + g, detail::RngPurpose::Permutation, kClientShuffle);
       shuffle(rows, rng);
     }

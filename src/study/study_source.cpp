@@ -23,16 +23,22 @@ Dataset load_study_stream(const StudySource& source) {
   else if (preset && preset->federated_rounds) layout.rounds = preset->federated_rounds;
   layout.clients = source.clients;
   layout.seed = source.seed;
-  if (!source.within_site_order.empty()) {
-    if (source.within_site_order != "shuffled" && source.within_site_order != "chronological")
-      throw ConfigError("--within-site-order (within_site_order) '" + source.within_site_order +
-                        "': one of shuffled, chronological");
+  // The grouped deal's two orders: each group's rows before it, each client's after it.
+  const auto grouped_order = [&](const char* option, const std::string& value, const char* first,
+                                 const char* second) {
+    if (value.empty()) return false;
+    if (value != first && value != second)
+      throw ConfigError(std::string(option) + " '" + value + "': one of " + first + ", " + second);
     if (data.groups.empty())
-      throw ConfigError("--within-site-order (within_site_order) '" + source.within_site_order +
+      throw ConfigError(std::string(option) + " '" + value +
                         "' orders a grouped (non-i.i.d.) deal: give a group column (--group-column; an i.i.d. "
                         "deal's order is its permutation)");
-    layout.shuffle_within_client = source.within_site_order == "shuffled";
-  }
+    return value == second;
+  };
+  layout.shuffle_sites =
+      grouped_order("--within-site-order (within_site_order)", source.within_site_order, "chronological", "shuffled");
+  layout.shuffle_within_client =
+      !grouped_order("--client-order (client_order)", source.client_order, "shuffled", "listed");
   const bool federated = (preset && preset->federated_rounds > 0) || source.clients > 0 || source.rounds > 0;
   if (!federated && !data.groups.empty())
     throw ConfigError("group column '" + source.group_column + "' deals rows to federated clients by group: give a "

@@ -597,13 +597,19 @@ TEST_F(CliTest, FederatedStudyReportsClientsBudgetAndResolvedD) {
   const auto& vm = summary.at("results").at(1);
   EXPECT_EQ(vm.at("params").at("D"), "9");
   EXPECT_EQ(vm.at("uplink_floats_per_client_step").get<double>(), 51 * 18.0 + 51);
-  // Another within-site order deals the same rows in another order: another stream, other numbers.
-  const Outcome c = omkl("study --preset fed-pofmkl --rounds 20 --data air.csv --group-column site "
-                         "--within-site-order chronological --algo vm-kofl --seeds 2 --out chrono");
-  ASSERT_EQ(c.code, 0) << c.err;
-  const auto chrono = nlohmann::json::parse(read_text(dir_ / "chrono" / "summary.json"));
-  EXPECT_EQ(chrono.at("n_samples").get<std::size_t>(), 120u);
-  EXPECT_NE(chrono.at("results").at(0).at("final_mean"), vm.at("final_mean"));
+  // Another client order deals the same rows in another order, shuffled sites other rows to each
+  // client: other streams, other numbers. The default site order is chronological.
+  for (const char* order : {"--client-order listed", "--within-site-order shuffled", "--within-site-order chronological"}) {
+    const Outcome c = omkl("study --preset fed-pofmkl --rounds 20 --data air.csv --group-column site " +
+                           std::string(order) + " --algo vm-kofl --seeds 2 --out other");
+    ASSERT_EQ(c.code, 0) << order << ": " << c.err;
+    const auto other = nlohmann::json::parse(read_text(dir_ / "other" / "summary.json"));
+    EXPECT_EQ(other.at("n_samples").get<std::size_t>(), 120u) << order;
+    if (std::string(order).find("chronological") != std::string::npos)
+      EXPECT_EQ(other.at("results").at(0).at("final_mean"), vm.at("final_mean")) << order;
+    else
+      EXPECT_NE(other.at("results").at(0).at("final_mean"), vm.at("final_mean")) << order;
+  }
 }
 
 TEST_F(CliTest, FederatedRegretIncludeRegIsRecordedAndRefusedOffAFederatedStream) {
@@ -660,6 +666,8 @@ TEST_F(CliTest, FederatedBadInputIsOneClearMessage) {
   expect_study_fails("--preset fed-pofmkl --rounds 20 --data air.csv --group-column site --within-site-order "
                      "sorted --algo pof-mkl",
                      {"--within-site-order", "sorted"});
+  expect_study_fails("--preset fed-pofmkl --rounds 20 --clients 3 --data air.csv --client-order listed --algo pof-mkl",
+                     {"--client-order (client_order) 'listed'", "--group-column"});
   // A clients= that contradicts how the stream was dealt would mix the clients' rows.
   expect_study_fails("--preset fed-pofmkl --rounds 20 --clients 3 --data air.csv --algo pof-mkl:clients=2",
                      {"'clients' is 2", "dealt to 3 clients"});

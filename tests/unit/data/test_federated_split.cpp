@@ -118,10 +118,11 @@ TEST(FederatedSplitTest, GroupedSplitFollowsTheSpecsIndexing) {
     EXPECT_EQ(data.groups[t], groups[std::size_t(data.y[t])]);
 }
 
-TEST(FederatedSplitTest, ChronologicalOrderIsTheListingOrderAndShuffledPermutesIt) {
-  // noniid.within_site_order (§4.3): chronological keeps each client's rows as §4.3 lists them
+TEST(FederatedSplitTest, ListedClientOrderIsTheListingOrderAndShuffledPermutesIt) {
+  // The client's time order (--client-order): listed keeps each client's rows as §4.3 lists them
   // (own block, then the other groups' blocks in group order, each in stream order); shuffled
-  // (the default) is a permutation of exactly those rows.
+  // (the default, §4.3's "this shuffle sets the client's time order") is a permutation of
+  // exactly those rows.
   const std::size_t T = 10, m = 2, G = 3;
   std::vector<std::uint32_t> groups;
   for (std::uint32_t s = 0; s < G; ++s) groups.insert(groups.end(), 25, s);  // 2 clients per group
@@ -157,6 +158,46 @@ TEST(FederatedSplitTest, ChronologicalOrderIsTheListingOrderAndShuffledPermutesI
       std::sort(expected.begin(), expected.end());
       EXPECT_EQ(permuted, expected) << "client " << k;
     }
+}
+
+TEST(FederatedSplitTest, ShuffledSitesDealEachGroupsUsedRowsInAPermutedOrder) {
+  // noniid.within_site_order = shuffled (§4.3): each group's first C·T rows (those a
+  // chronological deal uses) permuted with the data seed before the deal. Every client still
+  // takes T − (G − 1)m rows of its own group and m of each other; together the clients take
+  // exactly those C·T rows of each group once; the deal differs from the chronological one and
+  // repeats with the seed.
+  const std::size_t T = 10, m = 2, G = 3, C = 2, K = G * C, own = T - (G - 1) * m;
+  std::vector<std::uint32_t> groups;
+  for (std::uint32_t s = 0; s < G; ++s) groups.insert(groups.end(), 25, s);  // 20 used, 5 not
+  FederatedLayout layout;
+  layout.rounds = T;
+  layout.minority_rows = m;
+  layout.seed = 4;
+  Dataset chronological = numbered(groups.size(), groups);
+  arrange_federated(chronological, layout);
+  layout.shuffle_sites = true;
+  Dataset shuffled = numbered(groups.size(), groups), again = numbered(groups.size(), groups);
+  arrange_federated(shuffled, layout);
+  arrange_federated(again, layout);
+  ASSERT_EQ(shuffled.n_clients, K);
+  EXPECT_EQ(shuffled.y, again.y);
+  EXPECT_NE(shuffled.y, chronological.y);
+  std::set<std::size_t> used;
+  for (std::size_t k = 0; k < K; ++k) {
+    std::vector<std::size_t> per_group(G, 0);
+    std::set<std::size_t> mine, chrono_mine;
+    for (std::size_t t = 0; t < T; ++t) {
+      const std::size_t row = std::size_t(shuffled.y[t * K + k]);
+      ++per_group[row / 25];
+      mine.insert(row);
+      chrono_mine.insert(std::size_t(chronological.y[t * K + k]));
+      EXPECT_LT(row % 25, C * T) << "row " << row << " is past the rows the deal uses";
+      EXPECT_TRUE(used.insert(row).second) << "row " << row << " dealt twice";
+    }
+    for (std::size_t s = 0; s < G; ++s) EXPECT_EQ(per_group[s], s == k / C ? own : m) << "client " << k;
+    EXPECT_NE(mine, chrono_mine) << "client " << k << " got the chronological deal's rows";
+  }
+  EXPECT_EQ(used.size(), G * C * T);
 }
 
 TEST(FederatedSplitTest, ErrorsNameWhatIsMissing) {
