@@ -32,10 +32,10 @@ Spread parse_spread(const std::string& text);
 
 /// The comparator of the federated batch regret (spec/federated.md §4.7): exact kernel ridge
 /// regression, or ridge regression on random features (StudyConfig::regret_features per
-/// kernel). Auto: exact up to 6000 pooled rows, random features above. §4.7 asks for exact KRR
-/// "where it fits in memory", Naval's 11 500 and UJI's 21 000 rows included; Exact takes it up
-/// to 25 000 rows, at O(T³) per kernel (hours for the 51 Gaussians on a few cores), so Auto
-/// stops at what takes minutes.
+/// kernel). Auto: exact up to 12 000 pooled rows (Naval's 11 500: ≈ 20 min for the 51 Gaussians
+/// on 2 cores), random features above. §4.7 asks for exact KRR "where it fits in memory", UJI's
+/// 21 000 rows included; Exact takes it up to 25 000 rows, at O(T³) per kernel (hours on a few
+/// cores for UJI), so Auto stops short of that.
 enum class RegretComparator { Auto, Exact, RandomFeatures };
 
 /// "auto", "exact" or "rf".

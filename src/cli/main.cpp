@@ -708,8 +708,8 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"sample", "population"}));
   study->add_option("--regret-comparator", study_extras.regret_comparator,
                     "federated stream: --regret's comparator, exact kernel ridge or ridge on random features "
-                    "(spec/federated.md §4.7); auto: exact up to 6000 pooled rows, random features above; exact "
-                    "takes up to 25 000 rows at O(T³) per kernel")
+                    "(spec/federated.md §4.7); auto: exact up to 12 000 pooled rows (Naval), random features above; "
+                    "exact takes up to 25 000 rows at O(T³) per kernel")
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "exact", "rf"}));
   study->add_option("--regret-features", study_extras.regret_features,

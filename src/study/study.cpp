@@ -472,8 +472,8 @@ StudyResult run_study(const StudyConfig& config, const Dataset& data) {
   cfg.shuffle = cfg.shuffle || (preset && preset->shuffle);
   if (cfg.spread == Spread::Default) cfg.spread = preset ? preset->spread : Spread::Sample;
   if (cfg.regret_comparator == RegretComparator::Auto)  // read only on a federated stream
-    cfg.regret_comparator = data.n_samples <= detail::kRegretMaxSamples ? RegretComparator::Exact
-                                                                        : RegretComparator::RandomFeatures;
+    cfg.regret_comparator = data.n_samples <= detail::kAutoExactMaxSamples ? RegretComparator::Exact
+                                                                           : RegretComparator::RandomFeatures;
   if (cfg.shuffle && data.n_clients > 0)
     throw ConfigError("study: a federated stream's order is its protocol; it cannot also be shuffled per replicate");
   if (cfg.regret_include_reg && data.n_clients == 0)
