@@ -131,8 +131,8 @@ int live_run_command(const CommonOptions& o, const RunOptions& r, const CLI::App
   check_run_paths(o, r);
   if (o.clients > 0 || o.rounds > 0 || !o.group_column.empty() || !o.within_site_order.empty() ||
       !o.client_order.empty())
-    throw ConfigError("--clients / --rounds / --group-column / --within-site-order / --client-order deal a whole file to federated "
-                      "clients; a live stream is one client's rows");
+    throw ConfigError("--clients / --rounds / --group-column / --within-site-order / --client-order deal a whole "
+                      "file to federated clients; a live stream is one client's rows");
   const auto specs = parse_algos(o, {"raker"}, true);
   if (specs.size() != 1) throw ConfigError("run: give exactly one --algo");
   std::optional<Learner> resumed;

@@ -521,8 +521,10 @@ class BanditSelection final : public Algorithm {
 
   std::vector<std::pair<std::string, std::vector<double>>> final_logs(std::size_t r) const override {
     const BanditLog l = log(r);
-    if (context_.task != Task::Classification) return {{"selected", l.selected}, {"p", l.p}, {"kernel_loss", l.kernel_loss}};
-    return {{"selected", l.selected}, {"p", l.p}, {"kernel_loss", l.kernel_loss}, {"kernel_mistakes", l.kernel_mistakes}};
+    std::vector<std::pair<std::string, std::vector<double>>> logs{
+        {"selected", l.selected}, {"p", l.p}, {"kernel_loss", l.kernel_loss}};
+    if (context_.task == Task::Classification) logs.emplace_back("kernel_mistakes", l.kernel_mistakes);
+    return logs;
   }
 
   /// The sampling distribution p over the dictionary: this family's kernel weights. Normalised

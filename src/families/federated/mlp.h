@@ -2,7 +2,8 @@
 /// @brief The small fully-connected network of PerFedAvg (spec/federated.md §3.6, Appendix C):
 /// d → width → … → width → 1, ReLU hidden layers, a linear output; its parameters in one vector
 /// (per layer the weights, out × in row-major, then the biases), with the squared-loss gradient
-/// by back-propagation and its exact Hessian-vector product (host only). Plain loops: the networks have at most about 1000 parameters.
+/// by back-propagation and its exact Hessian-vector product (host only). Plain loops: the
+/// networks have at most about 1000 parameters.
 ///
 /// The forward and backward passes are host/device code over flat arrays (mlp_forward(),
 /// mlp_gradient()), shared by the host path (Mlp) and the resident walk (resident_perfedavg.h):
