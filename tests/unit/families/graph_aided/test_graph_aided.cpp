@@ -446,6 +446,14 @@ TEST(GraphAidedTest, ExplorationRatesAreSetApartFromTheLearningRate) {
   EXPECT_NE(config_message("omkl-gf", c, {{"eta_e_schedule", "cosine"}}).find("eta_e_schedule"), std::string::npos);
   EXPECT_EQ(config_message("omkl-sfg", c, {{"eta", "2"}, {"xi", "0.5"}}), "");  // η alone may exceed 1
   EXPECT_NE(config_message("omkl-sfg", c, {{"eta", "2"}}).find("exploration"), std::string::npos);
+  // A preset's soft default counts as given: range-checked and named as itself.
+  try {
+    make_algorithm("omkl-sfg-r", {{"beta_rank", "2"}}, {{"xi", "1"}}, c);
+    ADD_FAILURE() << "ξ = 1 from a soft default was not refused";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("'xi'"), std::string::npos) << e.what();
+  }
+  EXPECT_NO_THROW(make_algorithm("omkl-sfg", {{"eta", "2"}}, {{"xi", "0.5"}}, c));
 }
 
 TEST(GraphAidedTest, VertexUpdateFromThePredictionIsTheArchaeologyFlag) {
