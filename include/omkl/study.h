@@ -38,8 +38,6 @@ Spread parse_spread(const std::string& text);
 /// cores for UJI), so Auto stops short of that.
 enum class RegretComparator { Auto, Exact, RandomFeatures };
 
-/// "auto", "exact" or "rf".
-std::string to_string(RegretComparator comparator);
 /// "auto", "exact" or "rf"; ConfigError otherwise.
 RegretComparator parse_regret_comparator(const std::string& text);
 

@@ -143,15 +143,6 @@ std::string to_string(Spread spread) {
   return "default";
 }
 
-std::string to_string(RegretComparator comparator) {
-  switch (comparator) {
-    case RegretComparator::Exact: return "exact";
-    case RegretComparator::RandomFeatures: return "rf";
-    case RegretComparator::Auto: break;
-  }
-  return "auto";
-}
-
 RegretComparator parse_regret_comparator(const std::string& text) {
   if (text == "auto") return RegretComparator::Auto;
   if (text == "exact") return RegretComparator::Exact;

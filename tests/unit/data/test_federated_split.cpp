@@ -31,6 +31,21 @@ Dataset numbered(std::size_t n, std::vector<std::uint32_t> groups = {}) {
   return data;
 }
 
+// Three groups of 25 rows each, labelled 0, 1, 2, and their grouped deal of 10 rounds with 2
+// minority rows from each other group (2 clients per group; 20 rows of each group used).
+std::vector<std::uint32_t> three_groups() {
+  std::vector<std::uint32_t> groups;
+  for (std::uint32_t s = 0; s < 3; ++s) groups.insert(groups.end(), 25, s);
+  return groups;
+}
+FederatedLayout three_group_layout() {
+  FederatedLayout layout;
+  layout.rounds = 10;
+  layout.minority_rows = 2;
+  layout.seed = 4;
+  return layout;
+}
+
 std::string config_error(Dataset data, const FederatedLayout& layout) {
   try {
     arrange_federated(data, layout);
@@ -124,12 +139,8 @@ TEST(FederatedSplitTest, ListedClientOrderIsTheListingOrderAndShuffledPermutesIt
   // (the default, §4.3's "this shuffle sets the client's time order") is a permutation of
   // exactly those rows.
   const std::size_t T = 10, m = 2, G = 3;
-  std::vector<std::uint32_t> groups;
-  for (std::uint32_t s = 0; s < G; ++s) groups.insert(groups.end(), 25, s);  // 2 clients per group
-  FederatedLayout layout;
-  layout.rounds = T;
-  layout.minority_rows = m;
-  layout.seed = 4;
+  const std::vector<std::uint32_t> groups = three_groups();
+  FederatedLayout layout = three_group_layout();
   Dataset shuffled = numbered(groups.size(), groups);
   arrange_federated(shuffled, layout);
   layout.shuffle_within_client = false;
@@ -167,12 +178,8 @@ TEST(FederatedSplitTest, ShuffledSitesDealEachGroupsUsedRowsInAPermutedOrder) {
   // exactly those C·T rows of each group once; the deal differs from the chronological one and
   // repeats with the seed.
   const std::size_t T = 10, m = 2, G = 3, C = 2, K = G * C, own = T - (G - 1) * m;
-  std::vector<std::uint32_t> groups;
-  for (std::uint32_t s = 0; s < G; ++s) groups.insert(groups.end(), 25, s);  // 20 used, 5 not
-  FederatedLayout layout;
-  layout.rounds = T;
-  layout.minority_rows = m;
-  layout.seed = 4;
+  const std::vector<std::uint32_t> groups = three_groups();  // 20 rows of each used, 5 not
+  FederatedLayout layout = three_group_layout();
   Dataset chronological = numbered(groups.size(), groups);
   arrange_federated(chronological, layout);
   layout.shuffle_sites = true;
