@@ -76,9 +76,9 @@ struct GraphTables {
   int freeze_refinement = 0, double_draw = 0, predict_with_refined = 1, refine_all_vertices = 0;
   double beta_eps = 1e-7, beta_fixed = 0.0;
   std::uint32_t beta_rank = 10;
-  /// OMKL_WALK_SUMS=tree: the step's sums, maxima and draws over vertices, nodes and predicted
-  /// kernels in the teams' tree order (core/team_reductions.h), by the team; else (ordered, the
-  /// default) by the leader in index order, the host path's numbers.
+  /// 1: the step's sums, maxima and draws over vertices, nodes and predicted kernels in the
+  /// teams' tree order (core/team_reductions.h), by the team; 0: by the leader in index order,
+  /// the host path's numbers. Set from OMKL_WALK_SUMS (GraphTableData::sums) by the driver.
   int tree_sums = 0;
 };
 
@@ -152,12 +152,12 @@ OMKL_HD void index_added_edges(std::uint32_t n, const std::uint32_t* added_from,
 }
 
 /// One step of one replicate, a team program (core/resident_team.h): the loops over kernels,
-/// vertices and pairs whose entries are independent are split over the team's lanes; the sums,
-/// maxima, the draw and the order by weight are the leader's, in the host path's order (with
-/// OMKL_WALK_SUMS=tree, the step's sums, maxima and draws are the team's, in the tree order of
-/// core/team_reductions.h: the same bits on every team, within rounding of the host path). With
-/// one lane (every driver's default) it is the host path's step as it was written; with a GPU
-/// block (OMKL_CUDA_WALK_PLAN=block) the same numbers. `Philox` is the block function of its
+/// vertices and pairs whose entries are independent are split over the team's lanes; the order
+/// by weight is the leader's; the step's sums, maxima and draws are the leader's in the host
+/// path's index order, or (GraphTables::tree_sums: OMKL_WALK_SUMS, by default on a GPU block)
+/// the team's in the tree order of core/team_reductions.h, the same bits on every team and
+/// within rounding of the host path. In index order with one lane (every host driver's default)
+/// it is the host path's step as it was written, and a GPU block gives the same numbers. `Philox` is the block function of its
 /// counter stream (the host's or cuRAND's).
 template <typename Philox>
 struct GraphProgram {
@@ -212,35 +212,19 @@ struct GraphProgram {
     const double* q_used = s.q_used + r * c.max_pairs;
     double* log_w = s.log_w + r * n;
     // combine_prediction(): the predicted kernels are the first `predicted` of S_t; their
-    // shifted weights by the lanes into the scratch (|S_t| ≤ n), the sums by the leader.
+    // shifted weights by the lanes into the scratch (|S_t| ≤ n), the sums by the team.
     double prediction = 0.0;
-    if (predicted > 0 && tree(team)) {
-      const double m = team.tree_max(predicted, [&](std::size_t i) { return log_w[updated[i]]; });
+    if (predicted > 0) {
+      const double m = max_over(predicted, [&](std::size_t i) { return log_w[updated[i]]; }, team);
       double* w = s.scratch + r * graph_scratch_stride(c);
       for (std::uint32_t i = team.lane(); i < predicted; i += team.size()) w[i] = std::exp(log_w[updated[i]] - m);
       team.sync();
-      const double num = team.tree_sum(predicted, [&](std::size_t i) { return w[i] * f[i]; });
-      const double den = team.tree_sum(predicted, [&](std::size_t i) { return w[i]; });
+      const double num = sum_over(predicted, [&](std::size_t i) { return w[i] * f[i]; }, team);
+      const double den = sum_over(predicted, [&](std::size_t i) { return w[i]; }, team);
       prediction = num / den;
-    } else if (predicted > 0) {
-      double m = -INFINITY;
-      if (team.leader())
-        for (std::uint32_t i = 0; i < predicted; ++i) m = log_w[updated[i]] > m ? log_w[updated[i]] : m;
-      m = team.share(m);
-      double* w = s.scratch + r * graph_scratch_stride(c);
-      for (std::uint32_t i = team.lane(); i < predicted; i += team.size()) w[i] = std::exp(log_w[updated[i]] - m);
-      const double* staged = team.stage(w, predicted);
-      if (team.leader()) {
-        double num = 0.0, den = 0.0;
-        for (std::uint32_t i = 0; i < predicted; ++i) {
-          num += staged[i] * f[i];
-          den += staged[i];
-        }
-        prediction = num / den;
-      }
     }
-    // S_t's kernels are distinct: each lane its own entries of log w (stage() or the tree sums
-    // above ordered every read of them before these writes).
+    // S_t's kernels are distinct: each lane its own entries of log w (the sums above, each a
+    // barrier, ordered every read of them before these writes).
     for (std::uint32_t i = team.lane(); i < count; i += team.size()) {
       const double fi = f[i];
       double n2 = norm2[i];
@@ -276,8 +260,9 @@ struct GraphProgram {
  private:
   // ---- OMKL-GF ---------------------------------------------------------------------------------
 
-  /// plan_selection() for the bipartite graph: the linked kernels' exps by the lanes; the node
-  /// weights, the draw and S_t's observation probabilities (J terms each) by the leader.
+  /// plan_selection() for the bipartite graph: the linked kernels' exps by the lanes, then each
+  /// node's weight (its linked kernels' e in list order) and each kernel's q (its J terms in
+  /// order) by a lane; the total and the draw by the team (sum_of(), draw_of()).
   template <typename Team>
   OMKL_HD std::uint32_t plan_gf(std::size_t r, std::int64_t t, double eta_e, std::uint32_t* updated, double* q,
                                 Team& team) {
@@ -287,66 +272,16 @@ struct GraphProgram {
     // Selective-node weights, shifted by the heaviest linked kernel (plan_selection()).
     const std::uint32_t* lists = s.node_kernels + r * J * M;
     const std::uint32_t* counts = s.node_count + r * J;
-    double top = -INFINITY;
-    if (tree(team)) {
-      top = team.tree_max(static_cast<std::size_t>(J) * M, [&](std::size_t idx) {
-        const std::size_t j = idx / M;
-        return idx - j * M < counts[j] ? log_w[lists[idx]] : -INFINITY;
-      });
-    } else {
-      if (team.leader())
-        for (std::uint32_t j = 0; j < J; ++j)
-          for (std::uint32_t i = 0; i < counts[j]; ++i) {
-            const double v = log_w[lists[j * M + i]];
-            top = v > top ? v : top;
-          }
-      top = team.share(top);
-    }
+    const double top = max_over(static_cast<std::size_t>(J) * M, [&](std::size_t idx) {
+      const std::size_t j = idx / M;
+      return idx - j * M < counts[j] ? log_w[lists[idx]] : -INFINITY;
+    }, team);
     double* e = s.scratch + r * graph_scratch_stride(c);  // J × M, as the lists
     for (std::uint32_t idx = team.lane(); idx < J * M; idx += team.size()) {
       const std::uint32_t j = idx / M, i = idx - j * M;
       if (i < counts[j]) e[idx] = std::exp(log_w[lists[idx]] - top);
     }
     team.sync();
-    if (tree(team)) return plan_gf_tree(r, eta_e, updated, q, e, team);
-    std::uint32_t count = 0;
-    if (team.leader()) {
-      double* p = s.pmf + r * pmf_stride();
-      double total = 0.0;
-      for (std::uint32_t j = 0; j < J; ++j) {
-        double u = 0.0;
-        for (std::uint32_t i = 0; i < counts[j]; ++i) u += e[j * M + i];
-        p[j] = u;
-        total += u;
-      }
-      // selective_node_probabilities(u, η): (1 − η)·u_j/U + η/J.
-      for (std::uint32_t j = 0; j < J; ++j) p[j] = (1.0 - eta_e) * p[j] / total + eta_e / static_cast<double>(J);
-      const std::uint32_t node =
-          static_cast<std::uint32_t>(sample_index(p, J, s.rng[r].template uniform<Philox>(), false));
-      s.node[r] = node;
-      const double* P = s.link_p + r * n * J;
-      for (std::uint32_t i = 0; i < counts[node]; ++i) {
-        const std::uint32_t k = lists[node * M + i];
-        updated[i] = k;
-        double qk = 0.0;  // observation_probability(): Σ_j P[k, j]·p_j
-        for (std::uint32_t j = 0; j < J; ++j) qk += P[k * J + j] * p[j];
-        q[i] = qk;
-      }
-      s.n_predicted[r] = counts[node];
-      count = counts[node];
-    }
-    return team.share(count);
-  }
-
-  /// plan_gf()'s node weights, draw and observation probabilities with tree sums: each node's
-  /// weight (its linked kernels' e in list order) and each kernel's q (its J terms in order) by a
-  /// lane, the total and the draw by the team.
-  template <typename Team>
-  OMKL_HD std::uint32_t plan_gf_tree(std::size_t r, double eta_e, std::uint32_t* updated, double* q, const double* e,
-                                     Team& team) {
-    const std::uint32_t n = c.n, J = c.J, M = c.M;
-    const std::uint32_t* lists = s.node_kernels + r * J * M;
-    const std::uint32_t* counts = s.node_count + r * J;
     double* p = s.pmf + r * pmf_stride();
     for (std::uint32_t j = team.lane(); j < J; j += team.size()) {
       double u = 0.0;
@@ -354,13 +289,13 @@ struct GraphProgram {
       p[j] = u;
     }
     team.sync();
-    const double total = team.tree_sum(J, [&](std::size_t j) { return p[j]; });
+    const double total = sum_of(p, J, team);
     // selective_node_probabilities(u, η): (1 − η)·u_j/U + η/J.
     for (std::uint32_t j = team.lane(); j < J; j += team.size())
       p[j] = (1.0 - eta_e) * p[j] / total + eta_e / static_cast<double>(J);
     team.sync();
     const double uniform = team.leader() ? s.rng[r].template uniform<Philox>() : 0.0;
-    const auto node = static_cast<std::uint32_t>(team.tree_draw(p, J, uniform, false));
+    const auto node = static_cast<std::uint32_t>(draw_of(p, J, uniform, false, team));
     const double* P = s.link_p + r * n * J;
     const std::uint32_t count = counts[node];
     for (std::uint32_t i = team.lane(); i < count; i += team.size()) {
@@ -452,25 +387,8 @@ struct GraphProgram {
     team.sync();
     const double share = xi / static_cast<double>(n_exploration);
     for (std::uint32_t e = team.lane(); e < n_exploration; e += team.size()) p[exploration[e]] += share;  // a set
-    DrawnVertex drawn = {0.0, 0u};
-    if (tree(team)) {
-      team.sync();  // every lane's entries of p
-      drawn = draw_vertex_tree(r, p, u, before, team);
-    } else {
-      const double* staged = team.stage(p, n);
-      if (team.leader()) {
-        for (std::uint32_t i = 0; i < n; ++i) drawn.p_total += staged[i];
-        if (c.family == 2 && c.double_draw && before) (void)s.rng[r].template uniform<Philox>();
-        const int mode = before ? 2 : c.after_switch;
-        if (mode == 2)
-          drawn.node =
-              static_cast<std::uint32_t>(sample_index(staged, n, s.rng[r].template uniform<Philox>(), c.shifted != 0));
-        else if (mode == 1)
-          drawn.node = argmax_first(u, n);
-        s.node[r] = drawn.node;
-      }
-      drawn = team.share(drawn);
-    }
+    team.sync();  // every lane's entries of p
+    const DrawnVertex drawn = draw_vertex(r, p, u, before, team);
     const double p_total = drawn.p_total;
     const std::uint32_t node = drawn.node;
     // S_t = N_out(node), then (SFG-R) the refinement edges out of it, ascending.
@@ -499,13 +417,12 @@ struct GraphProgram {
     std::uint32_t node;
   };
 
-  /// plan_sfg()'s Σ p and vertex draw with tree sums: the same uniforms as the index-order draw
-  /// (SFG-R's discarded one first), the draw over p's tree-order prefix sums.
+  /// plan_sfg()'s Σ p and vertex draw (SFG-R's discarded uniform first), by the team.
   template <typename Team>
-  OMKL_HD DrawnVertex draw_vertex_tree(std::size_t r, const double* p, const double* u, bool before, Team& team) {
+  OMKL_HD DrawnVertex draw_vertex(std::size_t r, const double* p, const double* u, bool before, Team& team) {
     const std::uint32_t n = c.n;
     DrawnVertex drawn = {0.0, 0u};
-    drawn.p_total = team.tree_sum(n, [p](std::size_t i) { return p[i]; });
+    drawn.p_total = sum_of(p, n, team);
     const int mode = before ? 2 : c.after_switch;
     if (mode == 2) {
       double uniform = 0.0;
@@ -513,7 +430,7 @@ struct GraphProgram {
         if (c.family == 2 && c.double_draw && before) (void)s.rng[r].template uniform<Philox>();
         uniform = s.rng[r].template uniform<Philox>();
       }
-      drawn.node = static_cast<std::uint32_t>(team.tree_draw(p, n, uniform, c.shifted != 0));
+      drawn.node = static_cast<std::uint32_t>(draw_of(p, n, uniform, c.shifted != 0, team));
     } else if (mode == 1) {
       drawn.node = team.share(team.leader() ? argmax_first(u, n) : 0u);
     }
@@ -533,6 +450,41 @@ struct GraphProgram {
   OMKL_HD double max_of(const double* v, std::uint32_t n, Team& team) const {
     if (tree(team)) return team.tree_max(n, [v](std::size_t i) { return v[i]; });
     return ordered_max(v, n, team);
+  }
+
+  /// sample_index()'s draw of `uniform` (the leader's) over p[0..n), on every lane: over p's
+  /// prefix sums in the tree order, or in index order by the leader.
+  template <typename Team>
+  OMKL_HD std::size_t draw_of(const double* p, std::uint32_t n, double uniform, bool shifted, Team& team) const {
+    if (tree(team)) return team.tree_draw(p, n, uniform, shifted);
+    const double* staged = team.stage(p, n);
+    std::size_t k = 0;
+    if (team.leader()) k = sample_index(staged, n, uniform, shifted);
+    return team.share(k);
+  }
+
+  /// Σ value_of(0..n) on every lane, in the tree order or by the leader in index order; the
+  /// values must be readable by every lane (the caller's barrier since their writes).
+  template <typename Team, typename ValueOf>
+  OMKL_HD double sum_over(std::size_t n, ValueOf&& value_of, Team& team) const {
+    if (tree(team)) return team.tree_sum(n, value_of);
+    double total = 0.0;
+    if (team.leader())
+      for (std::size_t i = 0; i < n; ++i) total += value_of(i);
+    return team.share(total);
+  }
+
+  /// max(−∞, value_of(0..n)) on every lane, as sum_over() (the first of equal maxima).
+  template <typename Team, typename ValueOf>
+  OMKL_HD double max_over(std::size_t n, ValueOf&& value_of, Team& team) const {
+    if (tree(team)) return team.tree_max(n, value_of);
+    double m = -INFINITY;
+    if (team.leader())
+      for (std::size_t i = 0; i < n; ++i) {
+        const double v = value_of(i);
+        m = v > m ? v : m;
+      }
+    return team.share(m);
   }
 
   /// Σ v[0..n) in index order, on every lane (the leader's sum of the staged entries).
@@ -562,21 +514,9 @@ struct GraphProgram {
     const std::uint32_t n = c.n;
     double* u = s.u_lin + r * n;
     const double* log_u = s.log_u + r * n;
-    bool refresh = false;
-    if (tree(team)) {
-      // u ≥ 0, so the largest entry is the same from −∞ as from 0 (n ≥ 1); u_valid is the
-      // leader's, written before a barrier.
-      refresh = !s.u_valid[r] || team.tree_max(n, [u](std::size_t i) { return u[i]; }) < 1e-200;
-    } else {
-      const double* staged = team.stage(u, n);
-      if (team.leader()) {
-        double top = 0.0;
-        if (s.u_valid[r])
-          for (std::uint32_t i = 0; i < n; ++i) top = staged[i] > top ? staged[i] : top;
-        refresh = !s.u_valid[r] || top < 1e-200;
-      }
-      refresh = team.share(refresh);
-    }
+    // u ≥ 0, so the largest entry is the same from −∞ as from 0 (n ≥ 1); u_valid is the
+    // leader's, written before a barrier, so every lane takes the same branch.
+    const bool refresh = !s.u_valid[r] || max_of(u, n, team) < 1e-200;
     if (!refresh) return u;
     const double ref = max_of(log_u, n, team);
     if (team.leader()) s.u_ref[r] = ref;
@@ -764,8 +704,16 @@ struct GraphProgram {
 };
 
 /// The configuration's tables in one arena; view(base) points GraphTables into a copy of it.
+/// OMKL_WALK_SUMS: the order of the walk's sums, maxima and draws (GraphTables::tree_sums).
+/// `auto` (the default): the tree order where a GPU block plans the step (measured faster on an
+/// H200, 2026-11-27), the index order on one GPU thread and on the host's drivers (the host
+/// path's bits); `ordered` / `tree`: that order wherever the team has it (a GPU thread alone has
+/// only the index order, so `tree` is refused there).
+enum class WalkSums { Auto, Ordered, Tree };
+
 struct GraphTableData {
-  GraphTables scalars;  // pointers unset
+  GraphTables scalars;  // pointers unset; tree_sums as a host driver takes it
+  WalkSums sums = WalkSums::Auto;
   std::vector<std::uint64_t> bytes;
   std::size_t out_offsets = 0, out_list = 0, in_offsets = 0, in_list = 0, complement_offsets = 0,
               complement_list = 0, use_complement = 0, exploration = 0, adjacency = 0, dominator_order = 0;
