@@ -38,8 +38,8 @@
 #   fresh.txt      sanitizers over the lean step and the team plan, the bandit walk's pair shapes, and
 #                  the CPU side of the ratio targets (PARTS=fresh)
 #                  Appended to walk.txt (PARTS=sums): the graph walk's sums and draws in the teams'
-#                  tree order (OMKL_WALK_SUMS=tree, built without a GPU): compute-sanitizer over its
-#                  test, then ordered against tree alternated at 20 and 100 seeds, each one's phase clock
+#                  tree order (OMKL_WALK_SUMS=tree, the GPU block's default): compute-sanitizer over
+#                  its test, then ordered against tree alternated at 20 and 100 seeds, each one's phase clock
 # PARTS (default "tests sums walk projections sanitizer sanitizer_optin draws bench families"; `fresh`, run
 # once for the fourth sitting's shapes, on request) picks what runs.
 # SESSION_BUDGET_S (default 0: none) bounds the whole call: a part that would not fit the time
@@ -195,11 +195,11 @@ want fresh 150 && {
     --algo omkl-gf:M=10 --algo omkl-sfg:M=10 --algo omkl-sfg-r:M=10 --seeds 100
 } > "$OUT/fresh.txt" 2>&1
 
-# The graph walk's tree-order sums (PARTS=sums; core/team_reductions.h, built in a session without
-# a GPU, so OMKL_WALK_SUMS=tree is not the default): the team plan's test under compute-sanitizer
-# (thread 0 against the block in index order; the block's tree order against the host's lanes),
-# then the walk with index-order and tree-order
-# sums alternated at 20 and 100 seeds (issue 16's graph targets), and each one's phase clock.
+# The graph walk's tree-order sums (PARTS=sums; core/team_reductions.h; the default on a GPU block,
+# OMKL_WALK_SUMS=auto, since the H200 sitting of 2026-11-27): the team plan's test under
+# compute-sanitizer (thread 0 against the block in index order; the block's tree order against the
+# host's lanes), then the walk with index-order and tree-order sums alternated at 20 and 100 seeds
+# (issue 16's graph targets), and each one's phase clock.
 want sums 100 && {
   if command -v compute-sanitizer > /dev/null; then
     for tool in synccheck racecheck memcheck; do

@@ -12,6 +12,7 @@
 
 #include "cuda/cuda_check.h"
 #include "core/loss.h"
+#include "core/rate_schedule.h"
 #include "features/sincos_fma.h"
 #include "kernels/rf_kernels.cuh"
 
@@ -341,7 +342,7 @@ __global__ void advance_trajectories_kernel(TrajectoryArgs<Real> args) {
         }
         if (args.update) {
           // Step size and gain in double, as on the host, whatever Real is.
-          const double eta = sc.inv_sqrt_t ? sc.eta / sqrt(static_cast<double>(t)) : sc.eta;
+          const double eta = omkl::detail::scheduled_rate(sc.eta, sc.inv_sqrt_t, t);
           const Real shrink = static_cast<Real>(1.0 - sc.shrink_scale * eta * sc.lambda);
           const Real gain = static_cast<Real>(
               sc.step_scale * eta *
@@ -550,7 +551,7 @@ __global__ void __launch_bounds__(128, 3) advance_kernel_groups_kernel(Trajector
         my_log_w -= args.fused_rate * loss / args.fused_loss_scale;
       }
       if (args.update) {
-        const double eta = my_sc.inv_sqrt_t ? my_sc.eta / sqrt(static_cast<double>(t)) : my_sc.eta;
+        const double eta = omkl::detail::scheduled_rate(my_sc.eta, my_sc.inv_sqrt_t, t);
         step_coef[2 * lane] = static_cast<Real>(1.0 - my_sc.shrink_scale * eta * my_sc.lambda);
         step_coef[2 * lane + 1] = static_cast<Real>(
             my_sc.step_scale * eta *

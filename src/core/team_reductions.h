@@ -7,7 +7,8 @@
 /// Why: a team program's sums, maxima and draws in index order are one thread's serial chains
 /// (n dependent additions, each waiting on a load) while the block waits; a warp does them in
 /// ⌈n/32⌉ + 5 dependent steps. The result differs from the index-order sum in its last bits,
-/// which is why a program takes the tree order only when asked (OMKL_WALK_SUMS=tree).
+/// so the host's drivers keep the index order (the host path's bits) unless asked
+/// (OMKL_WALK_SUMS=tree), and a GPU block takes the tree order by default (OMKL_WALK_SUMS=auto).
 ///
 /// The order, over kTreeWidth = 32 virtual lanes j:
 ///  - sum: lane j adds the terms j, j + 32, j + 64, … in turn from 0.0; then the lanes' partials

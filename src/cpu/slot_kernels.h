@@ -16,6 +16,7 @@
 #include <new>
 
 #include "core/loss.h"
+#include "core/rate_schedule.h"
 #include "cpu/fast_sincos.h"
 #include "features/rf_backend.h"
 
@@ -50,7 +51,7 @@ using AlignedFloats = AlignedBuffer<float>;
 /// θ ← shrink·θ − (gain·scale)·u, from the prediction f = scale·(θ·u).
 inline void step_scalars(const SlotSchedule& sc, std::int64_t t, LossKind loss, double f, double y,
                          double scale, double& shrink, double& gain) {
-  const double eta = sc.inv_sqrt_t ? sc.eta / std::sqrt(static_cast<double>(t)) : sc.eta;
+  const double eta = scheduled_rate(sc.eta, sc.inv_sqrt_t, t);
   shrink = 1.0 - sc.shrink_scale * eta * sc.lambda;
   gain = sc.step_scale * eta * loss_derivative(loss, f, y) * scale;
 }

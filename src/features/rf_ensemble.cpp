@@ -8,6 +8,7 @@
 
 #include "random/notebook_stream.h"
 #include "core/parallel.h"
+#include "core/rate_schedule.h"
 #include "core/timing.h"
 #include "omkl/error.h"
 
@@ -229,7 +230,7 @@ void post_update_norms(const RfEnsembleConfig& config, const SlotSchedule* sched
   const double z2 = config.feature_scale * config.feature_scale * static_cast<double>(config.n_rff);
   for (std::size_t s = 0; s < n_slots; ++s) {
     const SlotSchedule& sc = schedules[s];
-    const double eta = sc.inv_sqrt_t ? sc.eta / std::sqrt(static_cast<double>(t)) : sc.eta;
+    const double eta = scheduled_rate(sc.eta, sc.inv_sqrt_t, t);
     const double c = 1.0 - sc.shrink_scale * eta * sc.lambda;
     const double g = sc.step_scale * eta * loss_derivative(config.loss, f[s], y);
     norm2_after[s] = c * c * norm2_before[s] - 2.0 * c * g * f[s] + g * g * z2;

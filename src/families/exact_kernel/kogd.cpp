@@ -6,6 +6,7 @@
 #include <cmath>
 #include <utility>
 
+#include "core/rate_schedule.h"
 #include "omkl/error.h"
 
 namespace omkl::detail {
@@ -14,8 +15,7 @@ namespace omkl::detail {
 // KogdRule
 
 double KogdRule::eta_at(std::uint64_t t) const {
-  if (schedule == StepSchedule::InvSqrtT) return eta / std::sqrt(static_cast<double>(t));
-  return eta;
+  return scheduled_rate(eta, schedule == StepSchedule::InvSqrtT, static_cast<std::int64_t>(t));
 }
 
 // ---------------------------------------------------------------------------------------------

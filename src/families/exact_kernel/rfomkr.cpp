@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "features/rf_ensemble.h"
+#include "core/rate_schedule.h"
 #include "omkl/error.h"
 
 namespace omkl::detail {
@@ -71,7 +72,7 @@ void Rfomkr::predict(const double* x, double* predictions) {
 
 void Rfomkr::step(const double* x, double y, double* predictions) {
   ++t_;
-  const double eta = config_.inv_sqrt_t ? config_.eta / std::sqrt(static_cast<double>(t_)) : config_.eta;
+  const double eta = scheduled_rate(config_.eta, config_.inv_sqrt_t, t_);
   const double log_beta = std::log(config_.beta);
   const std::size_t N = config_.dictionary.size(), twoD = 2 * config_.n_rff;
   for (std::size_t r = 0; r < reps_.size(); ++r) {

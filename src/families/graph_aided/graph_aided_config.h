@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/algorithm_base.h"
+#include "core/rate_schedule.h"
 #include "families/graph_aided/divergence.h"
 #include "families/graph_aided/dominating_set.h"
 #include "families/graph_aided/feedback_graph.h"
@@ -60,12 +61,9 @@ struct GraphAidedConfig {
   DivergenceMatrix delta;
   DominatorOrder dominator_order;
 
-  double eta_at(std::int64_t t) const { return scheduled(eta, inv_sqrt_t, t); }
+  double eta_at(std::int64_t t) const { return scheduled_rate(eta, inv_sqrt_t, t); }
   /// ξ_t (SFG / SFG-R) or η_{e,t} (GF).
-  double explore_at(std::int64_t t) const { return scheduled(explore, explore_inv_sqrt_t, t); }
-  static double scheduled(double rate, bool over_sqrt_t, std::int64_t t) {
-    return over_sqrt_t ? rate / std::sqrt(static_cast<double>(t)) : rate;
-  }
+  double explore_at(std::int64_t t) const { return scheduled_rate(explore, explore_inv_sqrt_t, t); }
   SamplerRule gf_rule() const { return shifted ? SamplerRule::Shifted : SamplerRule::InverseCdf; }
   /// The selection stream's index: distinct per family so that runs of different families
   /// never share draws.

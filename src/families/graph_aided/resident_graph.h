@@ -24,6 +24,7 @@
 
 #include "core/host_device.h"
 #include "core/kernel_weights.h"
+#include "core/rate_schedule.h"
 #include "core/resident_team.h"
 #include "core/resident_walk.h"
 #include "features/rf_backend.h"
@@ -165,10 +166,9 @@ struct GraphProgram {
   GraphTables c;
   GraphStates s;
 
-  OMKL_HD double eta_at(std::int64_t t) const { return scheduled(c.eta, c.inv_sqrt_t, t); }
-  OMKL_HD double explore_at(std::int64_t t) const { return scheduled(c.explore, c.explore_inv_sqrt_t, t); }
-  OMKL_HD static double scheduled(double rate, int over_sqrt_t, std::int64_t t) {
-    return over_sqrt_t ? rate / std::sqrt(static_cast<double>(t)) : rate;
+  OMKL_HD double eta_at(std::int64_t t) const { return scheduled_rate(c.eta, c.inv_sqrt_t != 0, t); }
+  OMKL_HD double explore_at(std::int64_t t) const {
+    return scheduled_rate(c.explore, c.explore_inv_sqrt_t != 0, t);
   }
 
   /// graph_selection.cpp's plan_selection(), then the pairs of graph_aided.cpp's plan_pairs().

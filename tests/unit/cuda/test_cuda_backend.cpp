@@ -556,11 +556,13 @@ TEST_F(CudaTest, ResidentGraphWalkEqualsTheHostPath) {
 }
 
 // The graph program's plan and learn by the whole block (OMKL_CUDA_WALK_PLAN=block, 256 threads)
-// against thread 0's: the same numbers, over OMKL-GF's regenerations, SFG's draws and SFG-R's
-// refinements. With OMKL_WALK_SUMS=tree (the first warp's shuffled sums, maxima and draws,
-// core/team_reductions.h), the block's walk against the host's lanes in the same tree order (the
-// same draws; the features round differently), and the thread plan refused. Short, so that
-// compute-sanitizer's synccheck, memcheck and racecheck can run it (bench/gpu_session.sh).
+// against thread 0's, both in index order (OMKL_WALK_SUMS=ordered): the same numbers, over
+// OMKL-GF's regenerations, SFG's draws and SFG-R's refinements. With OMKL_WALK_SUMS=tree (the
+// first warp's shuffled sums, maxima and draws, core/team_reductions.h), the block's walk against
+// the host's lanes in the same tree order (the same draws; the features round differently), the
+// default (auto) block walk the same bits as tree, and the thread plan refused tree and taking
+// the index order under auto. Short, so that compute-sanitizer's synccheck, memcheck and
+// racecheck can run it (bench/gpu_session.sh).
 TEST_F(CudaTest, ResidentGraphTeamPlanEqualsThreadPlan) {
   const Dataset data = random_stream(120, 4, Task::Regression, 29);
   for (const char* name : {"omkl-gf", "omkl-sfg", "omkl-sfg-r"}) {
@@ -573,6 +575,7 @@ TEST_F(CudaTest, ResidentGraphTeamPlanEqualsThreadPlan) {
     std::vector<double> by_thread;
     for (const char* plan : {"thread", "block"}) {
       ScopedEnv walk_plan("OMKL_CUDA_WALK_PLAN", plan);
+      ScopedEnv ordered_sums("OMKL_WALK_SUMS", "ordered");
       auto gpu = make(name, ctx, params);
       const auto got = run_blocks(*gpu, data, 25);
       if (by_thread.empty()) {
@@ -582,6 +585,14 @@ TEST_F(CudaTest, ResidentGraphTeamPlanEqualsThreadPlan) {
       for (std::size_t i = 0; i < got.size(); ++i)
         ASSERT_LE(relative_error(got[i], by_thread[i]), 1e-12) << name << " step " << i / 2;
     }
+    const auto by_default = [&](const char* plan) {
+      ScopedEnv walk_plan("OMKL_CUDA_WALK_PLAN", plan);
+      ScopedEnv auto_sums("OMKL_WALK_SUMS", nullptr);
+      auto gpu = make(name, ctx, params);
+      return run_blocks(*gpu, data, 25);
+    };
+    EXPECT_EQ(by_default("thread"), by_thread) << name << ": auto sums on thread 0 are the index order";
+    const auto block_default = by_default("block");
     ScopedEnv tree_sums("OMKL_WALK_SUMS", "tree");
     auto cpu_ctx = ctx;
     cpu_ctx.backend = BackendKind::Cpu;
@@ -594,6 +605,7 @@ TEST_F(CudaTest, ResidentGraphTeamPlanEqualsThreadPlan) {
     const auto got = run_blocks(*gpu, data, 25);
     for (std::size_t i = 0; i < got.size(); ++i)
       ASSERT_LE(relative_error(got[i], on_lanes[i]), 1e-9) << name << " tree sums, step " << i / 2;
+    EXPECT_EQ(block_default, got) << name << ": auto sums on a block are the tree order";
     ScopedEnv thread_plan("OMKL_CUDA_WALK_PLAN", "thread");
     auto refused = make(name, ctx, params);
     try {

@@ -264,6 +264,33 @@ TEST(ResidentGraphTest, ATeamOfLanesGivesTheOneLaneWalkBitForBit) {
   }
 }
 
+// OMKL_WALK_SUMS unset (auto): the host's drivers keep the index order, the host path's bits
+// (a GPU block takes the tree order: CudaTest.ResidentGraphTeamPlanEqualsThreadPlan); an unknown
+// order is refused, naming the switch and its choices.
+TEST(ResidentGraphTest, HostDriversKeepTheIndexOrderByDefault) {
+  const auto data = random_stream(60, 4, Task::Regression);
+  for (const char* name : kAll) {
+    const auto ctx = context_for(data, Profile::Paper, {0, 3});
+    const Params params = {{"step_path", "resident"}};
+    const auto walk = [&](const char* sums) {
+      ScopedEnv sums_order("OMKL_WALK_SUMS", sums);
+      auto algorithm = make(name, ctx, params);
+      return run_blocks(*algorithm, data, 13);
+    };
+    EXPECT_EQ(walk(nullptr), walk("ordered")) << name;
+    EXPECT_EQ(walk("auto"), walk("ordered")) << name;
+  }
+  ScopedEnv bad("OMKL_WALK_SUMS", "sideways");
+  try {
+    auto walk = make("omkl-sfg", context_for(data, Profile::Paper), {{"step_path", "resident"}});
+    run_blocks(*walk, data, 10);
+    ADD_FAILURE() << "OMKL_WALK_SUMS=sideways was taken";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("OMKL_WALK_SUMS must be auto, ordered or tree"), std::string::npos)
+        << e.what();
+  }
+}
+
 // A block of steps is one walk (what a study hands the algorithm); the stream position it
 // leaves is where the host path's stream would be.
 TEST(ResidentGraphTest, BlocksOfStepsEqualSingleSteps) {
