@@ -117,6 +117,8 @@ want tests 80 && {
 # (OMKL_CUDA_WALK_THREADS), a step with fewer pairs than warps by the whole block
 # (OMKL_CUDA_WALK_PAIRS=auto); then thread 0's clock per phase (plan, features, learn, update)
 # for the default and the widest shape. Their parity: CudaTest.ResidentGraphWalkEqualsTheHostPath.
+# OMKL_WALK_SUMS is left at its default (auto): the block shapes sum in the tree order, the thread
+# shapes in index order (the `sums` part compares the two orders on one shape).
 want walk 130 && {
   for shape in thread:128:warp block:128:warp thread:512:warp block:512:warp block:auto:warp block:512:auto; do
     IFS=: read -r plan threads pairs <<< "$shape"

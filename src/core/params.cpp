@@ -34,6 +34,23 @@ const std::string* ParamReader::lookup(const std::string& key) {
   return found;
 }
 
+void ParamReader::alias(const std::string& other, const std::string& key) {
+  const auto renamed = [&](std::vector<std::pair<std::string, std::string>>& params) {
+    bool has_other = false, has_key = false;
+    for (const auto& kv : params) {
+      has_other = has_other || kv.first == other;
+      has_key = has_key || kv.first == key;
+    }
+    if (has_other && has_key)
+      throw ConfigError("algorithm '" + algorithm_ + "': parameters '" + other + "' and '" + key +
+                        "' name the same parameter; give one");
+    for (auto& kv : params)
+      if (kv.first == other) kv.first = key;
+  };
+  renamed(explicit_);
+  renamed(soft_);
+}
+
 bool ParamReader::given(const std::string& key) const {
   for (const auto& kv : explicit_)
     if (kv.first == key) return true;

@@ -29,6 +29,9 @@ class ParamReader {
   /// A string restricted to `choices` (the first is the fallback when `fallback` is empty).
   std::string get_choice(const std::string& key, const std::string& fallback,
                          const std::vector<std::string>& choices, const std::string& meaning);
+  /// Takes `other` (another name of the same parameter, e.g. a spec's longer name) as `key`:
+  /// call before reading `key`. Giving both names is a ConfigError naming them.
+  void alias(const std::string& other, const std::string& key);
   /// True when the user or a preset gave `key`.
   bool has(const std::string& key) const;
   /// True when the user gave `key` (not a preset's soft default).

@@ -28,8 +28,9 @@ std::uint64_t data_checksum(const Dataset& data) {
 // recomputed instead of reused. 2: the bandit family's tie rule and IOKS's absolute-loss G̃ and
 // G₁ default, and OFSKL's own frequency stream (2026-11-26). 3: on a federated stream the batch
 // regret adds no graph learner's regulariser without --regret-include-reg (2026-11-26). 4: the
-// bandit family's logs count each kernel's mistakes (2026-11-26).
-constexpr int kResultsEpoch = 4;
+// bandit family's logs count each kernel's mistakes (2026-11-26). 5: a GPU block's graph walk sums
+// in the tree order by default (OMKL_WALK_SUMS=auto; 2026-11-27).
+constexpr int kResultsEpoch = 5;
 
 // One CSV field, quoted (RFC 4180: a quote doubled): a spec has commas, and so has the federated
 // regret's benchmark ("gauss:0.1 (random-feature ridge, D = 500)").

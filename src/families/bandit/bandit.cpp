@@ -80,10 +80,12 @@ class BanditSelection final : public Algorithm {
       c.G = params.get_double("G", c.G, "gradient bound G in δ_t and λ_{t,i} (1 by the paper's rule)");
       if (!(c.C0 > 0)) params.fail("C0", "must be > 0");
       if (!(c.G > 0)) params.fail("G", "must be > 0");
+      params.alias("oks_pp_logistic_mode", "logistic_mode");  // the spec's name (§4.4, §10 A1)
       const bool reference = params.get_choice("logistic_mode", context.profile == Profile::Reference ? "reference" : "paper",
                                                {"paper", "reference"},
                                                "logistic loss: A = (GC₀)^{1/3}(UK)^{2/3} (paper) or, as the authors' "
-                                               "scripts, exp(−y f) of the round (§4.4)") == "reference";
+                                               "scripts, exp(−y f) of the round (§4.4; also oks_pp_logistic_mode)") ==
+                             "reference";
       // The switch reads the logistic loss only (§4.4): asked for on another loss it would change nothing.
       if (params.given("logistic_mode") && loss_ != LossKind::Logistic)
         params.fail("logistic_mode", "chooses the logistic loss's rule; the loss is " + to_string(loss_));
@@ -112,8 +114,10 @@ class BanditSelection final : public Algorithm {
       const std::int64_t D = params.get_int("D", 400, "random frequencies per kernel (w has 2D entries)");
       if (D < 1 || D > 1000000) params.fail("D", "must be in 1..1000000 (the budget must hold one feature)");
       n_rff_ = static_cast<std::size_t>(D);
+      params.alias("independent_omega_per_kernel", "independent_omega");  // the spec's name (§10 A10)
       independent_omega_ = params.get_bool("independent_omega", false,
-                                           "one Ω per kernel instead of one shared matrix scaled by 1/σ_i (§10 A10)");
+                                           "one Ω per kernel instead of one shared matrix scaled by 1/σ_i (§10 A10; "
+                                           "also independent_omega_per_kernel)");
       for (const KernelSpec& k : dictionary_)
         if (k.family != KernelFamily::Gaussian) params.fail("dict", "random features here need Gaussian kernels");
     }

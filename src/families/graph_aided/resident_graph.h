@@ -373,14 +373,14 @@ struct GraphProgram {
     const std::uint32_t* exploration = c.exploration;
     std::uint32_t n_exploration = c.n_exploration;
     bool refined_now = false;
-    double total = 0.0;  // Σ u, in index order
+    double total = 0.0;  // Σ u (sum_of()'s order)
     if (c.family == 2) {
       refined_now = team.share(!s.refined[r] || before || !c.freeze_refinement);
       if (refined_now) total = refine(r, xi, team);  // its sum of the same u
       exploration = s.refined_set + r * n;
       n_exploration = s.set_size[r];
     }
-    // vertex_probabilities(u, ξ, E): the entries by the lanes, the totals by the leader.
+    // vertex_probabilities(u, ξ, E): the entries by the lanes, the total by sum_of().
     double* p = s.pmf + r * pmf_stride();
     if (!refined_now) total = sum_of(u, n, team);
     for (std::uint32_t i = team.lane(); i < n; i += team.size()) p[i] = (1.0 - xi) * (u[i] / total);
@@ -438,7 +438,7 @@ struct GraphProgram {
     return drawn;
   }
 
-  /// Σ v[0..n) on every lane: in the tree order (OMKL_WALK_SUMS=tree) or in index order.
+  /// Σ v[0..n) on every lane: in the tree order (GraphTables::tree_sums) or in index order.
   template <typename Team>
   OMKL_HD double sum_of(const double* v, std::uint32_t n, Team& team) const {
     if (tree(team)) return team.tree_sum(n, [v](std::size_t i) { return v[i]; });
@@ -572,10 +572,10 @@ struct GraphProgram {
 
   /// plan_selection()'s refinement: the candidate set D'_t (refinement_set() with a fixed β,
   /// refinement_set_from_sorted() with the rank rule), and G'_t rebuilt when it changed. Returns
-  /// Σ u in index order (on every lane), which the vertex probabilities reuse. Each vertex's test
+  /// Σ u (sum_of()'s order, on every lane), which the vertex probabilities reuse. Each vertex's test
   /// (a division and a comparison) and its place in D'_t (a count of the marks before it) by the
-  /// lanes; the sum, the rank rule's first failing vertex, the fallback and the comparison with
-  /// D'_{t−1} by the leader. Only integer counts and the same per-vertex arithmetic are split, so
+  /// lanes; the sum by sum_of(); the rank rule's first failing vertex, the fallback and the
+  /// comparison with D'_{t−1} by the leader. Only integer counts and the same per-vertex arithmetic are split, so
   /// the set is the serial reading's whatever the team.
   template <typename Team>
   OMKL_HD double refine(std::size_t r, double xi, Team& team) {

@@ -62,6 +62,26 @@ TEST(ParamsTest, SoftDefaultsApplyWhenUsedAndAreIgnoredOtherwise) {
   EXPECT_NO_THROW(p.finish()) << "a preset key the algorithm does not read is not an error";
 }
 
+TEST(ParamsTest, AnAliasIsTheSameParameter) {
+  // The other name, given or a preset's, reads as the key; nothing is left unknown.
+  ParamReader p("rf-oks++", {{"oks_pp_logistic_mode", "reference"}}, {{"independent_omega_per_kernel", "true"}});
+  p.alias("oks_pp_logistic_mode", "logistic_mode");
+  p.alias("independent_omega_per_kernel", "independent_omega");
+  EXPECT_EQ(p.get_string("logistic_mode", "paper", ""), "reference");
+  EXPECT_TRUE(p.given("logistic_mode"));
+  EXPECT_TRUE(p.get_bool("independent_omega", false, ""));
+  EXPECT_FALSE(p.given("independent_omega"));  // a preset's soft default stays soft
+  EXPECT_NO_THROW(p.finish());
+  // Both names at once: refused, naming both.
+  ParamReader both("rf-oks++", {{"logistic_mode", "paper"}, {"oks_pp_logistic_mode", "paper"}});
+  try {
+    both.alias("oks_pp_logistic_mode", "logistic_mode");
+    ADD_FAILURE() << "both names were taken";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("'oks_pp_logistic_mode' and 'logistic_mode'"), std::string::npos) << e.what();
+  }
+}
+
 TEST(AlgorithmSpecTest, ParsesNamesAndParameters) {
   auto s = parse_algorithm_spec("adaraker:eta0=10");
   EXPECT_EQ(s.name, "adaraker");

@@ -382,6 +382,33 @@ TEST(BanditTest, BadConfigurationsAreRefusedNamingTheParameter) {
   EXPECT_NE(config_error_message("lkmbooks", c, {{"eta", "0"}}).find("'eta'"), std::string::npos);
 }
 
+// The spec's names of two switches (§4.4's oks_pp_logistic_mode, §10 A10's
+// independent_omega_per_kernel) are the same parameters as logistic_mode and independent_omega:
+// the same predictions, and the value each switch's other setting would change; both names at
+// once are refused, naming both.
+TEST(BanditTest, TheSpecsParameterNamesAreTheShortOnes) {
+  const Dataset data = random_stream(150, 3, Task::Classification);
+  const AlgoContext c = context_for(data, Profile::Paper, {0, 1});
+  const auto run = [&](const char* name, const Params& params) {
+    auto a = make(name, c, params);
+    return run_steps(*a, data);
+  };
+  const Params logistic = {{"D", "20"}, {"loss", "logistic"}};
+  const auto with = [](Params p, const char* key, const char* value) {
+    p.emplace_back(key, value);
+    return p;
+  };
+  const auto reference = run("rf-oks++", with(logistic, "logistic_mode", "reference"));
+  EXPECT_EQ(run("rf-oks++", with(logistic, "oks_pp_logistic_mode", "reference")), reference);
+  EXPECT_NE(run("rf-oks++", with(logistic, "oks_pp_logistic_mode", "paper")), reference);
+  const auto independent = run("rf-ioks", {{"D", "20"}, {"independent_omega", "true"}});
+  EXPECT_EQ(run("rf-ioks", {{"D", "20"}, {"independent_omega_per_kernel", "true"}}), independent);
+  EXPECT_NE(run("rf-ioks", {{"D", "20"}, {"independent_omega_per_kernel", "false"}}), independent);
+  const std::string both = config_error_message(
+      "rf-oks++", c, with(with(logistic, "logistic_mode", "paper"), "oks_pp_logistic_mode", "paper"));
+  EXPECT_NE(both.find("'oks_pp_logistic_mode' and 'logistic_mode'"), std::string::npos) << both;
+}
+
 TEST(BanditTest, IoksSquareLossLipschitzConstantFollowsTheRadius) {
   // §1.3: G₁ = 2(U + 1) for the square loss, so ioks:U=2 is ioks:U=2,G1=6, not G1=4.
   const Dataset data = bandit_stream(60, 3);
