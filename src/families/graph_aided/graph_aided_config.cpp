@@ -7,6 +7,7 @@
 #include <limits>
 #include <string>
 
+#include "core/error_context.h"
 #include "core/step_path.h"
 #include "families/graph_aided/resident_graph.h"
 #include "features/rf_backend.h"
@@ -139,35 +140,75 @@ GraphAidedConfig read_graph_aided_config(ParamReader& params, const AlgoContext&
   const std::size_t N = c.rf.dictionary.size();
 
   // ---- step schedules (§1.6): η, and ξ (SFG / SFG-R) or η_e (GF), by default on η's schedule;
-  // the experiments give all three one number -----------------------------------------------
-  const std::string schedule = params.get_choice(
-      "eta_schedule", conference ? "const" : "inv_sqrt_t", {"inv_sqrt_t", "const"},
-      "η_t (and ξ_t or η_{e,t}): eta/√t, or eta constant");
-  c.inv_sqrt_t = schedule == "inv_sqrt_t";
-  double eta_default = 0.1;
-  if (!c.inv_sqrt_t)
-    eta_default = context.horizon > 0 ? 1.0 / std::sqrt(static_cast<double>(context.horizon)) : -1.0;
-  c.eta = params.get_double("eta", eta_default,
-                           "learning rate of θ, w and u, and the exploration rate unless xi (SFG / SFG-R) "
-                           "or eta_e (GF) is given (default 0.1 with inv_sqrt_t; 1/√T with const)");
-  if (c.eta == -1.0 && !params.has("eta"))
-    params.fail("eta", "has no default when the stream length is unknown; give eta=...");
+  // the experiments give all three one number. A schedule is rate/√t, constant, or a table of
+  // rates read from a file (`table:FILE`, the t-th number for step t) ------------------------
   const bool gf = c.family == GraphFamily::Gf;
   const char* explore_key = gf ? "eta_e" : "xi";
-  c.explore = params.get_double(explore_key, c.eta,
-                                gf ? "η_e: exploration of the graph's links (eq. 20) and of the selective-node PMF "
-                                     "(eq. 19), on eta_e_schedule (default: eta)"
-                                   : "ξ: exploration of the vertex PMF (eq. 33) and of SFG-R's refinement "
-                                     "threshold, on xi_schedule (default: eta)");
-  const bool explore_given = params.has(explore_key);  // by the user or a preset
+  const auto table_of = [&params, &context](const std::string& key, const std::string& schedule,
+                                            double max_rate) -> std::shared_ptr<const RateTable> {
+    if (schedule == "inv_sqrt_t" || schedule == "const") return nullptr;
+    if (schedule.rfind("table:", 0) != 0 || schedule.size() == 6)
+      params.fail(key, "must be inv_sqrt_t, const or table:FILE, not '" + schedule + "'");
+    std::shared_ptr<const RateTable> table;
+    try {
+      table = read_rate_table(schedule.substr(6), max_rate);
+    } catch (...) {
+      rethrow_with_context("algorithm '" + params.algorithm() + "', " + key + ": ");
+    }
+    if (context.horizon > 0 && table->rates.size() < context.horizon)
+      params.fail(key, "'" + table->path + "' lists " + std::to_string(table->rates.size()) +
+                           " rates for a stream of " + std::to_string(context.horizon) + " steps");
+    return table;
+  };
+  const std::string schedule = params.get_string(
+      "eta_schedule", conference ? "const" : "inv_sqrt_t",
+      "η_t (and ξ_t or η_{e,t}): eta/√t (inv_sqrt_t), eta constant (const), or table:FILE, the file's "
+      "t-th number for step t");
   const std::string explore_schedule_key = std::string(explore_key) + "_schedule";
-  c.explore_inv_sqrt_t = params.get_choice(explore_schedule_key, schedule, {"inv_sqrt_t", "const"},
-                                           std::string(explore_key) + "/√t, or " + explore_key +
-                                               " constant (default: eta_schedule)") == "inv_sqrt_t";
-  if (!(c.eta > 0) || (!explore_given && c.eta > 1))
-    params.fail("eta", explore_given ? "must be > 0"
-                                     : std::string("must be in (0, 1] (it is also the exploration rate; ") +
-                                           explore_key + "=... sets that apart)");
+  const std::string explore_schedule = params.get_string(
+      explore_schedule_key, schedule,
+      std::string(explore_key) + "/√t, " + explore_key + " constant, or table:FILE (default: eta_schedule)");
+  // η's table is also the exploration rate's unless that has its own: its rates are then ≤ 1.
+  const bool shares_table = explore_schedule == schedule;
+  c.eta_table = table_of("eta_schedule", schedule,
+                         shares_table ? 1.0 : std::numeric_limits<double>::infinity());
+  c.inv_sqrt_t = schedule == "inv_sqrt_t";
+  if (c.eta_table) {
+    if (params.given("eta")) params.fail("eta", "is eta_schedule's table; give one of them");
+    c.eta = c.eta_table->rates[0];  // unused: eta_at() reads the table
+  } else {
+    double eta_default = 0.1;
+    if (!c.inv_sqrt_t)
+      eta_default = context.horizon > 0 ? 1.0 / std::sqrt(static_cast<double>(context.horizon)) : -1.0;
+    c.eta = params.get_double("eta", eta_default,
+                             "learning rate of θ, w and u, and the exploration rate unless xi (SFG / SFG-R) "
+                             "or eta_e (GF) is given (default 0.1 with inv_sqrt_t; 1/√T with const)");
+    if (c.eta == -1.0 && !params.has("eta"))
+      params.fail("eta", "has no default when the stream length is unknown; give eta=...");
+  }
+  c.explore_table = shares_table ? c.eta_table : table_of(explore_schedule_key, explore_schedule, 1.0);
+  c.explore_inv_sqrt_t = explore_schedule == "inv_sqrt_t";
+  bool explore_given = false;
+  if (c.explore_table) {
+    if (params.given(explore_key))
+      params.fail(explore_key, "is " + explore_schedule_key + "'s table; give one of them");
+    c.explore = c.explore_table->rates[0];  // unused: explore_at() reads the table
+  } else {
+    if (c.eta_table && !params.has(explore_key))
+      params.fail(explore_key, "has no default when eta_schedule is a table and " + explore_schedule_key +
+                                   " is not; give " + explore_key + "=...");
+    c.explore = params.get_double(explore_key, c.eta,
+                                  gf ? "η_e: exploration of the graph's links (eq. 20) and of the selective-node PMF "
+                                       "(eq. 19), on eta_e_schedule (default: eta)"
+                                     : "ξ: exploration of the vertex PMF (eq. 33) and of SFG-R's refinement "
+                                       "threshold, on xi_schedule (default: eta)");
+    explore_given = params.has(explore_key);  // by the user or a preset
+  }
+  if (!c.eta_table && (!(c.eta > 0) || (!explore_given && !c.explore_table && c.eta > 1)))
+    params.fail("eta", explore_given || c.explore_table
+                           ? "must be > 0"
+                           : std::string("must be in (0, 1] (it is also the exploration rate; ") + explore_key +
+                                 "=... sets that apart)");
   if (explore_given && (!(c.explore > 0) || c.explore > 1)) params.fail(explore_key, "must be in (0, 1]");
 
   // ---- shared flags (§3) -----------------------------------------------------------------
@@ -202,8 +243,16 @@ GraphAidedConfig read_graph_aided_config(ParamReader& params, const AlgoContext&
     c.last_regen = last < 0 ? std::numeric_limits<std::int64_t>::max() : last;
   } else {
     read_graph(params, context, reference, c);
-    if (c.family == GraphFamily::SfgR && c.explore >= 1)
-      params.fail(explore_given ? "xi" : "eta", "must be < 1 for the refinement threshold (it divides by 1 − ξ)");
+    if (c.family == GraphFamily::SfgR) {
+      if (c.explore_table) {
+        for (double xi : c.explore_table->rates)
+          if (xi >= 1)
+            params.fail(explore_schedule_key, "'" + c.explore_table->path +
+                                                  "' lists a rate ≥ 1; the refinement threshold divides by 1 − ξ");
+      } else if (c.explore >= 1) {
+        params.fail(explore_given ? "xi" : "eta", "must be < 1 for the refinement threshold (it divides by 1 − ξ)");
+      }
+    }
   }
   c.vertex_ridge = params.get_choice("u_loss", "sq_error", {"sq_error", "ridge"},
                                      "vertex loss L(ŷ, y) of eq. 37: squared error, or with eq. 5's ridge term "

@@ -9,10 +9,12 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "core/algorithm_base.h"
 #include "core/rate_schedule.h"
+#include "core/rate_table.h"
 #include "families/graph_aided/divergence.h"
 #include "families/graph_aided/dominating_set.h"
 #include "families/graph_aided/feedback_graph.h"
@@ -35,6 +37,9 @@ struct GraphAidedConfig {
   bool explore_inv_sqrt_t = true;  ///< ξ_t / η_{e,t} likewise (by default η's schedule)
   double eta = 0.1;        ///< learning rate of θ, w and u
   double explore = 0.1;    ///< exploration rate: ξ (SFG / SFG-R) or η_e (GF); eta unless given
+  /// `*_schedule=table:FILE` (§1.6's tables): η_t, or ξ_t / η_{e,t}, as the file lists them (the
+  /// numbers above then unused); the exploration's is η's table unless it has its own.
+  std::shared_ptr<const RateTable> eta_table, explore_table;
   std::int64_t switch_step = 300;
   bool shifted = false;             ///< reference off-by-one sampler (§3 R5)
   bool updated_theta_loss = false;  ///< ridge term of the weight loss uses θ_{t+1} (§3 R10)
@@ -61,9 +66,11 @@ struct GraphAidedConfig {
   DivergenceMatrix delta;
   DominatorOrder dominator_order;
 
-  double eta_at(std::int64_t t) const { return scheduled_rate(eta, inv_sqrt_t, t); }
+  double eta_at(std::int64_t t) const { return eta_table ? eta_table->at(t) : scheduled_rate(eta, inv_sqrt_t, t); }
   /// ξ_t (SFG / SFG-R) or η_{e,t} (GF).
-  double explore_at(std::int64_t t) const { return scheduled_rate(explore, explore_inv_sqrt_t, t); }
+  double explore_at(std::int64_t t) const {
+    return explore_table ? explore_table->at(t) : scheduled_rate(explore, explore_inv_sqrt_t, t);
+  }
   SamplerRule gf_rule() const { return shifted ? SamplerRule::Shifted : SamplerRule::InverseCdf; }
   /// The selection stream's index: distinct per family so that runs of different families
   /// never share draws.

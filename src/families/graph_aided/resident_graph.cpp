@@ -41,6 +41,7 @@ std::string resident_graph_unsupported(const GraphAidedConfig& config) {
   if (config.vertex_ridge) return "u_loss = ridge reads every predicted θ on the host";
   if (config.vertex_from_prediction) return "u_update_uses_prediction (an archaeology flag) runs on the host path";
   if (config.rf.loss != LossKind::Squared) return "only the squared loss is implemented";
+  if (config.eta_table || config.explore_table) return "a rate table (schedule table:FILE) is read on the host path";
   const std::size_t n = config.rf.dictionary.size();
   if (n > kMaxResidentPairs)
     return "N = " + std::to_string(n) + " exceeds the " + std::to_string(kMaxResidentPairs) +

@@ -3,8 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
+#include <functional>
 #include <string>
 
+#include "common/temp_dir_test.h"
 #include "common/test_helpers.h"
 #include "families/graph_aided/graph_aided.h"
 #include "features/random_features.h"
@@ -454,6 +457,127 @@ TEST(GraphAidedTest, ExplorationRatesAreSetApartFromTheLearningRate) {
     EXPECT_NE(std::string(e.what()).find("'xi'"), std::string::npos) << e.what();
   }
   EXPECT_NO_THROW(make_algorithm("omkl-sfg", {{"eta", "2"}}, {{"xi", "0.5"}}, c));
+}
+
+// §1.6: η_t, ξ_t and η_{e,t} as tables (`*_schedule=table:FILE`, the t-th number for step t).
+class RateTableTest : public omkl::test::TempDirTest {
+ protected:
+  /// A table of rate(t) for t = 1..n, written to the full precision of a double.
+  std::string table(const std::string& name, std::size_t n, const std::function<double(std::size_t)>& rate) const {
+    std::string text = "# rate per step\n";
+    char cell[40];
+    for (std::size_t t = 1; t <= n; ++t) {
+      std::snprintf(cell, sizeof cell, "%.17g%s", rate(t), t % 4 == 0 ? "\n" : ", ");
+      text += cell;
+    }
+    return write(name, text);
+  }
+  static std::string input_message(const std::string& name, const AlgoContext& c, const Params& p) {
+    try {
+      make(name, c, p);
+    } catch (const InputError& e) {
+      return e.what();
+    }
+    return "";
+  }
+};
+
+TEST_F(RateTableTest, ATableOfTheScheduleGivesItsNumbersAndAnyTableItsRates) {
+  const Dataset data = random_stream(30, 3, Task::Regression);
+  const AlgoContext c = context_for(data);
+  const Params journal{{"dict", "gauss:0.3+gauss:0.5+gauss:1+gauss:2+gauss:4+lap:1"}, {"D", "8"}, {"M", "2"}};
+  const std::string inv_sqrt = table("eta.txt", 30, [](std::size_t t) { return 0.1 / std::sqrt(double(t)); });
+  const std::string explore = table("xi.txt", 30, [](std::size_t t) { return 0.3 / std::sqrt(double(t)); });
+  for (const char* name : {"omkl-gf", "omkl-sfg", "omkl-sfg-r", "sfg-mkl"}) {
+    SCOPED_TRACE(name);
+    // SFG-R's rank rule needs at most N = 6 vertices.
+    const Params dict = std::string(name) == "omkl-sfg-r" ? omkl::test::with_param(journal, "beta_rank", "3") : journal;
+    const std::string key = std::string(name) == "omkl-gf" ? "eta_e" : "xi";
+    // η's table is also the exploration rate's, as one number plays both by default.
+    const Params base = omkl::test::with_param(omkl::test::with_param(dict, "eta_schedule", "inv_sqrt_t"), "eta",
+                                               "0.1");
+    const auto plain = run_steps(*make(name, c, base), data);
+    const Params on_table = omkl::test::with_param(dict, "eta_schedule", "table:" + inv_sqrt);
+    EXPECT_EQ(run_steps(*make(name, c, on_table), data), plain);
+    // The exploration rate's own table: the same numbers as that rate on the same schedule.
+    const Params apart = omkl::test::with_param(omkl::test::with_param(base, key, "0.3"), key + "_schedule",
+                                                "inv_sqrt_t");
+    const Params apart_table = omkl::test::with_param(base, key + "_schedule", "table:" + explore);
+    EXPECT_EQ(run_steps(*make(name, c, apart_table), data), run_steps(*make(name, c, apart), data));
+  }
+  // Any rates: each step's η_t and ξ_t are the tables' t-th numbers.
+  const std::string eta = table("any_eta.txt", 30, [](std::size_t t) { return t % 3 == 0 ? 1.7 : 0.05 * double(t); });
+  const std::string xi = table("any_xi.txt", 30, [](std::size_t t) { return t % 2 == 0 ? 0.5 : 0.02; });
+  auto a = make("omkl-sfg", c,
+                omkl::test::with_param(omkl::test::with_param(journal, "eta_schedule", "table:" + eta),
+                                       "xi_schedule", "table:" + xi));
+  for (std::size_t t = 1; t <= 30; ++t) {
+    double prediction = 0.0;
+    a->step(data.row(t - 1), data.y[t - 1], &prediction);
+    const GraphAidedTrace& tr = *graph_aided_trace(*a, 0);
+    EXPECT_EQ(tr.eta, t % 3 == 0 ? 1.7 : 0.05 * double(t)) << t;
+    EXPECT_EQ(tr.explore, t % 2 == 0 ? 0.5 : 0.02) << t;
+  }
+}
+
+TEST_F(RateTableTest, BadTablesAreRefusedNamingTheFileLineAndColumn) {
+  const Dataset data = random_stream(6, 3, Task::Regression);
+  const AlgoContext c = context_for(data);
+  const auto with_schedule = [](const std::string& key, const std::string& value) {
+    return Params{{"dict", kDict3}, {"D", "8"}, {"M", "2"}, {key, value}};
+  };
+  const std::string six = table("six.txt", 6, [](std::size_t) { return 0.1; });
+  const std::string missing = (dir_ / "absent.txt").string();
+  std::string m = input_message("omkl-sfg", c, with_schedule("eta_schedule", "table:" + missing));
+  EXPECT_NE(m.find("eta_schedule"), std::string::npos) << m;
+  EXPECT_NE(m.find(missing + "': cannot open"), std::string::npos) << m;
+  const std::string word = write("word.txt", "0.1, 0.2\n0.3,abc\n");
+  m = input_message("omkl-sfg", c, with_schedule("eta_schedule", "table:" + word));
+  EXPECT_NE(m.find(word + ":2:5: 'abc' is not a number"), std::string::npos) << m;
+  m = input_message("omkl-sfg", c, with_schedule("eta_schedule", "table:" + write("zero.txt", "0.1 0 0.1")));
+  EXPECT_NE(m.find("zero.txt:1:5: rate 0 must be finite, > 0"), std::string::npos) << m;
+  // η's table is also the exploration rate unless that has its own: then at most 1.
+  m = input_message("omkl-sfg", c, with_schedule("eta_schedule", "table:" + write("big.txt", "0.1 1.5 0.1")));
+  EXPECT_NE(m.find("≤ 1"), std::string::npos) << m;
+  m = input_message("omkl-sfg", c, with_schedule("eta_schedule", "table:" + write("nan.txt", "0.1 nan")));
+  EXPECT_NE(m.find("nan.txt:1:5"), std::string::npos) << m;
+  m = input_message("omkl-sfg", c, with_schedule("eta_schedule", "table:" + write("empty.txt", "# none\n")));
+  EXPECT_NE(m.find("lists no rate"), std::string::npos) << m;
+  // Configuration errors: too short for the stream, a rate given twice, no exploration rate, an
+  // unknown schedule, SFG-R's ξ at 1, and the resident walk (a table is read on the host).
+  m = config_message("omkl-sfg", c, with_schedule("eta_schedule", "table:" + write("three.txt", "0.1 0.1 0.1")));
+  EXPECT_NE(m.find("lists 3 rates for a stream of 6 steps"), std::string::npos) << m;
+  Params twice = with_schedule("eta_schedule", "table:" + six);
+  twice.emplace_back("eta", "0.1");
+  EXPECT_NE(config_message("omkl-sfg", c, twice).find("'eta'"), std::string::npos);
+  Params no_xi = with_schedule("eta_schedule", "table:" + six);
+  no_xi.emplace_back("xi_schedule", "const");
+  EXPECT_NE(config_message("omkl-sfg", c, no_xi).find("'xi' has no default"), std::string::npos);
+  no_xi.emplace_back("xi", "0.2");
+  EXPECT_EQ(config_message("omkl-sfg", c, no_xi), "");
+  EXPECT_NE(config_message("omkl-sfg", c, with_schedule("eta_schedule", "table:")).find("table:FILE"),
+            std::string::npos);
+  EXPECT_NE(config_message("omkl-sfg", c, with_schedule("eta_schedule", "cosine")).find("eta_schedule"),
+            std::string::npos);
+  Params xi_one = with_schedule("xi_schedule", "table:" + write("xi_one.txt", "0.5 1 0.5 0.5 0.5 0.5"));
+  xi_one.emplace_back("beta_rank", "2");
+  EXPECT_NE(config_message("omkl-sfg-r", c, xi_one).find("refinement threshold"), std::string::npos);
+  Params resident = with_schedule("eta_schedule", "table:" + six);
+  resident.emplace_back("step_path", "resident");
+  EXPECT_NE(config_message("omkl-sfg", c, resident).find("rate table"), std::string::npos);
+  // A stream of unknown length: the step past the table's end fails, naming the table.
+  AlgoContext live = c;
+  live.horizon = 0;
+  auto a = make("omkl-sfg", live, with_schedule("eta_schedule", "table:" + write("two.txt", "0.1 0.1")));
+  double prediction = 0.0;
+  a->step(data.row(0), data.y[0], &prediction);
+  a->step(data.row(1), data.y[1], &prediction);
+  try {
+    a->step(data.row(2), data.y[2], &prediction);
+    ADD_FAILURE() << "the third step of a two-rate table ran";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("has 2 rates; step 3 needs its own"), std::string::npos) << e.what();
+  }
 }
 
 TEST(GraphAidedTest, VertexUpdateFromThePredictionIsTheArchaeologyFlag) {
