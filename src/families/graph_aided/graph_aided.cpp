@@ -313,6 +313,9 @@ class GraphAided final : public Algorithm {
   void save_state(StateWriter& out) const override {
     out.put_tag("graph-aided/2");  // 2: vertex-weight reference and the numpy stream state
     out.put_i64(t_);
+    // A rate table's rates (only with `table:FILE` schedules, so other checkpoints are unchanged):
+    // the spec names the file, and a file changed since must not continue silently.
+    for (const RateTable* table : rate_tables()) out.put_f64s(table->rates);
     save_backend_state(*backend_, out);
     for (const GraphReplicate& rep : reps_) {
       rep.rng->save(out);
@@ -337,6 +340,13 @@ class GraphAided final : public Algorithm {
   void load_state(StateReader& in) override {
     in.expect_tag("graph-aided/2");
     t_ = in.get_i64();
+    for (const RateTable* table : rate_tables()) {
+      std::vector<double> stored(table->rates.size());
+      in.get_f64s(stored.data(), stored.size());  // a stored count other than the table's is refused
+      if (stored != table->rates)
+        throw InputError("checkpoint: the rate table '" + table->path +
+                         "' is not the one this checkpoint was made with (its rates differ)");
+    }
     load_backend_state(*backend_, in);
     resident_frequencies_.clear();  // the checkpoint's matrices replace the backend's
     const std::size_t N = config_.rf.dictionary.size();
@@ -394,6 +404,14 @@ class GraphAided final : public Algorithm {
         throw InputError(std::string("checkpoint: inconsistent graph state (") + e.what() + ")");
       }
     }
+  }
+
+  /// The schedules' tables, each once (the exploration rate may share η's).
+  std::vector<const RateTable*> rate_tables() const {
+    std::vector<const RateTable*> tables;
+    if (config_.eta_table) tables.push_back(config_.eta_table.get());
+    if (config_.explore_table && config_.explore_table != config_.eta_table) tables.push_back(config_.explore_table.get());
+    return tables;
   }
 
   double regret_regularizer(std::size_t r) const override {

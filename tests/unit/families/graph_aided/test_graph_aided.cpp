@@ -580,6 +580,34 @@ TEST_F(RateTableTest, BadTablesAreRefusedNamingTheFileLineAndColumn) {
   }
 }
 
+TEST_F(RateTableTest, ACheckpointKeepsItsTablesRatesAndRefusesAChangedFile) {
+  const Dataset data = random_stream(40, 3, Task::Regression);
+  const AlgoContext c = context_for(data, Profile::Paper, {0, 2});
+  const std::string eta = table("eta.txt", 40, [](std::size_t t) { return 0.2 / std::sqrt(double(t)); });
+  const std::string xi = table("xi.txt", 40, [](std::size_t t) { return t < 10 ? 0.5 : 0.1; });
+  const Params params{{"dict", kDict3}, {"D", "5"}, {"M", "2"}, {"eta_schedule", "table:" + eta},
+                      {"xi_schedule", "table:" + xi}};
+  auto a = make("omkl-sfg", c, params);
+  run_steps(*a, data, 0, 15);
+  StateWriter out;
+  a->save_state(out);
+  const auto expected = run_steps(*a, data, 15, 40);
+  auto b = make("omkl-sfg", c, params);
+  StateReader in(out.bytes());
+  b->load_state(in);
+  EXPECT_EQ(run_steps(*b, data, 15, 40), expected);
+  // The exploration table edited since the checkpoint: refused, naming it.
+  table("xi.txt", 40, [](std::size_t t) { return t < 10 ? 0.5 : 0.2; });
+  auto changed = make("omkl-sfg", c, params);
+  StateReader again(out.bytes());
+  try {
+    changed->load_state(again);
+    ADD_FAILURE() << "a checkpoint continued on a changed rate table";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("rate table '" + xi + "' is not the one"), std::string::npos) << e.what();
+  }
+}
+
 TEST(GraphAidedTest, VertexUpdateFromThePredictionIsTheArchaeologyFlag) {
   // u_update_uses_prediction: the 2021 code moved u by exp(−η·ŷ/p̃). A step moves the drawn
   // vertex's log u relative to an untouched one by −η·ŷ/p̃ (by −η(ŷ − y)²/p̃ by default).
