@@ -158,8 +158,8 @@ OMKL_HD void index_added_edges(std::uint32_t n, const std::uint32_t* added_from,
 /// path's index order, or (GraphTables::tree_sums: OMKL_WALK_SUMS, by default on a GPU block)
 /// the team's in the tree order of core/team_reductions.h, the same bits on every team and
 /// within rounding of the host path. In index order with one lane (every host driver's default)
-/// it is the host path's step as it was written, and a GPU block gives the same numbers. `Philox` is the block function of its
-/// counter stream (the host's or cuRAND's).
+/// it is the host path's step as it was written, and a GPU block gives the same numbers.
+/// `Philox` is the block function of its counter stream (the host's or cuRAND's).
 template <typename Philox>
 struct GraphProgram {
   static constexpr bool kTeamSteps = true;
