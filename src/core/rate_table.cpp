@@ -6,7 +6,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "core/decimal.h"
+#include "data/parse_number.h"
 #include "omkl/error.h"
 
 namespace omkl::detail {
@@ -39,16 +39,18 @@ std::shared_ptr<const RateTable> read_rate_table(const std::string& path, double
       std::size_t end = pos;
       while (end < line.size() && line[end] != ',' && line[end] != ' ' && line[end] != '\t' && line[end] != '\r')
         ++end;
-      const std::string cell = line.substr(pos, end - pos);
-      const std::string where = path + ":" + std::to_string(line_no) + ":" + std::to_string(pos + 1);
-      char* stop = nullptr;
-      const double rate = strtod_decimal(cell.c_str(), &stop);
-      if (stop == cell.c_str() || *stop != '\0')
-        throw InputError(where + ": '" + cell + "' is not a number (a rate table lists one rate per step)");
-      if (!std::isfinite(rate) || !(rate > 0) || rate > max_rate) {
+      const char* cell = line.data() + pos;
+      const char* cell_end = line.data() + end;
+      const std::string where = location(path, line_no, pos + 1);
+      double rate = 0.0;
+      const NumberStatus status = parse_double(cell, cell_end, rate);  // the data readers' rule
+      if (status == NumberStatus::NotANumber)
+        throw InputError(where + quote_cell(cell, cell_end) +
+                         " is not a number (a rate table lists one rate per step)");
+      if (status != NumberStatus::Ok || !(rate > 0) || rate > max_rate) {
         std::ostringstream bound;
         bound << max_rate;
-        throw InputError(where + ": rate " + cell + " must be finite, > 0" +
+        throw InputError(where + "rate " + std::string(cell, cell_end) + " must be finite, > 0" +
                          (std::isfinite(max_rate) ? " and ≤ " + bound.str() : std::string()));
       }
       table->rates.push_back(rate);
