@@ -18,7 +18,8 @@ values() { grep -v -e '"seconds_mean"' -e '"processes"' -e '"device"' -e '"comma
 "$omkl" gen --kind dataset2 --samples 700 --out stream.csv >/dev/null || fail "gen"
 
 fed=(study --preset fed-pofmkl --rounds 50 --data stream.csv --seeds 3
-     --algo pof-mkl:M=25 --algo vm-kofl --algo em-kofl)
+     --algo pof-mkl:M=25 --algo vm-kofl --algo em-kofl --algo em-kofl:variant=global_only
+     --algo perfedavg --algo ofskl:local_steps=5)
 "$omkl" "${fed[@]}" --out one >/dev/null || fail "one-process federated study"
 mpi -np 3 "$omkl" "${fed[@]}" --out three >/dev/null || fail "federated study on 3 processes"
 grep -q '"processes": 3' three/summary.json || fail "summary.json does not record 3 processes"

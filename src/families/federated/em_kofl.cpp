@@ -20,6 +20,7 @@
 #include "core/step_path.h"
 #include "families/federated/federated.h"
 #include "families/federated/federated_config.h"
+#include "families/federated/federation_processes.h"
 #include "families/federated/resident_em_kofl.h"
 #include "features/backend_walk.h"
 #include "omkl/error.h"
@@ -104,32 +105,41 @@ class EmKofl final : public Algorithm {
       const std::int64_t t = seen_ / static_cast<std::int64_t>(K) + 1;
       const std::size_t rows = std::min(n - i, K - client);
       if (client == 0) open_round(t);
-      // Each client predicts with the sampled kernel's average (its copy holds it now), then
-      // takes one gradient step on every local copy: θ ← (1 − 2ηλ)θ − η·2(f − y)z.
-      pairs_.resize(rows * R * N);
-      f_.resize(rows * R * N);
-      norm2_.resize(rows * R * N);
-      for (std::size_t k = 0; k < rows; ++k)
-        for (std::size_t r = 0; r < R; ++r)
-          for (std::size_t j = 0; j < N; ++j) {
-            PairStep& p = pairs_[(k * R + r) * N + j];
-            p.replicate = static_cast<std::uint32_t>(r);
-            p.slot = static_cast<std::uint32_t>((client + k) * N + j);
-            p.rate = steps_.eta;
-            p.shrink = 1.0 - 2.0 * steps_.eta * steps_.lambda;
-          }
-      backend_->step_selected_rows(x + i * d, y + i, rows, pairs_.data(), R * N, f_.data(), norm2_.data());
+      step_clients(client, rows, x + i * d, y + i);
       for (std::size_t k = 0; k < rows; ++k, ++i) {
-        finish_sample(client + k, y[i], f_.data() + k * R * N, norm2_.data() + k * R * N, predictions + i * R);
+        finish_sample(client + k, t, y[i], f_.data() + k * R * N, norm2_.data() + k * R * N, predictions + i * R);
+        ++seen_;
         if (client + k + 1 == K) close_round();
       }
     }
   }
 
-  // A client's sample after its step: the prediction, the losses per kernel, the messages.
-  void finish_sample(std::size_t client, double y, const double* f, const double* norm2, double* predictions) {
+  // Clients first … first + rows − 1, one sample each (rows of x and y): each predicts with the
+  // sampled kernel's average (its copy holds it now), then takes one gradient step on every local
+  // copy, θ ← (1 − 2ηλ)θ − η·2(f − y)z. Their predictions and ‖θ‖² land in f_ and norm2_
+  // (rows × R × N).
+  void step_clients(std::size_t first, std::size_t rows, const double* x, const double* y) {
+    const std::size_t R = n_replicates(), N = n_kernels();
+    pairs_.resize(rows * R * N);
+    f_.resize(rows * R * N);
+    norm2_.resize(rows * R * N);
+    for (std::size_t k = 0; k < rows; ++k)
+      for (std::size_t r = 0; r < R; ++r)
+        for (std::size_t j = 0; j < N; ++j) {
+          PairStep& p = pairs_[(k * R + r) * N + j];
+          p.replicate = static_cast<std::uint32_t>(r);
+          p.slot = static_cast<std::uint32_t>((first + k) * N + j);
+          p.rate = steps_.eta;
+          p.shrink = 1.0 - 2.0 * steps_.eta * steps_.lambda;
+        }
+    backend_->step_selected_rows(x, y, rows, pairs_.data(), R * N, f_.data(), norm2_.data());
+  }
+
+  // Client `client`'s sample of round t after its step: the prediction, the losses per kernel
+  // (added to round_loss_), the messages.
+  void finish_sample(std::size_t client, std::int64_t t, double y, const double* f, const double* norm2,
+                     double* predictions) {
     const std::size_t R = n_replicates(), N = n_kernels(), K = n_clients_;
-    const std::int64_t t = seen_ / static_cast<std::int64_t>(K) + 1;
     const double two_D = 2.0 * static_cast<double>(n_rff_);
     for (std::size_t r = 0; r < R; ++r) {
       predictions[r] = f[r * N + sampled_[r]];
@@ -148,7 +158,6 @@ class EmKofl final : public Algorithm {
       else ledger_.client_step(averages(t) ? two_D : 0.0, averages(t + 1) ? two_D : 0.0);
     }
     updates_ += R * N;
-    ++seen_;
   }
 
   /// step_path = resident: n samples (any part of any rounds) as one walk of the resident
@@ -280,8 +289,149 @@ class EmKofl final : public Algorithm {
     return {{"D", std::to_string(n_rff_)}};
   }
 
+  // eM-KOFL and Fed-OMD as server and client processes (§6.4). Per round that opens with an
+  // average: the server sends J_t, each client rank answers with its clients' copies θ_{J_t,k},
+  // the server sends back their mean in ascending client order (average_copies()'s sum). Then
+  // every client rank steps its clients' copies and answers with one Update per client — its
+  // predictions (a metrics channel, not the paper's traffic) and, for eM-KOFL, its N losses,
+  // which the server adds in client order to move its weights. Client copies never leave their
+  // rank except the sampled kernel's. After the last round the client ranks send their
+  // per-kernel losses and message counts.
+  // step_path=resident walks on the device (or its host driver); as processes the clients take
+  // the host path, so a resident learner's replicates are dealt out instead.
+  bool distributable() const override { return !resident_; }
+
+  void run_distributed(const double* x, const double* y, std::size_t n, std::size_t d, double* predictions,
+                       Communicator& comm, double timeout_s) override {
+    if (resident_) throw ConfigError("a distributed eM-KOFL takes the host path (step_path=host)");
+    const std::size_t rounds = federation_rounds(comm, track_regularizer_, seen_, n, n_clients_);
+    if (comm.rank() == 0) serve(rounds, predictions, comm, timeout_s);
+    else serve_clients(x, y, rounds, d, comm, timeout_s);
+  }
+
  private:
   std::size_t n_kernels() const { return backend_->problem().n_kernels; }
+
+  static constexpr int kDrawTag = 111, kCopyTag = 112, kAverageTag = 113, kUpdateTag = 114, kFinalTag = 115;
+
+  // Rank 0: the draws, the averages and the server's weights.
+  void serve(std::size_t rounds, double* predictions, Communicator& comm, double timeout_s) {
+    const std::size_t R = n_replicates(), N = n_kernels(), K = n_clients_, D2 = backend_->problem().theta_size();
+    const int P = comm.size();
+    std::vector<double> copies(K * R * D2), mean(R * D2), losses(K * R * N);
+    for (std::size_t t = 1; t <= rounds; ++t) {
+      const auto round = static_cast<std::int64_t>(t);
+      if (averages(round)) {
+        StateWriter draw;
+        draw.put_u64(t);
+        for (std::size_t r = 0; r < R; ++r) {
+          sampled_[r] = draw_kernel(r, round);
+          draw.put_u64(sampled_[r]);
+        }
+        for (int p = 1; p < P; ++p) comm.send(p, kDrawTag, draw.bytes());
+        RoundAnswers answers(K);
+        for (int p = 1; p < P; ++p) {
+          StateReader in(receive_from_clients(comm, p, kCopyTag, t, K, timeout_s), "copies from rank " + std::to_string(p));
+          if (in.get_u64() != t) throw Error("federated server: rank " + std::to_string(p) + " answered another round");
+          const std::uint64_t count = in.get_u64();
+          for (std::uint64_t c = 0; c < count; ++c) {
+            const std::uint64_t k = in.get_u64();
+            answers.heard(static_cast<std::size_t>(k), p, P);
+            for (std::size_t r = 0; r < R; ++r) in.get_f64s(copies.data() + (k * R + r) * D2, D2);
+          }
+        }
+        answers.require_all(t, P);
+        // θ̄_J = (1/K)·Σ_k θ_{J,k} in ascending client order, as average_copies() sums it.
+        std::fill(mean.begin(), mean.end(), 0.0);
+        for (std::size_t k = 0; k < K; ++k)
+          for (std::size_t j = 0; j < R * D2; ++j) mean[j] += copies[k * R * D2 + j];
+        for (double& v : mean) v /= static_cast<double>(K);
+        StateWriter average;
+        average.put_u64(t);
+        average.put_f64s(mean);
+        for (int p = 1; p < P; ++p) comm.send(p, kAverageTag, average.bytes());
+      }
+      RoundAnswers answers(K);
+      for (int p = 1; p < P; ++p) {
+        StateReader in(receive_from_clients(comm, p, kUpdateTag, t, K, timeout_s), "update from rank " + std::to_string(p));
+        if (in.get_u64() != t) throw Error("federated server: rank " + std::to_string(p) + " answered another round");
+        const std::uint64_t count = in.get_u64();
+        for (std::uint64_t c = 0; c < count; ++c) {
+          const std::uint64_t k = in.get_u64();
+          answers.heard(static_cast<std::size_t>(k), p, P);
+          for (std::size_t r = 0; r < R; ++r) predictions[((t - 1) * K + k) * R + r] = in.get_f64();
+          if (period_ == 0) in.get_f64s(losses.data() + k * R * N, R * N);
+        }
+      }
+      answers.require_all(t, P);
+      if (period_ == 0) {  // the losses in client order, as finish_sample() adds them in one process
+        for (std::size_t k = 0; k < K; ++k)
+          for (std::size_t j = 0; j < R * N; ++j) round_loss_[j] += losses[k * R * N + j];
+        close_round();
+      }
+      seen_ += static_cast<std::int64_t>(K);
+    }
+    const CommunicationCount total = receive_final_reports(comm, kFinalTag, timeout_s, kernel_loss_, R, K, N, updates_);
+    ledger_ = CommunicationLedger(max_upload_, total);
+  }
+
+  // Ranks 1 … P − 1: the clients k ≡ rank − 1 (mod P − 1) and their copies.
+  void serve_clients(const double* x, const double* y, std::size_t rounds, std::size_t d, Communicator& comm,
+                     double timeout_s) {
+    const std::size_t R = n_replicates(), N = n_kernels(), K = n_clients_, D2 = backend_->problem().theta_size();
+    const int me = comm.rank();
+    const std::vector<std::size_t> mine = clients_of_rank(me, comm.size(), K);
+    const FaultInjection faults = FaultInjection::for_rank(me);
+    std::vector<double> theta(D2), mean(R * D2);
+    for (std::size_t t = 1; t <= rounds; ++t) {
+      faults.maybe_die(t);
+      const auto round = static_cast<std::int64_t>(t);
+      if (averages(round)) {
+        StateReader draw(comm.receive(0, kDrawTag, timeout_s), "draw message");
+        if (draw.get_u64() != t) throw Error("federated client: the server sent another round");
+        for (std::size_t r = 0; r < R; ++r) {
+          const std::uint64_t J = draw.get_u64();
+          if (J >= N) throw Error("federated client: the server drew kernel " + std::to_string(J));
+          sampled_[r] = static_cast<std::size_t>(J);
+        }
+        StateWriter copies;
+        copies.put_u64(t);
+        copies.put_u64(mine.size());
+        for (std::size_t k : mine) {
+          copies.put_u64(k);
+          for (std::size_t r = 0; r < R; ++r) {
+            backend_->get_theta(r, k * N + sampled_[r], theta.data());
+            copies.put_f64s(theta);
+          }
+        }
+        comm.send(0, kCopyTag, copies.bytes());
+        StateReader average(comm.receive(0, kAverageTag, timeout_s), "average message");
+        if (average.get_u64() != t) throw Error("federated client: the server sent another round");
+        average.get_f64s(mean.data(), mean.size());
+        for (std::size_t k : mine)
+          for (std::size_t r = 0; r < R; ++r) backend_->set_theta(r, k * N + sampled_[r], mean.data() + r * D2);
+      }
+      StateWriter out;
+      out.put_u64(t);
+      std::size_t count = 0;
+      for (std::size_t k : mine) count += !faults.drops(k, t);
+      out.put_u64(count);
+      std::vector<double> prediction(R);
+      for (std::size_t k : mine) {
+        const std::size_t row = (t - 1) * K + k;
+        step_clients(k, 1, x + row * d, y + row);
+        std::fill(round_loss_.begin(), round_loss_.end(), 0.0);  // to hold this client's losses alone
+        finish_sample(k, round, y[row], f_.data(), norm2_.data(), prediction.data());
+        if (faults.drops(k, t)) continue;  // fault injection: a lost update
+        out.put_u64(k);
+        for (std::size_t r = 0; r < R; ++r) out.put_f64(prediction[r]);
+        if (period_ == 0) out.put_f64s(round_loss_);
+      }
+      comm.send(0, kUpdateTag, out.bytes());
+    }
+    send_final_report(comm, kFinalTag, kernel_loss_, R, K, N, ledger_.totals(), updates_);
+  }
+
 
   std::size_t draw_kernel(std::size_t r, std::int64_t t) const {
     const std::size_t N = n_kernels();

@@ -73,6 +73,8 @@ class CommunicationLedger {
   /// largest `uplink_max` (the resident walk's tally): the totals client_step() would reach.
   void client_steps(double n, double downlink, double uplink_total, double uplink_max);
   const CommunicationCount& totals() const { return totals_; }
+  /// The upload cap (0: none).
+  double cap() const { return max_upload_; }
 
  private:
   double max_upload_;

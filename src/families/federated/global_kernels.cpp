@@ -27,6 +27,7 @@
 #include "core/step_path.h"
 #include "families/federated/federated.h"
 #include "families/federated/federated_config.h"
+#include "families/federated/federation_processes.h"
 #include "families/federated/kernel_selection.h"
 #include "families/federated/resident_federation.h"
 #include "omkl/error.h"
@@ -385,27 +386,19 @@ class GlobalKernelFederation final : public Algorithm {
     return track_regularizer_ ? last_regularizer_.at(r) : std::numeric_limits<double>::quiet_NaN();
   }
   CommunicationCount communication() const override { return ledger_.totals(); }
-  // eM-KOFL's global_only has no server/client processes (its J_t is not in their messages).
-  bool distributable() const override { return variant_.uploads != Uploads::DrawnKernel; }
+  bool distributable() const override { return true; }
 
   // ---- the server and its clients in separate processes (§6.4) -------------------------------
   // Per round: the server sends every client rank the round's θ (and the global weights of
-  // vM-KOFL); each client rank answers with one Update per client it holds — its predictions
-  // (a metrics channel, not the paper's traffic), its uploads (kernel, g = (a·scale)·u + b·θ) and
-  // the losses vM-KOFL reports; the server adds the g of each kernel in ascending client order,
-  // as aggregate_round() does in one process, and divides by K. After the last round the client
-  // ranks send their per-kernel losses and their message counts (the regret and the summary).
+  // vM-KOFL; eM-KOFL's global_only: J_t and θ_{J_{t−1}}); each client rank answers with one
+  // Update per client it holds — its predictions (a metrics channel, not the paper's traffic),
+  // its uploads (kernel, g = (a·scale)·u + b·θ) and the losses vM-KOFL and eM-KOFL report; the
+  // server adds the g of each kernel in ascending client order, as aggregate_round() does in one
+  // process, and divides by K. After the last round the client ranks send their per-kernel
+  // losses and their message counts (the regret and the summary).
   void run_distributed(const double* x, const double* y, std::size_t n, std::size_t d, double* predictions,
                        Communicator& comm, double timeout_s) override {
-    if (comm.size() < 2) throw ConfigError("a distributed federation needs a server and at least one client process");
-    if (track_regularizer_)
-      throw ConfigError("a distributed federation does not keep the regret's regulariser terms (regret.include_reg)");
-    if (!distributable()) throw ConfigError("eM-KOFL's variant=global_only runs in one process only");
-    if (seen_ != 0) throw Error("a distributed federation starts from the first sample");
-    if (n % n_clients_ != 0)
-      throw ConfigError("the stream's " + std::to_string(n) + " rows are not whole rounds of " +
-                        std::to_string(n_clients_) + " clients");
-    const std::size_t rounds = n / n_clients_;
+    const std::size_t rounds = federation_rounds(comm, track_regularizer_, seen_, n, n_clients_);
     if (comm.rank() == 0) serve(rounds, predictions, comm, timeout_s);
     else serve_clients(x, y, rounds, d, comm, timeout_s);
   }
@@ -507,14 +500,16 @@ class GlobalKernelFederation final : public Algorithm {
 
   static constexpr int kRoundTag = 101, kUpdateTag = 102, kFinalTag = 103;
 
-  int rank_of(std::size_t client, int size) const { return 1 + static_cast<int>(client % static_cast<std::size_t>(size - 1)); }
-
-  // Rank 0: θ for every round, the clients' updates added in client order.
+  // Rank 0: θ for every round, the clients' updates added in client order. eM-KOFL's global_only
+  // sends each round's J_t and the one θ the last round moved (θ_{J_{t−1}}): the clients keep
+  // the global θ current with it, as the ledger counts.
   void serve(std::size_t rounds, double* predictions, Communicator& comm, double timeout_s) {
     const std::size_t R = n_replicates(), N = n_kernels(), K = n_clients_, D2 = backend_->problem().theta_size();
     const int P = comm.size();
+    const bool drawn = variant_.head == Head::DrawnKernel;
     std::vector<double> theta(R * N * D2), acc(N * D2);
     std::vector<char> touched(N);
+    std::vector<std::size_t> moved;  // drawn: J_{t−1} per replicate, the θ the clients lack
     // Per client, per replicate: the uploads (kernel and g) of this round.
     std::vector<std::vector<std::vector<std::pair<std::uint32_t, std::vector<double>>>>> uploads(K);
     std::vector<std::vector<double>> reported(K);
@@ -522,21 +517,27 @@ class GlobalKernelFederation final : public Algorithm {
       StateWriter round;
       round.put_u64(t);
       backend_->get_all_theta(theta.data());
-      round.put_f64s(theta);
-      if (variant_.head == Head::GlobalHedge) round.put_f64s(log_w_);
+      if (drawn) {
+        for (std::size_t r = 0; r < R; ++r) {
+          drawn_[r] = draw_kernel(r, static_cast<std::int64_t>(t));
+          round.put_u64(drawn_[r]);
+          if (t > 1) round.put_f64s(theta.data() + (r * N + moved[r]) * D2, D2);
+        }
+        moved = drawn_;
+      } else {
+        round.put_f64s(theta);
+        if (variant_.head == Head::GlobalHedge) round.put_f64s(log_w_);
+      }
       for (int p = 1; p < P; ++p) comm.send(p, kRoundTag, round.bytes());
       for (auto& u : uploads) u.assign(R, {});
-      std::vector<char> heard(K, 0);
+      RoundAnswers answers(K);
       for (int p = 1; p < P; ++p) {
-        const std::string bytes = receive_update(comm, p, t, timeout_s, P);
-        StateReader in(bytes, "update from rank " + std::to_string(p));
+        StateReader in(receive_from_clients(comm, p, kUpdateTag, t, K, timeout_s), "update from rank " + std::to_string(p));
         if (in.get_u64() != t) throw Error("federated server: rank " + std::to_string(p) + " answered another round");
         const std::uint64_t count = in.get_u64();
         for (std::uint64_t c = 0; c < count; ++c) {
           const std::uint64_t k = in.get_u64();
-          if (k >= K || rank_of(k, P) != p || heard[k]) throw Error("federated server: rank " + std::to_string(p) +
-                                                                  " sent an update for client " + std::to_string(k));
-          heard[k] = 1;
+          answers.heard(static_cast<std::size_t>(k), p, P);
           for (std::size_t r = 0; r < R; ++r) {
             predictions[((t - 1) * K + k) * R + r] = in.get_f64();
             const std::uint64_t m = in.get_u64();
@@ -548,16 +549,13 @@ class GlobalKernelFederation final : public Algorithm {
               uploads[k][r].emplace_back(static_cast<std::uint32_t>(i), std::move(g));
             }
           }
-          if (variant_.head == Head::GlobalHedge) {
+          if (variant_.server_weights()) {
             reported[k].resize(R * N);
             in.get_f64s(reported[k].data(), R * N);
           }
         }
       }
-      for (std::size_t k = 0; k < K; ++k)
-        if (!heard[k])
-          throw Error("federated server: no update from client " + std::to_string(k) + " (rank " +
-                      std::to_string(rank_of(k, P)) + ") for round " + std::to_string(t));
+      answers.require_all(t, P);
       // §1.3 S8: θ ← θ − (1/K)·Σ_k g, each kernel's sum in ascending client order.
       const double scale = 1.0 / static_cast<double>(K);
       for (std::size_t r = 0; r < R; ++r) {
@@ -577,7 +575,7 @@ class GlobalKernelFederation final : public Algorithm {
           backend_->set_theta(r, i, th);
         }
       }
-      if (variant_.head == Head::GlobalHedge) {
+      if (variant_.server_weights()) {
         for (std::size_t k = 0; k < K; ++k)
           for (std::size_t j = 0; j < R * N; ++j) round_loss_[j] += reported[k][j];
         close_global_weights();
@@ -585,30 +583,17 @@ class GlobalKernelFederation final : public Algorithm {
       seen_ += static_cast<std::int64_t>(K);
     }
     // The clients' per-kernel losses and message counts.
-    CommunicationCount total;
-    for (int p = 1; p < P; ++p) {
-      StateReader in(comm.receive(p, kFinalTag, timeout_s), "final report of rank " + std::to_string(p));
-      for (std::size_t k = static_cast<std::size_t>(p - 1); k < K; k += static_cast<std::size_t>(P - 1))
-        for (std::size_t r = 0; r < R; ++r) in.get_f64s(kernel_loss_.data() + (r * K + k) * N, N);
-      total.uplink_floats += in.get_f64();
-      total.downlink_floats += in.get_f64();
-      total.max_uplink = std::max(total.max_uplink, in.get_f64());
-      total.client_steps += in.get_f64();
-      kernel_updates_ += in.get_u64();
-    }
+    const CommunicationCount total =
+        receive_final_reports(comm, kFinalTag, timeout_s, kernel_loss_, R, K, N, kernel_updates_);
     ledger_ = CommunicationLedger(max_upload_, total);
   }
 
-  std::string receive_update(Communicator& comm, int p, std::size_t t, double timeout_s, int P) const {
-    try {
-      return comm.receive(p, kUpdateTag, timeout_s);
-    } catch (const Error& e) {
-      std::string clients;
-      for (std::size_t k = static_cast<std::size_t>(p - 1); k < n_clients_; k += static_cast<std::size_t>(P - 1))
-        clients += (clients.empty() ? "" : ", ") + std::to_string(k);
-      throw Error("federated server: no update from client(s) " + clients + " (rank " + std::to_string(p) +
-                  ") for round " + std::to_string(t) + ": " + e.what());
-    }
+  // ‖θ_i‖² of replicate r's kernel i on a client rank, as aggregate_round() reports it.
+  void refresh_norm2(std::size_t r, std::size_t i, const double* th) {
+    const std::size_t D2 = backend_->problem().theta_size();
+    double n2 = 0.0;
+    for (std::size_t j = 0; j < D2; ++j) n2 += th[j] * th[j];
+    norm2_[r * n_kernels() + i] = n2;
   }
 
   // Ranks 1 … P − 1: the clients k ≡ rank − 1 (mod P − 1), each round against the server's θ.
@@ -616,39 +601,48 @@ class GlobalKernelFederation final : public Algorithm {
                      double timeout_s) {
     const std::size_t R = n_replicates(), N = n_kernels(), K = n_clients_, D2 = backend_->problem().theta_size();
     const int P = comm.size(), me = comm.rank();
-    const std::size_t first = static_cast<std::size_t>(me - 1), stride = static_cast<std::size_t>(P - 1);
+    const std::vector<std::size_t> mine = clients_of_rank(me, P, K);
+    const bool drawn = variant_.head == Head::DrawnKernel;
     std::vector<double> theta(R * N * D2), g(D2), reported(R * N), prediction(R);
     std::vector<ClientUpdate> uploads;
-    const std::uint64_t drop_client = fault_injection("OMKL_FEDERATED_DROP_CLIENT");
-    const std::uint64_t drop_round = fault_injection("OMKL_FEDERATED_DROP_ROUND");
-    const std::uint64_t die_round = fault_injection("OMKL_FEDERATED_KILL_RANK") == static_cast<std::uint64_t>(me)
-                                        ? fault_injection("OMKL_FEDERATED_KILL_ROUND")
-                                        : ~std::uint64_t{0};
+    const FaultInjection faults = FaultInjection::for_rank(me);
     for (std::size_t t = 1; t <= rounds; ++t) {
-      if (t == die_round) std::_Exit(9);  // fault injection: this process dies
+      faults.maybe_die(t);
       StateReader in(comm.receive(0, kRoundTag, timeout_s), "round message");
       if (in.get_u64() != t) throw Error("federated client: the server sent another round");
-      in.get_f64s(theta.data(), theta.size());
-      for (std::size_t r = 0; r < R; ++r)
-        for (std::size_t i = 0; i < N; ++i) {
-          const double* th = theta.data() + (r * N + i) * D2;
-          backend_->set_theta(r, i, th);
-          double n2 = 0.0;
-          for (std::size_t j = 0; j < D2; ++j) n2 += th[j] * th[j];
-          norm2_[r * N + i] = n2;
+      if (drawn) {
+        for (std::size_t r = 0; r < R; ++r) {
+          const std::uint64_t J = in.get_u64();
+          if (J >= N) throw Error("federated client: the server drew kernel " + std::to_string(J));
+          if (t > 1) {  // θ of the kernel the last round moved
+            double* th = theta.data() + (r * N + drawn_[r]) * D2;
+            in.get_f64s(th, D2);
+            backend_->set_theta(r, drawn_[r], th);
+            refresh_norm2(r, drawn_[r], th);
+          }
+          drawn_[r] = static_cast<std::size_t>(J);
         }
-      if (variant_.head == Head::GlobalHedge) in.get_f64s(log_w_.data(), log_w_.size());
+      } else {
+        in.get_f64s(theta.data(), theta.size());
+        for (std::size_t r = 0; r < R; ++r)
+          for (std::size_t i = 0; i < N; ++i) {
+            const double* th = theta.data() + (r * N + i) * D2;
+            backend_->set_theta(r, i, th);
+            refresh_norm2(r, i, th);
+          }
+        if (variant_.head == Head::GlobalHedge) in.get_f64s(log_w_.data(), log_w_.size());
+      }
       StateWriter out;
       out.put_u64(t);
       std::size_t count = 0;
-      for (std::size_t k = first; k < K; k += stride) count += !(k == drop_client && t == drop_round);
+      for (std::size_t k : mine) count += !faults.drops(k, t);
       out.put_u64(count);
-      for (std::size_t k = first; k < K; k += stride) {
+      for (std::size_t k : mine) {
         const std::size_t row = (t - 1) * K + k;
         uploads.clear();
         std::fill(reported.begin(), reported.end(), 0.0);
         client_step(k, static_cast<std::int64_t>(t), x + row * d, y[row], prediction.data(), uploads, reported.data());
-        if (k == drop_client && t == drop_round) continue;  // fault injection: a lost update
+        if (faults.drops(k, t)) continue;  // fault injection: a lost update
         out.put_u64(k);
         std::size_t next = 0;
         for (std::size_t r = 0; r < R; ++r) {
@@ -664,28 +658,11 @@ class GlobalKernelFederation final : public Algorithm {
           }
           next += m;
         }
-        if (variant_.head == Head::GlobalHedge) out.put_f64s(reported);
+        if (variant_.server_weights()) out.put_f64s(reported);
       }
       comm.send(0, kUpdateTag, out.bytes());
     }
-    StateWriter final_report;
-    for (std::size_t k = first; k < K; k += stride)
-      for (std::size_t r = 0; r < R; ++r) final_report.put_f64s(kernel_loss_.data() + (r * K + k) * N, N);
-    const CommunicationCount& sent = ledger_.totals();
-    final_report.put_f64(sent.uplink_floats);
-    final_report.put_f64(sent.downlink_floats);
-    final_report.put_f64(sent.max_uplink);
-    final_report.put_f64(sent.client_steps);
-    final_report.put_u64(kernel_updates_);
-    comm.send(0, kFinalTag, final_report.bytes());
-  }
-
-  // Test hooks (fault injection, never set in normal runs): OMKL_FEDERATED_DROP_CLIENT/_ROUND
-  // lose one client's update; OMKL_FEDERATED_KILL_RANK/_ROUND end one client process. The value
-  // of such a switch, or "none" when it is unset.
-  static std::uint64_t fault_injection(const char* name) {
-    const char* v = std::getenv(name);
-    return v ? std::strtoull(v, nullptr, 10) : ~std::uint64_t{0};
+    send_final_report(comm, kFinalTag, kernel_loss_, R, K, N, ledger_.totals(), kernel_updates_);
   }
 
   double* client_log_weights(std::size_t r, std::size_t client) {

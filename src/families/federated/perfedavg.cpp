@@ -17,6 +17,7 @@
 #include "core/step_path.h"
 #include "families/federated/federated.h"
 #include "families/federated/federated_config.h"
+#include "families/federated/federation_processes.h"
 #include "families/federated/mlp.h"
 #include "families/federated/resident_perfedavg.h"
 #include "features/rf_backend.h"
@@ -112,30 +113,15 @@ class PerFedAvg final : public Algorithm {
     if (resident_) return walk_resident(x, &y, 1, context_.n_features, predictions);
     const std::size_t R = n_replicates(), P = net_.size(), d = context_.n_features;
     const std::size_t client = static_cast<std::size_t>(seen_ % static_cast<std::int64_t>(n_clients_));
+    upload_.resize(P);
     for (std::size_t r = 0; r < R; ++r) {
-      const double* w = model_.data() + r * P;
-      predictions[r] = personalized_prediction(w, client, x);
-      // First-order Per-FedAvg (§3.6 step 3): w̃ = w − α∇ℓ(w), w' = w − β∇ℓ(w̃).
-      net_.gradient(w, x, y, g_.data());
-      for (std::size_t j = 0; j < P; ++j) w_[j] = w[j] - alpha_ * g_[j];
-      net_.gradient(w_.data(), x, y, g_.data());
-      if (hessian_free_) hessian_free_direction(w, x, y);  // g ← (I − α∇²ℓ(w))g
-      if (exact_hessian_) exact_hessian_direction(w, x, y);
+      predictions[r] = client_step(r, client, x, y, upload_.data());
       double* sum = round_sum_.data() + r * P;
-      for (std::size_t j = 0; j < P; ++j) sum[j] += w[j] - beta_ * g_[j];
-      ledger_.client_step(static_cast<double>(P), static_cast<double>(P));
+      for (std::size_t j = 0; j < P; ++j) sum[j] += upload_[j];
     }
-    std::copy(x, x + d, previous_x_.begin() + static_cast<std::ptrdiff_t>(client * d));
-    previous_y_[client] = y;
-    has_previous_[client] = 1;
+    remember_sample(client, x, y);
     ++seen_;
-    if (client + 1 == n_clients_) {
-      // The server's average of the K uploads, summed in client order.
-      for (std::size_t j = 0; j < model_.size(); ++j) {
-        model_[j] = round_sum_[j] / static_cast<double>(n_clients_);
-        round_sum_[j] = 0.0;
-      }
-    }
+    if (client + 1 == n_clients_) close_round();
   }
 
   void step_block(const double* x, const double* y, std::size_t n, std::size_t n_features,
@@ -234,7 +220,131 @@ class PerFedAvg final : public Algorithm {
     return {{"parameters", std::to_string(net_.size())}};
   }
 
+  // ---- the server and its clients in separate processes (§6.4) -------------------------------
+  // Per round: the server sends every client rank the model w (P floats per replicate); each
+  // client rank answers with one Update per client it holds — its prediction (a metrics channel,
+  // not the paper's traffic) and its upload w' — and the server averages the uploads in
+  // ascending client order, as close_round() does in one process. A client's previous sample,
+  // which personalises its prediction, never leaves its rank. As processes the clients take the
+  // host path, so a resident learner's replicates are dealt out instead.
+  bool distributable() const override { return !resident_; }
+
+  void run_distributed(const double* x, const double* y, std::size_t n, std::size_t d, double* predictions,
+                       Communicator& comm, double timeout_s) override {
+    if (resident_) throw ConfigError("a distributed PerFedAvg takes the host path (step_path=host)");
+    const std::size_t rounds = federation_rounds(comm, context_.track_regret_regularizer, seen_, n, n_clients_);
+    if (comm.rank() == 0) serve(rounds, predictions, comm, timeout_s);
+    else serve_clients(x, y, rounds, d, comm, timeout_s);
+  }
+
  private:
+  static constexpr int kRoundTag = 121, kUpdateTag = 122, kFinalTag = 123;
+
+  // Client `client`'s sample (x, y) against replicate r's model: its personalised prediction
+  // (returned) and its upload w' (P values). First-order Per-FedAvg (§3.6 step 3): w̃ = w − α∇ℓ(w),
+  // w' = w − β∇ℓ(w̃); hessian_free and exact multiply ∇ℓ(w̃) by (I − α∇²ℓ(w)) first.
+  double client_step(std::size_t r, std::size_t client, const double* x, double y, double* upload) {
+    const std::size_t P = net_.size();
+    const double* w = model_.data() + r * P;
+    const double prediction = personalized_prediction(w, client, x);
+    net_.gradient(w, x, y, g_.data());
+    for (std::size_t j = 0; j < P; ++j) w_[j] = w[j] - alpha_ * g_[j];
+    net_.gradient(w_.data(), x, y, g_.data());
+    if (hessian_free_) hessian_free_direction(w, x, y);  // g ← (I − α∇²ℓ(w))g
+    if (exact_hessian_) exact_hessian_direction(w, x, y);
+    for (std::size_t j = 0; j < P; ++j) upload[j] = w[j] - beta_ * g_[j];
+    ledger_.client_step(static_cast<double>(P), static_cast<double>(P));
+    return prediction;
+  }
+
+  // The client's sample, kept to personalise its next prediction.
+  void remember_sample(std::size_t client, const double* x, double y) {
+    const std::size_t d = context_.n_features;
+    std::copy(x, x + d, previous_x_.begin() + static_cast<std::ptrdiff_t>(client * d));
+    previous_y_[client] = y;
+    has_previous_[client] = 1;
+  }
+
+  // The server's average of the K uploads, summed in client order.
+  void close_round() {
+    for (std::size_t j = 0; j < model_.size(); ++j) {
+      model_[j] = round_sum_[j] / static_cast<double>(n_clients_);
+      round_sum_[j] = 0.0;
+    }
+  }
+
+  // Rank 0: the model of every round, the uploads added in client order.
+  void serve(std::size_t rounds, double* predictions, Communicator& comm, double timeout_s) {
+    const std::size_t R = n_replicates(), P = net_.size(), K = n_clients_;
+    const int size = comm.size();
+    std::vector<double> uploads(K * R * P);
+    for (std::size_t t = 1; t <= rounds; ++t) {
+      StateWriter round;
+      round.put_u64(t);
+      round.put_f64s(model_);
+      for (int p = 1; p < size; ++p) comm.send(p, kRoundTag, round.bytes());
+      RoundAnswers answers(K);
+      for (int p = 1; p < size; ++p) {
+        StateReader in(receive_from_clients(comm, p, kUpdateTag, t, K, timeout_s), "update from rank " + std::to_string(p));
+        if (in.get_u64() != t) throw Error("federated server: rank " + std::to_string(p) + " answered another round");
+        const std::uint64_t count = in.get_u64();
+        for (std::uint64_t c = 0; c < count; ++c) {
+          const std::uint64_t k = in.get_u64();
+          answers.heard(static_cast<std::size_t>(k), p, size);
+          for (std::size_t r = 0; r < R; ++r) {
+            predictions[((t - 1) * K + k) * R + r] = in.get_f64();
+            in.get_f64s(uploads.data() + (k * R + r) * P, P);
+          }
+        }
+      }
+      answers.require_all(t, size);
+      for (std::size_t k = 0; k < K; ++k)
+        for (std::size_t r = 0; r < R; ++r)
+          for (std::size_t j = 0; j < P; ++j) round_sum_[r * P + j] += uploads[(k * R + r) * P + j];
+      close_round();
+      seen_ += static_cast<std::int64_t>(K);
+    }
+    std::vector<double> no_kernels;
+    std::uint64_t no_updates = 0;
+    ledger_ = CommunicationLedger(ledger_.cap(),
+                                  receive_final_reports(comm, kFinalTag, timeout_s, no_kernels, R, K, 0, no_updates));
+  }
+
+  // Ranks 1 … P − 1: the clients k ≡ rank − 1 (mod P − 1) and their previous samples.
+  void serve_clients(const double* x, const double* y, std::size_t rounds, std::size_t d, Communicator& comm,
+                     double timeout_s) {
+    const std::size_t R = n_replicates(), P = net_.size(), K = n_clients_;
+    const int me = comm.rank();
+    const std::vector<std::size_t> mine = clients_of_rank(me, comm.size(), K);
+    const FaultInjection faults = FaultInjection::for_rank(me);
+    upload_.resize(P);
+    for (std::size_t t = 1; t <= rounds; ++t) {
+      faults.maybe_die(t);
+      StateReader in(comm.receive(0, kRoundTag, timeout_s), "round message");
+      if (in.get_u64() != t) throw Error("federated client: the server sent another round");
+      in.get_f64s(model_.data(), model_.size());
+      StateWriter out;
+      out.put_u64(t);
+      std::size_t count = 0;
+      for (std::size_t k : mine) count += !faults.drops(k, t);
+      out.put_u64(count);
+      for (std::size_t k : mine) {
+        const std::size_t row = (t - 1) * K + k;
+        const bool sent = !faults.drops(k, t);  // fault injection: a lost update
+        if (sent) out.put_u64(k);
+        for (std::size_t r = 0; r < R; ++r) {
+          const double prediction = client_step(r, k, x + row * d, y[row], upload_.data());
+          if (!sent) continue;
+          out.put_f64(prediction);
+          out.put_f64s(upload_);
+        }
+        remember_sample(k, x + row * d, y[row]);
+      }
+      comm.send(0, kUpdateTag, out.bytes());
+    }
+    send_final_report(comm, kFinalTag, {}, R, K, 0, ledger_.totals(), 0);
+  }
+
   // Per-FedAvg HF: g ← g − α·d with d = (∇ℓ(w + δg) − ∇ℓ(w − δg))/(2δ), the central difference
   // of ∇ℓ along g = ∇ℓ(w̃) (exact where ∇ℓ is linear in w, e.g. a linear model).
   void hessian_free_direction(const double* w, const double* x, double y) {
@@ -282,7 +392,7 @@ class PerFedAvg final : public Algorithm {
   std::vector<double> round_sum_;  // R × P: Σ of the round's uploads so far
   std::vector<double> previous_x_, previous_y_;  // each client's last sample
   std::vector<char> has_previous_;
-  std::vector<double> g_, w_;      // scratch
+  std::vector<double> g_, w_, upload_;  // scratch
   bool resident_ = false;          // step_path = resident
 #if OMKL_WITH_CUDA
   std::unique_ptr<PerFedAvgDeviceWalk> device_walk_;

@@ -771,10 +771,30 @@ std::vector<double> one_process(const std::string& name, const Dataset& data, co
 TEST(FederatedProcessesTest, ServerAndClientsEqualOneProcessBitForBit) {
   const Dataset data = federated_stream(5, 12, 3);
   const AlgoContext c = fed_context(data, {0, 1, 2});
+  struct Case {
+    std::string name;
+    Params params;
+    bool server_theta;  // θ lives on the server (federated_theta() reads it)
+  };
   const Params small{{"dict", kDict4}, {"D", "6"}};
-  for (const std::string name : {"pof-mkl", "vm-kofl", "ofmkl-avg", "ofskl"}) {
-    Params p = name == "ofskl" ? Params{{"D", "6"}} : small;
-    if (name == "pof-mkl") p.emplace_back("M", "2");
+  const std::vector<Case> cases = {
+      {"pof-mkl", {{"dict", kDict4}, {"D", "6"}, {"M", "2"}}, true},
+      {"vm-kofl", small, true},
+      {"ofmkl-avg", small, true},
+      {"ofskl", {{"D", "6"}}, true},
+      // eM-KOFL's local copies (J_t, the copies up, their mean down, the losses up), its
+      // global_only reading (J_t and the moved θ down), Fed-OMD's average every 3 rounds.
+      {"em-kofl", {{"dict", kDict4}, {"D", "6"}, {"explore", "0.2"}}, false},
+      {"em-kofl", {{"dict", kDict4}, {"D", "6"}, {"variant", "global_only"}}, true},
+      {"ofskl", {{"D", "6"}, {"local_steps", "3"}}, false},
+      // PerFedAvg: the model down, each client's upload w' up; every second-order variant.
+      {"perfedavg", {}, false},
+      {"perfedavg", {{"variant", "hessian_free"}, {"personalize", "none"}}, false},
+      {"perfedavg", {{"variant", "exact"}, {"hidden_layers", "1"}}, false},
+  };
+  for (const Case& one : cases) {
+    const std::string& name = one.name;
+    const Params& p = one.params;
     auto reference = make(name, c, p);
     std::vector<double> expected(data.n_samples * 3);
     reference->step_block(data.x.data(), data.y.data(), data.n_samples, data.n_features, expected.data());
@@ -782,6 +802,7 @@ TEST(FederatedProcessesTest, ServerAndClientsEqualOneProcessBitForBit) {
       std::vector<double> got(expected.size(), -1.0);
       CommunicationCount sent;
       std::vector<double> losses;
+      std::uint64_t updates = 0;
       const auto errors = omkl::test::run_ranks(P, [&](Communicator& comm) {
         auto a = make(name, c, p);
         std::vector<double> out(expected.size());
@@ -789,8 +810,9 @@ TEST(FederatedProcessesTest, ServerAndClientsEqualOneProcessBitForBit) {
         if (comm.rank() == 0) {
           got = out;
           sent = a->communication();
+          updates = a->kernel_updates();
           losses = a->client_kernel_losses(1);
-          for (std::size_t i = 0; i < 4 && name != "ofskl"; ++i) {
+          for (std::size_t i = 0; i < 4 && one.server_theta && name != "ofskl"; ++i) {
             const auto t_dist = federated_theta(*a, 2, i), t_ref = federated_theta(*reference, 2, i);
             for (std::size_t j = 0; j < t_ref.size(); ++j) ASSERT_EQ(bits(t_dist[j]), bits(t_ref[j]));
           }
@@ -804,6 +826,7 @@ TEST(FederatedProcessesTest, ServerAndClientsEqualOneProcessBitForBit) {
       EXPECT_EQ(sent.downlink_floats, want.downlink_floats) << name;
       EXPECT_EQ(sent.client_steps, want.client_steps) << name;
       EXPECT_EQ(losses, reference->client_kernel_losses(1)) << name;
+      EXPECT_EQ(updates, reference->kernel_updates()) << name;
     }
   }
 }
@@ -813,14 +836,16 @@ TEST(FederatedProcessesTest, AMissingUpdateNamesTheClientAndRound) {
   const AlgoContext c = fed_context(data);
   ::setenv("OMKL_FEDERATED_DROP_CLIENT", "2", 1);
   ::setenv("OMKL_FEDERATED_DROP_ROUND", "3", 1);
-  const auto errors = omkl::test::run_ranks(3, [&](Communicator& comm) {
-    auto a = make("pof-mkl", c, {{"dict", kDict4}, {"D", "4"}});
-    std::vector<double> out(data.n_samples);
-    a->run_distributed(data.x.data(), data.y.data(), data.n_samples, data.n_features, out.data(), comm, 5.0);
-  });
+  for (const std::string name : {"pof-mkl", "em-kofl", "perfedavg"}) {
+    const auto errors = omkl::test::run_ranks(3, [&](Communicator& comm) {
+      auto a = make(name, c, name == "perfedavg" ? Params{} : Params{{"dict", kDict4}, {"D", "4"}});
+      std::vector<double> out(data.n_samples);
+      a->run_distributed(data.x.data(), data.y.data(), data.n_samples, data.n_features, out.data(), comm, 5.0);
+    });
+    EXPECT_NE(errors[0].find("no update from client 2 (rank 1) for round 3"), std::string::npos) << name << ": " << errors[0];
+  }
   ::unsetenv("OMKL_FEDERATED_DROP_CLIENT");
   ::unsetenv("OMKL_FEDERATED_DROP_ROUND");
-  EXPECT_NE(errors[0].find("no update from client 2 (rank 1) for round 3"), std::string::npos) << errors[0];
 }
 
 TEST(FederatedProcessesTest, ASilentRankIsReportedAfterTheTimeout) {
@@ -1108,7 +1133,7 @@ TEST(FederatedTest, EmKoflGlobalOnlyMatchesADirectComputation) {
   EXPECT_EQ(sent.client_steps, double(K * T));
   EXPECT_EQ(sent.uplink_floats, (2.0 * D + N) * K * T);
   EXPECT_EQ(sent.downlink_floats, 2.0 * D * K * T);
-  EXPECT_FALSE(a->distributable());
+  EXPECT_TRUE(a->distributable());  // server and clients as processes: FederatedProcessesTest
   EXPECT_NE(config_error_message("em-kofl", c, {{"variant", "global_only"}, {"step_path", "resident"}})
                 .find("no resident walk"),
             std::string::npos);
