@@ -19,6 +19,9 @@
 
 namespace omkl {
 
+/// The regret comparator's ridge λ unless a study names another (StudyConfig::regret_lambda).
+inline constexpr double kDefaultRegretLambda = 1e-3;
+
 /// How a study's spreads across seeds (final_std, curves.csv's std, the regret curve's) are
 /// taken: the sample standard deviation (n − 1 in the denominator; R's sd, as [OKS]'s tables)
 /// or the population one (n; numpy's default, as the graph journal's and POF-MKL's tables).
@@ -132,6 +135,14 @@ struct StudyConfig {
   /// Random features per kernel of the federated regret's random-feature comparator (its ridge
   /// solves are 2D × 2D per kernel).
   std::size_t regret_features = 500;
+  /// The ridge λ of the regret's batch comparator (> 0): 1e-3, the graph journal's notebook and
+  /// spec/federated.md §4.7 (whose §4.9 names 1e-6 as `lambda`'s alternative).
+  double regret_lambda = kDefaultRegretLambda;
+  /// The regret comparator's dictionary, a preset name or kernels joined by '+'; empty: the
+  /// papers' — jmlr23-76, or on a federated stream fed-51 (the authors' bandwidth convention;
+  /// fed-51-textbook is the textbook one's). The federated random-feature comparator needs
+  /// shift-invariant kernels.
+  std::string regret_dict;
   /// The bandit paper's time-matched mode ([OKS] §6.4): a reference algorithm spec (the paper's
   /// "rf-oks++:D=400"); empty = off. Before the study, the reference's time per round is measured
   /// on this stream and machine, and every algorithm whose spec leaves its budget unset (D for

@@ -103,7 +103,7 @@ def study(data: str = "synthetic:dataset2", algos: Optional[Union[str, Iterable[
           metric: str = "", loss: str = "", curve_points: int = 200, out: Optional[Union[str, os.PathLike]] = None,
           shuffle: bool = False, regret: bool = False, time_match: str = "", regret_include_reg: bool = False,
           within_site_order: str = "", format: str = "", std: str = "", regret_comparator: str = "auto",
-          client_order: str = "") -> Study:
+          client_order: str = "", regret_lambda: float = 1e-3, regret_dict: str = "") -> Study:
     """Runs a study as ``omkl study`` does, with the same options and the same numbers.
 
     ``data`` is a CSV or LIBSVM file or a built-in stream (``"synthetic:dataset1"``); ``algos``
@@ -119,7 +119,8 @@ def study(data: str = "synthetic:dataset2", algos: Optional[Union[str, Iterable[
     "libsvm") reads a file whose name says otherwise (a CSV named ``.txt``); ``std`` ("sample" or
     "population", ``--std``) is the spread across seeds, by default the preset's (``summary["std"]``
     says which); ``regret_comparator`` ("auto", "exact" or "rf", ``--regret-comparator``) the federated
-    regret's comparator. The GIL is released while the study runs.
+    regret's comparator, ``regret_lambda`` and ``regret_dict`` (``--regret-lambda``, ``--regret-dict``)
+    its ridge λ and its kernels (by default the papers'). The GIL is released while the study runs.
     """
     if algos is None:
         algos = [] if preset else ["raker", "adaraker"]  # [] : the library takes the preset's own
@@ -141,7 +142,8 @@ def study(data: str = "synthetic:dataset2", algos: Optional[Union[str, Iterable[
     command = f"omkl.study(data={source.path!r}, algos={list(algos)!r}, seeds={seeds}, preset={preset!r}, profile={profile!r})"
     texts = _omkl.run_study(source, list(algos), int(seeds), profile, backend, int(threads), metric or "", loss or "",
                             int(curve_points), out_dir, bool(shuffle), bool(regret), bool(regret_include_reg),
-                            time_match or "", std or "", regret_comparator or "auto", command)
+                            time_match or "", std or "", regret_comparator or "auto", float(regret_lambda),
+                            regret_dict or "", command)
     # With out_dir the library has written the files there (atomically), as for the CLI.
     return Study(*texts, directory=out_dir or None)
 

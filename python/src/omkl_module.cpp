@@ -104,7 +104,8 @@ StudyTexts run_study(const omkl::StudySource& source, const std::vector<std::str
                      const std::string& metric, const std::string& loss, std::size_t curve_points,
                      const std::string& out, bool shuffle, bool regret, bool regret_include_reg,
                      const std::string& time_match, const std::string& spread,
-                     const std::string& regret_comparator, const std::string& command) {
+                     const std::string& regret_comparator, double regret_lambda, const std::string& regret_dict,
+                     const std::string& command) {
   omkl::StudyConfig config;
   for (const auto& text : algos) config.algorithms.push_back(omkl::parse_algorithm_spec(text));
   config.n_seeds = seeds;
@@ -122,6 +123,8 @@ StudyTexts run_study(const omkl::StudySource& source, const std::vector<std::str
   config.time_match = time_match;
   if (!spread.empty()) config.spread = omkl::parse_spread(spread);
   config.regret_comparator = omkl::parse_regret_comparator(regret_comparator);
+  config.regret_lambda = regret_lambda;
+  config.regret_dict = regret_dict;
   omkl::set_study_loss(config, loss);
   config.provenance = {{"command", command}, {"data", source.path},
                        {"normalization", source.normalize.empty() ? (source.preset.empty() ? "none" : "the preset's")
@@ -239,7 +242,8 @@ NB_MODULE(_omkl, m) {
   m.def("run_study", &run_study, nb::arg("source"), nb::arg("algos"), nb::arg("seeds"), nb::arg("profile"),
         nb::arg("backend"), nb::arg("threads"), nb::arg("metric"), nb::arg("loss"), nb::arg("curve_points"),
         nb::arg("out"), nb::arg("shuffle"), nb::arg("regret"), nb::arg("regret_include_reg"), nb::arg("time_match"),
-        nb::arg("spread"), nb::arg("regret_comparator"), nb::arg("command"),
+        nb::arg("spread"), nb::arg("regret_comparator"), nb::arg("regret_lambda"), nb::arg("regret_dict"),
+        nb::arg("command"),
         nb::call_guard<nb::gil_scoped_release>(),
         "Runs a study; returns (summary.json, curves.csv, logs.json, regret.csv) as text.");
   m.def("list_algorithms", [] {

@@ -373,6 +373,8 @@ struct StudyExtras {
   bool regret_include_reg = false;
   std::size_t regret_features = 500;
   std::string regret_comparator = "auto";
+  double regret_lambda = kDefaultRegretLambda;
+  std::string regret_dict;
   double message_timeout_s = 60.0;
   std::string time_match;
   std::size_t time_match_rows = 0;
@@ -407,6 +409,8 @@ int run_study_command(const CommonOptions& o, const std::string& out_dir, std::s
   config.regret_features = extras.regret_features;
   config.regret_comparator = parse_regret_comparator(extras.regret_comparator);
   config.regret_include_reg = extras.regret_include_reg;
+  config.regret_lambda = extras.regret_lambda;
+  config.regret_dict = extras.regret_dict;
   if (!extras.spread.empty()) config.spread = parse_spread(extras.spread);
   config.time_match = extras.time_match;
   config.time_match_rows = extras.time_match_rows;
@@ -716,6 +720,13 @@ int main(int argc, char** argv) {
                     "random features per kernel of the federated regret's random-feature comparator")
       ->capture_default_str()
       ->check(kPositiveCount);
+  study->add_option("--regret-lambda", study_extras.regret_lambda,
+                    "the ridge λ of --regret's batch comparator (the papers' 1e-3; spec/federated.md §4.9 names "
+                    "1e-6 as lambda's alternative)")
+      ->capture_default_str();
+  study->add_option("--regret-dict", study_extras.regret_dict,
+                    "the kernels of --regret's batch comparator, a preset name or kernels joined by '+' (default: "
+                    "jmlr23-76, on a federated stream fed-51; fed-51-textbook for the textbook bandwidths)");
   study->add_option("--time-match", study_extras.time_match,
                     "the bandit paper's time-matched mode (§6.4): measure this reference's time per round "
                     "(the paper: rf-oks++:D=400) and give every algorithm whose spec leaves D (else B) unset "

@@ -64,6 +64,9 @@ json cell_key(const AlgorithmSpec& spec, const StudyConfig& config, const Datase
   if (config.spread == Spread::Population) key["std"] = "population";  // absent: sample, as before it
   if (config.regret && data.n_clients && config.regret_comparator == RegretComparator::Exact)
     key["regret_comparator"] = "exact";  // absent: random features, as before it
+  // Absent: the papers' comparator, as before the options.
+  if (config.regret && config.regret_lambda != kDefaultRegretLambda) key["regret_lambda"] = config.regret_lambda;
+  if (config.regret && !config.regret_dict.empty()) key["regret_dict"] = config.regret_dict;
   // A cell run on another path (OMKL_CPU_SIMD, OMKL_CUDA_*, …) is not reused: its numbers and its
   // time are that path's. Without switches the key has no such entry.
   const auto switches = path_switches_set();

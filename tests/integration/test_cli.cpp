@@ -644,6 +644,16 @@ TEST_F(CliTest, FederatedRegretIncludeRegIsRecordedAndRefusedOffAFederatedStream
   expect_study_fails("--preset fed-pofmkl --rounds 20 --data air.csv --group-column site --regret-include-reg "
                      "--algo perfedavg",
                      {"'perfedavg' has no λ‖θ̄‖² term"});
+  // The comparator's λ and kernels (--regret-lambda, --regret-dict): named in the benchmark's label.
+  const Outcome other = omkl(base + "--regret-lambda 0.5 --regret-dict gauss:1+gauss:4 --out other");
+  ASSERT_EQ(other.code, 0) << other.err;
+  const auto c = nlohmann::json::parse(read_text(dir_ / "other" / "summary.json"));
+  EXPECT_NE(c.at("regret_benchmark").get<std::string>().find("λ = 0.5"), std::string::npos) << c.dump();
+  EXPECT_EQ(c.at("results").at(0).at("final_mean"), ra.at("final_mean")) << "the comparator changes the regret only";
+  EXPECT_NE(c.at("results").at(0).at("regret_batch"), ra.at("regret_batch"));
+  expect_study_fails("--data air.csv --algo raker --regret-lambda 0.5", {"--regret-lambda", "need --regret"});
+  expect_study_fails("--data air.csv --algo omkl-sfg --regret --regret-lambda -1", {"--regret-lambda", "> 0"});
+  expect_study_fails("--data air.csv --algo omkl-sfg --regret --regret-dict gaus:1", {"--regret-dict"});
 }
 
 TEST_F(CliTest, FederatedBadInputIsOneClearMessage) {

@@ -111,7 +111,7 @@ class PerFedAvg final : public Algorithm {
 
   void step(const double* x, double y, double* predictions) override {
     if (resident_) return walk_resident(x, &y, 1, context_.n_features, predictions);
-    const std::size_t R = n_replicates(), P = net_.size(), d = context_.n_features;
+    const std::size_t R = n_replicates(), P = net_.size();
     const std::size_t client = static_cast<std::size_t>(seen_ % static_cast<std::int64_t>(n_clients_));
     upload_.resize(P);
     for (std::size_t r = 0; r < R; ++r) {

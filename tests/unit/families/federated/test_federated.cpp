@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <string>
 
@@ -19,6 +20,7 @@
 #include "omkl/kernel_spec.h"
 #include "omkl/study.h"
 #include "study/regret.h"
+#include "study/study_io.h"
 
 using namespace omkl;
 using namespace omkl::detail;
@@ -940,6 +942,77 @@ TEST(FederatedStudyTest, BatchRegretIsTheMeanOverClientsAgainstTheRidgeComparato
   }
 }
 
+TEST(FederatedStudyTest, RegretLambdaAndDictNameTheComparator) {
+  // StudyConfig::regret_lambda / regret_dict (--regret-lambda, --regret-dict): the batch regret's
+  // comparator fitted with that λ on those kernels, both comparators; the label names a λ other
+  // than 1e-3; a cached cell is not reused across them; bad values and either without --regret
+  // are refused.
+  const std::size_t K = 3;
+  const Dataset data = federated_stream(K, 20, 2);
+  const std::string dict = "gauss:1+gauss:3";
+  StudyConfig config;
+  config.algorithms = {parse_algorithm_spec("ofmkl-avg:dict=" + kDict4 + ",D=6")};
+  config.n_seeds = 1;
+  config.threads = 1;
+  config.regret = true;
+  config.regret_features = 10;
+  config.regret_lambda = 0.25;
+  config.regret_dict = dict;
+  for (const RegretComparator kind : {RegretComparator::RandomFeatures, RegretComparator::Exact}) {
+    config.regret_comparator = kind;
+    const StudyResult result = run_study(config, data);
+    const detail::RegretBenchmark comparator =
+        kind == RegretComparator::Exact ? detail::federated_kernel_ridge(data, parse_dictionary(dict), 0.25)
+                                        : detail::federated_ridge_comparator(data, parse_dictionary(dict), 0.25, 10);
+    EXPECT_NE(result.regret_benchmark.find(comparator.kernel), std::string::npos) << result.regret_benchmark;
+    EXPECT_NE(result.regret_benchmark.find("λ = 0.25"), std::string::npos) << result.regret_benchmark;
+    double total_m = 0.0;
+    for (double m : comparator.residual2) total_m += m;
+    const AlgorithmResult& r = result.results.at(0);
+    const double expected = (r.final_mean * double(data.n_samples) - total_m) / double(K);
+    EXPECT_NEAR(r.regret_mean.back(), expected, 1e-9 * std::max(1.0, std::fabs(expected)));
+  }
+  // A larger λ fits the pooled rows worse: a larger comparator loss is subtracted, so the regret
+  // shrinks.
+  config.regret_comparator = RegretComparator::Exact;
+  config.regret_dict.clear();
+  config.regret_lambda = 1e-3;
+  const double papers = run_study(config, data).results.at(0).regret_mean.back();
+  config.regret_lambda = 10.0;
+  EXPECT_LT(run_study(config, data).results.at(0).regret_mean.back(), papers);
+  // The cell key holds them: a cached cell of another comparator is not reused.
+  config.regret_lambda = 1e-3;
+  const Dataset* d = &data;
+  const auto key = [&](const StudyConfig& c) { return detail::cell_key(c.algorithms[0], c, *d, 1).dump(); };
+  StudyConfig other = config;
+  other.regret_lambda = 0.5;
+  EXPECT_NE(key(config), key(other));
+  other = config;
+  other.regret_dict = dict;
+  EXPECT_NE(key(config), key(other));
+  // Refused: λ ≤ 0 or not finite, an unknown dictionary, either option without the regret.
+  const auto message = [&](StudyConfig c) {
+    try {
+      run_study(c, data);
+    } catch (const ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  for (double bad : {0.0, -1.0, std::numeric_limits<double>::infinity(), std::nan("")}) {
+    StudyConfig c = config;
+    c.regret_lambda = bad;
+    EXPECT_NE(message(c).find("--regret-lambda"), std::string::npos) << bad;
+  }
+  StudyConfig c = config;
+  c.regret_dict = "no-such-kernel:3";
+  EXPECT_NE(message(c).find("--regret-dict"), std::string::npos) << message(c);
+  c = config;
+  c.regret = false;
+  c.regret_lambda = 0.5;
+  EXPECT_NE(message(c).find("need --regret"), std::string::npos) << message(c);
+}
+
 TEST(FederatedStudyTest, ExactComparatorIsTheRandomFeatureComparatorsLimit) {
   // §4.7's exact kernel ridge against its random-feature form: as D grows the features' kernel
   // estimate converges to κ (KernelSpec::evaluate, the kernel the features are drawn for), so
@@ -980,6 +1053,32 @@ TEST(FederatedTest, OfsklDrawsItsKernelFromAStreamOfItsOwn) {
   EXPECT_EQ(ofskl, predictions("ofskl", {{"D", "9"}}));
   const auto first_kernel = predictions("ofmkl-avg", {{"D", "9"}, {"dict", "gauss2:10"}});
   EXPECT_NE(ofskl, first_kernel);
+}
+
+TEST(FederatedTest, OfsklSigmaNamesItsOneGaussian) {
+  // §4.9 ofskl.sigma: sigma=σ is dict=gauss2:σ under the authors' convention (the default, σ the
+  // variance) and dict=gauss:σ under the textbook one; 10 by default. Fed-OMD's local steps read
+  // it too. It and dict= together, a σ that is no bandwidth, or sigma on a multi-kernel learner
+  // are refused.
+  const Dataset data = federated_stream(2, 6, 3);
+  const AlgoContext c = fed_context(data);
+  const auto predictions = [&](const char* name, const Params& params) {
+    auto algorithm = make(name, c, params);
+    std::vector<double> out(data.n_samples);
+    algorithm->step_block(data.x.data(), data.y.data(), data.n_samples, data.n_features, out.data());
+    return out;
+  };
+  EXPECT_EQ(predictions("ofskl", {{"D", "9"}, {"sigma", "3"}}), predictions("ofskl", {{"D", "9"}, {"dict", "gauss2:3"}}));
+  EXPECT_EQ(predictions("ofskl", {{"D", "9"}, {"sigma", "3"}, {"rbf_convention", "textbook"}}),
+            predictions("ofskl", {{"D", "9"}, {"dict", "gauss:3"}}));
+  EXPECT_EQ(predictions("ofskl", {{"D", "9"}}), predictions("ofskl", {{"D", "9"}, {"sigma", "10"}}));
+  EXPECT_NE(predictions("ofskl", {{"D", "9"}}), predictions("ofskl", {{"D", "9"}, {"sigma", "3"}}));
+  EXPECT_EQ(predictions("ofskl", {{"D", "9"}, {"sigma", "3"}, {"local_steps", "2"}}),
+            predictions("ofskl", {{"D", "9"}, {"dict", "gauss2:3"}, {"local_steps", "2"}}));
+  EXPECT_NE(config_error_message("ofskl", c, {{"sigma", "3"}, {"dict", "gauss2:3"}}).find("sigma"), std::string::npos);
+  for (const char* bad : {"0", "-1", "inf", "nan"})
+    EXPECT_NE(config_error_message("ofskl", c, {{"sigma", bad}}).find("sigma"), std::string::npos) << bad;
+  EXPECT_NE(config_error_message("pof-mkl", c, {{"sigma", "3"}}).find("sigma"), std::string::npos);
 }
 
 TEST(FederatedTest, PerClientXiDrawsEachClientsBinsWithItsOwnXi) {
