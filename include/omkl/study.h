@@ -178,6 +178,9 @@ struct AlgorithmResult {
   std::string metric;                 ///< "mse" or "error_rate"
   double final_mean = 0.0, final_std = 0.0;
   double seconds_mean = 0.0;          ///< mean wall time of one replicate's online loop
+  /// Its spread across the seeds (the study's Spread; the bandit paper's tables give mean ± sd).
+  /// Replicates run in lockstep share one time (the cell's ÷ R), so theirs is 0.
+  double seconds_std = 0.0;
   double kernel_updates_mean = 0.0;   ///< θ updates per replicate over the stream (0: not counted)
   std::size_t seeds = 0;
   std::vector<double> final_per_seed;

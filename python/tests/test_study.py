@@ -100,6 +100,13 @@ def test_federated_options_reach_the_study(tmp_path):
     assert with_reg.summary["regret_include_reg"] is True
     assert with_reg.results[0]["final_mean"] == plain.results[0]["final_mean"]
     assert with_reg.results[0]["regret_batch"] > plain.results[0]["regret_batch"]
+    # The comparator's λ and kernels (--regret-lambda, --regret-dict) change the regret, not the run.
+    other = omkl.study(**common, regret_lambda=0.5, regret_dict="gauss:1+gauss:4")
+    assert "λ = 0.5" in other.summary["regret_benchmark"]
+    assert other.results[0]["final_mean"] == plain.results[0]["final_mean"]
+    assert other.results[0]["regret_batch"] != plain.results[0]["regret_batch"]
+    with pytest.raises(omkl.ConfigError, match="--regret-lambda"):
+        omkl.study(**common, regret_lambda=-1.0)
     assert omkl.study(**common, within_site_order="chronological").results[0]["final_mean"] == \
         plain.results[0]["final_mean"]  # the default
     for changed in (dict(within_site_order="shuffled"), dict(client_order="listed")):

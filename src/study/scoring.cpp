@@ -201,7 +201,7 @@ AlgorithmResult aggregate(const AlgorithmSpec& spec, bool randomized,
   }
   double ignored;
   mean_std(finals, r.final_mean, r.final_std, cfg.spread);
-  mean_std(seconds, r.seconds_mean, ignored);
+  mean_std(seconds, r.seconds_mean, r.seconds_std, cfg.spread);
   if (data.n_clients) {
     r.n_clients = data.n_clients;
     std::vector<double> client_std;

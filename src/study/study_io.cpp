@@ -96,6 +96,7 @@ json result_to_json(const AlgorithmResult& r) {
               {"final_mean", number(r.final_mean)},
               {"final_std", number(r.final_std)},
               {"seconds_mean", r.seconds_mean},
+              {"seconds_std", r.seconds_std},
               {"kernel_updates_mean", r.kernel_updates_mean},
               {"seeds", r.seeds},
               {"diverged", r.diverged},
@@ -134,6 +135,7 @@ AlgorithmResult result_from_cell(const json& cell) {
   r.final_mean = number(j.at("final_mean"));
   r.final_std = number(j.at("final_std"));
   r.seconds_mean = j.at("seconds_mean");
+  r.seconds_std = j.value("seconds_std", 0.0);  // cells cached before it was recorded have none
   r.kernel_updates_mean = j.value("kernel_updates_mean", 0.0);
   r.seeds = j.at("seeds");
   r.diverged = j.at("diverged");

@@ -30,6 +30,7 @@ class Raker final : public Algorithm {
     // spec/bandit.md §7.3, A17: the bandit paper's reference code divides its projection by σ_i
     // cumulatively inside the loop over kernels, so kernel i runs with bandwidth Π_{k≤i} σ_k; its
     // published Raker rows were very likely made so. `reference_cumulative` reproduces that.
+    params.alias("raker_bandwidth_mode", "bandwidth_mode");  // the bandit spec's name (§7.3)
     if (params.get_choice("bandwidth_mode", "correct", {"correct", "reference_cumulative"},
                           "reference_cumulative: kernel i with bandwidth σ_1·…·σ_i, the bandit paper's reference "
                           "code's defect (spec/bandit.md §7.3)") == "reference_cumulative") {

@@ -24,6 +24,7 @@
 #include "omkl/error.h"
 #include "omkl/learner.h"
 #include "omkl/study.h"
+#include "study/scoring.h"
 
 namespace {
 
@@ -158,8 +159,33 @@ TEST_F(StudyTest, SummaryJsonHasTheContractKeys) {
     EXPECT_EQ(r.at("final_mean").get<double>(), result.results[i].final_mean);
     EXPECT_EQ(r.at("final_std").get<double>(), result.results[i].final_std);
     EXPECT_GE(r.at("seconds_mean").get<double>(), 0.0);
+    EXPECT_EQ(r.at("seconds_std").get<double>(), result.results[i].seconds_std);
     EXPECT_GE(r.at("final_std").get<double>(), 0.0);
     EXPECT_GT(r.at("final_mean").get<double>(), 0.0);
+  }
+}
+
+TEST(StudyScoringTest, TimeSpreadIsTheStudysSpreadOfTheReplicatesTimes) {
+  // The bandit paper's tables give time as mean ± sd over the repetitions: aggregate() reports
+  // the spread of the replicates' loop times as it does the metric's (sample by default).
+  const Dataset data = omkl::test::random_stream(20, 2, Task::Regression, 3);
+  StudyConfig cfg;
+  cfg.n_seeds = 3;
+  std::vector<omkl::detail::ReplicateRun> runs(3);
+  const double times[] = {1.0, 2.0, 4.0};
+  for (std::size_t r = 0; r < 3; ++r) {
+    runs[r].seconds = times[r];
+    runs[r].final_metric = 0.5;
+    runs[r].curve.assign(1, 0.5);
+  }
+  const std::vector<std::size_t> points = {data.n_samples};
+  const double mean = 7.0 / 3.0, q = (1 - mean) * (1 - mean) + (2 - mean) * (2 - mean) + (4 - mean) * (4 - mean);
+  for (const omkl::Spread spread : {omkl::Spread::Sample, omkl::Spread::Population}) {
+    cfg.spread = spread;
+    const AlgorithmResult r =
+        omkl::detail::aggregate(omkl::parse_algorithm_spec("raker"), true, {}, runs, cfg, data, points);
+    EXPECT_DOUBLE_EQ(r.seconds_mean, mean);
+    EXPECT_DOUBLE_EQ(r.seconds_std, std::sqrt(q / (spread == omkl::Spread::Sample ? 2.0 : 3.0)));
   }
 }
 

@@ -298,6 +298,8 @@ TEST(RakerTest, ReferenceCumulativeBandwidthsAreTheProductsOfTheDictionarys) {
   ASSERT_EQ(cumulative.size(), written.size());
   for (std::size_t i = 0; i < written.size(); ++i) ASSERT_EQ(omkl::test::bits(cumulative[i]), omkl::test::bits(written[i])) << i;
   EXPECT_NE(cumulative, correct);
+  // The bandit spec's name for the switch (§7.3, raker_bandwidth_mode) is the same parameter.
+  EXPECT_EQ(run({{"dict", "oks-6"}, {"raker_bandwidth_mode", "reference_cumulative"}}), cumulative);
   EXPECT_NE(omkl::test::config_error_message("raker", c, {{"dict", "gauss:1+lap:1"}, {"bandwidth_mode", "reference_cumulative"}})
                 .find("Gaussian"),
             std::string::npos);
