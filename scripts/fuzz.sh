@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets (fuzz/) with clang and runs each one: the CSV and LIBSVM readers,
-# the checkpoint loader, the algorithm-spec and kernel-dictionary parsers. The library is built
-# with coverage instrumentation, AddressSanitizer and UndefinedBehaviorSanitizer (CUDA and MPI
-# off) in its own build folder. Each target starts from a copy of its seed corpus
-# (fuzz/corpus/<target>; the repository's corpus is never written) and stops after the time or
-# the number of runs asked for; any crash, sanitizer report, undocumented exception, timeout or
-# out-of-memory fails the script, which prints where the offending input was saved.
+# the checkpoint loader, the algorithm-spec and kernel-dictionary parsers, the rate and
+# divergence tables. The library is built with coverage instrumentation, AddressSanitizer and
+# UndefinedBehaviorSanitizer (CUDA and MPI off) in its own build folder. Each target starts from
+# a copy of its seed corpus (fuzz/corpus/<target>; the repository's corpus is never written) and
+# stops after the time or the number of runs asked for; any crash, sanitizer report,
+# undocumented exception, timeout or out-of-memory fails the script, which prints where the
+# offending input was saved.
 #
 # Usage: scripts/fuzz.sh [SECONDS_PER_TARGET (default 15)] [TARGET ...]
-#   TARGET: csv libsvm checkpoint algorithm_spec kernel_dictionary (default: all)
+#   TARGET: csv libsvm checkpoint algorithm_spec kernel_dictionary tables (default: all)
 # Environment:
 #   FUZZ_BUILD_DIR  build folder (default build-fuzz in the checkout: a folder outside it could
 #                   hold another checkout's CMake cache, which CMake refuses)
@@ -28,7 +29,7 @@ repo=$(pwd)
 seconds=${1:-15}
 shift || true
 targets=("$@")
-[ "${#targets[@]}" -eq 0 ] && targets=(csv libsvm checkpoint algorithm_spec kernel_dictionary)
+[ "${#targets[@]}" -eq 0 ] && targets=(csv libsvm checkpoint algorithm_spec kernel_dictionary tables)
 build=${FUZZ_BUILD_DIR:-$repo/build-fuzz}
 work=${FUZZ_WORK_DIR:-$build/work}
 jobs=${FUZZ_JOBS:-1}

@@ -166,6 +166,12 @@ class Algorithm {
   /// benchmark (kernel updates per second), not part of the learner state.
   virtual std::uint64_t kernel_updates() const { return 0; }
 
+  /// Seconds spent at construction on work the papers time as part of the run: the graph
+  /// family's similarity graph, dominating set and divergences (spec/graph-aided.md §1.7: the
+  /// timed region includes them and excludes drawing the random features). A study adds it to
+  /// the loop's time; 0 for the others.
+  virtual double offline_seconds() const { return 0.0; }
+
   /// λ‖Σ_k w_k θ_k‖² of replicate r after the last step, with the unnormalised kernel weights:
   /// the regulariser term of the graph journal's regret (spec/graph-aided.md §4.5). Federated
   /// algorithms built with AlgoContext::track_regret_regularizer: λ‖θ̄_{k,t}‖² of the last

@@ -7,6 +7,7 @@
 #include <limits>
 #include <string>
 
+#include "core/number_table.h"
 #include "omkl/error.h"
 
 namespace omkl::detail {
@@ -198,6 +199,37 @@ DivergenceMatrix divergence_matrix(const Dictionary& dictionary, DivergenceForm 
     }
   }
   return m;
+}
+
+DivergenceMatrix read_divergence_table(const std::string& path, std::size_t n) {
+  DivergenceMatrix delta;
+  delta.n = n;
+  delta.values.reserve(n * n);
+  const std::string shape = "a divergence table lists " + std::to_string(n) + " rows of " + std::to_string(n) +
+                            " numbers, one row per line, for the dictionary's " + std::to_string(n) + " kernels";
+  std::size_t rows = 0, row_line = 0, in_row = 0;
+  const auto close_row = [&] {
+    if (in_row != n)
+      throw InputError(path + ":" + std::to_string(row_line) + ": row " + std::to_string(rows) + " has " +
+                       std::to_string(in_row) + " numbers (" + shape + ")");
+  };
+  read_table_cells(path, "divergence table", shape, [&](const TableCell& cell) {
+    if (cell.line != row_line) {  // a new row
+      if (rows > 0) close_row();
+      if (rows == n)
+        throw InputError(cell.where + "more than " + std::to_string(n) + " rows (" + shape + ")");
+      ++rows;
+      row_line = cell.line;
+      in_row = 0;
+    }
+    if (!cell.finite) throw InputError(cell.where + "Δ entry " + cell.text + " is not a finite number");
+    delta.values.push_back(cell.value);
+    ++in_row;
+  });
+  if (rows > 0) close_row();
+  if (rows != n)
+    throw InputError("divergence table '" + path + "' has " + std::to_string(rows) + " rows (" + shape + ")");
+  return delta;
 }
 
 }  // namespace omkl::detail

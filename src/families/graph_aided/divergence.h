@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 #include <vector>
 
 #include "omkl/kernel_spec.h"
@@ -58,6 +59,13 @@ struct DivergenceMatrix {
 /// Δ for every pair of `dictionary` (ConfigError if it is empty or has a kernel without Δ).
 DivergenceMatrix divergence_matrix(const Dictionary& dictionary, DivergenceForm form,
                                    std::size_t dim);
+
+/// A user-supplied Δ (spec/graph-aided.md §7 A-15: the interface open to any divergence): an
+/// n × n table of finite numbers, row i on a line of its own, in number_table.h's format. Used
+/// as given (any sign, any diagonal): the graph rules only compare its entries. An InputError
+/// names the file, and the line and column of a cell that is no finite number, or the line of a
+/// row of another length, or the count of rows where it is not n.
+DivergenceMatrix read_divergence_table(const std::string& path, std::size_t n);
 
 /// erfcx(x) = exp(x²)·erfc(x) for x ≥ 0, accurate where exp(x²) and erfc(x) alone over/underflow.
 double erfcx(double x);

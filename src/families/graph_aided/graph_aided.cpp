@@ -39,6 +39,7 @@ class GraphAided final : public Algorithm {
  public:
   bool batches_replicates() const override { return true; }  // on the backend (RfBackend)
   bool walks_on_device() const override { return config_.resident; }
+  double offline_seconds() const override { return config_.offline_seconds; }
   GraphAided(ParamReader& params, const AlgoContext& context, GraphFamily family, bool conference)
       : context_(context), config_(read_graph_aided_config(params, context, family, conference)) {
     const std::size_t N = config_.rf.dictionary.size();
@@ -313,9 +314,9 @@ class GraphAided final : public Algorithm {
   void save_state(StateWriter& out) const override {
     out.put_tag("graph-aided/2");  // 2: vertex-weight reference and the numpy stream state
     out.put_i64(t_);
-    // A rate table's rates (only with `table:FILE` schedules, so other checkpoints are unchanged):
-    // the spec names the file, and a file changed since must not continue silently.
-    for (const RateTable* table : rate_tables()) out.put_f64s(table->rates);
+    // The numbers of the tables the configuration names (only with `table:FILE` options, so
+    // other checkpoints are unchanged): a file changed since must not continue silently.
+    for (const PinnedTable& table : pinned_tables()) out.put_f64s(*table.values);
     save_backend_state(*backend_, out);
     for (const GraphReplicate& rep : reps_) {
       rep.rng->save(out);
@@ -340,12 +341,12 @@ class GraphAided final : public Algorithm {
   void load_state(StateReader& in) override {
     in.expect_tag("graph-aided/2");
     t_ = in.get_i64();
-    for (const RateTable* table : rate_tables()) {
-      std::vector<double> stored(table->rates.size());
+    for (const PinnedTable& table : pinned_tables()) {
+      std::vector<double> stored(table.values->size());
       in.get_f64s(stored.data(), stored.size());  // a stored count other than the table's is refused
-      if (stored != table->rates)
-        throw InputError("checkpoint: the rate table '" + table->path +
-                         "' is not the one this checkpoint was made with (its rates differ)");
+      if (stored != *table.values)
+        throw InputError("checkpoint: the " + table.kind + " '" + table.path +
+                         "' is not the one this checkpoint was made with (its " + table.numbers + " differ)");
     }
     load_backend_state(*backend_, in);
     resident_frequencies_.clear();  // the checkpoint's matrices replace the backend's
@@ -407,10 +408,18 @@ class GraphAided final : public Algorithm {
   }
 
   /// The schedules' tables, each once (the exploration rate may share η's).
-  std::vector<const RateTable*> rate_tables() const {
-    std::vector<const RateTable*> tables;
-    if (config_.eta_table) tables.push_back(config_.eta_table.get());
-    if (config_.explore_table && config_.explore_table != config_.eta_table) tables.push_back(config_.explore_table.get());
+  // A file of numbers the configuration names (`table:FILE`), which a checkpoint pins.
+  struct PinnedTable {
+    std::string kind, path, numbers;
+    const std::vector<double>* values;
+  };
+  std::vector<PinnedTable> pinned_tables() const {
+    std::vector<PinnedTable> tables;
+    if (config_.eta_table) tables.push_back({"rate table", config_.eta_table->path, "rates", &config_.eta_table->rates});
+    if (config_.explore_table && config_.explore_table != config_.eta_table)
+      tables.push_back({"rate table", config_.explore_table->path, "rates", &config_.explore_table->rates});
+    if (!config_.divergence_table.empty())
+      tables.push_back({"divergence table", config_.divergence_table, "entries", &config_.delta.values});
     return tables;
   }
 

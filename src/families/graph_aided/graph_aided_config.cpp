@@ -3,6 +3,7 @@
 /// the similarity graph, dominating set and divergences built once per configuration.
 #include "families/graph_aided/graph_aided_config.h"
 
+#include <chrono>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -46,13 +47,36 @@ void read_features(ParamReader& params, bool conference, RfEnsembleConfig& c) {
                                          "feature map in float where |angles| ≤ 256, θ in double") == "float";
 }
 
+// Adds the wall time of each timed construction to `total` (GraphAidedConfig::offline_seconds).
+class OfflineClock {
+ public:
+  explicit OfflineClock(double& total) : total_(total) {}
+  template <typename Build>
+  auto time(Build&& build) {
+    const auto start = std::chrono::steady_clock::now();
+    auto built = build();
+    total_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return built;
+  }
+
+ private:
+  double& total_;
+};
+
 void read_graph(ParamReader& params, const AlgoContext& context, bool reference, GraphAidedConfig& c) {
   const bool conference = c.conference;
   const std::size_t N = c.rf.dictionary.size();
-  const std::string div = params.get_choice(
+  // Δ: a built-in form, or (§7 A-15) a matrix of the user's own, `table:FILE`.
+  const std::string div = params.get_string(
       "divergence", reference ? "reference_nan" : "exact",
-      {"exact", "reference_nan", "reference_formula", "reference_2021", "normalized_exact"},
-      "kernel divergence Δ (§2.2, §3 R1)");
+      "kernel divergence Δ (§2.2, §3 R1): exact|reference_nan|reference_formula|reference_2021|normalized_exact, or "
+      "table:FILE, an N × N matrix of your own (row i on line i; §7 A-15)");
+  const bool table = div.rfind("table:", 0) == 0;
+  if (table && div.size() == 6) params.fail("divergence", "table: needs a file name (table:FILE)");
+  if (!table && div != "exact" && div != "reference_nan" && div != "reference_formula" && div != "reference_2021" &&
+      div != "normalized_exact")
+    params.fail("divergence", "must be one of exact|reference_nan|reference_formula|reference_2021|normalized_exact "
+                              "or table:FILE, got '" + div + "'");
   const std::string dim = params.get_choice("divergence_dim", "d", {"d", "1"},
                                             "integration dimension of Δ_S (§2.2.2)");
   const std::string rule = params.get_choice("graph_rule", conference ? "conference_nearest" : "journal_greedy",
@@ -62,15 +86,32 @@ void read_graph(ParamReader& params, const AlgoContext& context, bool reference,
                                              {"zero", "neg_inf"}, "greedy exclusion of chosen vertices");
   SimilarityGraphOptions options;
   options.rule = rule == "journal_greedy" ? GraphRule::JournalGreedy : GraphRule::ConferenceNearest;
-  options.divergence = parse_divergence(div);
+  options.divergence = table ? DivergenceForm::Exact : parse_divergence(div);  // (not read with a table)
   options.divergence_dim = dim == "d" ? context.n_features : 1;
   options.mask = mask == "zero" ? GreedyMask::Zero : GreedyMask::NegInf;
-  try {
-    c.graph = similarity_graph(c.rf.dictionary, c.M, options);
-  } catch (const ConfigError& e) {
-    params.fail("divergence", std::string("cannot build the similarity graph: ") + e.what());
+  if (table && params.given("divergence_dim"))
+    params.fail("divergence_dim", "is the integration dimension of the built-in Δ; divergence=table:FILE gives Δ");
+  OfflineClock offline(c.offline_seconds);
+  if (table) {
+    c.divergence_table = div.substr(6);
+    try {
+      c.delta = offline.time([&] { return read_divergence_table(c.divergence_table, N); });
+    } catch (...) {
+      rethrow_with_context("algorithm '" + params.algorithm() + "', divergence: ");
+    }
+    // M ≤ N was checked with M itself; the rules compare the table's entries as they would Δ's.
+    c.graph = offline.time([&] {
+      return options.rule == GraphRule::ConferenceNearest ? similar_graph(c.delta, c.M)
+                                                          : dissimilar_graph(c.delta, c.M, options.mask);
+    });
+  } else {
+    try {
+      c.graph = offline.time([&] { return similarity_graph(c.rf.dictionary, c.M, options); });
+    } catch (const ConfigError& e) {
+      params.fail("divergence", std::string("cannot build the similarity graph: ") + e.what());
+    }
   }
-  c.observation_sums = ObservationSums(c.graph);
+  c.observation_sums = offline.time([&] { return ObservationSums(c.graph); });
   c.q_floor = params.get_double("sfg_q_floor", reference ? 0.1 : 0.0, "floor of q (§3 R7)");
   if (!(c.q_floor >= 0) || c.q_floor > 1) params.fail("sfg_q_floor", "must be in [0, 1]");
   c.p_floor = params.get_double("sfg_p_floor", reference ? 0.2 : 0.0, "floor of p_I in the vertex loss (§3 R8)");
@@ -78,7 +119,8 @@ void read_graph(ParamReader& params, const AlgoContext& context, bool reference,
   if (c.family == GraphFamily::Sfg) {
     const std::string cand = params.get_choice("dominating_candidates", reference ? "uncovered" : "all",
                                                {"uncovered", "all"}, "dominating-set greedy candidates (§3 R4)");
-    c.dominating = dominating_set(c.graph, cand == "all" ? DominatingCandidates::All : DominatingCandidates::Uncovered);
+    c.dominating = offline.time(
+        [&] { return dominating_set(c.graph, cand == "all" ? DominatingCandidates::All : DominatingCandidates::Uncovered); });
     c.after_switch = parse_after_switch(params.get_choice(
         "sfg_after_switch", reference ? "fixed0" : "argmax_u", {"fixed0", "argmax_u", "keep_sampling"},
         "vertex choice after switch_step (§3 R13)"));
@@ -111,18 +153,19 @@ void read_graph(ParamReader& params, const AlgoContext& context, bool reference,
   c.beta_rank = static_cast<std::size_t>(rank);
   c.beta_fixed = params.get_double("beta", 0.0, "fixed β ∈ (0, 1] instead of the rank rule (0: rank rule)");
   if (params.has("beta") && !(c.beta_fixed > 0 && c.beta_fixed <= 1)) params.fail("beta", "must be in (0, 1]");
-  const DivergenceForm form = parse_divergence(div);
-  if (form != DivergenceForm::ReferenceNan) {
+  // The refinement's Δ: the table, read above, or the built-in form's.
+  if (!table && options.divergence != DivergenceForm::ReferenceNan) {
     try {
-      c.delta = divergence_matrix(c.rf.dictionary, form, options.divergence_dim);
+      c.delta = offline.time(
+          [&] { return divergence_matrix(c.rf.dictionary, options.divergence, options.divergence_dim); });
     } catch (const ConfigError& e) {
       params.fail("divergence", e.what());
     }
-  } else {
+  } else if (!table) {
     c.delta.n = N;
     c.delta.values.assign(N * N, std::numeric_limits<double>::quiet_NaN());
   }
-  c.dominator_order = DominatorOrder(c.delta, c.refinement.pick);
+  c.dominator_order = offline.time([&] { return DominatorOrder(c.delta, c.refinement.pick); });
 }
 
 }  // namespace

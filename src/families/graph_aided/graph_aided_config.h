@@ -31,6 +31,10 @@ enum class AfterSwitch { Fixed0, ArgmaxU, KeepSampling };
 struct GraphAidedConfig {
   GraphFamily family = GraphFamily::Sfg;
   bool conference = false;  ///< SFG-MKL / SFG-MKL-R (§2.7)
+  /// Wall time of building the graph, dominating set and divergences (§1.7's timed offline part).
+  double offline_seconds = 0.0;
+  /// divergence=table:FILE: the file of the user's Δ (in `delta`); empty for a built-in form.
+  std::string divergence_table;
   RfEnsembleConfig rf;      ///< dictionary, D, features, λ (squared loss)
 
   bool inv_sqrt_t = true;  ///< η_t = eta/√t, else eta constant (§1.6)
