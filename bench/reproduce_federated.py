@@ -146,7 +146,8 @@ def main() -> int:
             measured[mkey] = mse
             rows.append((label, mlabel, r["params"].get("M", "—"), r["params"].get("D", "—"), paper, mse,
                          pstd(per_seed), r.get("final_std_clients", float("nan")) * 1e3, rel, tol, within,
-                         r.get("uplink_floats_per_client_step"), r["seconds_mean"]))
+                         r.get("uplink_floats_per_client_step"), r["seconds_mean"],
+                         r.get("client_seconds_per_client")))
             if within is False:
                 misses.append(f"{label} {mlabel}: measured {mse:.2f} vs paper {paper:.2f} ({rel:+.0%}, "
                               f"tolerance ±{tol:.0%})")
@@ -215,12 +216,15 @@ def main() -> int:
         L.append(f"- `{info['cmd']}` — {info['wall_s']:.1f} s wall")
     L += ["", "### Table 1: MSE ×10⁻³ (mean over the draws; std over draws and across clients)", "",
           "| data | algorithm | M | D | paper | measured | std draws | std clients | Δ | tolerance | within | "
-          "uplink floats/step | s/draw |",
-          "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
-    for (label, m, M, D, paper, mse, sd, sdc, rel, tol, within, up, sec) in rows:
+          "uplink floats/step | s/draw | client s ÷ K |",
+          "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for (label, m, M, D, paper, mse, sd, sdc, rel, tol, within, up, sec, client_sec) in rows:
         L.append(f"| {label} | {m} | {M} | {D} | {paper:.2f} | {mse:.2f} | {sd:.2f} | {fmt(sdc)} | {rel:+.0%} | "
                  f"{'—' if tol is None else f'±{tol:.0%}'} | {'—' if within is None else ('yes' if within else '**no**')}"
-                 f" | {fmt(up, 0)} | {sec:.3f} |")
+                 f" | {fmt(up, 0)} | {sec:.3f} | {fmt(client_sec, 4)} |")
+    L += ["", "*s/draw*: the loop's wall time per draw; *client s ÷ K*: that time less the server's aggregation and "
+          "weight step, ÷ K (spec §4.6's nearest analogue of the paper's one-client time; — where a walk runs both "
+          "sides in one program)."]
     L += ["", "### Rankings (spec §5.5)", ""] + [f"- {line}" for line in rank_lines]
     L += ["", "### Outside the tolerance (automatic list)", ""]
     L += [f"- {m}" for m in misses] if misses else ["- none"]

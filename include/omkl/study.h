@@ -196,6 +196,10 @@ struct AlgorithmResult {
   double uplink_per_client_step = 0.0;    ///< floats a client sends per step (mean)
   double downlink_per_client_step = 0.0;  ///< floats a client receives per step (mean)
   double max_uplink = 0.0;                ///< largest upload of one client in one step
+  /// The loop's client-side seconds (all but the server's aggregation and weight step) ÷ K, mean
+  /// over the seeds: spec/federated.md §4.6's nearest analogue of the paper's one client's time.
+  /// NaN where the server's side is not timed apart (resident walks, processes).
+  double client_seconds_per_client = NAN;
   /// The client regret of [POF] eq. (11) at T — Σ_t (ŷ − y)² minus the best of the
   /// algorithm's own kernels on that client — mean over clients, and its std across clients,
   /// both averaged over the seeds; NaN where the algorithm has no per-kernel predictors.

@@ -327,15 +327,18 @@ void print_table(const StudyResult& result) {
   if (result.results.empty() || result.results.front().n_clients == 0) return;
   // Federated streams: what the clients sent, the spread over clients, the client regret.
   fmt::print("federated: {} clients × {} rounds; floats per client-step, std of the per-client metric, "
-             "client regret eq. (11) at T (mean over clients{})\n",
+             "client regret eq. (11) at T (mean over clients{}), client-side seconds ÷ K (§4.6)\n",
              result.results.front().n_clients, result.n_samples / result.results.front().n_clients,
              result.regret_include_reg ? "; with the λ‖θ‖² terms, regret.include_reg" : "");
-  fmt::print("{:<44} {:>10} {:>10} {:>16} {:>14}\n", "algorithm", "uplink", "downlink", "std clients",
-             "regret eq.11");
+  fmt::print("{:<44} {:>10} {:>10} {:>16} {:>14} {:>12}\n", "algorithm", "uplink", "downlink", "std clients",
+             "regret eq.11", "client s/K");
+  const auto finite_or_dash = [](double v, const char* format) {
+    return std::isfinite(v) ? fmt::format(fmt::runtime(format), v) : std::string("—");
+  };
   for (const auto& r : result.results)
-    fmt::print("{:<44} {:>10.1f} {:>10.1f} {:>16} {:>14}\n", r.spec.substr(0, 44), r.uplink_per_client_step,
+    fmt::print("{:<44} {:>10.1f} {:>10.1f} {:>16} {:>14} {:>12}\n", r.spec.substr(0, 44), r.uplink_per_client_step,
                r.downlink_per_client_step, format_metric(r.metric, r.final_std_clients),
-               std::isfinite(r.regret_eq11_mean) ? fmt::format("{:.4g}", r.regret_eq11_mean) : std::string("—"));
+               finite_or_dash(r.regret_eq11_mean, "{:.4g}"), finite_or_dash(r.client_seconds_per_client, "{:.4f}"));
 }
 
 // "--progress N": one line every N units, with the rate and the time left, for logs as well as

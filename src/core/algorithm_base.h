@@ -172,6 +172,12 @@ class Algorithm {
   /// the loop's time; 0 for the others.
   virtual double offline_seconds() const { return 0.0; }
 
+  /// Federated algorithms on their host path: seconds spent on the server's side (its
+  /// aggregation and weight step), so that the rest of the loop is the clients' (spec/federated.md
+  /// §4.6 reports client-side time ÷ K). NaN where the two sides cannot be told apart — a walk
+  /// that runs both in one program, processes — and for the other algorithms.
+  virtual double server_seconds() const;
+
   /// λ‖Σ_k w_k θ_k‖² of replicate r after the last step, with the unnormalised kernel weights:
   /// the regulariser term of the graph journal's regret (spec/graph-aided.md §4.5). Federated
   /// algorithms built with AlgoContext::track_regret_regularizer: λ‖θ̄_{k,t}‖² of the last

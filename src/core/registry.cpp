@@ -10,6 +10,8 @@ namespace omkl::detail {
 
 double Algorithm::regret_regularizer(std::size_t) const { return std::numeric_limits<double>::quiet_NaN(); }
 
+double Algorithm::server_seconds() const { return std::numeric_limits<double>::quiet_NaN(); }
+
 void Algorithm::run_distributed(const double*, const double*, std::size_t, std::size_t, double*, Communicator&,
                                 double) {
   throw ConfigError("this algorithm does not run as a server and clients in separate processes");

@@ -28,6 +28,9 @@ struct ReplicateRun {
   double regret_eq11 = NAN, regret_eq11_std = NAN;
   // Federated streams with a regret comparator: the std across clients of their cumulative regret.
   double regret_batch_std = NAN;
+  // Federated streams on a host path: the loop's client-side seconds ÷ K (spec/federated.md §4.6);
+  // NaN where the server's side is not timed apart.
+  double client_seconds = NAN;
   // Algorithm::final_logs() of this replicate (logs.json).
   std::vector<std::pair<std::string, std::vector<double>>> logs;
 };
@@ -47,6 +50,7 @@ inline void write_run(StateWriter& out, const ReplicateRun& run) {
   out.put_f64(run.regret_eq11);
   out.put_f64(run.regret_eq11_std);
   out.put_f64(run.regret_batch_std);
+  out.put_f64(run.client_seconds);
   out.put_u64(run.logs.size());
   for (const auto& [name, values] : run.logs) {
     out.put_string(name);
@@ -70,6 +74,7 @@ inline ReplicateRun read_run(StateReader& in) {
   run.regret_eq11 = in.get_f64();
   run.regret_eq11_std = in.get_f64();
   run.regret_batch_std = in.get_f64();
+  run.client_seconds = in.get_f64();
   const std::uint64_t n_logs = in.get_u64();
   in.require_values(n_logs, 16);
   for (std::uint64_t i = 0; i < n_logs; ++i) {

@@ -78,6 +78,11 @@ std::vector<ReplicateRun> score_replicates(const detail::Algorithm& algorithm, c
   sent.downlink_floats /= static_cast<double>(R);
   sent.client_steps /= static_cast<double>(R);
   const std::size_t K = data.n_clients;
+  // §4.6: the loop's time less the server's side, per client (the offline part, 0 here, aside).
+  const double server = algorithm.server_seconds();
+  const double client_seconds = K && std::isfinite(server)
+                                    ? (seconds - algorithm.offline_seconds() - server) / static_cast<double>(R * K)
+                                    : NAN;
   const auto order_of = [orders](std::size_t r) { return orders ? (*orders).at(r).data() : nullptr; };
   // Step t's row of the data in a replicate's order (none: the stream's).
   const auto row_of = [](const std::size_t* order, std::size_t t) { return order ? order[t] : t; };
@@ -113,6 +118,7 @@ std::vector<ReplicateRun> score_replicates(const detail::Algorithm& algorithm, c
     const std::size_t* order = order_of(r);
     const auto row = [&](std::size_t t) { return row_of(order, t); };
     run.seconds = seconds / static_cast<double>(R);
+    run.client_seconds = client_seconds;
     run.kernel_updates = updates;
     run.communication = sent;
     run.logs = algorithm.final_logs(r);
@@ -236,6 +242,10 @@ AlgorithmResult aggregate(const AlgorithmSpec& spec, bool randomized,
     r.uplink_per_client_step /= client_steps;
     r.downlink_per_client_step /= client_steps;
   }
+  std::vector<double> client_seconds;
+  for (const auto& run : all)
+    if (std::isfinite(run.client_seconds)) client_seconds.push_back(run.client_seconds);
+  if (client_seconds.size() == all.size() && !all.empty()) mean_std(client_seconds, r.client_seconds_per_client, ignored);
   for (std::size_t k = 0; k < points.size(); ++k) {
     std::vector<double> v;
     for (const auto& run : all)

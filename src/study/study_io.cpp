@@ -118,6 +118,7 @@ json result_to_json(const AlgorithmResult& r) {
     out["downlink_floats_per_client_step"] = r.downlink_per_client_step;
     out["max_uplink_floats"] = r.max_uplink;
   }
+  if (std::isfinite(r.client_seconds_per_client)) out["client_seconds_per_client"] = r.client_seconds_per_client;
   return out;
 }
 
@@ -147,6 +148,7 @@ AlgorithmResult result_from_cell(const json& cell) {
     r.regret_eq11_mean = number(j.at("regret_eq11"));
     r.regret_eq11_std_clients = number(j.at("regret_eq11_std_clients"));
   }
+  r.client_seconds_per_client = j.value("client_seconds_per_client", NAN);  // absent: not timed apart
   r.uplink_per_client_step = j.value("uplink_floats_per_client_step", 0.0);
   r.downlink_per_client_step = j.value("downlink_floats_per_client_step", 0.0);
   r.max_uplink = j.value("max_uplink_floats", 0.0);

@@ -104,12 +104,12 @@ class EmKofl final : public Algorithm {
       const std::size_t client = static_cast<std::size_t>(seen_ % static_cast<std::int64_t>(K));
       const std::int64_t t = seen_ / static_cast<std::int64_t>(K) + 1;
       const std::size_t rows = std::min(n - i, K - client);
-      if (client == 0) open_round(t);
+      if (client == 0) server_clock_.time([&] { open_round(t); });
       step_clients(client, rows, x + i * d, y + i);
       for (std::size_t k = 0; k < rows; ++k, ++i) {
         finish_sample(client + k, t, y[i], f_.data() + k * R * N, norm2_.data() + k * R * N, predictions + i * R);
         ++seen_;
-        if (client + k + 1 == K) close_round();
+        if (client + k + 1 == K) server_clock_.time([&] { close_round(); });
       }
     }
   }
@@ -167,6 +167,7 @@ class EmKofl final : public Algorithm {
   /// members, so checkpoints and predict() read them as the host path keeps them.
   void walk_resident(const double* x, const double* y, std::size_t n, std::size_t d, double* predictions) {
     if (n == 0) return;
+    server_clock_.unknown();  // the walk runs both sides
     const std::size_t R = n_replicates(), N = n_kernels(), K = n_clients_, S = K * N, D = n_rff_, D2 = 2 * D;
     EmKoflTables tables;
     tables.K = static_cast<std::uint32_t>(K);
@@ -280,6 +281,7 @@ class EmKofl final : public Algorithm {
     return track_regularizer_ ? last_regularizer_.at(r) : std::numeric_limits<double>::quiet_NaN();
   }
   CommunicationCount communication() const override { return ledger_.totals(); }
+  double server_seconds() const override { return server_clock_.seconds(); }
   std::vector<double> client_kernel_losses(std::size_t r) const override {
     const std::size_t n = n_clients_ * n_kernels();
     return {kernel_loss_.begin() + static_cast<std::ptrdiff_t>(r * n),
@@ -305,6 +307,7 @@ class EmKofl final : public Algorithm {
                        Communicator& comm, double timeout_s) override {
     if (resident_) throw ConfigError("a distributed eM-KOFL takes the host path (step_path=host)");
     const std::size_t rounds = federation_rounds(comm, track_regularizer_, seen_, n, n_clients_);
+    server_clock_.unknown();  // the clients run elsewhere
     if (comm.rank() == 0) serve(rounds, predictions, comm, timeout_s);
     else serve_clients(x, y, rounds, d, comm, timeout_s);
   }
@@ -487,6 +490,7 @@ class EmKofl final : public Algorithm {
   FederatedSteps steps_;
   std::unique_ptr<RfBackend> backend_;
   CommunicationLedger ledger_;
+  ServerClock server_clock_;         // the host path's server side (§4.6)
   std::int64_t seen_ = 0;
   std::vector<double> log_w_;        // R × N: the server's weights ω
   std::vector<double> round_loss_;   // R × N: the round's reported losses

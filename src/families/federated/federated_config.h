@@ -5,8 +5,10 @@
 /// sent up and down and refuses an upload over the cap.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -60,6 +62,25 @@ inline constexpr std::uint64_t kOfsklFrequencyStream = 0x0f5c1000u;
 inline constexpr const char* kRegularizerOnHostPath =
     "the regret's regulariser terms (--regret-include-reg, regret.include_reg) are read after every client sample, "
     "on the host path";
+
+/// The wall time of a federation's server side on the host path (ServerClock::time() around its
+/// aggregation and weight step; Algorithm::server_seconds()). A walk that runs both sides in one
+/// program, or a run as processes, makes it unknown (NaN) from then on.
+class ServerClock {
+ public:
+  template <typename Server>
+  void time(Server&& server) {
+    const auto start = std::chrono::steady_clock::now();
+    server();
+    seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
+  void unknown() { known_ = false; }
+  double seconds() const { return known_ ? seconds_ : std::numeric_limits<double>::quiet_NaN(); }
+
+ private:
+  double seconds_ = 0.0;
+  bool known_ = true;
+};
 
 /// Counts the floats of every message (§2.1: payload only, headers are free) and refuses an
 /// upload over the cap: the budget is checked where the message is formed, not assumed.

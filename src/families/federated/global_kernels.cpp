@@ -211,11 +211,12 @@ class GlobalKernelFederation final : public Algorithm {
     round_x_.insert(round_x_.end(), x, x + d);
     client_step(client, t, x, y, predictions, updates_, round_loss_.data(), f);
     ++seen_;
-    if (client + 1 == K) close_round();
+    if (client + 1 == K) server_clock_.time([&] { close_round(); });
   }
 
   void walk_rounds(const double* x, const double* y, std::size_t rounds, std::size_t d, double* predictions) {
     const std::size_t R = n_replicates(), N = n_kernels(), K = n_clients_, D = n_rff_, D2 = 2 * D;
+    server_clock_.unknown();  // the walk runs both sides
     FederationTables tables;
     tables.head = variant_.head == Head::PersonalHedge ? 0 : variant_.head == Head::GlobalHedge ? 1 : 2;
     tables.bins = variant_.uploads == Uploads::Bins ? 1 : 0;
@@ -386,6 +387,7 @@ class GlobalKernelFederation final : public Algorithm {
     return track_regularizer_ ? last_regularizer_.at(r) : std::numeric_limits<double>::quiet_NaN();
   }
   CommunicationCount communication() const override { return ledger_.totals(); }
+  double server_seconds() const override { return server_clock_.seconds(); }
   bool distributable() const override { return true; }
 
   // ---- the server and its clients in separate processes (§6.4) -------------------------------
@@ -399,6 +401,7 @@ class GlobalKernelFederation final : public Algorithm {
   void run_distributed(const double* x, const double* y, std::size_t n, std::size_t d, double* predictions,
                        Communicator& comm, double timeout_s) override {
     const std::size_t rounds = federation_rounds(comm, track_regularizer_, seen_, n, n_clients_);
+    server_clock_.unknown();  // the clients run elsewhere
     if (comm.rank() == 0) serve(rounds, predictions, comm, timeout_s);
     else serve_clients(x, y, rounds, d, comm, timeout_s);
   }
@@ -784,6 +787,7 @@ class GlobalKernelFederation final : public Algorithm {
   std::vector<SlotSchedule> schedules_;
   std::unique_ptr<RfBackend> backend_;
   CommunicationLedger ledger_;
+  ServerClock server_clock_;              // the host path's server side (§4.6)
   std::int64_t seen_ = 0;                 // client samples consumed (K per round)
   std::vector<double> norm2_;             // R × N: ‖θ_i‖² of the round's θ
   std::vector<double> log_w_;             // personal: R × K × N; global: R × N

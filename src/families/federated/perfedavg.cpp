@@ -121,7 +121,7 @@ class PerFedAvg final : public Algorithm {
     }
     remember_sample(client, x, y);
     ++seen_;
-    if (client + 1 == n_clients_) close_round();
+    if (client + 1 == n_clients_) server_clock_.time([&] { close_round(); });
   }
 
   void step_block(const double* x, const double* y, std::size_t n, std::size_t n_features,
@@ -136,6 +136,7 @@ class PerFedAvg final : public Algorithm {
   /// into the host path's members, so checkpoints and predict() read them as it keeps them.
   void walk_resident(const double* x, const double* y, std::size_t n, std::size_t d, double* predictions) {
     if (n == 0) return;
+    server_clock_.unknown();  // the walk runs both sides
     const std::size_t R = n_replicates(), P = net_.size(), K = n_clients_;
     PerFedAvgTables tables;
     tables.net = net_.shape();
@@ -216,6 +217,7 @@ class PerFedAvg final : public Algorithm {
   }
 
   CommunicationCount communication() const override { return ledger_.totals(); }
+  double server_seconds() const override { return server_clock_.seconds(); }
   std::vector<std::pair<std::string, std::string>> reported_params() const override {
     return {{"parameters", std::to_string(net_.size())}};
   }
@@ -233,6 +235,7 @@ class PerFedAvg final : public Algorithm {
                        Communicator& comm, double timeout_s) override {
     if (resident_) throw ConfigError("a distributed PerFedAvg takes the host path (step_path=host)");
     const std::size_t rounds = federation_rounds(comm, context_.track_regret_regularizer, seen_, n, n_clients_);
+    server_clock_.unknown();  // the clients run elsewhere
     if (comm.rank() == 0) serve(rounds, predictions, comm, timeout_s);
     else serve_clients(x, y, rounds, d, comm, timeout_s);
   }
@@ -387,6 +390,7 @@ class PerFedAvg final : public Algorithm {
   double hf_delta_ = 1e-3;
   std::vector<double> hf_plus_, hf_minus_, hf_w_;  // scratch of the two second-order directions
   CommunicationLedger ledger_;
+  ServerClock server_clock_;       // the host path's server side (§4.6)
   std::int64_t seen_ = 0;
   std::vector<double> model_;      // R × P: the server model of the round
   std::vector<double> round_sum_;  // R × P: Σ of the round's uploads so far

@@ -1013,6 +1013,38 @@ TEST(FederatedStudyTest, RegretLambdaAndDictNameTheComparator) {
   EXPECT_NE(message(c).find("need --regret"), std::string::npos) << message(c);
 }
 
+TEST(FederatedStudyTest, ClientSideTimeIsTheLoopLessTheServersSide) {
+  // §4.6: the paper's time is one client's; the nearest analogue is the loop's client-side time
+  // (all but the server's aggregation and weight step) ÷ K. The host paths time their server
+  // side; a walk that runs both sides in one program, and a run as processes, cannot tell them
+  // apart and report none.
+  const Dataset data = federated_stream(4, 10, 2);
+  const AlgoContext c = fed_context(data, {0, 1});
+  for (const std::string name : {"pof-mkl", "em-kofl", "perfedavg"}) {
+    auto host = make(name, c, name == "perfedavg" ? Params{} : Params{{"dict", kDict4}, {"D", "6"}});
+    EXPECT_EQ(host->server_seconds(), 0.0) << name;  // nothing has run yet
+    run_steps(*host, data);
+    EXPECT_GT(host->server_seconds(), 0.0) << name;
+    auto walk = make(name, c, name == "perfedavg" ? Params{{"step_path", "resident"}}
+                                                  : Params{{"dict", kDict4}, {"D", "6"}, {"step_path", "resident"}});
+    std::vector<double> out(data.n_samples * 2);
+    walk->step_block(data.x.data(), data.y.data(), data.n_samples, data.n_features, out.data());
+    EXPECT_TRUE(std::isnan(walk->server_seconds())) << name;
+  }
+  EXPECT_TRUE(std::isnan(make("raker", c, {{"D", "4"}})->server_seconds()));
+  StudyConfig config;
+  config.algorithms = {parse_algorithm_spec("pof-mkl:dict=" + kDict4 + ",D=6,M=2"), parse_algorithm_spec("perfedavg"),
+                       parse_algorithm_spec("vm-kofl:dict=" + kDict4 + ",D=6,step_path=resident")};
+  config.n_seeds = 2;
+  const StudyResult result = run_study(config, data);
+  for (std::size_t i = 0; i < 2; ++i) {
+    const AlgorithmResult& r = result.results[i];
+    EXPECT_GT(r.client_seconds_per_client, 0.0) << r.spec;
+    EXPECT_LE(r.client_seconds_per_client, r.seconds_mean / 4.0) << r.spec;  // the server's side is ≥ 0
+  }
+  EXPECT_TRUE(std::isnan(result.results[2].client_seconds_per_client));
+}
+
 TEST(FederatedStudyTest, ExactComparatorIsTheRandomFeatureComparatorsLimit) {
   // §4.7's exact kernel ridge against its random-feature form: as D grows the features' kernel
   // estimate converges to κ (KernelSpec::evaluate, the kernel the features are drawn for), so
