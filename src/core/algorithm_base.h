@@ -210,9 +210,12 @@ class Algorithm {
   /// the messages of spec/federated.md §6.4.
   virtual bool distributable() const { return false; }
   /// Runs the whole stream that way (from the first sample); every rank calls it with the same
-  /// configuration and data. Afterwards rank 0's `predictions` (n × R), communication() and
-  /// client_kernel_losses() equal those of step_block() in one process, bit for bit. Throws
-  /// Error naming the client and round of an update that did not come within `timeout_s`.
+  /// configuration and data. Afterwards rank 0's `predictions` (n × R), communication() (the
+  /// protocol's figures, as the one-process ledger counts them, not this transport's bytes),
+  /// kernel_updates() and client_kernel_losses() equal those of step_block() in one process, bit
+  /// for bit; nothing else is defined — the clients' state stays on their ranks, so predict(),
+  /// further steps and checkpoints of any rank are not the one-process model's. Throws Error
+  /// naming the client and round of an update that did not come within `timeout_s`.
   virtual void run_distributed(const double* x, const double* y, std::size_t n, std::size_t n_features,
                                double* predictions, Communicator& comm, double timeout_s);
 

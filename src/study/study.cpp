@@ -458,11 +458,19 @@ void gather_runs(const std::vector<WorkItem>& tasks, std::vector<std::vector<Rep
 // stream). A ConfigError names --regret-dict.
 Dictionary regret_dictionary(const StudyConfig& cfg, const Dataset& data) {
   if (cfg.regret_dict.empty()) return parse_dictionary(data.n_clients > 0 ? "fed-51" : "jmlr23-76");
+  Dictionary dictionary;
   try {
-    return parse_dictionary(cfg.regret_dict);
+    dictionary = parse_dictionary(cfg.regret_dict);
   } catch (const Error& e) {
     throw ConfigError(std::string("study: --regret-dict: ") + e.what());
   }
+  // The federated random-feature comparator draws features for every kernel.
+  if (data.n_clients > 0 && cfg.regret_comparator == RegretComparator::RandomFeatures)
+    for (const KernelSpec& k : dictionary)
+      if (!k.shift_invariant())
+        throw ConfigError("study: --regret-dict: " + k.name() + " has no random features, which the random-feature "
+                          "comparator needs (--regret-comparator exact fits it exactly)");
+  return dictionary;
 }
 
 // λ as a label writes it: the shortest of %g's forms that reads back as the same number.

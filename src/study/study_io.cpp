@@ -4,6 +4,8 @@
 
 #include <cmath>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <sstream>
 #include <string>
 
@@ -29,8 +31,10 @@ std::uint64_t data_checksum(const Dataset& data) {
 // G₁ default, and OFSKL's own frequency stream (2026-11-26). 3: on a federated stream the batch
 // regret adds no graph learner's regulariser without --regret-include-reg (2026-11-26). 4: the
 // bandit family's logs count each kernel's mistakes (2026-11-26). 5: a GPU block's graph walk sums
-// in the tree order by default (OMKL_WALK_SUMS=auto; 2026-11-27).
-constexpr int kResultsEpoch = 5;
+// in the tree order by default (OMKL_WALK_SUMS=auto; 2026-11-27). 6: the SFG learners' time
+// includes their offline graph construction (spec/graph-aided.md §1.7), and cells record
+// seconds_std and client_seconds_per_client (2026-11-27).
+constexpr int kResultsEpoch = 6;
 
 // One CSV field, quoted (RFC 4180: a quote doubled): a spec has commas, and so has the federated
 // regret's benchmark ("gauss:0.1 (random-feature ridge, D = 500)").
@@ -67,6 +71,20 @@ json cell_key(const AlgorithmSpec& spec, const StudyConfig& config, const Datase
   // Absent: the papers' comparator, as before the options.
   if (config.regret && config.regret_lambda != kDefaultRegretLambda) key["regret_lambda"] = config.regret_lambda;
   if (config.regret && !config.regret_dict.empty()) key["regret_dict"] = config.regret_dict;
+  // The contents of the files a `table:FILE` parameter names (rate tables, a divergence table):
+  // an edited table must not reuse the cell (absent without tables, as before them).
+  json tables = json::object();
+  const auto add_table = [&tables](const std::string& value) {
+    if (value.rfind("table:", 0) != 0) return;
+    const std::string path = value.substr(6);
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return;  // the algorithm's build names the missing file
+    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    tables[path] = std::to_string(fnv1a64(bytes));
+  };
+  for (const auto& kv : spec.params) add_table(kv.second);
+  for (const auto& kv : config.defaults) add_table(kv.second);
+  if (!tables.empty()) key["tables"] = tables;
   // A cell run on another path (OMKL_CPU_SIMD, OMKL_CUDA_*, …) is not reused: its numbers and its
   // time are that path's. Without switches the key has no such entry.
   const auto switches = path_switches_set();
@@ -96,7 +114,6 @@ json result_to_json(const AlgorithmResult& r) {
               {"final_mean", number(r.final_mean)},
               {"final_std", number(r.final_std)},
               {"seconds_mean", r.seconds_mean},
-              {"seconds_std", r.seconds_std},
               {"kernel_updates_mean", r.kernel_updates_mean},
               {"seeds", r.seeds},
               {"diverged", r.diverged},
@@ -119,6 +136,7 @@ json result_to_json(const AlgorithmResult& r) {
     out["max_uplink_floats"] = r.max_uplink;
   }
   if (std::isfinite(r.client_seconds_per_client)) out["client_seconds_per_client"] = r.client_seconds_per_client;
+  if (std::isfinite(r.seconds_std)) out["seconds_std"] = r.seconds_std;
   return out;
 }
 
@@ -136,7 +154,7 @@ AlgorithmResult result_from_cell(const json& cell) {
   r.final_mean = number(j.at("final_mean"));
   r.final_std = number(j.at("final_std"));
   r.seconds_mean = j.at("seconds_mean");
-  r.seconds_std = j.value("seconds_std", 0.0);  // cells cached before it was recorded have none
+  r.seconds_std = j.value("seconds_std", NAN);  // absent: not recorded
   r.kernel_updates_mean = j.value("kernel_updates_mean", 0.0);
   r.seeds = j.at("seeds");
   r.diverged = j.at("diverged");

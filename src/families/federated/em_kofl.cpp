@@ -305,8 +305,7 @@ class EmKofl final : public Algorithm {
 
   void run_distributed(const double* x, const double* y, std::size_t n, std::size_t d, double* predictions,
                        Communicator& comm, double timeout_s) override {
-    if (resident_) throw ConfigError("a distributed eM-KOFL takes the host path (step_path=host)");
-    const std::size_t rounds = federation_rounds(comm, track_regularizer_, seen_, n, n_clients_);
+    const std::size_t rounds = federation_rounds(comm, resident_, track_regularizer_, seen_, n, n_clients_);
     server_clock_.unknown();  // the clients run elsewhere
     if (comm.rank() == 0) serve(rounds, predictions, comm, timeout_s);
     else serve_clients(x, y, rounds, d, comm, timeout_s);
@@ -332,18 +331,9 @@ class EmKofl final : public Algorithm {
           draw.put_u64(sampled_[r]);
         }
         for (int p = 1; p < P; ++p) comm.send(p, kDrawTag, draw.bytes());
-        RoundAnswers answers(K);
-        for (int p = 1; p < P; ++p) {
-          StateReader in(receive_from_clients(comm, p, kCopyTag, t, K, timeout_s), "copies from rank " + std::to_string(p));
-          if (in.get_u64() != t) throw Error("federated server: rank " + std::to_string(p) + " answered another round");
-          const std::uint64_t count = in.get_u64();
-          for (std::uint64_t c = 0; c < count; ++c) {
-            const std::uint64_t k = in.get_u64();
-            answers.heard(static_cast<std::size_t>(k), p, P);
-            for (std::size_t r = 0; r < R; ++r) in.get_f64s(copies.data() + (k * R + r) * D2, D2);
-          }
-        }
-        answers.require_all(t, P);
+        receive_round(comm, kCopyTag, t, K, timeout_s, "copies", [&](std::size_t k, StateReader& in) {
+          for (std::size_t r = 0; r < R; ++r) in.get_f64s(copies.data() + (k * R + r) * D2, D2);
+        });
         // θ̄_J = (1/K)·Σ_k θ_{J,k} in ascending client order, as average_copies() sums it.
         std::fill(mean.begin(), mean.end(), 0.0);
         for (std::size_t k = 0; k < K; ++k)
@@ -354,19 +344,10 @@ class EmKofl final : public Algorithm {
         average.put_f64s(mean);
         for (int p = 1; p < P; ++p) comm.send(p, kAverageTag, average.bytes());
       }
-      RoundAnswers answers(K);
-      for (int p = 1; p < P; ++p) {
-        StateReader in(receive_from_clients(comm, p, kUpdateTag, t, K, timeout_s), "update from rank " + std::to_string(p));
-        if (in.get_u64() != t) throw Error("federated server: rank " + std::to_string(p) + " answered another round");
-        const std::uint64_t count = in.get_u64();
-        for (std::uint64_t c = 0; c < count; ++c) {
-          const std::uint64_t k = in.get_u64();
-          answers.heard(static_cast<std::size_t>(k), p, P);
-          for (std::size_t r = 0; r < R; ++r) predictions[((t - 1) * K + k) * R + r] = in.get_f64();
-          if (period_ == 0) in.get_f64s(losses.data() + k * R * N, R * N);
-        }
-      }
-      answers.require_all(t, P);
+      receive_round(comm, kUpdateTag, t, K, timeout_s, "update", [&](std::size_t k, StateReader& in) {
+        for (std::size_t r = 0; r < R; ++r) predictions[((t - 1) * K + k) * R + r] = in.get_f64();
+        if (period_ == 0) in.get_f64s(losses.data() + k * R * N, R * N);
+      });
       if (period_ == 0) {  // the losses in client order, as finish_sample() adds them in one process
         for (std::size_t k = 0; k < K; ++k)
           for (std::size_t j = 0; j < R * N; ++j) round_loss_[j] += losses[k * R * N + j];
@@ -414,11 +395,7 @@ class EmKofl final : public Algorithm {
         for (std::size_t k : mine)
           for (std::size_t r = 0; r < R; ++r) backend_->set_theta(r, k * N + sampled_[r], mean.data() + r * D2);
       }
-      StateWriter out;
-      out.put_u64(t);
-      std::size_t count = 0;
-      for (std::size_t k : mine) count += !faults.drops(k, t);
-      out.put_u64(count);
+      StateWriter out = begin_answer(t, mine, faults);
       std::vector<double> prediction(R);
       for (std::size_t k : mine) {
         const std::size_t row = (t - 1) * K + k;

@@ -41,14 +41,15 @@ Dictionary read_federated_dictionary(ParamReader& params, bool single_kernel, do
     params.fail("rbf_convention", "picks the default dictionary's bandwidths and cannot apply to dict=...: write "
                                   "the kernels as gauss:σ (textbook) or gauss2:σ² (the authors' variance) instead");
   std::string fallback = textbook ? "fed-51-textbook" : "fed-51";
-  if (single_kernel) {
-    // §4.9's ofskl.sigma: the one Gaussian's bandwidth, read under the convention above.
+  if (single_kernel && params.has("dict")) {
+    if (params.has("sigma")) params.fail("sigma", "and dict= both name the kernel: give one of them");
+  } else if (single_kernel) {
+    // §4.9's ofskl.sigma: the one Gaussian's bandwidth, read under the convention above (not read
+    // beside dict=, which names the kernel itself).
     const double sigma = params.get_double("sigma", single_sigma,
                                            "the single kernel's Gaussian bandwidth σ, under rbf_convention (§4.9 "
                                            "ofskl.sigma; or dict= with one kernel)");
     if (!(sigma > 0) || !std::isfinite(sigma)) params.fail("sigma", "must be a finite number > 0");
-    if (params.has("sigma") && params.has("dict"))
-      params.fail("sigma", "and dict= both name the kernel: give one of them");
     char number[32];
     std::snprintf(number, sizeof number, "%.17g", sigma);
     fallback = (textbook ? "gauss:" : "gauss2:") + std::string(number);

@@ -5,7 +5,6 @@
 /// sent up and down and refuses an upload over the cap.
 #pragma once
 
-#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -13,6 +12,7 @@
 #include <vector>
 
 #include "core/algorithm_base.h"
+#include "core/wall_time.h"
 #include "features/rf_ensemble.h"
 
 namespace omkl::detail {
@@ -70,9 +70,7 @@ class ServerClock {
  public:
   template <typename Server>
   void time(Server&& server) {
-    const auto start = std::chrono::steady_clock::now();
-    server();
-    seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    add_wall_time(seconds_, server);
   }
   void unknown() { known_ = false; }
   double seconds() const { return known_ ? seconds_ : std::numeric_limits<double>::quiet_NaN(); }

@@ -38,9 +38,10 @@ inline std::vector<std::size_t> clients_of_rank(int rank, int size, std::size_t 
 
 /// The checks every federation makes before running as processes; the number of rounds of an
 /// n-row stream of `n_clients` clients.
-inline std::size_t federation_rounds(const Communicator& comm, bool track_regularizer, std::int64_t seen,
-                                     std::size_t n, std::size_t n_clients) {
+inline std::size_t federation_rounds(const Communicator& comm, bool resident, bool track_regularizer,
+                                     std::int64_t seen, std::size_t n, std::size_t n_clients) {
   if (comm.size() < 2) throw ConfigError("a distributed federation needs a server and at least one client process");
+  if (resident) throw ConfigError("a distributed federation takes the host path (step_path=host)");
   if (track_regularizer)
     throw ConfigError("a distributed federation does not keep the regret's regulariser terms (regret.include_reg)");
   if (seen != 0) throw Error("a distributed federation starts from the first sample");
@@ -87,6 +88,27 @@ class RoundAnswers {
   std::vector<char> heard_;
 };
 
+/// The server's side of one exchange of round t: every client rank's message `tag`, each a round
+/// number, a count and that many client records (client index first); `read(k, in)` reads client
+/// k's record. Every client answers once, from its own rank, or an Error names the first that
+/// did not; `what` names the message in a malformed one's error.
+template <typename ReadClient>
+void receive_round(Communicator& comm, int tag, std::size_t t, std::size_t n_clients, double timeout_s,
+                   const std::string& what, ReadClient&& read) {
+  RoundAnswers answers(n_clients);
+  for (int p = 1; p < comm.size(); ++p) {
+    StateReader in(receive_from_clients(comm, p, tag, t, n_clients, timeout_s), what + " from rank " + std::to_string(p));
+    if (in.get_u64() != t) throw Error("federated server: rank " + std::to_string(p) + " answered another round");
+    const std::uint64_t count = in.get_u64();
+    for (std::uint64_t c = 0; c < count; ++c) {
+      const std::uint64_t k = in.get_u64();
+      answers.heard(static_cast<std::size_t>(k), p, comm.size());
+      read(static_cast<std::size_t>(k), in);
+    }
+  }
+  answers.require_all(t, comm.size());
+}
+
 /// Test hooks (fault injection, never set in normal runs): OMKL_FEDERATED_DROP_CLIENT/_ROUND lose
 /// one client's update; OMKL_FEDERATED_KILL_RANK/_ROUND end one client process.
 struct FaultInjection {
@@ -113,6 +135,17 @@ struct FaultInjection {
     return v ? std::strtoull(v, nullptr, 10) : kNone;
   }
 };
+
+/// A client rank's answer of round t, begun: the round and how many of its clients answer (all of
+/// `mine` but one the fault hooks drop); each client's record follows, its index first.
+inline StateWriter begin_answer(std::size_t t, const std::vector<std::size_t>& mine, const FaultInjection& faults) {
+  StateWriter out;
+  out.put_u64(t);
+  std::size_t count = 0;
+  for (std::size_t k : mine) count += !faults.drops(k, t);
+  out.put_u64(count);
+  return out;
+}
 
 /// A client rank's closing report: its clients' per-kernel losses (R × N each, the regret's
 /// comparators), its message counts and its kernel-update count.

@@ -284,11 +284,8 @@ class GlobalKernelFederation final : public Algorithm {
     std::copy(s.log_w, s.log_w + log_w_.size(), log_w_.begin());
     std::copy(s.round_loss, s.round_loss + round_loss_.size(), round_loss_.begin());
     std::copy(s.kernel_loss, s.kernel_loss + kernel_loss_.size(), kernel_loss_.begin());
-    for (std::size_t j = 0; j < R * N; ++j) {  // ‖θ‖² after the last round, as aggregate_round() reports it
-      double n2 = 0.0;
-      for (std::size_t e = 0; e < D2; ++e) n2 += theta[j * D2 + e] * theta[j * D2 + e];
-      norm2_[j] = n2;
-    }
+    for (std::size_t j = 0; j < R * N; ++j)  // ‖θ‖² after the last round, as aggregate_round() reports it
+      refresh_norm2(j / N, j % N, theta.data() + j * D2);
     const double two_D = static_cast<double>(D2);
     const double extra = variant_.head == Head::GlobalHedge ? static_cast<double>(N) : 0.0;
     const double steps_per_replicate = static_cast<double>(rounds * K);
@@ -388,7 +385,9 @@ class GlobalKernelFederation final : public Algorithm {
   }
   CommunicationCount communication() const override { return ledger_.totals(); }
   double server_seconds() const override { return server_clock_.seconds(); }
-  bool distributable() const override { return true; }
+  // As processes the clients take the host path, so a resident learner's replicates are dealt
+  // out instead (a study then keeps the one-process numbers).
+  bool distributable() const override { return !resident_; }
 
   // ---- the server and its clients in separate processes (§6.4) -------------------------------
   // Per round: the server sends every client rank the round's θ (and the global weights of
@@ -400,7 +399,7 @@ class GlobalKernelFederation final : public Algorithm {
   // losses and their message counts (the regret and the summary).
   void run_distributed(const double* x, const double* y, std::size_t n, std::size_t d, double* predictions,
                        Communicator& comm, double timeout_s) override {
-    const std::size_t rounds = federation_rounds(comm, track_regularizer_, seen_, n, n_clients_);
+    const std::size_t rounds = federation_rounds(comm, resident_, track_regularizer_, seen_, n, n_clients_);
     server_clock_.unknown();  // the clients run elsewhere
     if (comm.rank() == 0) serve(rounds, predictions, comm, timeout_s);
     else serve_clients(x, y, rounds, d, comm, timeout_s);
@@ -504,8 +503,8 @@ class GlobalKernelFederation final : public Algorithm {
   static constexpr int kRoundTag = 101, kUpdateTag = 102, kFinalTag = 103;
 
   // Rank 0: θ for every round, the clients' updates added in client order. eM-KOFL's global_only
-  // sends each round's J_t and the one θ the last round moved (θ_{J_{t−1}}): the clients keep
-  // the global θ current with it, as the ledger counts.
+  // sends each round's J_t and the one θ the last round moved (θ_{J_{t−1}}, from round 2: every
+  // θ starts at 0 on every rank): the clients keep the global θ current with it.
   void serve(std::size_t rounds, double* predictions, Communicator& comm, double timeout_s) {
     const std::size_t R = n_replicates(), N = n_kernels(), K = n_clients_, D2 = backend_->problem().theta_size();
     const int P = comm.size();
@@ -533,32 +532,23 @@ class GlobalKernelFederation final : public Algorithm {
       }
       for (int p = 1; p < P; ++p) comm.send(p, kRoundTag, round.bytes());
       for (auto& u : uploads) u.assign(R, {});
-      RoundAnswers answers(K);
-      for (int p = 1; p < P; ++p) {
-        StateReader in(receive_from_clients(comm, p, kUpdateTag, t, K, timeout_s), "update from rank " + std::to_string(p));
-        if (in.get_u64() != t) throw Error("federated server: rank " + std::to_string(p) + " answered another round");
-        const std::uint64_t count = in.get_u64();
-        for (std::uint64_t c = 0; c < count; ++c) {
-          const std::uint64_t k = in.get_u64();
-          answers.heard(static_cast<std::size_t>(k), p, P);
-          for (std::size_t r = 0; r < R; ++r) {
-            predictions[((t - 1) * K + k) * R + r] = in.get_f64();
-            const std::uint64_t m = in.get_u64();
-            for (std::uint64_t j = 0; j < m; ++j) {
-              const std::uint64_t i = in.get_u64();
-              if (i >= N) throw Error("federated server: an update names kernel " + std::to_string(i));
-              std::vector<double> g(D2);
-              in.get_f64s(g.data(), D2);
-              uploads[k][r].emplace_back(static_cast<std::uint32_t>(i), std::move(g));
-            }
-          }
-          if (variant_.server_weights()) {
-            reported[k].resize(R * N);
-            in.get_f64s(reported[k].data(), R * N);
+      receive_round(comm, kUpdateTag, t, K, timeout_s, "update", [&](std::size_t k, StateReader& in) {
+        for (std::size_t r = 0; r < R; ++r) {
+          predictions[((t - 1) * K + k) * R + r] = in.get_f64();
+          const std::uint64_t m = in.get_u64();
+          for (std::uint64_t j = 0; j < m; ++j) {
+            const std::uint64_t i = in.get_u64();
+            if (i >= N) throw Error("federated server: an update names kernel " + std::to_string(i));
+            std::vector<double> g(D2);
+            in.get_f64s(g.data(), D2);
+            uploads[k][r].emplace_back(static_cast<std::uint32_t>(i), std::move(g));
           }
         }
-      }
-      answers.require_all(t, P);
+        if (variant_.server_weights()) {
+          reported[k].resize(R * N);
+          in.get_f64s(reported[k].data(), R * N);
+        }
+      });
       // §1.3 S8: θ ← θ − (1/K)·Σ_k g, each kernel's sum in ascending client order.
       const double scale = 1.0 / static_cast<double>(K);
       for (std::size_t r = 0; r < R; ++r) {
@@ -635,11 +625,7 @@ class GlobalKernelFederation final : public Algorithm {
           }
         if (variant_.head == Head::GlobalHedge) in.get_f64s(log_w_.data(), log_w_.size());
       }
-      StateWriter out;
-      out.put_u64(t);
-      std::size_t count = 0;
-      for (std::size_t k : mine) count += !faults.drops(k, t);
-      out.put_u64(count);
+      StateWriter out = begin_answer(t, mine, faults);
       for (std::size_t k : mine) {
         const std::size_t row = (t - 1) * K + k;
         uploads.clear();

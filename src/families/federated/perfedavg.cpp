@@ -233,8 +233,8 @@ class PerFedAvg final : public Algorithm {
 
   void run_distributed(const double* x, const double* y, std::size_t n, std::size_t d, double* predictions,
                        Communicator& comm, double timeout_s) override {
-    if (resident_) throw ConfigError("a distributed PerFedAvg takes the host path (step_path=host)");
-    const std::size_t rounds = federation_rounds(comm, context_.track_regret_regularizer, seen_, n, n_clients_);
+    const std::size_t rounds =
+        federation_rounds(comm, resident_, context_.track_regret_regularizer, seen_, n, n_clients_);
     server_clock_.unknown();  // the clients run elsewhere
     if (comm.rank() == 0) serve(rounds, predictions, comm, timeout_s);
     else serve_clients(x, y, rounds, d, comm, timeout_s);
@@ -286,21 +286,12 @@ class PerFedAvg final : public Algorithm {
       round.put_u64(t);
       round.put_f64s(model_);
       for (int p = 1; p < size; ++p) comm.send(p, kRoundTag, round.bytes());
-      RoundAnswers answers(K);
-      for (int p = 1; p < size; ++p) {
-        StateReader in(receive_from_clients(comm, p, kUpdateTag, t, K, timeout_s), "update from rank " + std::to_string(p));
-        if (in.get_u64() != t) throw Error("federated server: rank " + std::to_string(p) + " answered another round");
-        const std::uint64_t count = in.get_u64();
-        for (std::uint64_t c = 0; c < count; ++c) {
-          const std::uint64_t k = in.get_u64();
-          answers.heard(static_cast<std::size_t>(k), p, size);
-          for (std::size_t r = 0; r < R; ++r) {
-            predictions[((t - 1) * K + k) * R + r] = in.get_f64();
-            in.get_f64s(uploads.data() + (k * R + r) * P, P);
-          }
+      receive_round(comm, kUpdateTag, t, K, timeout_s, "update", [&](std::size_t k, StateReader& in) {
+        for (std::size_t r = 0; r < R; ++r) {
+          predictions[((t - 1) * K + k) * R + r] = in.get_f64();
+          in.get_f64s(uploads.data() + (k * R + r) * P, P);
         }
-      }
-      answers.require_all(t, size);
+      });
       for (std::size_t k = 0; k < K; ++k)
         for (std::size_t r = 0; r < R; ++r)
           for (std::size_t j = 0; j < P; ++j) round_sum_[r * P + j] += uploads[(k * R + r) * P + j];
@@ -326,11 +317,7 @@ class PerFedAvg final : public Algorithm {
       StateReader in(comm.receive(0, kRoundTag, timeout_s), "round message");
       if (in.get_u64() != t) throw Error("federated client: the server sent another round");
       in.get_f64s(model_.data(), model_.size());
-      StateWriter out;
-      out.put_u64(t);
-      std::size_t count = 0;
-      for (std::size_t k : mine) count += !faults.drops(k, t);
-      out.put_u64(count);
+      StateWriter out = begin_answer(t, mine, faults);
       for (std::size_t k : mine) {
         const std::size_t row = (t - 1) * K + k;
         const bool sent = !faults.drops(k, t);  // fault injection: a lost update

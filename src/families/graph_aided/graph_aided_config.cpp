@@ -3,13 +3,13 @@
 /// the similarity graph, dominating set and divergences built once per configuration.
 #include "families/graph_aided/graph_aided_config.h"
 
-#include <chrono>
 #include <cmath>
 #include <limits>
 #include <string>
 
 #include "core/error_context.h"
 #include "core/step_path.h"
+#include "core/wall_time.h"
 #include "families/graph_aided/resident_graph.h"
 #include "features/rf_backend.h"
 #include "omkl/error.h"
@@ -47,22 +47,6 @@ void read_features(ParamReader& params, bool conference, RfEnsembleConfig& c) {
                                          "feature map in float where |angles| ≤ 256, θ in double") == "float";
 }
 
-// Adds the wall time of each timed construction to `total` (GraphAidedConfig::offline_seconds).
-class OfflineClock {
- public:
-  explicit OfflineClock(double& total) : total_(total) {}
-  template <typename Build>
-  auto time(Build&& build) {
-    const auto start = std::chrono::steady_clock::now();
-    auto built = build();
-    total_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    return built;
-  }
-
- private:
-  double& total_;
-};
-
 void read_graph(ParamReader& params, const AlgoContext& context, bool reference, GraphAidedConfig& c) {
   const bool conference = c.conference;
   const std::size_t N = c.rf.dictionary.size();
@@ -91,27 +75,32 @@ void read_graph(ParamReader& params, const AlgoContext& context, bool reference,
   options.mask = mask == "zero" ? GreedyMask::Zero : GreedyMask::NegInf;
   if (table && params.given("divergence_dim"))
     params.fail("divergence_dim", "is the integration dimension of the built-in Δ; divergence=table:FILE gives Δ");
-  OfflineClock offline(c.offline_seconds);
-  if (table) {
-    c.divergence_table = div.substr(6);
-    try {
-      c.delta = offline.time([&] { return read_divergence_table(c.divergence_table, N); });
-    } catch (...) {
-      rethrow_with_context("algorithm '" + params.algorithm() + "', divergence: ");
+  // Δ and the similarity graph (§2.2–§2.3): Δ from the table, or the built-in form's (computed
+  // once, for the graph and SFG-R's refinement), or none (reference_nan: the index-order graph,
+  // no Δ evaluated). Building them is §1.7's timed offline part (reading a table is not).
+  double& offline = c.offline_seconds;
+  const bool nan_delta = !table && options.divergence == DivergenceForm::ReferenceNan;
+  try {
+    if (table) {
+      c.divergence_table = div.substr(6);
+      try {
+        c.delta = read_divergence_table(c.divergence_table, N);
+      } catch (...) {
+        rethrow_with_context("algorithm '" + params.algorithm() + "', divergence: ");
+      }
+    } else if (!nan_delta) {
+      c.delta = add_wall_time(
+          offline, [&] { return divergence_matrix(c.rf.dictionary, options.divergence, options.divergence_dim); });
     }
-    // M ≤ N was checked with M itself; the rules compare the table's entries as they would Δ's.
-    c.graph = offline.time([&] {
+    c.graph = add_wall_time(offline, [&] {
+      if (nan_delta) return similarity_graph(c.rf.dictionary, c.M, options);
       return options.rule == GraphRule::ConferenceNearest ? similar_graph(c.delta, c.M)
                                                           : dissimilar_graph(c.delta, c.M, options.mask);
     });
-  } else {
-    try {
-      c.graph = offline.time([&] { return similarity_graph(c.rf.dictionary, c.M, options); });
-    } catch (const ConfigError& e) {
-      params.fail("divergence", std::string("cannot build the similarity graph: ") + e.what());
-    }
+  } catch (const ConfigError& e) {
+    params.fail("divergence", std::string("cannot build the similarity graph: ") + e.what());
   }
-  c.observation_sums = offline.time([&] { return ObservationSums(c.graph); });
+  c.observation_sums = add_wall_time(offline, [&] { return ObservationSums(c.graph); });
   c.q_floor = params.get_double("sfg_q_floor", reference ? 0.1 : 0.0, "floor of q (§3 R7)");
   if (!(c.q_floor >= 0) || c.q_floor > 1) params.fail("sfg_q_floor", "must be in [0, 1]");
   c.p_floor = params.get_double("sfg_p_floor", reference ? 0.2 : 0.0, "floor of p_I in the vertex loss (§3 R8)");
@@ -119,8 +108,8 @@ void read_graph(ParamReader& params, const AlgoContext& context, bool reference,
   if (c.family == GraphFamily::Sfg) {
     const std::string cand = params.get_choice("dominating_candidates", reference ? "uncovered" : "all",
                                                {"uncovered", "all"}, "dominating-set greedy candidates (§3 R4)");
-    c.dominating = offline.time(
-        [&] { return dominating_set(c.graph, cand == "all" ? DominatingCandidates::All : DominatingCandidates::Uncovered); });
+    c.dominating = add_wall_time(
+        offline, [&] { return dominating_set(c.graph, cand == "all" ? DominatingCandidates::All : DominatingCandidates::Uncovered); });
     c.after_switch = parse_after_switch(params.get_choice(
         "sfg_after_switch", reference ? "fixed0" : "argmax_u", {"fixed0", "argmax_u", "keep_sampling"},
         "vertex choice after switch_step (§3 R13)"));
@@ -153,19 +142,12 @@ void read_graph(ParamReader& params, const AlgoContext& context, bool reference,
   c.beta_rank = static_cast<std::size_t>(rank);
   c.beta_fixed = params.get_double("beta", 0.0, "fixed β ∈ (0, 1] instead of the rank rule (0: rank rule)");
   if (params.has("beta") && !(c.beta_fixed > 0 && c.beta_fixed <= 1)) params.fail("beta", "must be in (0, 1]");
-  // The refinement's Δ: the table, read above, or the built-in form's.
-  if (!table && options.divergence != DivergenceForm::ReferenceNan) {
-    try {
-      c.delta = offline.time(
-          [&] { return divergence_matrix(c.rf.dictionary, options.divergence, options.divergence_dim); });
-    } catch (const ConfigError& e) {
-      params.fail("divergence", e.what());
-    }
-  } else if (!table) {
+  // The refinement's Δ: the one the graph was built from, or all NaN (§2.2.3).
+  if (nan_delta) {
     c.delta.n = N;
     c.delta.values.assign(N * N, std::numeric_limits<double>::quiet_NaN());
   }
-  c.dominator_order = offline.time([&] { return DominatorOrder(c.delta, c.refinement.pick); });
+  c.dominator_order = add_wall_time(offline, [&] { return DominatorOrder(c.delta, c.refinement.pick); });
 }
 
 }  // namespace

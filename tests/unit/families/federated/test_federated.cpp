@@ -800,11 +800,12 @@ TEST(FederatedProcessesTest, ServerAndClientsEqualOneProcessBitForBit) {
     auto reference = make(name, c, p);
     std::vector<double> expected(data.n_samples * 3);
     reference->step_block(data.x.data(), data.y.data(), data.n_samples, data.n_features, expected.data());
-    for (int P : {2, 3, 4}) {
+    for (int P : {2, 3, 4, 7}) {  // 7: a client rank with no client (K = 5)
       std::vector<double> got(expected.size(), -1.0);
       CommunicationCount sent;
       std::vector<double> losses;
       std::uint64_t updates = 0;
+      double server_seconds = 0.0;
       const auto errors = omkl::test::run_ranks(P, [&](Communicator& comm) {
         auto a = make(name, c, p);
         std::vector<double> out(expected.size());
@@ -813,6 +814,7 @@ TEST(FederatedProcessesTest, ServerAndClientsEqualOneProcessBitForBit) {
           got = out;
           sent = a->communication();
           updates = a->kernel_updates();
+          server_seconds = a->server_seconds();
           losses = a->client_kernel_losses(1);
           for (std::size_t i = 0; i < 4 && one.server_theta && name != "ofskl"; ++i) {
             const auto t_dist = federated_theta(*a, 2, i), t_ref = federated_theta(*reference, 2, i);
@@ -827,8 +829,10 @@ TEST(FederatedProcessesTest, ServerAndClientsEqualOneProcessBitForBit) {
       EXPECT_EQ(sent.uplink_floats, want.uplink_floats) << name;
       EXPECT_EQ(sent.downlink_floats, want.downlink_floats) << name;
       EXPECT_EQ(sent.client_steps, want.client_steps) << name;
+      EXPECT_EQ(sent.max_uplink, want.max_uplink) << name;
       EXPECT_EQ(losses, reference->client_kernel_losses(1)) << name;
       EXPECT_EQ(updates, reference->kernel_updates()) << name;
+      EXPECT_TRUE(std::isnan(server_seconds)) << name << ": the clients ran elsewhere (§4.6's split is unknown)";
     }
   }
 }
@@ -1007,6 +1011,9 @@ TEST(FederatedStudyTest, RegretLambdaAndDictNameTheComparator) {
   StudyConfig c = config;
   c.regret_dict = "no-such-kernel:3";
   EXPECT_NE(message(c).find("--regret-dict"), std::string::npos) << message(c);
+  c.regret_dict = "gauss:1+poly:2";  // no random features: refused by the random-feature comparator
+  c.regret_comparator = RegretComparator::RandomFeatures;
+  EXPECT_NE(message(c).find("--regret-dict: poly"), std::string::npos) << message(c);
   c = config;
   c.regret = false;
   c.regret_lambda = 0.5;
@@ -1027,6 +1034,8 @@ TEST(FederatedStudyTest, ClientSideTimeIsTheLoopLessTheServersSide) {
     EXPECT_GT(host->server_seconds(), 0.0) << name;
     auto walk = make(name, c, name == "perfedavg" ? Params{{"step_path", "resident"}}
                                                   : Params{{"dict", kDict4}, {"D", "6"}, {"step_path", "resident"}});
+    EXPECT_TRUE(host->distributable()) << name;
+    EXPECT_FALSE(walk->distributable()) << name << ": a resident learner's replicates are dealt out instead";
     std::vector<double> out(data.n_samples * 2);
     walk->step_block(data.x.data(), data.y.data(), data.n_samples, data.n_features, out.data());
     EXPECT_TRUE(std::isnan(walk->server_seconds())) << name;
@@ -1075,12 +1084,7 @@ TEST(FederatedTest, OfsklDrawsItsKernelFromAStreamOfItsOwn) {
   // OFSKL learners of one seed agree bit for bit.
   const Dataset data = federated_stream(2, 6, 3);
   const AlgoContext c = fed_context(data);
-  const auto predictions = [&](const char* name, const Params& params) {
-    auto algorithm = make(name, c, params);
-    std::vector<double> out(data.n_samples);
-    for (std::size_t t = 0; t < data.n_samples; ++t) algorithm->step(data.row(t), data.y[t], &out[t]);
-    return out;
-  };
+  const auto predictions = [&](const char* name, const Params& params) { return one_process(name, data, c, params); };
   const auto ofskl = predictions("ofskl", {{"D", "9"}});
   EXPECT_EQ(ofskl, predictions("ofskl", {{"D", "9"}}));
   const auto first_kernel = predictions("ofmkl-avg", {{"D", "9"}, {"dict", "gauss2:10"}});
@@ -1094,12 +1098,7 @@ TEST(FederatedTest, OfsklSigmaNamesItsOneGaussian) {
   // are refused.
   const Dataset data = federated_stream(2, 6, 3);
   const AlgoContext c = fed_context(data);
-  const auto predictions = [&](const char* name, const Params& params) {
-    auto algorithm = make(name, c, params);
-    std::vector<double> out(data.n_samples);
-    algorithm->step_block(data.x.data(), data.y.data(), data.n_samples, data.n_features, out.data());
-    return out;
-  };
+  const auto predictions = [&](const char* name, const Params& params) { return one_process(name, data, c, params); };
   EXPECT_EQ(predictions("ofskl", {{"D", "9"}, {"sigma", "3"}}), predictions("ofskl", {{"D", "9"}, {"dict", "gauss2:3"}}));
   EXPECT_EQ(predictions("ofskl", {{"D", "9"}, {"sigma", "3"}, {"rbf_convention", "textbook"}}),
             predictions("ofskl", {{"D", "9"}, {"dict", "gauss:3"}}));

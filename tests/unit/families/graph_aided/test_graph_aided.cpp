@@ -16,6 +16,8 @@
 #include "features/random_features.h"
 #include "omkl/error.h"
 #include "omkl/kernel_spec.h"
+#include "omkl/study.h"
+#include "study/study_io.h"
 
 using namespace omkl;
 using namespace omkl::detail;
@@ -762,6 +764,12 @@ TEST_F(DivergenceTableTest, BadTablesAreRefusedNamingTheFileLineAndColumn) {
   EXPECT_TRUE(contains(with((dir_ / "missing.txt").string()), "cannot open")) << with((dir_ / "missing.txt").string());
   EXPECT_TRUE(contains(with(""), "table: needs a file name"));
   EXPECT_TRUE(contains(error("omkl-sfg", c, {{"dict", kDict3}, {"M", "2"}, {"divergence", "bregman"}}), "table:FILE"));
+  // Negative entries under the reference profile's greedy_mask=zero: the graph rule refuses them,
+  // naming the parameter.
+  const std::string negative = write("negative.txt", "0 -1 -2\n-1 0 -1\n-2 -1 0\n");
+  const std::string refused = error("omkl-sfg", context_for(data, Profile::Reference),
+                                    {{"dict", kDict3}, {"M", "2"}, {"divergence", "table:" + negative}});
+  EXPECT_TRUE(contains(refused, "'divergence'") && contains(refused, "cannot build the similarity graph")) << refused;
   const std::string good = write("good.txt", "0 1 2\n1 0 1\n2 1 0\n");
   EXPECT_TRUE(contains(error("omkl-sfg", c, {{"dict", kDict3}, {"M", "2"}, {"divergence", "table:" + good},
                                              {"divergence_dim", "1"}}),
@@ -792,4 +800,21 @@ TEST_F(DivergenceTableTest, ACheckpointRefusesAChangedTable) {
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("divergence table '" + file + "' is not the one"), std::string::npos) << e.what();
   }
+}
+
+TEST_F(DivergenceTableTest, AStudyCellIsKeyedOnTheTablesContents) {
+  // A cached study cell is reused only with the same numbers: the key holds each named table's
+  // checksum (none without tables).
+  const Dataset data = random_stream(30, 3, Task::Regression, 7);
+  const std::string file = write("delta.txt", "0 1 2\n1 0 1\n2 1 0\n");
+  StudyConfig config;
+  config.algorithms = {parse_algorithm_spec("omkl-sfg:dict=" + kDict3 + ",M=2,divergence=table:" + file)};
+  const auto key = [&] { return detail::cell_key(config.algorithms[0], config, data, 1); };
+  const auto before = key();
+  ASSERT_TRUE(before.contains("tables"));
+  EXPECT_EQ(before, key());
+  write("delta.txt", "0 1 2\n1 0 3\n2 1 0\n");
+  EXPECT_NE(before, key());
+  config.algorithms = {parse_algorithm_spec("omkl-sfg:dict=" + kDict3 + ",M=2")};
+  EXPECT_FALSE(key().contains("tables"));
 }
