@@ -412,7 +412,6 @@ class EmKofl final : public Algorithm {
     send_final_report(comm, kFinalTag, kernel_loss_, R, K, N, ledger_.totals(), updates_);
   }
 
-
   std::size_t draw_kernel(std::size_t r, std::int64_t t) const {
     const std::size_t N = n_kernels();
     return em_kofl_server_draw(log_w_.data() + r * N, N, explore_, context_.seed, context_.replicates[r], t);

@@ -1,8 +1,9 @@
 /// @file federation_processes.h
 /// @brief What every federated algorithm's server/client processes share (spec/federated.md
-/// §6.4; README "Several processes"): which rank holds a client, the server's receive that names
-/// the clients a silent rank holds, the clients' closing report (their per-kernel losses and
-/// message counts), and the test hooks that lose an update or end a rank.
+/// §6.4; README "Several processes"): which rank holds a client, the checks before a run
+/// (federation_rounds), the server's receive of a round's answers that names a silent rank's
+/// clients (receive_round), a client rank's answer header (begin_answer), the closing report
+/// (per-kernel losses and message counts), and the test hooks that lose an update or end a rank.
 ///
 /// Rank 0 is the server; client k lives on rank 1 + k mod (P − 1). Every message carries its
 /// round, and the server checks it and which clients answered, so a lost or misrouted update is

@@ -108,8 +108,9 @@ void read_graph(ParamReader& params, const AlgoContext& context, bool reference,
   if (c.family == GraphFamily::Sfg) {
     const std::string cand = params.get_choice("dominating_candidates", reference ? "uncovered" : "all",
                                                {"uncovered", "all"}, "dominating-set greedy candidates (§3 R4)");
-    c.dominating = add_wall_time(
-        offline, [&] { return dominating_set(c.graph, cand == "all" ? DominatingCandidates::All : DominatingCandidates::Uncovered); });
+    c.dominating = add_wall_time(offline, [&] {
+      return dominating_set(c.graph, cand == "all" ? DominatingCandidates::All : DominatingCandidates::Uncovered);
+    });
     c.after_switch = parse_after_switch(params.get_choice(
         "sfg_after_switch", reference ? "fixed0" : "argmax_u", {"fixed0", "argmax_u", "keep_sampling"},
         "vertex choice after switch_step (§3 R13)"));
