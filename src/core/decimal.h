@@ -1,9 +1,10 @@
 /// @file decimal.h
 /// @brief std::strtod for every number the library reads from text (data cells, parameters,
-/// kernel specs, command-line options): decimal numbers only.
+/// kernel specs, command-line options): decimal numbers only; and the shortest text of a double.
 #pragma once
 
 #include <cctype>
+#include <charconv>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -22,6 +23,13 @@ inline double strtod_decimal(const char* text, char** end) {
     return 0.0;
   }
   return std::strtod(text, end);
+}
+
+/// The shortest text that reads back as the same double.
+inline std::string shortest_decimal(double v) {
+  char buffer[32];
+  const auto result = std::to_chars(buffer, buffer + sizeof buffer, v);
+  return std::string(buffer, result.ptr);
 }
 
 /// Splits "a+b+…" (a '+'-joined list of kernels or numbers) at every '+' that is not a number's

@@ -1,7 +1,6 @@
 #include "core/params.h"
 
 #include <cerrno>
-#include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <sstream>
@@ -78,15 +77,6 @@ void ParamReader::resolve(const std::string& key, const std::string& value) {
   resolved_.emplace_back(key, value);
 }
 
-namespace {
-// The shortest text that reads back as the same double.
-std::string exact_text(double v) {
-  char buffer[32];
-  const auto result = std::to_chars(buffer, buffer + sizeof buffer, v);
-  return std::string(buffer, result.ptr);
-}
-}  // namespace
-
 void ParamReader::fail(const std::string& key, const std::string& message) const {
   throw ConfigError("algorithm '" + algorithm_ + "': parameter '" + key + "' " + message);
 }
@@ -97,7 +87,7 @@ double ParamReader::get_double(const std::string& key, double fallback, const st
   record(key, text.str(), meaning);
   const std::string* value = lookup(key);
   if (!value) {
-    resolve(key, exact_text(fallback));
+    resolve(key, shortest_decimal(fallback));
     return fallback;
   }
   char* end = nullptr;

@@ -5,8 +5,6 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
-#include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -18,6 +16,7 @@
 #include <unistd.h>
 
 #include "core/algorithm_base.h"
+#include "core/decimal.h"
 #include "core/env_switch.h"
 #include "core/error_context.h"
 #include "core/parallel.h"
@@ -473,16 +472,6 @@ Dictionary regret_dictionary(const StudyConfig& cfg, const Dataset& data) {
   return dictionary;
 }
 
-// λ as a label writes it: the shortest of %g's forms that reads back as the same number.
-std::string format_number(double v) {
-  char text[32];
-  for (int digits = 6; digits <= 17; ++digits) {
-    std::snprintf(text, sizeof text, "%.*g", digits, v);
-    if (std::strtod(text, nullptr) == v) break;
-  }
-  return text;
-}
-
 }  // namespace
 
 void check_study_algorithms(const StudyConfig& config, const Dataset& data) {
@@ -566,7 +555,7 @@ StudyResult run_study(const StudyConfig& config, const Dataset& data) {
     const Dictionary dictionary = regret_dictionary(cfg, data);
     const double lambda = cfg.regret_lambda;
     // The label names a λ other than the papers' (the default's label is the one it always had).
-    const std::string with_lambda = lambda == kDefaultRegretLambda ? "" : ", λ = " + format_number(lambda);
+    const std::string with_lambda = lambda == kDefaultRegretLambda ? "" : ", λ = " + detail::shortest_decimal(lambda);
     if (data.n_clients > 0 && cfg.regret_comparator == RegretComparator::Exact) {
       detail::RegretBenchmark benchmark = detail::federated_kernel_ridge(data, dictionary, lambda);
       result.regret_benchmark = benchmark.kernel + " (kernel ridge" + with_lambda + ")";

@@ -4,13 +4,13 @@
 
 #include <cmath>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <sstream>
 #include <string>
 
 #include "core/env_switch.h"
 #include "core/state_io.h"
+#include "data/parse_number.h"
+#include "omkl/error.h"
 #include "omkl/config.h"
 
 namespace omkl {
@@ -77,10 +77,11 @@ json cell_key(const AlgorithmSpec& spec, const StudyConfig& config, const Datase
   const auto add_table = [&tables](const std::string& value) {
     if (value.rfind("table:", 0) != 0) return;
     const std::string path = value.substr(6);
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return;  // the algorithm's build names the missing file
-    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    tables[path] = std::to_string(fnv1a64(bytes));
+    try {
+      tables[path] = std::to_string(fnv1a64(read_whole_file(path)));
+    } catch (const InputError&) {
+      // unreadable: the algorithm's build names the file
+    }
   };
   for (const auto& kv : spec.params) add_table(kv.second);
   for (const auto& kv : config.defaults) add_table(kv.second);

@@ -368,9 +368,7 @@ class GlobalKernelFederation final : public Algorithm {
     for (std::size_t r = 0; r < R; ++r)
       for (std::size_t i = 0; i < N; ++i) {
         backend_->get_theta(r, i, theta.data());
-        double n2 = 0.0;
-        for (double v : theta) n2 += v * v;
-        norm2_[r * N + i] = n2;
+        refresh_norm2(r, i, theta.data());
       }
     if (track_regularizer_) refresh_gram();
     // The round in progress keeps the kernel drawn at its opening: the server's weights have not

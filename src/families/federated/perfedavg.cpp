@@ -103,6 +103,7 @@ class PerFedAvg final : public Algorithm {
     has_previous_.assign(n_clients_, 0);
     g_.resize(P);
     w_.resize(P);
+    upload_.resize(P);
   }
 
   std::size_t n_replicates() const override { return context_.n_replicates(); }
@@ -113,7 +114,6 @@ class PerFedAvg final : public Algorithm {
     if (resident_) return walk_resident(x, &y, 1, context_.n_features, predictions);
     const std::size_t R = n_replicates(), P = net_.size();
     const std::size_t client = static_cast<std::size_t>(seen_ % static_cast<std::int64_t>(n_clients_));
-    upload_.resize(P);
     for (std::size_t r = 0; r < R; ++r) {
       predictions[r] = client_step(r, client, x, y, upload_.data());
       double* sum = round_sum_.data() + r * P;
@@ -307,11 +307,10 @@ class PerFedAvg final : public Algorithm {
   // Ranks 1 … P − 1: the clients k ≡ rank − 1 (mod P − 1) and their previous samples.
   void serve_clients(const double* x, const double* y, std::size_t rounds, std::size_t d, Communicator& comm,
                      double timeout_s) {
-    const std::size_t R = n_replicates(), P = net_.size(), K = n_clients_;
+    const std::size_t R = n_replicates(), K = n_clients_;
     const int me = comm.rank();
     const std::vector<std::size_t> mine = clients_of_rank(me, comm.size(), K);
     const FaultInjection faults = FaultInjection::for_rank(me);
-    upload_.resize(P);
     for (std::size_t t = 1; t <= rounds; ++t) {
       faults.maybe_die(t);
       StateReader in(comm.receive(0, kRoundTag, timeout_s), "round message");
