@@ -240,7 +240,7 @@ want projections 60 && {
 
 # The resident walks', federated rounds' and device draws' tests apart from the others, so that
 # each half fits one call's time under the sanitizer.
-OPTIN='CudaTest.Resident*:CudaTest.Federated*:CudaTest.Native*:CudaTest.DeviceDraws*:CudaTest.AlgorithmsOnDeviceDrawn*'
+OPTIN='CudaTest.Resident*:CudaTest.Federated*:CudaTest.Native*:CudaTest.DeviceDraws*:CudaTest.AlgorithmsOnDeviceDrawn*:CudaTest.BanditDeviceDrawn*'
 sanitize() {  # sanitize TOOL FILTER LABEL LIMIT_S
   if command -v compute-sanitizer > /dev/null; then
     echo "== compute-sanitizer $1: $3"

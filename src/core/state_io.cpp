@@ -50,13 +50,17 @@ void StateWriter::put_u64s(const std::vector<std::uint64_t>& v) {
   for (auto x : v) put_u64(x);
 }
 
-StateReader::StateReader(std::string bytes, std::string source)
-    : bytes_(std::move(bytes)), source_(std::move(source)) {}
+StateReader::StateReader(std::string bytes, std::string source, StateOrigin origin)
+    : bytes_(std::move(bytes)), source_(std::move(source)), origin_(origin) {}
+
+void StateReader::fail(const std::string& what) const {
+  if (origin_ == StateOrigin::Message) throw Error(source_ + ": malformed message between processes: " + what);
+  throw InputError(source_ + ": " + what);
+}
 
 void StateReader::need(std::size_t n) {
   if (bytes_.size() - offset_ < n)
-    throw InputError(source_ + ": truncated state (needed " + std::to_string(n) + " more bytes at offset " +
-                     std::to_string(offset_) + ")");
+    fail("truncated state (needed " + std::to_string(n) + " more bytes at offset " + std::to_string(offset_) + ")");
 }
 
 std::uint64_t StateReader::get_u64() {
@@ -86,9 +90,8 @@ std::string StateReader::get_string() {
 void StateReader::require_values(std::uint64_t n, std::size_t size) {
   // n · size can wrap around for a damaged count, so compare by division.
   if (n > (bytes_.size() - offset_) / size)
-    throw InputError(source_ + ": truncated state (" + std::to_string(n) + " values of " + std::to_string(size) +
-                     " bytes stored at offset " + std::to_string(offset_) + ", " +
-                     std::to_string(bytes_.size() - offset_) + " bytes left)");
+    fail("truncated state (" + std::to_string(n) + " values of " + std::to_string(size) + " bytes stored at offset " +
+         std::to_string(offset_) + ", " + std::to_string(bytes_.size() - offset_) + " bytes left)");
 }
 
 std::vector<double> StateReader::get_f64s() {
@@ -102,8 +105,8 @@ std::vector<double> StateReader::get_f64s() {
 void StateReader::get_f64s(double* out, std::size_t n) {
   const std::uint64_t stored = get_u64();
   if (stored != n)
-    throw InputError(source_ + ": state holds " + std::to_string(stored) + " values where " +
-                     std::to_string(n) + " were expected (different model shape)");
+    fail("state holds " + std::to_string(stored) + " values where " + std::to_string(n) +
+         " were expected (different model shape)");
   require_values(n, 8);
   for (std::size_t i = 0; i < n; ++i) out[i] = get_f64();
 }
@@ -118,8 +121,7 @@ std::vector<std::uint64_t> StateReader::get_u64s() {
 
 void StateReader::expect_tag(const std::string& tag) {
   const std::string found = get_string();
-  if (found != tag)
-    throw InputError(source_ + ": state section '" + found + "' where '" + tag + "' was expected");
+  if (found != tag) fail("state section '" + found + "' where '" + tag + "' was expected");
 }
 
 std::uint64_t fnv1a64(const std::string& bytes) {

@@ -30,27 +30,36 @@ class StateWriter {
   std::string bytes_;
 };
 
+/// Where the bytes a StateReader reads came from, which decides what a damaged one is: a
+/// checkpoint or saved state is the user's input (InputError, exit code 1); a message between the
+/// processes of one run is the run's own failure (Error, exit code 3), whatever its damage.
+enum class StateOrigin { Stored, Message };
+
 class StateReader {
  public:
-  explicit StateReader(std::string bytes, std::string source = "state");
+  explicit StateReader(std::string bytes, std::string source = "state", StateOrigin origin = StateOrigin::Stored);
   std::uint64_t get_u64();
   std::int64_t get_i64() { return static_cast<std::int64_t>(get_u64()); }
   double get_f64();
   std::string get_string();
   std::vector<double> get_f64s();
-  /// Reads exactly n doubles into `out`; throws InputError when the stored length differs.
+  /// Reads exactly n doubles into `out`; throws (InputError for stored state) when the stored
+  /// length differs.
   void get_f64s(double* out, std::size_t n);
   std::vector<std::uint64_t> get_u64s();
   void expect_tag(const std::string& tag);
-  /// Throws InputError unless n values of `size` bytes each remain: lets a reader check that a
-  /// stored count is backed by data before it allocates for it.
+  /// Throws (InputError for stored state) unless n values of `size` bytes each remain: lets a
+  /// reader check that a stored count is backed by data before it allocates for it.
   void require_values(std::uint64_t n, std::size_t size);
   bool at_end() const { return offset_ == bytes_.size(); }
 
  private:
   void need(std::size_t n);
+  /// Throws `source: what`, as InputError or, for a message, as Error saying so.
+  [[noreturn]] void fail(const std::string& what) const;
   std::string bytes_;
   std::string source_;
+  StateOrigin origin_;
   std::size_t offset_ = 0;
 };
 

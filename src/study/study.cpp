@@ -408,7 +408,7 @@ void share_cache_decisions(std::vector<Cell>& cells, Communicator& comm) {
     for (int p = 1; p < comm.size(); ++p) comm.send(p, kCacheTag, out.bytes());
     return;
   }
-  detail::StateReader in(comm.receive(0, kCacheTag, 0.0), "rank 0's cache decisions");
+  detail::StateReader in(comm.receive(0, kCacheTag, 0.0), "rank 0's cache decisions", detail::StateOrigin::Message);
   const auto done = in.get_u64s();
   if (done.size() != cells.size()) throw Error("study: the processes were given different algorithms");
   for (std::size_t c = 0; c < cells.size(); ++c) {
@@ -446,7 +446,8 @@ void gather_runs(const std::vector<WorkItem>& tasks, std::vector<std::vector<Rep
     return;
   }
   for (std::size_t p = 1; p < P; ++p) {
-    detail::StateReader in(comm.receive(static_cast<int>(p), kRunsTag, 0.0), "results of rank " + std::to_string(p));
+    detail::StateReader in(comm.receive(static_cast<int>(p), kRunsTag, 0.0), "results of rank " + std::to_string(p),
+                           detail::StateOrigin::Message);
     for (std::size_t i = p; i < tasks.size(); i += P)
       for (std::size_t k = 0; k < tasks[i].count; ++k) runs[tasks[i].cell][tasks[i].first + k] = detail::read_run(in);
     if (!in.at_end()) throw Error("study: rank " + std::to_string(p) + " sent more results than it ran");

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "core/env_switch.h"
 #include "core/step_path.h"
 #include "families/bandit/bandit.h"
 #include "families/bandit/hypotheses.h"
@@ -34,8 +35,7 @@ namespace {
 
 enum class Rule { Oks, OksPlusPlus, Ioks };
 
-constexpr std::uint64_t kDrawStream = 0xb0a0u;   // + rule: the kernel draws
-constexpr std::uint64_t kOmegaStream = 0xb0b0u;  // the random-feature matrix Ω
+constexpr std::uint64_t kDrawStream = 0xb0a0u;  // + rule: the kernel draws (Ω: hypotheses.h)
 
 LossKind read_bandit_loss(ParamReader& params, const AlgoContext& context) {
   const bool classification = context.task == Task::Classification;
@@ -221,18 +221,12 @@ class BanditSelection final : public Algorithm {
   /// walks took most of its time (bench/RESULTS.md, 2026-11-26).
   void walk_features(const BanditTables& tables, BanditStateData& state, const ResidentWalkArgs<double>& a,
                      const double* x, const double* y, double* predictions) {
-    const std::size_t R = reps_.size(), K = dictionary_.size(), D = n_rff_, d = a.n_features;
+    const std::size_t R = reps_.size(), K = dictionary_.size(), D = n_rff_;
     const bool upload = !walk_theta_current_;
     if (upload) {
       walk_theta_.resize(R * K * 2 * D);
       for (std::size_t r = 0; r < R; ++r)
         for (std::size_t k = 0; k < K; ++k) features_of(r).weights_to_theta(k, walk_theta_.data() + (r * K + k) * 2 * D);
-    }
-    if (resident_frequencies_.empty()) {
-      resident_frequencies_.resize(R * K * D * d);
-      for (std::size_t r = 0; r < R; ++r)
-        for (std::size_t k = 0; k < K; ++k)
-          features_of(r).scaled_frequencies(k, resident_frequencies_.data() + (r * K + k) * D * d);
     }
     DeviceLease lease;
     if (resident_backend() && resident_backend_->device_lease(lease)) {
@@ -250,7 +244,7 @@ class BanditSelection final : public Algorithm {
       BanditProgram<HostPhilox> program{tables, state.view()};
       walk_theta_current_ = true;
       weights_current_ = false;
-      walk_on_host(program, a, resident_frequencies_.data(), walk_theta_.data(), x, y, predictions);
+      walk_on_host(program, a, host_resident_frequencies(), walk_theta_.data(), x, y, predictions);
     }
   }
 
@@ -412,14 +406,51 @@ class BanditSelection final : public Algorithm {
       resident_backend_ = make_rf_backend(context_.backend, problem, context_.device_contexts.get());
       resident_frequencies_uploaded_ = false;
     }
-    if (!resident_frequencies_uploaded_ && !resident_frequencies_.empty()) {
-      const std::size_t block = n_rff_ * context_.n_features;
-      for (std::size_t r = 0; r < reps_.size(); ++r)
-        for (std::size_t k = 0; k < dictionary_.size(); ++k)
-          resident_backend_->set_frequencies(r, k, resident_frequencies_.data() + (r * dictionary_.size() + k) * block);
+    if (!resident_frequencies_uploaded_) {
+      // The backend draws Ω_i/σ_i itself from the counters the host drew Ω from, where it can
+      // and is asked to (OMKL_CUDA_BANDIT_DRAWS=device): no R × K × D × d host copy, whose
+      // building and upload were most of a 1 000-repetition study's host time. Otherwise, and
+      // always for a checkpoint's Ω (the counters need not give it) or independent matrices,
+      // the host's copy goes up.
+      const bool drawn = !omega_loaded_ && !independent_omega_ && bandit_device_draws() &&
+                         resident_backend_->draw_frequencies([this] {
+                           std::vector<MatrixRecipe> recipes;
+                           recipes.reserve(reps_.size() * dictionary_.size());
+                           for (const std::uint64_t replicate : context_.replicates) {
+                             const auto of_replicate = bandit_omega_recipes(dictionary_, context_.seed, replicate);
+                             recipes.insert(recipes.end(), of_replicate.begin(), of_replicate.end());
+                           }
+                           return recipes;
+                         });
+      if (!drawn) {
+        const double* V = host_resident_frequencies();
+        const std::size_t block = n_rff_ * context_.n_features;
+        for (std::size_t r = 0; r < reps_.size(); ++r)
+          for (std::size_t k = 0; k < dictionary_.size(); ++k)
+            resident_backend_->set_frequencies(r, k, V + (r * dictionary_.size() + k) * block);
+      }
       resident_frequencies_uploaded_ = true;
     }
     return resident_backend_.get();
+  }
+
+  /// Every repetition's Ω_i/σ_i in the walk's layout (R × K × D × d), built on first use: the
+  /// host driver reads it, and a GPU backend that does not draw is given it.
+  const double* host_resident_frequencies() {
+    const std::size_t R = reps_.size(), K = dictionary_.size(), block = n_rff_ * context_.n_features;
+    if (resident_frequencies_.empty()) {
+      resident_frequencies_.resize(R * K * block);
+      for (std::size_t r = 0; r < R; ++r)
+        for (std::size_t k = 0; k < K; ++k)
+          features_of(r).scaled_frequencies(k, resident_frequencies_.data() + (r * K + k) * block);
+    }
+    return resident_frequencies_.data();
+  }
+
+  /// OMKL_CUDA_BANDIT_DRAWS: `host` (the default until the device draws' bandit parity test,
+  /// CudaTest.BanditDeviceDrawnOmegaEqualsTheHostUpload, has passed on a GPU) or `device`.
+  static bool bandit_device_draws() {
+    return env_switch("OMKL_CUDA_BANDIT_DRAWS", "host", {"host", "device"}) == "device";
   }
 
   void load_resident(BanditStateData& data) {
@@ -496,6 +527,7 @@ class BanditSelection final : public Algorithm {
   void load_state(StateReader& in) override {
     resident_frequencies_.clear();  // the checkpoint holds Ω: rebuilt from it at the next walk
     resident_frequencies_uploaded_ = false;
+    omega_loaded_ = true;  // and a GPU is given that Ω, not its own draws
     pool_built_ = false;  // and the support sets: the pool is rebuilt from them
     walk_theta_current_ = false;  // and θ: uploaded from the loaded weights at the next walk
     weights_current_ = true;
@@ -586,10 +618,8 @@ class BanditSelection final : public Algorithm {
     rep.rule = rule_factory_();
     if (random_features_) {
       const std::size_t matrices = independent_omega_ ? K : 1;
-      std::vector<double> omega(matrices * n_rff_ * d);
-      RandomStream rng(context_.seed, replicate, RngPurpose::Frequencies, kOmegaStream);
-      rng.normals(omega.data(), omega.size());
-      rep.hypotheses = std::make_unique<FeatureHypotheses>(dictionary_, d, n_rff_, std::move(omega), independent_omega_);
+      rep.hypotheses = std::make_unique<FeatureHypotheses>(
+          dictionary_, d, n_rff_, draw_bandit_omega(context_.seed, replicate, matrices, n_rff_, d), independent_omega_);
     } else {
       rep.hypotheses = std::make_unique<KernelHypotheses>(dictionary_, d, std::min<std::size_t>(context_.horizon / K + 8, 1u << 16));
     }
@@ -615,6 +645,7 @@ class BanditSelection final : public Algorithm {
   std::vector<double> resident_frequencies_;  // R × K × D × d: Ω_i/σ_i of every repetition
   std::unique_ptr<RfBackend> resident_backend_;
   bool resident_frequencies_uploaded_ = false;
+  bool omega_loaded_ = false;  // Ω came from a checkpoint
   // step_path = resident, random features: θ in the walk's layout (R × K × 2D), the host
   // driver's; whether it (or the GPU backend's copy) holds the current θ, and whether the
   // repetitions' weights do (pull_walk_theta(); save_state() is const, hence mutable).

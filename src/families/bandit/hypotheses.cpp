@@ -11,6 +11,7 @@
 #include "cpu/kernel_rows.h"
 #include "families/bandit/expansion_step.h"
 #include "omkl/error.h"
+#include "random/rng.h"
 
 namespace omkl::detail {
 
@@ -145,6 +146,30 @@ void KernelHypotheses::load(StateReader& in) {
 }
 
 // ---- random features ------------------------------------------------------------------------------
+
+std::vector<double> draw_bandit_omega(std::uint64_t seed, std::uint64_t replicate, std::size_t n_matrices,
+                                      std::size_t n_rff, std::size_t n_features) {
+  std::vector<double> omega(n_matrices * n_rff * n_features);
+  RandomStream rng(seed, replicate, RngPurpose::Frequencies, kBanditOmegaStream);
+  rng.normals(omega.data(), omega.size());
+  return omega;
+}
+
+std::vector<MatrixRecipe> bandit_omega_recipes(const Dictionary& kernels, std::uint64_t seed, std::uint64_t replicate) {
+  // normals() gives entry e from Philox block e and the scaled matrix is Ω·(1/σ_i), entry by
+  // entry: a recipe's i.i.d. normal rows, the same stream for every kernel.
+  const RandomStream rng(seed, replicate, RngPurpose::Frequencies, kBanditOmegaStream);
+  std::vector<MatrixRecipe> recipes(kernels.size());
+  for (std::size_t i = 0; i < kernels.size(); ++i) {
+    MatrixRecipe& m = recipes[i];
+    m.key0 = rng.key()[0];
+    m.key1 = rng.key()[1];
+    m.stream_hi = rng.stream_hi();
+    m.law = SpectralLaw::Normal;
+    m.inv_sigma = 1.0 / kernels[i].sigma;  // as the constructor's inv_sigma_
+  }
+  return recipes;
+}
 
 FeatureHypotheses::FeatureHypotheses(const Dictionary& kernels, std::size_t n_features, std::size_t n_rff,
                                      std::vector<double> omega, bool independent)

@@ -18,6 +18,7 @@
 
 #include "core/state_io.h"
 #include "families/exact_kernel/support_set.h"
+#include "features/frequency_recipe.h"
 #include "omkl/kernel_spec.h"
 
 namespace omkl::detail {
@@ -107,6 +108,20 @@ class KernelHypotheses final : public Hypotheses {
   Eigen::MatrixXd k_;  // scratch: kernel values against a support set
   std::vector<double> x_dots_;  // scratch: this sample's inner products
 };
+
+/// The stream index of the random-feature bandit's Ω: repetition `replicate`'s Ω comes from
+/// RandomStream(seed, replicate, Frequencies, kBanditOmegaStream), read from its start.
+inline constexpr std::uint64_t kBanditOmegaStream = 0xb0b0u;
+
+/// One repetition's Ω (§6.1): `n_matrices` (1 shared, or one per kernel, §10 A10) D × d
+/// matrices of standard normals, row-major, one after the other in the stream.
+std::vector<double> draw_bandit_omega(std::uint64_t seed, std::uint64_t replicate, std::size_t n_matrices,
+                                      std::size_t n_rff, std::size_t n_features);
+
+/// The recipes (features/frequency_recipe.h) of one repetition's shared Ω scaled by each
+/// kernel's 1/σ, kernel after kernel: what FeatureHypotheses::scaled_frequencies() gives for a
+/// shared draw_bandit_omega(), bit for bit, for a backend that draws the matrices itself.
+std::vector<MatrixRecipe> bandit_omega_recipes(const Dictionary& kernels, std::uint64_t seed, std::uint64_t replicate);
 
 class FeatureHypotheses final : public Hypotheses {
  public:

@@ -371,7 +371,7 @@ class EmKofl final : public Algorithm {
       faults.maybe_die(t);
       const auto round = static_cast<std::int64_t>(t);
       if (averages(round)) {
-        StateReader draw(comm.receive(0, kDrawTag, timeout_s), "draw message");
+        StateReader draw(comm.receive(0, kDrawTag, timeout_s), "draw message", StateOrigin::Message);
         if (draw.get_u64() != t) throw Error("federated client: the server sent another round");
         for (std::size_t r = 0; r < R; ++r) {
           const std::uint64_t J = draw.get_u64();
@@ -389,7 +389,7 @@ class EmKofl final : public Algorithm {
           }
         }
         comm.send(0, kCopyTag, copies.bytes());
-        StateReader average(comm.receive(0, kAverageTag, timeout_s), "average message");
+        StateReader average(comm.receive(0, kAverageTag, timeout_s), "average message", StateOrigin::Message);
         if (average.get_u64() != t) throw Error("federated client: the server sent another round");
         average.get_f64s(mean.data(), mean.size());
         for (std::size_t k : mine)

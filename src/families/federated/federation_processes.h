@@ -98,7 +98,8 @@ void receive_round(Communicator& comm, int tag, std::size_t t, std::size_t n_cli
                    const std::string& what, ReadClient&& read) {
   RoundAnswers answers(n_clients);
   for (int p = 1; p < comm.size(); ++p) {
-    StateReader in(receive_from_clients(comm, p, tag, t, n_clients, timeout_s), what + " from rank " + std::to_string(p));
+    StateReader in(receive_from_clients(comm, p, tag, t, n_clients, timeout_s), what + " from rank " + std::to_string(p),
+                   StateOrigin::Message);
     if (in.get_u64() != t) throw Error("federated server: rank " + std::to_string(p) + " answered another round");
     const std::uint64_t count = in.get_u64();
     for (std::uint64_t c = 0; c < count; ++c) {
@@ -172,7 +173,7 @@ inline CommunicationCount receive_final_reports(Communicator& comm, int tag, dou
                                                 std::size_t N, std::uint64_t& kernel_updates) {
   CommunicationCount total;
   for (int p = 1; p < comm.size(); ++p) {
-    StateReader in(comm.receive(p, tag, timeout_s), "final report of rank " + std::to_string(p));
+    StateReader in(comm.receive(p, tag, timeout_s), "final report of rank " + std::to_string(p), StateOrigin::Message);
     for (std::size_t k : clients_of_rank(p, comm.size(), n_clients))
       for (std::size_t r = 0; r < R; ++r) in.get_f64s(kernel_loss.data() + (r * n_clients + k) * N, N);
     total.uplink_floats += in.get_f64();

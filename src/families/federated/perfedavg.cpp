@@ -313,7 +313,7 @@ class PerFedAvg final : public Algorithm {
     const FaultInjection faults = FaultInjection::for_rank(me);
     for (std::size_t t = 1; t <= rounds; ++t) {
       faults.maybe_die(t);
-      StateReader in(comm.receive(0, kRoundTag, timeout_s), "round message");
+      StateReader in(comm.receive(0, kRoundTag, timeout_s), "round message", StateOrigin::Message);
       if (in.get_u64() != t) throw Error("federated client: the server sent another round");
       in.get_f64s(model_.data(), model_.size());
       StateWriter out = begin_answer(t, mine, faults);

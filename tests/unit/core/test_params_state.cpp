@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <set>
 #include <string>
 #include <thread>
@@ -159,6 +160,47 @@ TEST(StateIoTest, DamagedCountsAreTruncationNotHugeAllocations) {
   room.get_u64();
   EXPECT_NO_THROW(room.require_values(2, 8));
   EXPECT_THROW(room.require_values(1, 17), InputError);
+}
+
+TEST(StateIoTest, ADamagedMessageIsTheRunsFailureNotTheUsersInput) {
+  // The same damage, read as stored state and as a message between processes: every way a reader
+  // fails is an InputError for the first and a plain Error (exit code 3) naming the message for
+  // the second.
+  StateWriter w;
+  w.put_tag("round");
+  w.put_f64s(std::vector<double>{1.0, 2.0});
+  const std::vector<std::function<void(StateReader&)>> damages = {
+      [](StateReader& in) { in.expect_tag("update"); },
+      [](StateReader& in) {
+        in.expect_tag("round");
+        double three[3];
+        in.get_f64s(three, 3);
+      },
+      [](StateReader& in) {
+        in.expect_tag("round");
+        in.get_u64();
+        in.require_values(3, 8);
+      },
+      [](StateReader& in) {
+        in.expect_tag("round");
+        in.get_f64s();
+        in.get_u64();
+      },
+  };
+  for (std::size_t i = 0; i < damages.size(); ++i) {
+    StateReader stored(w.bytes(), "a.state");
+    EXPECT_THROW(damages[i](stored), InputError) << i;
+    StateReader message(w.bytes(), "update from rank 2", StateOrigin::Message);
+    try {
+      damages[i](message);
+      ADD_FAILURE() << i << ": no error";
+    } catch (const InputError& e) {
+      ADD_FAILURE() << i << ": a message's damage read as input: " << e.what();
+    } catch (const Error& e) {
+      EXPECT_EQ(std::string(e.what()).rfind("update from rank 2: malformed message between processes: ", 0), 0u)
+          << i << ": " << e.what();
+    }
+  }
 }
 
 TEST(StateIoTest, CheckpointFilesDetectCorruptionAndTruncation) {

@@ -680,6 +680,51 @@ TEST_F(CudaTest, ResidentBanditWalkEqualsTheHostPath) {
   }
 }
 
+// The random-feature bandit's Ω_i/σ_i drawn by the GPU backend itself
+// (OMKL_CUDA_BANDIT_DRAWS=device: bandit_omega_recipes(), whose host evaluation
+// BanditOmegaTest.RecipesGiveEachKernelsScaledOmega checks on the CPU) instead of uploaded from
+// the host: the same matrices, so the same predictions and state bit for bit. Independent
+// matrices and a checkpoint's Ω still go up from the host, with the same numbers.
+TEST_F(CudaTest, BanditDeviceDrawnOmegaEqualsTheHostUpload) {
+  Dataset data = random_stream(240, 4, Task::Regression, 29);
+  for (double& v : data.x) v = 2.0 * v - 1.0;
+  auto ctx = context_for(data, Profile::Paper, {0, 2, 5});
+  ctx.backend = BackendKind::Cuda;
+  for (const char* name : {"rf-oks", "rf-oks++", "rf-ioks"})
+  for (const char* independent : {"false", "true"}) {
+    const std::vector<std::pair<std::string, std::string>> params = {
+        {"D", "40"}, {"dict", "gauss:0.5+gauss:1+gauss:2+gauss:4"}, {"step_path", "resident"},
+        {"independent_omega", independent}};
+    const std::string where = std::string(name) + " independent_omega=" + independent;
+    std::vector<double> uploaded, drawn;
+    StateWriter uploaded_state, drawn_state, halfway;
+    {
+      ScopedEnv draws("OMKL_CUDA_BANDIT_DRAWS", "host");
+      auto a = make(name, ctx, params);
+      uploaded = run_blocks(*a, data, 60);
+      a->save_state(uploaded_state);
+    }
+    {
+      ScopedEnv draws("OMKL_CUDA_BANDIT_DRAWS", "device");
+      auto b = make(name, ctx, params);
+      const auto first = run_blocks(*b, data, 60, 0, 120);
+      b->save_state(halfway);
+      const auto rest = run_blocks(*b, data, 60, 120);
+      drawn = first;
+      drawn.insert(drawn.end(), rest.begin(), rest.end());
+      b->save_state(drawn_state);
+      // A checkpoint's Ω goes up from the host even where the backend could draw.
+      auto c = make(name, ctx, params);
+      StateReader in(halfway.bytes());
+      c->load_state(in);
+      const auto resumed = run_blocks(*c, data, 60, 120);
+      EXPECT_EQ(resumed, rest) << where << ": resumed from a checkpoint";
+    }
+    EXPECT_EQ(drawn, uploaded) << where;
+    EXPECT_EQ(drawn_state.bytes(), uploaded_state.bytes()) << where;
+  }
+}
+
 // The resident walks on the GPU with every replicate on its own permutation of the stream (a
 // shuffled study in lockstep, step_block_replicated()): each replicate's predictions are those of
 // its one-replicate CPU host-path run on its own stream, within floating point.

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "common/recipe_grid.h"
 #include "common/test_helpers.h"
 #include "core/state_io.h"
 #include "families/bandit/bandit.h"
@@ -293,4 +294,29 @@ TEST(ResidentBanditTest, ExpansionUpdateAndFoldAreKernelHypotheses) {
   EXPECT_TRUE(folded);
   EXPECT_EQ(host.scale(0), 1.0);  // the host folded too
   EXPECT_EQ(s.used[0], T);
+}
+
+// The recipes a GPU backend draws the random-feature bandit's matrices from
+// (OMKL_CUDA_BANDIT_DRAWS=device; CudaTest.BanditDeviceDrawnOmegaEqualsTheHostUpload runs them on
+// the device), run over a simulated grid as kernels/frequency_draws.cu runs them: every kernel's
+// Ω_i/σ_i of every repetition, bit for bit what the host path's hypotheses hold and upload.
+TEST(BanditOmegaTest, RecipesGiveEachKernelsScaledOmega) {
+  const Dictionary dictionary = parse_dictionary("gauss:0.5+gauss:1+gauss:3+gauss:0.1");
+  for (const std::size_t D : {1u, 7u, 40u})
+  for (const std::size_t d : {1u, 4u, 9u})
+  for (const std::uint64_t replicate : {0u, 5u}) {
+    const std::uint64_t seed = 1234;
+    FeatureHypotheses host(dictionary, d, D, draw_bandit_omega(seed, replicate, 1, D, d), false);
+    const auto recipes = bandit_omega_recipes(dictionary, seed, replicate);
+    ASSERT_EQ(recipes.size(), dictionary.size());
+    const std::vector<double> drawn = omkl::test::draw_by_recipe<omkl::test::HostBlocks>(recipes, D, d, 3);
+    std::vector<double> expected(D * d);
+    for (std::size_t k = 0; k < dictionary.size(); ++k) {
+      host.scaled_frequencies(k, expected.data());
+      const std::vector<double> got(drawn.begin() + k * D * d, drawn.begin() + (k + 1) * D * d);
+      EXPECT_EQ(got, expected) << "D = " << D << ", d = " << d << ", replicate " << replicate << ", kernel " << k;
+    }
+  }
+  // The draws are the repetition's own: another replicate's Ω differs.
+  EXPECT_NE(draw_bandit_omega(1, 0, 1, 8, 3), draw_bandit_omega(1, 1, 1, 8, 3));
 }
