@@ -62,10 +62,14 @@ def run_study_command(cmd: list[str], out_dir: str, resume: bool = False) -> dic
         log(f"  FAILED rc={proc.returncode}: {info['error']}")
         return info
     log(f"  done in {wall:.1f} s wall, {cpu:.1f} s CPU")
+    return load_summary(info, out_dir)
+
+
+def load_summary(info: dict, out_dir: str) -> dict:
+    """Reads out_dir's summary.json into info["summary"], and info["results"] = {spec: result}."""
     with open(os.path.join(out_dir, "summary.json"), encoding="utf-8") as f:
         info["summary"] = json.load(f)
-    for r in info["summary"]["results"]:
-        info["results"][r["spec"]] = r
+    info["results"] = {r["spec"]: r for r in info["summary"]["results"]}
     return info
 
 

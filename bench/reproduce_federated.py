@@ -49,7 +49,7 @@ import shlex
 import sys
 import time
 
-from harness_common import cpu_model, log, sh, write_marked_block, run_study_command
+from harness_common import cpu_model, load_summary, log, sh, write_marked_block, run_study_command
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BEGIN_MARK = "<!-- federated:begin -->"
@@ -213,21 +213,6 @@ def xi_figure(path: str, cells: dict, labels: dict, grid: list[float]) -> str:
     return f"figure written to {path}"
 
 
-def insert_block_after(path: str, after: str, begin: str, end: str, heading: str) -> None:
-    """Puts an empty `begin`/`end` block, under `heading`, right after the line `after` of `path`
-    where `begin` is not there yet (write_marked_block then fills it in place)."""
-    with open(path, encoding="utf-8") as f:
-        text = f.read()
-    if begin in text or after not in text:
-        return
-    pre, post = text.split(after, 1)
-    text = pre + after + f"\n\n{heading}\n\n{begin}\n{end}" + post
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
-    os.replace(tmp, path)
-
-
 def xi_run(reuse: bool, omkl: str, data: str, extra: list[str], specs: list[str], seeds: int, threads: int,
            out_dir: str, regret: bool = False, include_reg: bool = False, comparator: str | None = None) -> dict:
     """run_study for the xi study; its command, rc and walls go to harness_run.json in the out
@@ -241,9 +226,7 @@ def xi_run(reuse: bool, omkl: str, data: str, extra: list[str], specs: list[str]
             saved = json.load(f)
         if saved.get("cmd") == cmd and saved.get("rc") == 0:
             log(f"reusing {out_dir} ({saved['wall_s']:.1f} s wall when run)")
-            with open(os.path.join(out_dir, "summary.json"), encoding="utf-8") as f:
-                saved["summary"] = json.load(f)
-            saved["results"] = {r["spec"]: r for r in saved["summary"]["results"]}
+            load_summary(saved, out_dir)
             saved.setdefault("finished", time.strftime(
                 "%Y-%m-%d %H:%M UTC", time.gmtime(os.path.getmtime(os.path.join(out_dir, "summary.json")))))
             return saved
@@ -460,7 +443,6 @@ def xi_sweep(args) -> int:
     print(md)
     if args.write_results:
         results = os.path.join(REPO, "bench", "RESULTS.md")
-        insert_block_after(results, END_MARK, XI_BEGIN_MARK, XI_END_MARK, XI_HEADING)
         write_marked_block(results, md, XI_BEGIN_MARK, XI_END_MARK, XI_HEADING)
     return 0 if all(inf["rc"] == 0 for inf, _ in walls) else 1
 

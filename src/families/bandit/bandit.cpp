@@ -413,15 +413,7 @@ class BanditSelection final : public Algorithm {
       // always for a checkpoint's Ω (the counters need not give it) or independent matrices,
       // the host's copy goes up.
       const bool drawn = !omega_loaded_ && !independent_omega_ && bandit_device_draws() &&
-                         resident_backend_->draw_frequencies([this] {
-                           std::vector<MatrixRecipe> recipes;
-                           recipes.reserve(reps_.size() * dictionary_.size());
-                           for (const std::uint64_t replicate : context_.replicates) {
-                             const auto of_replicate = bandit_omega_recipes(dictionary_, context_.seed, replicate);
-                             recipes.insert(recipes.end(), of_replicate.begin(), of_replicate.end());
-                           }
-                           return recipes;
-                         });
+                         resident_backend_->draw_frequencies([this] { return omega_recipes(); });
       if (!drawn) {
         const double* V = host_resident_frequencies();
         const std::size_t block = n_rff_ * context_.n_features;
@@ -432,6 +424,17 @@ class BanditSelection final : public Algorithm {
       resident_frequencies_uploaded_ = true;
     }
     return resident_backend_.get();
+  }
+
+  /// Every repetition's recipes of Ω_i/σ_i (bandit_omega_recipes()), repetition after repetition.
+  std::vector<MatrixRecipe> omega_recipes() const {
+    std::vector<MatrixRecipe> recipes;
+    recipes.reserve(reps_.size() * dictionary_.size());
+    for (const std::uint64_t replicate : context_.replicates) {
+      const auto of_replicate = bandit_omega_recipes(dictionary_, context_.n_features, context_.seed, replicate);
+      recipes.insert(recipes.end(), of_replicate.begin(), of_replicate.end());
+    }
+    return recipes;
   }
 
   /// Every repetition's Ω_i/σ_i in the walk's layout (R × K × D × d), built on first use: the

@@ -10,6 +10,7 @@
 #include "cpu/fast_sincos.h"
 #include "cpu/kernel_rows.h"
 #include "families/bandit/expansion_step.h"
+#include "features/random_features.h"
 #include "omkl/error.h"
 #include "random/rng.h"
 
@@ -155,19 +156,14 @@ std::vector<double> draw_bandit_omega(std::uint64_t seed, std::uint64_t replicat
   return omega;
 }
 
-std::vector<MatrixRecipe> bandit_omega_recipes(const Dictionary& kernels, std::uint64_t seed, std::uint64_t replicate) {
-  // normals() gives entry e from Philox block e and the scaled matrix is Ω·(1/σ_i), entry by
-  // entry: a recipe's i.i.d. normal rows, the same stream for every kernel.
+std::vector<MatrixRecipe> bandit_omega_recipes(const Dictionary& kernels, std::size_t n_features, std::uint64_t seed,
+                                               std::uint64_t replicate) {
+  // Every kernel's matrix is the one stream's normals × 1/σ_i: draw_frequencies()'s i.i.d.
+  // Gaussian rows from that stream (the constructor refuses any other family).
   const RandomStream rng(seed, replicate, RngPurpose::Frequencies, kBanditOmegaStream);
-  std::vector<MatrixRecipe> recipes(kernels.size());
-  for (std::size_t i = 0; i < kernels.size(); ++i) {
-    MatrixRecipe& m = recipes[i];
-    m.key0 = rng.key()[0];
-    m.key1 = rng.key()[1];
-    m.stream_hi = rng.stream_hi();
-    m.law = SpectralLaw::Normal;
-    m.inv_sigma = 1.0 / kernels[i].sigma;  // as the constructor's inv_sigma_
-  }
+  std::vector<MatrixRecipe> recipes;
+  recipes.reserve(kernels.size());
+  for (const KernelSpec& kernel : kernels) recipes.push_back(matrix_recipe(kernel, n_features, RfKind::Rf, rng));
   return recipes;
 }
 

@@ -118,10 +118,11 @@ inline constexpr std::uint64_t kBanditOmegaStream = 0xb0b0u;
 std::vector<double> draw_bandit_omega(std::uint64_t seed, std::uint64_t replicate, std::size_t n_matrices,
                                       std::size_t n_rff, std::size_t n_features);
 
-/// The recipes (features/frequency_recipe.h) of one repetition's shared Ω scaled by each
-/// kernel's 1/σ, kernel after kernel: what FeatureHypotheses::scaled_frequencies() gives for a
-/// shared draw_bandit_omega(), bit for bit, for a backend that draws the matrices itself.
-std::vector<MatrixRecipe> bandit_omega_recipes(const Dictionary& kernels, std::uint64_t seed, std::uint64_t replicate);
+/// The recipes (features/frequency_recipe.h, through matrix_recipe()) of one repetition's shared
+/// Ω scaled by each kernel's 1/σ, kernel after kernel: what FeatureHypotheses::scaled_frequencies()
+/// gives for a shared draw_bandit_omega(), bit for bit, for a backend that draws the matrices itself.
+std::vector<MatrixRecipe> bandit_omega_recipes(const Dictionary& kernels, std::size_t n_features, std::uint64_t seed,
+                                               std::uint64_t replicate);
 
 class FeatureHypotheses final : public Hypotheses {
  public:

@@ -98,8 +98,8 @@ void receive_round(Communicator& comm, int tag, std::size_t t, std::size_t n_cli
                    const std::string& what, ReadClient&& read) {
   RoundAnswers answers(n_clients);
   for (int p = 1; p < comm.size(); ++p) {
-    StateReader in(receive_from_clients(comm, p, tag, t, n_clients, timeout_s), what + " from rank " + std::to_string(p),
-                   StateOrigin::Message);
+    StateReader in(receive_from_clients(comm, p, tag, t, n_clients, timeout_s),
+                   what + " from rank " + std::to_string(p), StateOrigin::Message);
     if (in.get_u64() != t) throw Error("federated server: rank " + std::to_string(p) + " answered another round");
     const std::uint64_t count = in.get_u64();
     for (std::uint64_t c = 0; c < count; ++c) {

@@ -307,7 +307,7 @@ TEST(BanditOmegaTest, RecipesGiveEachKernelsScaledOmega) {
   for (const std::uint64_t replicate : {0u, 5u}) {
     const std::uint64_t seed = 1234;
     FeatureHypotheses host(dictionary, d, D, draw_bandit_omega(seed, replicate, 1, D, d), false);
-    const auto recipes = bandit_omega_recipes(dictionary, seed, replicate);
+    const auto recipes = bandit_omega_recipes(dictionary, d, seed, replicate);
     ASSERT_EQ(recipes.size(), dictionary.size());
     const std::vector<double> drawn = omkl::test::draw_by_recipe<omkl::test::HostBlocks>(recipes, D, d, 3);
     std::vector<double> expected(D * d);
