@@ -34,7 +34,9 @@
 #                  host against resident, each against all CPU cores (wall time of `omkl study`)
 #   draws.txt      OMKL_CUDA_DRAWS=device (frequency matrices drawn on the GPU, the default) against
 #                  host draws: Raker at 1, 20, 100, 1000 seeds and AdaRaker at 20, 100, alternated,
-#                  and the OMKL_TIMING construction breakdown of both at 20 and 1000 seeds
+#                  and the OMKL_TIMING construction breakdown of both at 20 and 1000 seeds; appended
+#                  (PARTS=bandit_draws), RF-OKS++'s 1 000-repetition study with its Omega drawn on
+#                  the host and on the device (OMKL_CUDA_BANDIT_DRAWS), alternated, and on the CPU
 #   fresh.txt      sanitizers over the lean step and the team plan, the bandit walk's pair shapes, and
 #                  the CPU side of the ratio targets (PARTS=fresh)
 #                  Appended to walk.txt (PARTS=sums): the graph walk's sums and draws in the teams'
@@ -283,6 +285,28 @@ want draws 90 && {
       --backend cuda --algo raker:dict=jmlr23-76 --seeds 20 1000 2>&1 | grep -v "cuda loop\|step_selected"
   done
 } > "$OUT/draws.txt" 2>&1
+# Appended to draws.txt (PARTS=bandit_draws): the random-feature bandit's 1 000-repetition study
+# (RF-OKS++, elevators, bandit-oks, square loss; every repetition its own permutation, walked by
+# rows with the stream in device memory) with its Omega_i/sigma_i uploaded from the host (the
+# default) against drawn on the device (OMKL_CUDA_BANDIT_DRAWS=device; parity in tests.txt,
+# CudaTest.BanditDeviceDrawnOmegaEqualsTheHostUpload), alternated, each with the resident walk's
+# OMKL_TIMING line; then once on all CPU cores.
+want bandit_draws 100 && [ -e "$DATA/elevators.csv" ] && {
+  bandit_study=(study --preset bandit-oks --loss square --data "$DATA/elevators.csv" --algo rf-oks++ --seeds 1000)
+  for draws in host device host device; do
+    echo "== GPU: rf-oks++ elevators, 1 000 repetitions, OMKL_CUDA_BANDIT_DRAWS=$draws"
+    s=$(date +%s%N)
+    OMKL_CUDA_BANDIT_DRAWS=$draws OMKL_TIMING=1 timeout "$(cap 60)" "$BIN/omkl" "${bandit_study[@]}" --backend cuda \
+      --out "$OUT/.study" 2>&1 | grep -E "resident walk|rf-oks|construct|draw"
+    echo "wall $(( ($(date +%s%N) - s) / 1000000 )) ms"
+    rm -rf "$OUT/.study"
+  done
+  echo "== CPU, all cores: rf-oks++ elevators, 1 000 repetitions"
+  s=$(date +%s%N)
+  timeout "$(cap 60)" "$BIN/omkl" "${bandit_study[@]}" --backend cpu --out "$OUT/.study" 2>&1 | tail -2
+  echo "wall $(( ($(date +%s%N) - s) / 1000000 )) ms"
+  rm -rf "$OUT/.study"
+} >> "$OUT/draws.txt" 2>&1
 want bench 240 && {
   echo "== GPU: Raker / AdaRaker"
   "$BIN/omkl" bench "${common[@]}" --backend cuda --algo raker:dict=jmlr23-76 --seeds 1 20 100 1000 \

@@ -123,6 +123,21 @@ struct CommunicationCount {
   double client_steps = 0.0;     ///< (replicate, client, step) triples counted
 };
 
+/// Every replicate's own stream as rows of one stream (a shuffled study: each repetition its
+/// own permutation of the data): replicate r's sample at step t of the block is row
+/// rows[t·R + r] of x (n_rows × n_features, row-major), with target y[that row]. The stream is
+/// passed whole, and only the indices change from block to block, so that a device walk keeps
+/// the stream in device memory and uploads 4 bytes a (step, replicate) instead of a gathered
+/// copy of every sample (n_features doubles).
+struct StreamRows {
+  const double* x = nullptr;
+  const double* y = nullptr;
+  std::size_t n_rows = 0;
+  std::size_t n_features = 0;
+  const std::uint32_t* rows = nullptr;  ///< n_steps × R row indices, each < n_rows
+  std::size_t n_steps = 0;
+};
+
 class Algorithm {
  public:
   virtual ~Algorithm() = default;
@@ -148,11 +163,11 @@ class Algorithm {
   /// call. A study whose repetitions each see their own permutation of the data can then run
   /// them in lockstep on the GPU, as it runs replicates that share the stream.
   virtual bool replicated_streams() const { return false; }
-  /// n steps in which replicate r's sample at step t is x[(t·R + r)·n_features …] with target
-  /// y[t·R + r]; predictions n × R as step_block()'s. Each replicate's numbers are those of a
-  /// one-replicate run on its own stream. Throws where replicated_streams() is false.
-  virtual void step_block_replicated(const double* x, const double* y, std::size_t n, std::size_t n_features,
-                                     double* predictions);
+  /// block.n_steps steps in which replicate r's sample is a row of the one stream that every
+  /// replicate draws from (StreamRows); predictions n_steps × R as step_block()'s. Each
+  /// replicate's numbers are those of a one-replicate run on its own stream. Throws where
+  /// replicated_streams() is false.
+  virtual void step_block_replicated(const StreamRows& block, double* predictions);
   /// Current predictions for x without learning.
   virtual void predict(const double* x, double* predictions) = 0;
 

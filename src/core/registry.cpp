@@ -23,7 +23,7 @@ void Algorithm::step_block(const double* x, const double* y, std::size_t n, std:
   for (std::size_t t = 0; t < n; ++t) step(x + t * n_features, y[t], predictions + t * r);
 }
 
-void Algorithm::step_block_replicated(const double*, const double*, std::size_t, std::size_t, double*) {
+void Algorithm::step_block_replicated(const StreamRows&, double*) {
   throw Error("this algorithm runs every replicate on one shared stream (it has no per-replicate streams)");
 }
 

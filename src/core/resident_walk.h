@@ -102,9 +102,10 @@ inline constexpr const char* kResidentPhaseNames[kResidentPhases] = {"plan", "mi
 
 /// What a walk reads and writes besides the program's own state. Layouts as the backends':
 ///  frequencies R × P × D × d (row-major V of each (replicate, kernel)), theta R × S × 2D
-///  (sines, then cosines), x n_steps × d and y n_steps — or, with replicated_streams, x
-///  n_steps × R × d and y n_steps × R: each replicate its own stream, as a study whose every
-///  repetition sees its own permutation of the data —, predictions n_steps × R (written),
+///  (sines, then cosines), x n_steps × d and y n_steps — or, with rows, x n_rows × d and y
+///  n_rows, the whole stream, with replicate r's sample at step i its row rows[i·R + r]: each
+///  replicate its own stream, as a study whose every repetition sees its own permutation of
+///  the data (Algorithm::step_block_replicated(), StreamRows) —, predictions n_steps × R (written),
 ///  z_scratch R × max_pairs × 2D (a pair's features between its two passes; the host driver
 ///  walks one replicate at a time and uses the first replicate's share).
 template <typename Real>
@@ -120,7 +121,9 @@ struct ResidentWalkArgs {
   std::int64_t t0 = 1;  ///< 1-based time of the block's first sample
   double feature_scale = 1.0;
   LossKind loss = LossKind::Squared;
-  bool replicated_streams = false;
+  /// Each replicate its own stream (see above): n_steps × R row indices into x, or null.
+  const std::uint32_t* rows = nullptr;
+  std::size_t n_rows = 0;  ///< with rows: the stream's rows (x's, y's)
   /// The GPU driver's flag (device memory, zeroed before the launch): set when a plan() named
   /// more pairs than max_pairs, after which the walk stops and the host throws.
   unsigned* overflow = nullptr;
@@ -141,12 +144,12 @@ struct ResidentWalkArgs {
 
   /// Step i's sample and target for replicate r.
   OMKL_HD std::size_t sample_index(std::size_t i, std::size_t r) const {
-    return replicated_streams ? i * n_replicates + r : i;
+    return rows ? rows[i * n_replicates + r] : i;
   }
   OMKL_HD const Real* sample(std::size_t i, std::size_t r) const { return x + sample_index(i, r) * n_features; }
   OMKL_HD double target(std::size_t i, std::size_t r) const { return y[sample_index(i, r)]; }
   /// Samples (rows of x, entries of y) the block holds.
-  std::size_t n_samples() const { return replicated_streams ? n_steps * n_replicates : n_steps; }
+  std::size_t n_samples() const { return rows ? n_rows : n_steps; }
 };
 
 OMKL_HD void resident_sincos(double a, double& s, double& c) {

@@ -5,9 +5,11 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -154,24 +156,26 @@ std::vector<ReplicateRun> run_replicates(const AlgorithmSpec& spec, const Preset
   };
   const auto start = std::chrono::steady_clock::now();
   if (replicated) {
-    // Blocks of steps with every replicate's own sample (step × replicate × feature), about
-    // 32 MB of samples at a time; per step where the regret reads the regulariser.
-    const std::size_t block = per_step ? 1 : std::max<std::size_t>(1, (std::size_t{1} << 22) / std::max<std::size_t>(1, R * d));
-    std::vector<double> x(std::min(block, T) * R * d), y(std::min(block, T) * R);
+    // Blocks of steps with every replicate's row of the stream, 16 MB of row indices at a time
+    // (4 bytes a step and replicate: a device walk keeps the stream in device memory and
+    // uploads only these); per step where the regret reads the regulariser.
+    if (T > std::numeric_limits<std::uint32_t>::max())
+      throw ConfigError("study: a shuffled study in lockstep indexes the stream's rows with 32 bits; this stream has " +
+                        std::to_string(T) + " rows");
+    const std::size_t block = per_step ? 1 : std::max<std::size_t>(1, (std::size_t{1} << 22) / R);
+    std::vector<std::uint32_t> rows(std::min(block, T) * R);
     for (std::size_t t0 = 0; t0 < T; t0 += block) {
       const std::size_t n = std::min(block, T - t0);
-      // The gather of R permuted rows a step is the host's share of a GPU walk (≈ 33 MB a block
-      // at 1 000 replicates): on the study's threads, by steps (plain copies, so any split gives
-      // the same block).
-      detail::parallel_for(n, config.threads, [&](std::size_t begin, std::size_t end) {
-        for (std::size_t i = begin; i < end; ++i)
-          for (std::size_t r = 0; r < R; ++r) {
-            const std::size_t row = orders[r][t0 + i];
-            std::copy(data.row(row), data.row(row) + d, x.begin() + static_cast<std::ptrdiff_t>((i * R + r) * d));
-            y[i * R + r] = data.y[row];
-          }
-      });
-      algorithm->step_block_replicated(x.data(), y.data(), n, d, predictions.data() + t0 * R);
+      for (std::size_t i = 0; i < n; ++i)
+        for (std::size_t r = 0; r < R; ++r) rows[i * R + r] = static_cast<std::uint32_t>(orders[r][t0 + i]);
+      detail::StreamRows stream_rows;
+      stream_rows.x = data.x.data();
+      stream_rows.y = data.y.data();
+      stream_rows.n_rows = T;
+      stream_rows.n_features = d;
+      stream_rows.rows = rows.data();
+      stream_rows.n_steps = n;
+      algorithm->step_block_replicated(stream_rows, predictions.data() + t0 * R);
       if (per_step) read_regularizer(t0);
     }
   } else if (!per_step) {

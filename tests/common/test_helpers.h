@@ -110,15 +110,25 @@ inline std::vector<double> run_blocks(detail::Algorithm& algorithm, const Datase
   return out;
 }
 
-/// `data` in n_orders orders of its rows, each its own permutation (order k from the stream
-/// (seed, k)): the per-replicate streams of a shuffled study.
-inline std::vector<Dataset> shuffled_streams(const Dataset& data, std::size_t n_orders, std::uint64_t seed = 11) {
-  std::vector<Dataset> out;
+/// n_orders permutations of n_rows rows (order k from the stream (seed, k)): the per-replicate
+/// orders of a shuffled study.
+inline std::vector<std::vector<std::size_t>> shuffled_orders(std::size_t n_rows, std::size_t n_orders,
+                                                             std::uint64_t seed = 11) {
+  std::vector<std::vector<std::size_t>> out;
   for (std::size_t k = 0; k < n_orders; ++k) {
     detail::RandomStream rng(seed, k, detail::RngPurpose::Misc, 77);
-    std::vector<std::size_t> order(data.n_samples);
+    std::vector<std::size_t> order(n_rows);
     for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
     for (std::size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[rng.below(i)]);
+    out.push_back(std::move(order));
+  }
+  return out;
+}
+
+/// `data` in each of shuffled_orders()' orders: the per-replicate streams of a shuffled study.
+inline std::vector<Dataset> shuffled_streams(const Dataset& data, std::size_t n_orders, std::uint64_t seed = 11) {
+  std::vector<Dataset> out;
+  for (const std::vector<std::size_t>& order : shuffled_orders(data.n_samples, n_orders, seed)) {
     Dataset s = data;
     for (std::size_t t = 0; t < order.size(); ++t) {
       std::copy(data.row(order[t]), data.row(order[t]) + data.n_features, s.x.begin() + static_cast<std::ptrdiff_t>(t * data.n_features));
@@ -129,22 +139,29 @@ inline std::vector<Dataset> shuffled_streams(const Dataset& data, std::size_t n_
   return out;
 }
 
-/// Replicate r on streams[r] (all of one length), in blocks of `block` steps through
-/// step_block_replicated(); returns R predictions per step.
-inline std::vector<double> run_replicated_blocks(detail::Algorithm& algorithm, const std::vector<Dataset>& streams,
-                                                 std::size_t block) {
-  const std::size_t R = algorithm.n_replicates(), T = streams.at(0).n_samples, d = streams[0].n_features;
-  std::vector<double> out(T * R), x, y;
-  for (std::size_t t = 0; t < T; t += block) {
-    const std::size_t n = std::min(block, T - t);
-    x.assign(n * R * d, 0.0);
-    y.assign(n * R, 0.0);
+/// Replicate r on `data` in orders[r] (orders of all of data's rows), steps [begin, end) (end 0:
+/// the last) in blocks of `block` steps through step_block_replicated(), as a study hands them
+/// over; returns R predictions per step.
+inline std::vector<double> run_replicated_blocks(detail::Algorithm& algorithm, const Dataset& data,
+                                                 const std::vector<std::vector<std::size_t>>& orders,
+                                                 std::size_t block, std::size_t begin = 0, std::size_t end = 0) {
+  const std::size_t R = algorithm.n_replicates(), T = data.n_samples;
+  if (end == 0) end = T;
+  std::vector<double> out((end - begin) * R);
+  std::vector<std::uint32_t> rows;
+  for (std::size_t t = begin; t < end; t += block) {
+    const std::size_t n = std::min(block, end - t);
+    rows.assign(n * R, 0);
     for (std::size_t i = 0; i < n; ++i)
-      for (std::size_t r = 0; r < R; ++r) {
-        std::copy(streams[r].row(t + i), streams[r].row(t + i) + d, x.begin() + static_cast<std::ptrdiff_t>((i * R + r) * d));
-        y[i * R + r] = streams[r].y[t + i];
-      }
-    algorithm.step_block_replicated(x.data(), y.data(), n, d, out.data() + t * R);
+      for (std::size_t r = 0; r < R; ++r) rows[i * R + r] = static_cast<std::uint32_t>(orders.at(r).at(t + i));
+    detail::StreamRows stream_rows;
+    stream_rows.x = data.x.data();
+    stream_rows.y = data.y.data();
+    stream_rows.n_rows = T;
+    stream_rows.n_features = data.n_features;
+    stream_rows.rows = rows.data();
+    stream_rows.n_steps = n;
+    algorithm.step_block_replicated(stream_rows, out.data() + (t - begin) * R);
   }
   return out;
 }

@@ -170,10 +170,9 @@ class BanditSelection final : public Algorithm {
   bool replicated_streams() const override { return resident_; }
   bool batches_replicates() const override { return resident_; }
   bool walks_on_device() const override { return resident_; }
-  void step_block_replicated(const double* x, const double* y, std::size_t n, std::size_t n_features,
-                             double* predictions) override {
-    if (!resident_) return Algorithm::step_block_replicated(x, y, n, n_features, predictions);
-    walk_resident(x, y, n, n_features, predictions, true);
+  void step_block_replicated(const StreamRows& block, double* predictions) override {
+    if (!resident_) return Algorithm::step_block_replicated(block, predictions);
+    walk_resident(block.x, block.y, block.n_steps, block.n_features, predictions, &block);
   }
 
   /// step_path = resident: n rounds of every repetition as one walk of the resident program
@@ -181,10 +180,10 @@ class BanditSelection final : public Algorithm {
   /// backend lends its device memory (or, for the expansions, where the context asks for the
   /// GPU), by the host driver otherwise (in double: the device walk's reference, not a fast
   /// path). The state goes back into the repetitions' rule, hypotheses, stream and logs after
-  /// the walk. With `replicated`, x and y hold every repetition's own sample of each round
-  /// (step_block_replicated()).
+  /// the walk. With `replicated`, x and y are the stream whose rows it names for every
+  /// repetition's sample of each round (step_block_replicated()).
   void walk_resident(const double* x, const double* y, std::size_t n, std::size_t n_features, double* predictions,
-                     bool replicated = false) {
+                     const StreamRows* replicated = nullptr) {
     const std::size_t R = reps_.size(), K = dictionary_.size(), D = n_rff_, d = n_features;
     BanditTables tables;
     tables.rule = reps_[0].rule->constants();
@@ -204,7 +203,10 @@ class BanditSelection final : public Algorithm {
     a.t0 = t_ + 1;
     a.feature_scale = random_features_ ? 1.0 / std::sqrt(static_cast<double>(D)) : 1.0;
     a.loss = loss_;
-    a.replicated_streams = replicated;
+    if (replicated) {
+      a.rows = replicated->rows;
+      a.n_rows = replicated->n_rows;
+    }
     if (random_features_) walk_features(tables, state, a, x, y, predictions);
     else walk_expansions(tables, state, a, x, y, predictions);
     const BanditStates s = state.view();

@@ -138,20 +138,19 @@ class GraphAided final : public Algorithm {
 
   /// The resident walk takes every replicate's own stream (a shuffled study in lockstep).
   bool replicated_streams() const override { return config_.resident; }
-  void step_block_replicated(const double* x, const double* y, std::size_t n, std::size_t n_features,
-                             double* predictions) override {
-    if (!config_.resident) return Algorithm::step_block_replicated(x, y, n, n_features, predictions);
-    if (n > 0) walk_resident(x, y, n, n_features, predictions, true);
+  void step_block_replicated(const StreamRows& block, double* predictions) override {
+    if (!config_.resident) return Algorithm::step_block_replicated(block, predictions);
+    if (block.n_steps > 0) walk_resident(block.x, block.y, block.n_steps, block.n_features, predictions, &block);
   }
 
   /// step_path = resident: the n samples as one walk of the resident program (resident_graph.h),
   /// on the GPU where the backend lends its device memory, by the host driver otherwise (θ and
   /// V through the backend's accessors, in double: the device walk's reference, not a fast
   /// path). The state goes back into reps_, so checkpoints, predict() and the inspection hooks
-  /// read it as the host path keeps it. With `replicated`, x and y hold every replicate's own
-  /// sample of each step (step_block_replicated()).
+  /// read it as the host path keeps it. With `replicated`, x and y are the stream whose rows
+  /// it names for every replicate's sample of each step (step_block_replicated()).
   void walk_resident(const double* x, const double* y, std::size_t n, std::size_t n_features, double* predictions,
-                     bool replicated = false) {
+                     const StreamRows* replicated = nullptr) {
     const std::size_t R = reps_.size();
     const RfProblem& p = backend_->problem();
     if (!resident_tables_) resident_tables_ = make_graph_tables(config_, p.feature_scale, p.n_rff);
@@ -169,7 +168,10 @@ class GraphAided final : public Algorithm {
     shape.t0 = t_ + 1;
     shape.feature_scale = p.feature_scale;
     shape.loss = p.loss;
-    shape.replicated_streams = replicated;
+    if (replicated) {
+      shape.rows = replicated->rows;
+      shape.n_rows = replicated->n_rows;
+    }
     DeviceLease lease;
     if (backend_->device_lease(lease)) {
 #if OMKL_WITH_CUDA

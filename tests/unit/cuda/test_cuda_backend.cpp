@@ -732,6 +732,7 @@ TEST_F(CudaTest, ReplicatedStreamsEqualSeparateCpuRuns) {
   Dataset data = random_stream(240, 4, Task::Regression, 31);
   for (double& v : data.x) v = 2.0 * v - 1.0;
   const std::vector<std::uint64_t> replicates = {0, 3, 8};
+  const auto orders = omkl::test::shuffled_orders(data.n_samples, replicates.size());
   const std::vector<Dataset> streams = omkl::test::shuffled_streams(data, replicates.size());
   const std::vector<std::pair<std::string, std::vector<std::pair<std::string, std::string>>>> cases = {
       {"rf-oks++", {{"D", "40"}, {"dict", "gauss:0.5+gauss:1+gauss:2+gauss:4"}}},
@@ -744,7 +745,7 @@ TEST_F(CudaTest, ReplicatedStreamsEqualSeparateCpuRuns) {
     auto gpu_ctx = context_for(data, Profile::Paper, replicates);
     gpu_ctx.backend = BackendKind::Cuda;
     auto gpu = make(name, gpu_ctx, with_param(params, "step_path", "resident"));
-    const auto got = omkl::test::run_replicated_blocks(*gpu, streams, 70);
+    const auto got = omkl::test::run_replicated_blocks(*gpu, data, orders, 70);
     for (std::size_t r = 0; r < replicates.size(); ++r) {
       auto cpu = make(name, context_for(data, Profile::Paper, {replicates[r]}), with_param(params, "step_path", "host"));
       const auto expected = run_steps(*cpu, streams[r]);
@@ -752,6 +753,56 @@ TEST_F(CudaTest, ReplicatedStreamsEqualSeparateCpuRuns) {
         ASSERT_LE(relative_error(got[t * replicates.size() + r], expected[t]), 1e-9)
             << name << " " << pairs_mode << " r=" << r << " t=" << t;
     }
+  }
+}
+
+// A walk by rows keeps the stream in device memory from one walk to the next (ResidentArena's
+// bound stream): a stream changed in place between two walks — the same address, other numbers —
+// is uploaded again, so the GPU learner's predictions stay those of the CPU's host walk over the
+// same blocks (double), and in float those of one-replicate GPU runs on each permuted stream
+// (the same launch shape, so the same float arithmetic).
+TEST_F(CudaTest, AStreamChangedBetweenWalksByRowsIsUploadedAgain) {
+  Dataset data = random_stream(160, 4, Task::Regression, 43);
+  for (double& v : data.x) v = 2.0 * v - 1.0;
+  const std::vector<std::uint64_t> replicates = {1, 5};
+  const auto orders = omkl::test::shuffled_orders(data.n_samples, replicates.size());
+  // Both halves of the run on one buffer: the second half's rows negated in place first.
+  const auto run_halves = [&](detail::Algorithm& algorithm, const std::vector<std::vector<std::size_t>>& by) {
+    Dataset work = data;
+    std::vector<double> out = omkl::test::run_replicated_blocks(algorithm, work, by, 40, 0, 80);
+    for (double& v : work.x) v = -v;
+    const auto second = omkl::test::run_replicated_blocks(algorithm, work, by, 40, 80, 160);
+    out.insert(out.end(), second.begin(), second.end());
+    return out;
+  };
+  const std::vector<std::pair<std::string, std::vector<std::pair<std::string, std::string>>>> cases = {
+      {"rf-oks++", {{"D", "30"}, {"dict", "gauss:0.5+gauss:1+gauss:4"}}},
+      {"omkl-sfg", {{"D", "30"}}}};
+  for (const auto& [name, params] : cases) {
+    auto cpu_ctx = context_for(data, Profile::Paper, replicates);
+    auto gpu_ctx = cpu_ctx;
+    gpu_ctx.backend = BackendKind::Cuda;
+    auto cpu = make(name, cpu_ctx, with_param(params, "step_path", "resident"));
+    auto gpu = make(name, gpu_ctx, with_param(params, "step_path", "resident"));
+    const auto expected = run_halves(*cpu, orders), got = run_halves(*gpu, orders);
+    ASSERT_EQ(got.size(), expected.size());
+    for (std::size_t i = 0; i < got.size(); ++i)
+      ASSERT_LE(relative_error(got[i], expected[i]), 1e-9) << name << " " << i;
+  }
+  ScopedEnv threads("OMKL_CUDA_WALK_THREADS", "128");
+  const std::vector<std::pair<std::string, std::string>> params = {{"D", "30"}, {"precision", "float"}};
+  auto gpu_ctx = context_for(data, Profile::Paper, replicates);
+  gpu_ctx.backend = BackendKind::Cuda;
+  auto together = make("omkl-gf", gpu_ctx, with_param(params, "step_path", "resident"));
+  const auto got = run_halves(*together, orders);
+  for (std::size_t r = 0; r < replicates.size(); ++r) {
+    auto alone_ctx = context_for(data, Profile::Paper, {replicates[r]});
+    alone_ctx.backend = BackendKind::Cuda;
+    auto alone = make("omkl-gf", alone_ctx, with_param(params, "step_path", "resident"));
+    const std::vector<std::vector<std::size_t>> own = {orders[r]};
+    const auto expected = run_halves(*alone, own);
+    for (std::size_t t = 0; t < data.n_samples; ++t)
+      ASSERT_LE(relative_error(got[t * replicates.size() + r], expected[t]), 1e-6) << "float r=" << r << " t=" << t;
   }
 }
 

@@ -25,6 +25,7 @@ using omkl::test::make;
 using omkl::test::random_stream;
 using omkl::test::run_blocks;
 using omkl::test::run_replicated_blocks;
+using omkl::test::shuffled_orders;
 using omkl::test::shuffled_streams;
 using omkl::test::run_steps;
 using omkl::test::with_param;
@@ -201,11 +202,12 @@ TEST(ResidentBanditTest, RepetitionsOnTheirOwnStreamsEqualSeparateRuns) {
   const std::vector<std::uint64_t> replicates = {0, 2, 7};
   for (const Case& c : cases()) {
     const Dataset data = stream(120, c.task);
+    const auto orders = shuffled_orders(data.n_samples, replicates.size());
     const std::vector<Dataset> streams = shuffled_streams(data, replicates.size());
     const std::string what = std::string(c.name) + " " + c.params.back().second;
     auto lockstep = make(c.name, context_for(data, Profile::Paper, replicates), with_param(c.params, "step_path", "resident"));
     ASSERT_TRUE(lockstep->replicated_streams());
-    const auto got = run_replicated_blocks(*lockstep, streams, 17);
+    const auto got = run_replicated_blocks(*lockstep, data, orders, 17);
     for (std::size_t r = 0; r < replicates.size(); ++r) {
       auto alone = make(c.name, context_for(data, Profile::Paper, {replicates[r]}), with_param(c.params, "step_path", "host"));
       const auto expected = run_steps(*alone, streams[r]);
@@ -224,8 +226,7 @@ TEST(ResidentBanditTest, TheHostPathHasNoReplicatedStreams) {
   const Dataset data = stream(10, c.task);
   auto host = make(c.name, context_for(data, Profile::Paper, {0, 1}), with_param(c.params, "step_path", "host"));
   EXPECT_FALSE(host->replicated_streams());
-  const std::vector<Dataset> streams = shuffled_streams(data, 2);
-  EXPECT_THROW(run_replicated_blocks(*host, streams, 5), Error);
+  EXPECT_THROW(run_replicated_blocks(*host, data, shuffled_orders(data.n_samples, 2), 5), Error);
   EXPECT_FALSE(make("oks++", context_for(data))->replicated_streams());
   // Only the resident path batches repetitions on a backend: a GPU study runs the others one
   // repetition per task on its threads.

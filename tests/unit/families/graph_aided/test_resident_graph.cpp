@@ -25,6 +25,7 @@ using omkl::test::make;
 using omkl::test::random_stream;
 using omkl::test::run_blocks;
 using omkl::test::run_replicated_blocks;
+using omkl::test::shuffled_orders;
 using omkl::test::shuffled_streams;
 using omkl::test::run_steps;
 using omkl::test::ScopedEnv;
@@ -350,12 +351,13 @@ TEST(ResidentGraphTest, CheckpointsCrossBetweenThePaths) {
 TEST(ResidentGraphTest, ReplicatesOnTheirOwnStreamsEqualSeparateRuns) {
   const auto data = random_stream(100, 3, Task::Regression);
   const std::vector<std::uint64_t> replicates = {0, 4, 9};
+  const auto orders = shuffled_orders(data.n_samples, replicates.size());
   const std::vector<Dataset> streams = shuffled_streams(data, replicates.size());
   for (const char* name : kAll) {
     const Params params = variants(name).back();
     auto lockstep = make(name, context_for(data, Profile::Paper, replicates), with_param(params, "step_path", "resident"));
     ASSERT_TRUE(lockstep->replicated_streams());
-    const auto got = run_replicated_blocks(*lockstep, streams, 23);
+    const auto got = run_replicated_blocks(*lockstep, data, orders, 23);
     for (std::size_t r = 0; r < replicates.size(); ++r) {
       auto alone = make(name, context_for(data, Profile::Paper, {replicates[r]}), with_param(params, "step_path", "host"));
       const auto expected = run_steps(*alone, streams[r]);
@@ -367,7 +369,7 @@ TEST(ResidentGraphTest, ReplicatesOnTheirOwnStreamsEqualSeparateRuns) {
   }
   auto host = make("omkl-sfg", context_for(data, Profile::Paper, replicates), variants("omkl-sfg").front());
   EXPECT_FALSE(host->replicated_streams());
-  EXPECT_THROW(run_replicated_blocks(*host, streams, 10), Error);
+  EXPECT_THROW(run_replicated_blocks(*host, data, orders, 10), Error);
 }
 
 TEST(ResidentGraphTest, PredictAfterAWalkEqualsTheNextStep) {
