@@ -166,8 +166,12 @@ std::vector<ReplicateRun> run_replicates(const AlgorithmSpec& spec, const Preset
     std::vector<std::uint32_t> rows(std::min(block, T) * R);
     for (std::size_t t0 = 0; t0 < T; t0 += block) {
       const std::size_t n = std::min(block, T - t0);
-      for (std::size_t i = 0; i < n; ++i)
-        for (std::size_t r = 0; r < R; ++r) rows[i * R + r] = static_cast<std::uint32_t>(orders[r][t0 + i]);
+      // The host's share of a GPU walk (16.6 M indices in all at 1 000 repetitions of a
+      // 16 599-row stream): on the study's threads, by steps.
+      detail::parallel_for(n, config.threads, [&](std::size_t begin, std::size_t end) {
+        for (std::size_t i = begin; i < end; ++i)
+          for (std::size_t r = 0; r < R; ++r) rows[i * R + r] = static_cast<std::uint32_t>(orders[r][t0 + i]);
+      });
       detail::StreamRows stream_rows;
       stream_rows.x = data.x.data();
       stream_rows.y = data.y.data();
