@@ -2,6 +2,8 @@
 /// @brief Small synthetic streams and factories shared by the unit tests.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -108,6 +110,12 @@ inline std::vector<double> run_blocks(detail::Algorithm& algorithm, const Datase
     algorithm.step_block(data.row(t), data.y.data() + t, n, data.n_features, out.data() + (t - begin) * R);
   }
   return out;
+}
+
+/// got within 1e-10 of expected, relative to max(1, |expected|): two paths that compute the same
+/// numbers in another order (a resident walk against the host path).
+inline void expect_close(double expected, double got, const std::string& where) {
+  EXPECT_NEAR(got, expected, 1e-10 * std::max(1.0, std::fabs(expected))) << where;
 }
 
 /// n_orders permutations of n_rows rows (order k from the stream (seed, k)): the per-replicate

@@ -14,10 +14,13 @@
 #include <vector>
 
 #include "common/temp_dir_test.h"
+#include "common/text_files.h"
 
 namespace {
 
 namespace fs = std::filesystem;
+using omkl::test::lines_of;
+using omkl::test::read_text;
 
 #ifndef OMKL_CLI_PATH
 #define OMKL_CLI_PATH ""
@@ -32,20 +35,6 @@ std::string quote(const std::string& s) {
   std::string q = "'";
   for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
   return q + "'";
-}
-
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return lines;
 }
 
 class CliTest : public omkl::test::TempDirTest {

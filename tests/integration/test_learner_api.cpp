@@ -33,8 +33,8 @@ using omkl::Learner;
 using omkl::Profile;
 using omkl::Task;
 
-constexpr std::size_t kSamples = 600;
-constexpr std::size_t kFeatures = 4;
+constexpr std::size_t kApiSamples = 600;
+constexpr std::size_t kApiFeatures = 4;
 
 struct Case {
   std::string algo;
@@ -135,14 +135,14 @@ class LearnerApiTest : public omkl::test::TempDirTest {
 
 TEST_F(LearnerApiTest, StepByStepEqualsBlockBitForBit) {
   for (const Case& c : all_cases()) {
-    const Dataset data = omkl::test::random_stream(kSamples, kFeatures, c.task);
+    const Dataset data = omkl::test::random_stream(kApiSamples, kApiFeatures, c.task);
     Learner one = make(c, data);
     Learner block = make(c, data);
     const std::vector<double> a = run_steps(one, data, 0, data.n_samples);
     const std::vector<double> b = run_block(block, data, 0, data.n_samples);
     EXPECT_TRUE(same_bits(a, b)) << describe(c) << ": " << first_difference(a, b);
-    EXPECT_EQ(one.n_seen(), static_cast<std::int64_t>(kSamples));
-    EXPECT_EQ(block.n_seen(), static_cast<std::int64_t>(kSamples));
+    EXPECT_EQ(one.n_seen(), static_cast<std::int64_t>(kApiSamples));
+    EXPECT_EQ(block.n_seen(), static_cast<std::int64_t>(kApiSamples));
     // Blocks of odd sizes (crossing any internal window) give the same numbers too.
     Learner pieces = make(c, data);
     std::vector<double> d;
@@ -158,7 +158,7 @@ TEST_F(LearnerApiTest, StepByStepEqualsBlockBitForBit) {
 
 TEST_F(LearnerApiTest, PredictDoesNotChangeTheState) {
   for (const Case& c : all_cases()) {
-    const Dataset data = omkl::test::random_stream(kSamples, kFeatures, c.task);
+    const Dataset data = omkl::test::random_stream(kApiSamples, kApiFeatures, c.task);
     const std::size_t half = data.n_samples / 2;
     Learner plain = make(c, data);
     Learner probed = make(c, data);
@@ -201,7 +201,7 @@ TEST_F(LearnerApiTest, PredictDoesNotChangeTheState) {
 
 TEST_F(LearnerApiTest, SaveLoadContinuesBitForBit) {
   for (const Case& c : all_cases()) {
-    const Dataset data = omkl::test::random_stream(kSamples, kFeatures, c.task);
+    const Dataset data = omkl::test::random_stream(kApiSamples, kApiFeatures, c.task);
     Learner straight = make(c, data);
     const std::vector<double> expected = run_block(straight, data, 0, data.n_samples);
     // T/2 (+1: an odd split), and the edges: before any sample, after one, at an interval start.
@@ -238,7 +238,7 @@ TEST_F(LearnerApiTest, SaveLoadContinuesBitForBit) {
 }
 
 TEST_F(LearnerApiTest, CorruptedCheckpointIsRejectedByChecksum) {
-  const Dataset data = omkl::test::random_stream(200, kFeatures, Task::Regression);
+  const Dataset data = omkl::test::random_stream(200, kApiFeatures, Task::Regression);
   const fs::path path = saved_checkpoint(data);
   std::string bytes = read_bytes(path);
   ASSERT_GT(bytes.size(), 64u);
@@ -296,7 +296,7 @@ TEST_F(LearnerApiTest, ResealedDamagedStateLoadsOrFailsCleanly) {
   };
   omkl::detail::RandomStream rng(23, 0, omkl::detail::RngPurpose::Misc, 4);
   for (const auto& [algo, task] : algorithms) {
-    const Dataset data = omkl::test::random_stream(240, kFeatures, task);
+    const Dataset data = omkl::test::random_stream(240, kApiFeatures, task);
     Learner learner = make({algo, Profile::Paper, task}, data);
     run_block(learner, data, 0, 120);
     const fs::path path = dir_ / "model.ckpt";
@@ -346,7 +346,7 @@ TEST_F(LearnerApiTest, ResealedDamagedStateLoadsOrFailsCleanly) {
 TEST_F(LearnerApiTest, ContextWithUnknownEnumeratorIsRejected) {
   // The stored task, profile and backend are indices; an index past the last enumerator is
   // damage, reported with the file's name, not cast into an enum.
-  const Dataset data = omkl::test::random_stream(200, kFeatures, Task::Regression);
+  const Dataset data = omkl::test::random_stream(200, kApiFeatures, Task::Regression);
   const fs::path path = saved_checkpoint(data);
   const std::string payload = omkl::detail::read_checkpoint_file(path.string());
   omkl::detail::StateReader in(payload);
@@ -370,7 +370,7 @@ TEST_F(LearnerApiTest, ContextWithUnknownEnumeratorIsRejected) {
 }
 
 TEST_F(LearnerApiTest, TruncatedCheckpointIsRejected) {
-  const Dataset data = omkl::test::random_stream(200, kFeatures, Task::Regression);
+  const Dataset data = omkl::test::random_stream(200, kApiFeatures, Task::Regression);
   const fs::path path = saved_checkpoint(data);
   const std::string bytes = read_bytes(path);
   for (const std::size_t keep : {std::size_t{0}, std::size_t{5}, std::size_t{30}, bytes.size() / 2,
@@ -393,23 +393,23 @@ TEST_F(LearnerApiTest, MissingCheckpointNamesThePath) {
 }
 
 TEST_F(LearnerApiTest, WrongFeatureCountIsAnInputError) {
-  const Dataset data = omkl::test::random_stream(100, kFeatures, Task::Regression);
+  const Dataset data = omkl::test::random_stream(100, kApiFeatures, Task::Regression);
   Learner learner = make({"raker:D=8", Profile::Paper, Task::Regression}, data);
   run_block(learner, data, 0, 10);
   const double before = learner.predict(data.row(10));
-  for (const std::size_t n : {kFeatures - 1, kFeatures + 1, std::size_t{0}}) {
+  for (const std::size_t n : {kApiFeatures - 1, kApiFeatures + 1, std::size_t{0}}) {
     const std::vector<double> x(n, 0.5);
     std::string msg = input_error_of([&] { learner.predict(x); });
     EXPECT_NE(msg.find(std::to_string(n)), std::string::npos) << msg;
     msg = input_error_of([&] { learner.partial_fit(x, 0.5); });
-    EXPECT_NE(msg.find(std::to_string(kFeatures)), std::string::npos) << msg;
+    EXPECT_NE(msg.find(std::to_string(kApiFeatures)), std::string::npos) << msg;
   }
   EXPECT_EQ(learner.n_seen(), 10) << "a rejected sample is not consumed";
   EXPECT_EQ(learner.predict(data.row(10)), before) << "a rejected sample does not change the state";
 }
 
 TEST_F(LearnerApiTest, SeedAndReplicateDetermineTheNumbers) {
-  const Dataset data = omkl::test::random_stream(300, kFeatures, Task::Regression);
+  const Dataset data = omkl::test::random_stream(300, kApiFeatures, Task::Regression);
   for (const std::string algo : {"raker:D=8", "adaraker:D=8", "rf-ogd:D=8"}) {
     const Case c{algo, Profile::Paper, Task::Regression};
     Learner a = make(c, data, 9, 0), b = make(c, data, 9, 0);
@@ -425,7 +425,7 @@ TEST_F(LearnerApiTest, SeedAndReplicateDetermineTheNumbers) {
 }
 
 TEST_F(LearnerApiTest, CheckpointWritesAreAtomic) {
-  const Dataset data = omkl::test::random_stream(200, kFeatures, Task::Regression);
+  const Dataset data = omkl::test::random_stream(200, kApiFeatures, Task::Regression);
   Learner learner = make({"adaraker:D=8", Profile::Paper, Task::Regression}, data);
   const fs::path path = dir_ / "model.ckpt";
   run_block(learner, data, 0, 50);
@@ -454,7 +454,7 @@ TEST_F(LearnerApiTest, CheckpointWritesAreAtomic) {
 // bit-identically. The federated learners take their clients from the spec, or from
 // LearnerContext::n_clients.
 TEST_F(LearnerApiTest, FederatedAndBanditLearnersSaveAndResume) {
-  const Dataset data = omkl::test::random_stream(300, kFeatures, Task::Regression);
+  const Dataset data = omkl::test::random_stream(300, kApiFeatures, Task::Regression);
   for (const std::string algo : {"pof-mkl:clients=4,D=6,M=2,dict=gauss2:0.5+gauss2:2+gauss2:8",
                                  "vm-kofl:D=6,dict=gauss2:0.5+gauss2:2", "em-kofl:clients=4,D=6,dict=gauss2:1",
                                  "perfedavg:clients=4", "oks++", "ioks", "rf-ioks:D=16", "lkmbooks:B=30"}) {
@@ -482,27 +482,27 @@ TEST_F(LearnerApiTest, FederatedAndBanditLearnersSaveAndResume) {
 // Strict inputs: NaN/Inf features and targets, and classifier labels other than ±1, are refused
 // with an InputError naming the sample, and the learner is left as it was.
 TEST_F(LearnerApiTest, BadSamplesAreRefusedAndChangeNothing) {
-  const Dataset data = omkl::test::random_stream(40, kFeatures, Task::Regression);
+  const Dataset data = omkl::test::random_stream(40, kApiFeatures, Task::Regression);
   Learner learner = make({"raker:D=8", Profile::Paper, Task::Regression}, data);
   run_steps(learner, data, 0, 10);
   Learner twin = make({"raker:D=8", Profile::Paper, Task::Regression}, data);
   run_steps(twin, data, 0, 10);
-  std::vector<double> x(data.row(10), data.row(10) + kFeatures);
+  std::vector<double> x(data.row(10), data.row(10) + kApiFeatures);
   x[2] = std::nan("");
   EXPECT_NE(input_error_of([&] { learner.partial_fit(x, 0.5); }).find("sample 11: feature 3"), std::string::npos);
   EXPECT_NE(input_error_of([&] { learner.predict(x); }).find("feature 3"), std::string::npos);
   x[2] = 0.1;
   EXPECT_NE(input_error_of([&] { learner.partial_fit(x, INFINITY); }).find("not finite"), std::string::npos);
   // A block with one bad row in the middle learns nothing.
-  std::vector<double> xs(data.x.begin() + 10 * kFeatures, data.x.begin() + 20 * kFeatures);
+  std::vector<double> xs(data.x.begin() + 10 * kApiFeatures, data.x.begin() + 20 * kApiFeatures);
   std::vector<double> ys(data.y.begin() + 10, data.y.begin() + 20), out(10);
-  xs[5 * kFeatures] = -INFINITY;
+  xs[5 * kApiFeatures] = -INFINITY;
   EXPECT_NE(input_error_of([&] { learner.partial_fit_block(xs.data(), ys.data(), 10, out.data()); }).find("sample 16"),
             std::string::npos);
   EXPECT_EQ(learner.n_seen(), 10);
   EXPECT_TRUE(same_bits(run_steps(learner, data, 10, 40), run_steps(twin, data, 10, 40)));
   // A classifier takes labels ±1 only.
-  const Dataset labels = omkl::test::random_stream(20, kFeatures, Task::Classification);
+  const Dataset labels = omkl::test::random_stream(20, kApiFeatures, Task::Classification);
   Learner classifier = make({"raker:D=8", Profile::Paper, Task::Classification}, labels);
   EXPECT_NE(input_error_of([&] { classifier.partial_fit(labels.row(0), 0.0); }).find("−1 or +1"), std::string::npos);
   EXPECT_EQ(classifier.n_seen(), 0);
@@ -589,7 +589,7 @@ TEST_F(LearnerApiTest, AnUpdateThatThrowsFailsTheLearner) {
 // The training stream's normalisation travels with the model: LearnerContext::preprocessing is
 // kept through save/load, statistics and all, so new rows can get the transform of training.
 TEST_F(LearnerApiTest, PreprocessingIsKeptInTheCheckpoint) {
-  Dataset data = omkl::test::random_stream(60, kFeatures, Task::Regression);
+  Dataset data = omkl::test::random_stream(60, kApiFeatures, Task::Regression);
   omkl::LearnerContext context;
   context.n_features = data.n_features;
   context.horizon = data.n_samples;
@@ -602,7 +602,7 @@ TEST_F(LearnerApiTest, PreprocessingIsKeptInTheCheckpoint) {
   const Learner loaded = Learner::load(path.string());
   const omkl::Normalizer& kept = loaded.preprocessing();
   EXPECT_EQ(kept.how, omkl::Normalization::ZScore);
-  EXPECT_EQ(kept.n_features, static_cast<std::size_t>(kFeatures));
+  EXPECT_EQ(kept.n_features, static_cast<std::size_t>(kApiFeatures));
   EXPECT_EQ(kept.offset, context.preprocessing.offset);
   EXPECT_EQ(kept.scale, context.preprocessing.scale);
   EXPECT_EQ(kept.scale_y, context.preprocessing.scale_y);
@@ -615,7 +615,7 @@ TEST_F(LearnerApiTest, PreprocessingIsKeptInTheCheckpoint) {
 // Learner::parameters(): every parameter with the value used, the typed ones and the defaults
 // (Raker's η = 1/√T), the same after a save/load round trip.
 TEST_F(LearnerApiTest, ParametersListEveryResolvedValue) {
-  const Dataset data = omkl::test::random_stream(100, kFeatures, Task::Regression);
+  const Dataset data = omkl::test::random_stream(100, kApiFeatures, Task::Regression);
   omkl::LearnerContext context;
   context.n_features = data.n_features;
   context.horizon = 100;
@@ -638,7 +638,7 @@ TEST_F(LearnerApiTest, ParametersListEveryResolvedValue) {
 
 // Checkpoints through streams and buffers are the file's bytes, and restore the same learner.
 TEST_F(LearnerApiTest, SaveAndLoadThroughStreamsAndBuffers) {
-  const Dataset data = omkl::test::random_stream(120, kFeatures, Task::Regression);
+  const Dataset data = omkl::test::random_stream(120, kApiFeatures, Task::Regression);
   Learner learner = make({"adaraker:D=8", Profile::Paper, Task::Regression}, data);
   run_steps(learner, data, 0, 60);
   const fs::path path = dir_ / "a.ckpt";
@@ -682,7 +682,7 @@ TEST_F(LearnerApiTest, KernelWeightsAreReadable) {
   };
   for (const auto& [algo, task] : weighted) {
     SCOPED_TRACE(algo);
-    const Dataset data = omkl::test::random_stream(200, kFeatures, task);
+    const Dataset data = omkl::test::random_stream(200, kApiFeatures, task);
     Learner learner = make({algo, Profile::Paper, task}, data);
     std::vector<double> w = learner.kernel_weights();
     ASSERT_EQ(w.size(), 3u);
@@ -699,10 +699,10 @@ TEST_F(LearnerApiTest, KernelWeightsAreReadable) {
     EXPECT_EQ(Learner::load(path.string()).kernel_weights(), w);
   }
   for (const std::string algo : {"adaraker:D=8", "avgmkl", "kogd", "perfedavg:clients=2,hidden_layers=1,width=3"}) {
-    const Dataset data = omkl::test::random_stream(20, kFeatures, Task::Regression);
+    const Dataset data = omkl::test::random_stream(20, kApiFeatures, Task::Regression);
     EXPECT_TRUE(make({algo, Profile::Paper, Task::Regression}, data).kernel_weights().empty()) << algo;
   }
   // A single-kernel learner's one weight.
-  const Dataset data = omkl::test::random_stream(20, kFeatures, Task::Regression);
+  const Dataset data = omkl::test::random_stream(20, kApiFeatures, Task::Regression);
   EXPECT_EQ(make({"rf-ogd:D=8", Profile::Paper, Task::Regression}, data).kernel_weights(), std::vector<double>{1.0});
 }

@@ -19,6 +19,7 @@
 
 using namespace omkl;
 using namespace omkl::detail;
+using omkl::test::expect_close;
 using omkl::test::config_error_message;
 using omkl::test::context_for;
 using omkl::test::make;
@@ -47,13 +48,13 @@ Dataset stream(std::size_t n, Task task) {
 
 const char* const kExpansionDict = "gauss:0.5+lap:1+cauchy:2+gauss:4";
 
-struct Case {
+struct BanditCase {
   const char* name;
   Task task;
   Params params;
 };
 
-std::vector<Case> cases() {
+std::vector<BanditCase> bandit_cases() {
   const Params base = {{"D", "24"}, {"dict", "gauss:0.5+gauss:1+gauss:2+gauss:4"}};
   const auto plus = [&](Params extra) {
     Params p = base;
@@ -77,14 +78,10 @@ std::vector<Case> cases() {
   };
 }
 
-void expect_close(double expected, double got, const std::string& where) {
-  EXPECT_NEAR(got, expected, 1e-10 * std::max(1.0, std::fabs(expected))) << where;
-}
-
 }  // namespace
 
 TEST(ResidentBanditTest, WalkMakesTheHostPathsDraws) {
-  for (const Case& c : cases()) {
+  for (const BanditCase& c : bandit_cases()) {
     const Dataset data = stream(150, c.task);
     const auto ctx = context_for(data, Profile::Paper, {0, 2, 7});
     auto host = make(c.name, ctx, with_param(c.params, "step_path", "host"));
@@ -115,7 +112,7 @@ TEST(ResidentBanditTest, WalkMakesTheHostPathsDraws) {
 
 // One walk of many rounds and many walks of one round leave the same state, bit for bit.
 TEST(ResidentBanditTest, BlocksOfRoundsEqualSingleRounds) {
-  for (const Case& c : cases()) {
+  for (const BanditCase& c : bandit_cases()) {
     const Dataset data = stream(90, c.task);
     const auto ctx = context_for(data, Profile::Paper, {1, 4});
     auto single = make(c.name, ctx, with_param(c.params, "step_path", "resident"));
@@ -137,7 +134,7 @@ TEST(ResidentBanditTest, BlocksOfRoundsEqualSingleRounds) {
 
 // A checkpoint written on one path continues on the other.
 TEST(ResidentBanditTest, CheckpointsCrossBetweenThePaths) {
-  for (const Case& c : cases()) {
+  for (const BanditCase& c : bandit_cases()) {
     const Dataset data = stream(80, c.task);
     const auto ctx = context_for(data, Profile::Paper, {0, 1});
     for (const char* first : {"host", "resident"}) {
@@ -158,7 +155,7 @@ TEST(ResidentBanditTest, CheckpointsCrossBetweenThePaths) {
 }
 
 TEST(ResidentBanditTest, PredictAfterAWalkEqualsTheNextRound) {
-  const Case c = cases()[1];
+  const BanditCase c = bandit_cases()[1];
   const Dataset data = stream(40, c.task);
   auto a = make(c.name, context_for(data, Profile::Paper, {0, 1}), with_param(c.params, "step_path", "resident"));
   for (std::size_t t = 0; t < 30; ++t) {
@@ -200,7 +197,7 @@ TEST(ResidentBanditTest, ConfigurationsTheWalkDoesNotHoldAreRefused) {
 // stream: the same draws, and the host path's predictions and logs within the features' rounding.
 TEST(ResidentBanditTest, RepetitionsOnTheirOwnStreamsEqualSeparateRuns) {
   const std::vector<std::uint64_t> replicates = {0, 2, 7};
-  for (const Case& c : cases()) {
+  for (const BanditCase& c : bandit_cases()) {
     const Dataset data = stream(120, c.task);
     const auto orders = shuffled_orders(data.n_samples, replicates.size());
     const std::vector<Dataset> streams = shuffled_streams(data, replicates.size());
@@ -222,7 +219,7 @@ TEST(ResidentBanditTest, RepetitionsOnTheirOwnStreamsEqualSeparateRuns) {
 
 // The host path runs repetitions as separate learners: it says so rather than mixing streams.
 TEST(ResidentBanditTest, TheHostPathHasNoReplicatedStreams) {
-  const Case c = cases()[1];
+  const BanditCase c = bandit_cases()[1];
   const Dataset data = stream(10, c.task);
   auto host = make(c.name, context_for(data, Profile::Paper, {0, 1}), with_param(c.params, "step_path", "host"));
   EXPECT_FALSE(host->replicated_streams());

@@ -57,7 +57,7 @@ std::string param(const Algorithm& a, const std::string& key) {
 }
 
 // z_i(x) from the frequencies every federated learner draws: stream (seed, replicate, kernel).
-std::vector<double> features(const KernelSpec& kernel, std::size_t D, const double* x, std::size_t d,
+std::vector<double> rf_features(const KernelSpec& kernel, std::size_t D, const double* x, std::size_t d,
                              std::uint64_t seed, std::uint64_t replicate, std::size_t i) {
   RandomStream rng(seed, replicate, RngPurpose::Frequencies, i);
   const auto V = draw_frequencies(kernel, D, d, RfKind::Rf, rng);
@@ -191,7 +191,7 @@ TEST(FederatedTest, PofMklWithAllKernelsMatchesADirectComputation) {
       std::vector<double> f(N);
       std::vector<std::vector<double>> z(N);
       for (std::size_t i = 0; i < N; ++i) {
-        z[i] = features(dict[i], D, x, d, c.seed, 0, i);
+        z[i] = rf_features(dict[i], D, x, d, c.seed, 0, i);
         f[i] = std::inner_product(theta[i].begin(), theta[i].end(), z[i].begin(), 0.0);
       }
       const double top = *std::max_element(log_w[k].begin(), log_w[k].end());
@@ -307,7 +307,7 @@ TEST(FederatedTest, OfmklAvgPredictsTheUniformMeanAndOfsklItsOneKernel) {
   for (std::size_t i = 0; i < 4; ++i) {
     std::vector<double> expected(8, 0.0);
     for (std::size_t k = 0; k < 2; ++k) {
-      const auto z = features(dict[i], 4, data.row(k), 2, c.seed, 0, i);
+      const auto z = rf_features(dict[i], 4, data.row(k), 2, c.seed, 0, i);
       for (std::size_t j = 0; j < 8; ++j) expected[j] -= 0.2 * 2.0 * (0.0 - data.y[k]) * z[j] / 2.0;
     }
     const auto got = federated_theta(*fresh, 0, i);
@@ -332,7 +332,7 @@ TEST(FederatedTest, SharePrefixAcrossDFalseDrawsEachDFromStreamsOfItsOwn) {
         const std::size_t stream = share ? i : (D << 32) + i;
         std::vector<double> expected(2 * D, 0.0);
         for (std::size_t k = 0; k < 2; ++k) {
-          const auto z = features(dict[i], D, data.row(k), 2, c.seed, 0, stream);
+          const auto z = rf_features(dict[i], D, data.row(k), 2, c.seed, 0, stream);
           for (std::size_t j = 0; j < 2 * D; ++j) expected[j] -= 0.2 * 2.0 * (0.0 - data.y[k]) * z[j] / 2.0;
         }
         const auto got = federated_theta(*a, 0, i);
@@ -1173,7 +1173,7 @@ TEST(FederatedTest, OfsklLocalStepsIsFedOmdAveragingEveryLRounds) {
       }
       for (std::size_t k = 0; k < K; ++k) {
         const std::size_t row = (t - 1) * K + k;
-        const auto z = features(dict[0], D, data.row(row), d, c.seed, 0, kOfsklFrequencyStream);
+        const auto z = rf_features(dict[0], D, data.row(row), d, c.seed, 0, kOfsklFrequencyStream);
         double f = 0.0;
         for (std::size_t j = 0; j < 2 * D; ++j) f += theta[k][j] * z[j];
         double got = 0.0, predicted = 0.0;
@@ -1232,7 +1232,7 @@ TEST(FederatedTest, EmKoflGlobalOnlyMatchesADirectComputation) {
       double f[2], n2[2];
       std::vector<std::vector<double>> z(N);
       for (std::size_t i = 0; i < N; ++i) {
-        z[i] = features(dict[i], D, data.row(row), d, c.seed, 0, i);
+        z[i] = rf_features(dict[i], D, data.row(row), d, c.seed, 0, i);
         f[i] = n2[i] = 0.0;
         for (std::size_t j = 0; j < 2 * D; ++j) {
           f[i] += theta[i][j] * z[i][j];

@@ -16,6 +16,7 @@
 
 using namespace omkl;
 using namespace omkl::detail;
+using omkl::test::expect_close;
 using omkl::test::make;
 using omkl::test::run_blocks;
 using omkl::test::run_steps;
@@ -25,13 +26,13 @@ namespace {
 
 using Params = std::vector<std::pair<std::string, std::string>>;
 
-Dataset federated_stream(std::size_t rounds) { return omkl::test::federated_stream(4, rounds, 3, 37); }
+Dataset em_kofl_stream(std::size_t rounds) { return omkl::test::federated_stream(4, rounds, 3, 37); }
 
-AlgoContext fed_context(const Dataset& data, std::vector<std::uint64_t> replicates) {
+AlgoContext em_kofl_context(const Dataset& data, std::vector<std::uint64_t> replicates) {
   return omkl::test::federated_context(data, Profile::Paper, std::move(replicates));
 }
 
-std::vector<Params> variants() {
+std::vector<Params> em_kofl_variants() {
   const Params base = {{"dict", "gauss2:0.5+gauss2:1+gauss2:2+gauss2:4+gauss2:8"}, {"D", "6"}};
   const auto plus = [&](Params extra) {
     Params p = base;
@@ -41,10 +42,6 @@ std::vector<Params> variants() {
   // η ≠ η_g: each path's θ step and server weight step must take its own rate.
   return {base, plus({{"explore", "0.3"}}), plus({{"weight_loss_reduction", "mean"}}),
           plus({{"eta", "0.2"}, {"eta_g", "0.9"}})};
-}
-
-void expect_close(double expected, double got, const std::string& where) {
-  EXPECT_NEAR(got, expected, 1e-10 * std::max(1.0, std::fabs(expected))) << where;
 }
 
 }  // namespace
@@ -68,10 +65,10 @@ TEST(ResidentEmKoflTest, DrawIsTheInverseCdfOfTheMixedWeights) {
 }
 
 TEST(ResidentEmKoflTest, WalkMakesTheHostPathsSteps) {
-  const Dataset data = federated_stream(25);
-  for (const Params& params : variants()) {
+  const Dataset data = em_kofl_stream(25);
+  for (const Params& params : em_kofl_variants()) {
     const std::string what = params.back().first + "=" + params.back().second;
-    const auto ctx = fed_context(data, {0, 3, 6});
+    const auto ctx = em_kofl_context(data, {0, 3, 6});
     auto host = make("em-kofl", ctx, with_param(params, "step_path", "host"));
     auto walk = make("em-kofl", ctx, with_param(params, "step_path", "resident"));
     const auto expected = run_steps(*host, data);
@@ -98,9 +95,9 @@ TEST(ResidentEmKoflTest, WalkMakesTheHostPathsSteps) {
 
 // One walk of many samples and many walks of one sample leave the same state, bit for bit.
 TEST(ResidentEmKoflTest, BlocksOfSamplesEqualSingleSteps) {
-  const Dataset data = federated_stream(20);
-  const auto ctx = fed_context(data, {1, 2});
-  const Params params = with_param(variants()[1], "step_path", "resident");
+  const Dataset data = em_kofl_stream(20);
+  const auto ctx = em_kofl_context(data, {1, 2});
+  const Params params = with_param(em_kofl_variants()[1], "step_path", "resident");
   auto single = make("em-kofl", ctx, params);
   const auto expected = run_steps(*single, data);
   auto blocked = make("em-kofl", ctx, params);
@@ -115,9 +112,9 @@ TEST(ResidentEmKoflTest, BlocksOfSamplesEqualSingleSteps) {
 // A checkpoint written on one path (mid-round) continues on the other; predict() after a walk
 // is the next step's prediction.
 TEST(ResidentEmKoflTest, CheckpointsCrossAndPredictFollows) {
-  const Dataset data = federated_stream(15);
-  const auto ctx = fed_context(data, {0, 1});
-  const Params params = variants()[0];
+  const Dataset data = em_kofl_stream(15);
+  const auto ctx = em_kofl_context(data, {0, 1});
+  const Params params = em_kofl_variants()[0];
   for (const char* first : {"host", "resident"}) {
     const char* second = std::string(first) == "host" ? "resident" : "host";
     auto a = make("em-kofl", ctx, with_param(params, "step_path", first));

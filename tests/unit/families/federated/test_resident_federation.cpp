@@ -17,6 +17,7 @@
 
 using namespace omkl;
 using namespace omkl::detail;
+using omkl::test::expect_close;
 using omkl::test::make;
 using omkl::test::run_blocks;
 using omkl::test::run_steps;
@@ -28,7 +29,7 @@ using Params = std::vector<std::pair<std::string, std::string>>;
 
 constexpr std::size_t kClients = 4;
 
-Dataset federated_stream(std::size_t rounds) { return omkl::test::federated_stream(kClients, rounds, 3, 19); }
+Dataset federation_stream(std::size_t rounds) { return omkl::test::federated_stream(kClients, rounds, 3, 19); }
 
 AlgoContext fed_context(const Dataset& data, Profile profile, std::vector<std::uint64_t> replicates) {
   return omkl::test::federated_context(data, profile, std::move(replicates));
@@ -59,14 +60,10 @@ std::vector<Case> cases() {
   };
 }
 
-void expect_close(double expected, double got, const std::string& where) {
-  EXPECT_NEAR(got, expected, 1e-10 * std::max(1.0, std::fabs(expected))) << where;
-}
-
 }  // namespace
 
 TEST(ResidentFederationTest, WalkMakesTheHostPathsRounds) {
-  const Dataset data = federated_stream(30);
+  const Dataset data = federation_stream(30);
   for (const Case& c : cases()) {
     const auto ctx = fed_context(data, c.profile, {0, 3});
     auto host = make(c.name, ctx, with_param(c.params, "step_path", "host"));
@@ -108,7 +105,7 @@ TEST(ResidentFederationTest, WalkMakesTheHostPathsRounds) {
 
 // One walk of many rounds and walks of one round each leave the same state, bit for bit.
 TEST(ResidentFederationTest, OneWalkEqualsRoundByRound) {
-  const Dataset data = federated_stream(24);
+  const Dataset data = federation_stream(24);
   for (const Case& c : cases()) {
     const auto ctx = fed_context(data, c.profile, {1, 2});
     auto whole = make(c.name, ctx, with_param(c.params, "step_path", "resident"));
@@ -125,7 +122,7 @@ TEST(ResidentFederationTest, OneWalkEqualsRoundByRound) {
 
 // A checkpoint written after resident rounds continues on the host path, and the reverse.
 TEST(ResidentFederationTest, CheckpointsCrossBetweenThePaths) {
-  const Dataset data = federated_stream(20);
+  const Dataset data = federation_stream(20);
   for (const Case& c : cases()) {
     const auto ctx = fed_context(data, c.profile, {0, 1});
     for (const char* first : {"host", "resident"}) {

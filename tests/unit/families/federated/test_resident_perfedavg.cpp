@@ -23,13 +23,13 @@ namespace {
 
 using Params = std::vector<std::pair<std::string, std::string>>;
 
-Dataset federated_stream(std::size_t rounds) { return omkl::test::federated_stream(4, rounds, 3, 53); }
+Dataset perfedavg_stream(std::size_t rounds) { return omkl::test::federated_stream(4, rounds, 3, 53); }
 
-AlgoContext fed_context(const Dataset& data, std::vector<std::uint64_t> replicates) {
+AlgoContext perfedavg_context(const Dataset& data, std::vector<std::uint64_t> replicates) {
   return omkl::test::federated_context(data, Profile::Paper, std::move(replicates));
 }
 
-std::vector<Params> variants() {
+std::vector<Params> perfedavg_variants() {
   return {{{"width", "6"}},                                   // as many hidden layers as fit the cap
           {{"width", "5"}, {"hidden_layers", "2"}},
           {{"hidden_layers", "0"}},                           // a linear model
@@ -45,9 +45,9 @@ std::string describe(const Params& p) {
 }  // namespace
 
 TEST(ResidentPerFedAvgTest, WalkEqualsTheHostPath) {
-  const Dataset data = federated_stream(30);
-  for (const Params& params : variants()) {
-    const auto ctx = fed_context(data, {0, 2, 5});
+  const Dataset data = perfedavg_stream(30);
+  for (const Params& params : perfedavg_variants()) {
+    const auto ctx = perfedavg_context(data, {0, 2, 5});
     auto host = make("perfedavg", ctx, with_param(params, "step_path", "host"));
     auto walk = make("perfedavg", ctx, with_param(params, "step_path", "resident"));
     const auto expected = run_steps(*host, data);
@@ -70,9 +70,9 @@ TEST(ResidentPerFedAvgTest, WalkEqualsTheHostPath) {
 // A checkpoint written mid-round on one path continues on the other; predict() after a walk is
 // the next step's prediction.
 TEST(ResidentPerFedAvgTest, CheckpointsCrossAndPredictFollows) {
-  const Dataset data = federated_stream(15);
-  const auto ctx = fed_context(data, {0, 1});
-  const Params params = variants()[0];
+  const Dataset data = perfedavg_stream(15);
+  const auto ctx = perfedavg_context(data, {0, 1});
+  const Params params = perfedavg_variants()[0];
   for (const char* first : {"host", "resident"}) {
     const char* second = std::string(first) == "host" ? "resident" : "host";
     auto a = make("perfedavg", ctx, with_param(params, "step_path", first));

@@ -36,7 +36,7 @@ namespace {
 using Params = std::vector<std::pair<std::string, std::string>>;
 
 // Relative agreement of two predictions that differ only by the rounding of a few sums.
-void expect_close(double expected, double got, const std::string& where) {
+void expect_tight(double expected, double got, const std::string& where) {
   EXPECT_NEAR(got, expected, 1e-11 * std::max(1.0, std::fabs(expected))) << where;
 }
 
@@ -102,7 +102,7 @@ TEST(ResidentPairTest, FeaturesAndUpdateAreTheRandomFeatureStep) {
 // checkpoint of each: its bytes hold them).
 namespace {
 
-const char* const kAll[] = {"omkl-gf", "omkl-sfg", "omkl-sfg-r", "sfg-mkl", "sfg-mkl-r"};
+const char* const kWalkAlgorithms[] = {"omkl-gf", "omkl-sfg", "omkl-sfg-r", "sfg-mkl", "sfg-mkl-r"};
 
 // A dictionary of 12 kernels, so that the refinement set (rank 10 of 12) moves, and variants
 // that reach the other branches: after_switch, OMKL-GF's frozen graph, J = 3 and J = 5 nodes, SFG-R's
@@ -145,7 +145,7 @@ TEST(ResidentGraphTest, WalkMakesTheHostPathsDecisions) {
   const auto data = random_stream(120, 4, Task::Regression);
   for (const char* sums : {"ordered", "tree"}) {
   ScopedEnv sums_order("OMKL_WALK_SUMS", sums);
-  for (const char* name : kAll) {
+  for (const char* name : kWalkAlgorithms) {
     for (Profile profile : {Profile::Paper, Profile::Reference}) {
       for (const Params& params : variants(name)) {
         const std::string after = std::to_string(params.size()) + " parameters, " + sums + " sums";
@@ -168,17 +168,17 @@ TEST(ResidentGraphTest, WalkMakesTheHostPathsDecisions) {
             ASSERT_EQ(tw.exploration_set, th.exploration_set) << what << " t=" << t;
             ASSERT_EQ(tw.q_used.size(), th.q_used.size());
             for (std::size_t i = 0; i < th.q_used.size(); ++i) {
-              expect_close(th.q[i], tw.q[i], what);
-              expect_close(th.q_used[i], tw.q_used[i], what);
+              expect_tight(th.q[i], tw.q[i], what);
+              expect_tight(th.q_used[i], tw.q_used[i], what);
             }
             ASSERT_EQ(tw.node_pmf.size(), th.node_pmf.size());
-            for (std::size_t i = 0; i < th.node_pmf.size(); ++i) expect_close(th.node_pmf[i], tw.node_pmf[i], what);
-            expect_close(ph[r], pw[r], what + " t=" + std::to_string(t));
+            for (std::size_t i = 0; i < th.node_pmf.size(); ++i) expect_tight(th.node_pmf[i], tw.node_pmf[i], what);
+            expect_tight(ph[r], pw[r], what + " t=" + std::to_string(t));
           }
         }
         for (std::size_t r = 0; r < 3; ++r) {
           const auto lh = graph_aided_log_kernel_weights(*host, r), lw = graph_aided_log_kernel_weights(*walk, r);
-          for (std::size_t k = 0; k < lh.size(); ++k) expect_close(lh[k], lw[k], what + " log w");
+          for (std::size_t k = 0; k < lh.size(); ++k) expect_tight(lh[k], lw[k], what + " log w");
           if (std::string(name) != "omkl-gf") {
             const auto uh = graph_aided_vertex_weights(*host, r), uw = graph_aided_vertex_weights(*walk, r);
             for (std::size_t k = 0; k < uh.size(); ++k) EXPECT_NEAR(uw[k], uh[k], 1e-10) << what;
@@ -193,10 +193,10 @@ TEST(ResidentGraphTest, WalkMakesTheHostPathsDecisions) {
         auto blocked = make(name, ctx, with_param(params, "step_path", "resident"));
         const auto expected = run_steps(*make(name, ctx, with_param(params, "step_path", "host")), data);
         const auto got = run_blocks(*blocked, data, 13);
-        for (std::size_t i = 0; i < got.size(); ++i) expect_close(expected[i], got[i], what + " blocked");
+        for (std::size_t i = 0; i < got.size(); ++i) expect_tight(expected[i], got[i], what + " blocked");
         for (std::size_t r = 0; r < 3; ++r) {
           const auto lh = graph_aided_log_kernel_weights(*host, r), lb = graph_aided_log_kernel_weights(*blocked, r);
-          for (std::size_t k = 0; k < lh.size(); ++k) expect_close(lh[k], lb[k], what + " blocked log w");
+          for (std::size_t k = 0; k < lh.size(); ++k) expect_tight(lh[k], lb[k], what + " blocked log w");
           if (std::string(name) == "omkl-gf") continue;
           const auto uh = graph_aided_vertex_weights(*host, r), ub = graph_aided_vertex_weights(*blocked, r);
           for (std::size_t k = 0; k < uh.size(); ++k) EXPECT_NEAR(ub[k], uh[k], 1e-10) << what << " blocked";
@@ -219,7 +219,7 @@ TEST(ResidentGraphTest, ATeamOfLanesGivesTheOneLaneWalkBitForBit) {
   std::size_t run = 0, tree_bits_differ = 0;
   for (const char* sums : {"ordered", "tree"}) {
   ScopedEnv sums_order("OMKL_WALK_SUMS", sums);
-  for (const char* name : kAll) {
+  for (const char* name : kWalkAlgorithms) {
     for (Profile profile : {Profile::Paper, Profile::Reference}) {
       for (const Params& variant : variants(name)) {
         const Params params = with_param(variant, "step_path", "resident");
@@ -271,7 +271,7 @@ TEST(ResidentGraphTest, ATeamOfLanesGivesTheOneLaneWalkBitForBit) {
 TEST(ResidentGraphTest, HostDriversKeepTheIndexOrderByDefault) {
   const auto data = random_stream(60, 4, Task::Regression);
   std::size_t tree_differs = 0;  // the control: the tree order is not the index order's bits here
-  for (const char* name : kAll) {
+  for (const char* name : kWalkAlgorithms) {
     const auto ctx = context_for(data, Profile::Paper, {0, 3});
     const Params params = {{"step_path", "resident"}};
     const auto walk = [&](const char* sums) {
@@ -300,7 +300,7 @@ TEST(ResidentGraphTest, HostDriversKeepTheIndexOrderByDefault) {
 // leaves is where the host path's stream would be.
 TEST(ResidentGraphTest, BlocksOfStepsEqualSingleSteps) {
   const auto data = random_stream(90, 3, Task::Regression);
-  for (const char* name : kAll) {
+  for (const char* name : kWalkAlgorithms) {
     for (Params params : variants(name)) {
       params.emplace_back("step_path", "resident");
       const auto ctx = context_for(data, Profile::Reference, {1, 2});
@@ -326,7 +326,7 @@ TEST(ResidentGraphTest, BlocksOfStepsEqualSingleSteps) {
 // continued on the host path, follows the host path's decisions (and the reverse).
 TEST(ResidentGraphTest, CheckpointsCrossBetweenThePaths) {
   const auto data = random_stream(80, 3, Task::Regression);
-  for (const char* name : kAll)
+  for (const char* name : kWalkAlgorithms)
   for (const char* first : {"host", "resident"}) {
     const Params base = variants(name).back();
     const auto ctx = context_for(data, Profile::Reference, {0, 1});
@@ -341,7 +341,7 @@ TEST(ResidentGraphTest, CheckpointsCrossBetweenThePaths) {
     b->load_state(in);
     const auto got = run_steps(*b, data, 30, 80);
     for (std::size_t i = 0; i < got.size(); ++i)
-      expect_close(expected[i], got[i], std::string(name) + " " + first + " → " + second);
+      expect_tight(expected[i], got[i], std::string(name) + " " + first + " → " + second);
   }
 }
 
@@ -353,7 +353,7 @@ TEST(ResidentGraphTest, ReplicatesOnTheirOwnStreamsEqualSeparateRuns) {
   const std::vector<std::uint64_t> replicates = {0, 4, 9};
   const auto orders = shuffled_orders(data.n_samples, replicates.size());
   const std::vector<Dataset> streams = shuffled_streams(data, replicates.size());
-  for (const char* name : kAll) {
+  for (const char* name : kWalkAlgorithms) {
     const Params params = variants(name).back();
     auto lockstep = make(name, context_for(data, Profile::Paper, replicates), with_param(params, "step_path", "resident"));
     ASSERT_TRUE(lockstep->replicated_streams());
@@ -362,9 +362,9 @@ TEST(ResidentGraphTest, ReplicatesOnTheirOwnStreamsEqualSeparateRuns) {
       auto alone = make(name, context_for(data, Profile::Paper, {replicates[r]}), with_param(params, "step_path", "host"));
       const auto expected = run_steps(*alone, streams[r]);
       for (std::size_t t = 0; t < data.n_samples; ++t)
-        expect_close(expected[t], got[t * replicates.size() + r], std::string(name) + " r=" + std::to_string(r));
+        expect_tight(expected[t], got[t * replicates.size() + r], std::string(name) + " r=" + std::to_string(r));
       const auto la = graph_aided_log_kernel_weights(*alone, 0), lb = graph_aided_log_kernel_weights(*lockstep, r);
-      for (std::size_t k = 0; k < la.size(); ++k) expect_close(la[k], lb[k], std::string(name) + " log w");
+      for (std::size_t k = 0; k < la.size(); ++k) expect_tight(la[k], lb[k], std::string(name) + " log w");
     }
   }
   auto host = make("omkl-sfg", context_for(data, Profile::Paper, replicates), variants("omkl-sfg").front());
@@ -374,14 +374,14 @@ TEST(ResidentGraphTest, ReplicatesOnTheirOwnStreamsEqualSeparateRuns) {
 
 TEST(ResidentGraphTest, PredictAfterAWalkEqualsTheNextStep) {
   const auto data = random_stream(40, 3, Task::Regression);
-  for (const char* name : kAll) {
+  for (const char* name : kWalkAlgorithms) {
     auto a = make(name, context_for(data, Profile::Paper, {0, 1}),
                   {{"D", "5"}, {"M", "3"}, {"switch_step", "20"}, {"step_path", "resident"}});
     for (std::size_t t = 0; t < 30; ++t) {
       double p[2], s[2];
       a->predict(data.row(t), p);
       a->step(data.row(t), data.y[t], s);
-      for (int r = 0; r < 2; ++r) expect_close(p[r], s[r], std::string(name) + " t=" + std::to_string(t));
+      for (int r = 0; r < 2; ++r) expect_tight(p[r], s[r], std::string(name) + " t=" + std::to_string(t));
     }
   }
 }
@@ -419,7 +419,7 @@ TEST(ResidentGraphTest, UnsupportedConfigurationsNameTheReason) {
   const auto data = random_stream(20, 3, Task::Regression);
   const auto ctx = context_for(data, Profile::Paper);
   const Params resident = {{"D", "4"}, {"M", "2"}, {"step_path", "resident"}};
-  for (const char* name : kAll) EXPECT_EQ(omkl::test::config_error_message(name, ctx, resident), "") << name;
+  for (const char* name : kWalkAlgorithms) EXPECT_EQ(omkl::test::config_error_message(name, ctx, resident), "") << name;
   Params ridge = resident;
   ridge.emplace_back("u_loss", "ridge");
   const std::string message = omkl::test::config_error_message("omkl-sfg", ctx, ridge);
