@@ -33,8 +33,6 @@ namespace omkl::detail {
 
 namespace {
 
-enum class Rule { Oks, OksPlusPlus, Ioks };
-
 constexpr std::uint64_t kDrawStream = 0xb0a0u;  // + rule: the kernel draws (Ω: hypotheses.h)
 
 LossKind read_bandit_loss(ParamReader& params, const AlgoContext& context) {
@@ -48,7 +46,7 @@ LossKind read_bandit_loss(ParamReader& params, const AlgoContext& context) {
 
 class BanditSelection final : public Algorithm {
  public:
-  BanditSelection(ParamReader& params, const AlgoContext& context, Rule rule, bool random_features)
+  BanditSelection(ParamReader& params, const AlgoContext& context, RuleKind rule, bool random_features)
       : context_(context), rule_(rule), random_features_(random_features) {
     if (context.horizon == 0)
       throw ConfigError("algorithm '" + params.algorithm() + "': bandit kernel selection needs the stream length T "
@@ -57,15 +55,15 @@ class BanditSelection final : public Algorithm {
     dictionary_ = read_dictionary_param(params, "oks-6", "kernel dictionary: a preset name or kernels joined by '+'");
     const std::size_t K = dictionary_.size();
     loss_ = read_bandit_loss(params, context);
-    if (rule == Rule::OksPlusPlus && loss_ == LossKind::Absolute)
+    if (rule == RuleKind::OksPlusPlus && loss_ == LossKind::Absolute)
       params.fail("loss", "absolute is not defined for OKS++ (its step sizes need a smooth loss, §4); use ioks or oks");
     BanditConstants c = bandit_constants(loss_);
-    if (rule != Rule::Oks) {  // OKS projects nowhere (§3, §7.1): no radius to set
+    if (rule != RuleKind::Oks) {  // OKS projects nowhere (§3, §7.1): no radius to set
       c.U = params.get_double("U", c.U, "radius of the hypothesis balls ‖f‖ ≤ U (15 logistic, 1 otherwise)");
       if (!(c.U > 0)) params.fail("U", "must be > 0");
     }
     U_ = c.U;
-    if (rule == Rule::Oks) {
+    if (rule == RuleKind::Oks) {
       // δ = (K/T)^{1/3} must lie in (0, 1) (§3): with T ≤ K, η = √(2(1 − δ) ln K/(KT)) is not real.
       if (T <= K)
         throw ConfigError("algorithm '" + params.algorithm() + "': OKS needs more rounds than kernels (δ = (K/T)^{1/3} < 1), "
@@ -75,7 +73,7 @@ class BanditSelection final : public Algorithm {
       if (!(c_lambda > 0)) params.fail("c_lambda", "must be > 0");
       c_lambda_ = c_lambda;
       rule_factory_ = [K, T, c_lambda] { return make_oks_rule(K, T, c_lambda); };
-    } else if (rule == Rule::OksPlusPlus) {
+    } else if (rule == RuleKind::OksPlusPlus) {
       c.C0 = params.get_double("C0", c.C0, "smoothness constant C₀ (1 logistic, 4 squared)");
       c.G = params.get_double("G", c.G, "gradient bound G in δ_t and λ_{t,i} (1 by the paper's rule)");
       if (!(c.C0 > 0)) params.fail("C0", "must be > 0");
@@ -551,7 +549,7 @@ class BanditSelection final : public Algorithm {
 
   std::vector<std::pair<std::string, std::string>> reported_params() const override {
     std::vector<std::pair<std::string, std::string>> out{{"loss", to_string(loss_)}};
-    if (rule_ == Rule::Oks) {
+    if (rule_ == RuleKind::Oks) {
       char v[32];
       std::snprintf(v, sizeof v, "%g", c_lambda_);
       out.emplace_back("c_lambda", v);
@@ -615,7 +613,7 @@ class BanditSelection final : public Algorithm {
   // §2.2's draw, the resident walk's too (rule_kernels.h).
   static std::size_t draw(const std::vector<double>& p, double u) { return bandit_draw(p.data(), p.size(), u); }
 
-  void build_replicate(std::size_t r, Rule rule) {
+  void build_replicate(std::size_t r, RuleKind rule) {
     Replicate& rep = reps_[r];
     const std::uint64_t replicate = context_.replicates[r];
     const std::size_t K = dictionary_.size(), d = context_.n_features;
@@ -634,7 +632,7 @@ class BanditSelection final : public Algorithm {
   }
 
   AlgoContext context_;
-  Rule rule_;
+  RuleKind rule_;
   bool random_features_;
   Dictionary dictionary_;
   LossKind loss_ = LossKind::Squared;
@@ -675,7 +673,7 @@ const BanditSelection& as_bandit(const Algorithm& algorithm) {
   return *b;
 }
 
-AlgorithmFactory factory(Rule rule, bool random_features) {
+AlgorithmFactory factory(RuleKind rule, bool random_features) {
   return [rule, random_features](ParamReader& params, const AlgoContext& context) {
     return std::unique_ptr<Algorithm>(new BanditSelection(params, context, rule, random_features));
   };
@@ -687,15 +685,15 @@ BanditLog bandit_log(const Algorithm& algorithm, std::size_t replicate) { return
 
 void add_bandit_algorithms(std::vector<AlgorithmInfo>& registry) {
   registry.push_back({"oks", "OKS (Yang et al. 2012): exponential weights over kernels, one sampled per round, fixed δ, η, λ (bandit §3)",
-                      factory(Rule::Oks, false)});
+                      factory(RuleKind::Oks, false)});
   registry.push_back({"oks++", "OKS++ (Li & Liao, ECML-PKDD 2022): OKS with adaptive δ_t, η_t, λ_{t,i} and projection onto ‖f‖ ≤ U (§4)",
-                      factory(Rule::OksPlusPlus, false)});
+                      factory(RuleKind::OksPlusPlus, false)});
   registry.push_back({"ioks", "IOKS: online mirror descent with a modified 8-Tsallis entropy and increasing rates (§5)",
-                      factory(Rule::Ioks, false)});
-  registry.push_back({"rf-oks", "RF-OKS: OKS on shared-Ω random features, no projection (§7.1)", factory(Rule::Oks, true)});
+                      factory(RuleKind::Ioks, false)});
+  registry.push_back({"rf-oks", "RF-OKS: OKS on shared-Ω random features, no projection (§7.1)", factory(RuleKind::Oks, true)});
   registry.push_back({"rf-oks++", "RF-OKS++: OKS++ on random features, box projection |w_j| ≤ U/√D (§6.3)",
-                      factory(Rule::OksPlusPlus, true)});
-  registry.push_back({"rf-ioks", "RF-IOKS: IOKS on random features, box projection (§6.3)", factory(Rule::Ioks, true)});
+                      factory(RuleKind::OksPlusPlus, true)});
+  registry.push_back({"rf-ioks", "RF-IOKS: IOKS on random features, box projection (§6.3)", factory(RuleKind::Ioks, true)});
   add_lkmbooks(registry);
 }
 
