@@ -37,7 +37,8 @@ inline std::string env_switch(const char* name, const std::string& fallback,
 inline constexpr const char* kPathSwitches[] = {
     "OMKL_CPU_SIMD",           "OMKL_CUDA_DRAWS",        "OMKL_CUDA_PROJECTIONS", "OMKL_CUDA_ROUND",
     "OMKL_CUDA_STEP_SELECTED", "OMKL_CUDA_TRAJECTORIES", "OMKL_CUDA_WALK_PAIRS",  "OMKL_CUDA_WALK_PLAN",
-    "OMKL_CUDA_WALK_THREADS",  "OMKL_HOST_WALK_LANES",   "OMKL_TIMING",           "OMKL_WALK_SUMS"};
+    "OMKL_CUDA_WALK_THREADS",  "OMKL_HOST_WALK_LANES",   "OMKL_TIMING",           "OMKL_WALK_STATE",
+    "OMKL_WALK_SUMS"};
 
 /// The path switches set (to a non-empty value) in this process's environment, in
 /// kPathSwitches' order: what a study's summary and a benchmark's JSON record beside their

@@ -44,6 +44,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "core/env_switch.h"
 #include "core/host_device.h"
 #include "core/host_team.h"
 #include "core/loss.h"
@@ -137,6 +138,11 @@ struct ResidentWalkArgs {
   /// GPU driver: threads of each replicate's block, 128, 256 or 512 (OMKL_CUDA_WALK_THREADS);
   /// 0: the most that keeps every replicate's block resident at once.
   unsigned block_threads = 128;
+  /// Each replicate's state copied out of the arena of all replicates into the walk's own memory
+  /// for the walk, and back at its end (OMKL_WALK_STATE=local, walk_state_local(); a LocalState
+  /// program only): on the GPU the block's shared memory, which its steps then read and write
+  /// instead of device memory; the host driver a buffer per replicate, the same program code.
+  bool local_state = false;
   /// OMKL_TIMING=1 on the GPU (device memory, R × kResidentPhases, zeroed before the launch):
   /// the SM clock cycles each replicate's thread 0 spent in each phase of its steps, barrier
   /// waits included, so that the phases add up to the walk. Null: not measured.
@@ -235,6 +241,79 @@ class ByteArena {
   std::size_t size_ = 0;
 };
 
+/// Most per-replicate arrays a program's state has (ReplicateSlices).
+constexpr std::size_t kMaxStateArrays = 40;
+
+/// Most bytes of one replicate's state a walk keeps in its own memory (OMKL_WALK_STATE=local):
+/// what a GPU block's shared memory holds beside the walk's own arrays (≈ 8 KB) within the 48 KB
+/// a launch gets without opting in. A larger state stays in the arena.
+constexpr std::size_t kMaxLocalStateBytes = 40 * 1024;
+
+/// Where each per-replicate array of a program's state lies: in the arena of all R replicates
+/// (replicate r's entries at offset[i] + r·bytes[i]) and in one replicate's own copy (at
+/// local[i]; local_bytes in all). A program that keeps its state so (LocalState) stores this table
+/// in the arena itself, so that a device walk reads it where the state is.
+struct ReplicateSlices {
+  std::uint32_t n_arrays = 0;
+  std::uint32_t local_bytes = 0;
+  std::uint64_t offset[kMaxStateArrays] = {};
+  std::uint32_t bytes[kMaxStateArrays] = {};
+  std::uint32_t local[kMaxStateArrays] = {};
+
+  /// An array of `count` T per replicate, in `arena` (R replicates, one after another) and in the
+  /// local copy; returns its offset in the arena.
+  template <typename T>
+  std::size_t reserve(ByteArena& arena, std::size_t n_replicates, std::size_t count) {
+    if (n_arrays == kMaxStateArrays) throw Error("resident walk: a state of more than kMaxStateArrays arrays");
+    const std::size_t at = arena.reserve<T>(n_replicates * count);
+    const std::size_t own = (local_bytes + 7u) / 8u * 8u;  // 8-byte aligned, as the arena's
+    offset[n_arrays] = at;
+    bytes[n_arrays] = static_cast<std::uint32_t>(count * sizeof(T));
+    local[n_arrays] = static_cast<std::uint32_t>(own);
+    local_bytes = static_cast<std::uint32_t>(own + count * sizeof(T));
+    ++n_arrays;
+    return at;
+  }
+
+  /// Replicate r's entries between the arena at `arena` and its own copy at `copy` (into the
+  /// copy, or back), each lane (lane of lanes) its share of every array's bytes.
+  OMKL_HD void copy(void* arena, std::size_t r, void* copy, bool into_copy, unsigned lane, unsigned lanes) const {
+    auto* all = static_cast<unsigned char*>(arena);
+    auto* own = static_cast<unsigned char*>(copy);
+    for (std::uint32_t i = 0; i < n_arrays; ++i) {
+      unsigned char* shared = all + offset[i] + r * bytes[i];
+      unsigned char* mine = own + local[i];
+      for (std::uint32_t b = lane; b < bytes[i]; b += lanes) {
+        if (into_copy) mine[b] = shared[b];
+        else shared[b] = mine[b];
+      }
+    }
+  }
+};
+
+/// Whether a program can walk with each replicate's state in a copy of its own (ResidentWalkArgs::
+/// local_state): one that can declares `static constexpr bool kLocalState = true;` and has
+/// `std::size_t local_state_bytes() const` (one replicate's copy; a host-side value),
+/// `void copy_state(r, copy, into_copy, lane, lanes) const` (ReplicateSlices::copy() of replicate
+/// r) and `Program localized(void* copy) const` (the program over the copy, as replicate 0).
+template <typename Program, typename = void>
+struct LocalState : std::false_type {};
+template <typename Program>
+struct LocalState<Program, std::void_t<decltype(Program::kLocalState)>> : std::bool_constant<Program::kLocalState> {};
+
+/// OMKL_WALK_STATE: where a walk keeps each replicate's state while it runs, `arena` (the
+/// default: where it lies between walks, device memory on the GPU) or `local` (ResidentWalkArgs::
+/// local_state). A ConfigError names any other value.
+inline bool walk_state_local() { return env_switch("OMKL_WALK_STATE", "arena", {"arena", "local"}) == "local"; }
+
+/// Whether a walk of `program` keeps its replicates' state in copies of their own: asked for, a
+/// LocalState program, and a replicate's state within kMaxLocalStateBytes.
+template <typename Program>
+OMKL_HD bool walks_with_local_state(const Program& program, bool asked) {
+  if constexpr (LocalState<Program>::value) return asked && program.local_state_bytes() <= kMaxLocalStateBytes;
+  else return false;
+}
+
 /// rate·C'(f, y) in double, whatever Real is.
 OMKL_HD double resident_gain(const ResidentPair& pair, LossKind loss, double f, double y) {
   return pair.rate * loss_derivative(loss, f, y);
@@ -290,6 +369,20 @@ void walk_on_host(Program& program, const ResidentWalkArgs<double>& a) {
     const unsigned lanes = host_walk_lanes();
     if (lanes > 1) team = std::make_unique<HostTeamRunner>(lanes);
   }
+  // local_state: each replicate's state in a buffer of its own for the walk, walked by the
+  // program over it as replicate 0 (the GPU block's shared copy, here in host memory).
+  std::vector<Program> own_programs;
+  std::vector<std::vector<std::uint64_t>> own_states;
+  if constexpr (LocalState<Program>::value) {
+    if (walks_with_local_state(program, a.local_state)) {
+      const std::size_t words = (program.local_state_bytes() + 7) / 8 + 1;
+      own_states.assign(a.n_replicates, std::vector<std::uint64_t>(words, 0));
+      for (std::size_t r = 0; r < a.n_replicates; ++r) {
+        program.copy_state(r, own_states[r].data(), true, 0u, 1u);
+        own_programs.push_back(program.localized(own_states[r].data()));
+      }
+    }
+  }
   ResidentPair pairs[kMaxResidentPairs];
   double f[kMaxResidentPairs], norm2[kMaxResidentPairs];
   const std::size_t D = a.n_rff, d = a.n_features;
@@ -297,18 +390,21 @@ void walk_on_host(Program& program, const ResidentWalkArgs<double>& a) {
   for (std::size_t i = 0; i < a.n_steps; ++i) {
     const std::int64_t t = a.t0 + static_cast<std::int64_t>(i);
     for (std::size_t r = 0; r < a.n_replicates; ++r) {
+      // The program's replicate: r in the arena, 0 in replicate r's own copy.
+      Program& prog = own_programs.empty() ? program : own_programs[r];
+      const std::size_t pr = own_programs.empty() ? r : 0;
       const double* x = a.sample(i, r);
       const double y = a.target(i, r);
       // Every plan() starts from default pairs (the GPU driver resets them likewise).
       std::fill(pairs, pairs + max_pairs, ResidentPair{});
-      const std::size_t n = plan_on_host(program, team.get(), r, t, pairs);
+      const std::size_t n = plan_on_host(prog, team.get(), pr, t, pairs);
       if (n > max_pairs) throw Error("resident walk: a step planned more pairs than the walk's max_pairs");
-      if constexpr (MixesSlots<Program>::value) program.mix(r, t, a.theta + r * a.n_slots * 2 * D, D, 0u, 1u);
+      if constexpr (MixesSlots<Program>::value) prog.mix(pr, t, a.theta + r * a.n_slots * 2 * D, D, 0u, 1u);
       double* z = a.z_scratch;  // one replicate at a time
       if constexpr (OwnsFeatures<Program>::value) {
-        for (std::size_t p = 0; p < n; ++p) program.pair_features(r, pairs[p], x, 0u, 1u, f[p], norm2[p]);
-        a.predictions[i * a.n_replicates + r] = learn_on_host(program, team.get(), r, t, y, f, norm2, pairs);
-        for (std::size_t p = 0; p < n; ++p) program.pair_update(r, pairs[p], x, 0u, 1u);
+        for (std::size_t p = 0; p < n; ++p) prog.pair_features(pr, pairs[p], x, 0u, 1u, f[p], norm2[p]);
+        a.predictions[i * a.n_replicates + r] = learn_on_host(prog, team.get(), pr, t, y, f, norm2, pairs);
+        for (std::size_t p = 0; p < n; ++p) prog.pair_update(pr, pairs[p], x, 0u, 1u);
         continue;
       }
       for (std::size_t p = 0; p < n; ++p) {
@@ -316,7 +412,7 @@ void walk_on_host(Program& program, const ResidentWalkArgs<double>& a) {
         const double* theta = a.theta + (r * a.n_slots + pairs[p].slot) * 2 * D;
         resident_pair_features(V, x, theta, z + p * 2 * D, D, d, a.feature_scale, 0u, 1u, f[p], norm2[p]);
       }
-      a.predictions[i * a.n_replicates + r] = learn_on_host(program, team.get(), r, t, y, f, norm2, pairs);
+      a.predictions[i * a.n_replicates + r] = learn_on_host(prog, team.get(), pr, t, y, f, norm2, pairs);
       for (std::size_t p = 0; p < n; ++p) {
         if (!resident_pair_updates(pairs[p])) continue;
         double* theta = a.theta + (r * a.n_slots + pairs[p].slot) * 2 * D;
@@ -325,6 +421,8 @@ void walk_on_host(Program& program, const ResidentWalkArgs<double>& a) {
       }
     }
   }
+  if constexpr (LocalState<Program>::value)
+    for (std::size_t r = 0; r < own_states.size(); ++r) program.copy_state(r, own_states[r].data(), false, 0u, 1u);
 }
 
 /// walk_on_host() over the shape's sizes (its pointers ignored) and these host arrays, with its

@@ -168,6 +168,7 @@ class GraphAided final : public Algorithm {
     shape.t0 = t_ + 1;
     shape.feature_scale = p.feature_scale;
     shape.loss = p.loss;
+    shape.local_state = walk_state_local();
     if (replicated) {
       shape.rows = replicated->rows;
       shape.n_rows = replicated->n_rows;

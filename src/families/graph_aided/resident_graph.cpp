@@ -155,81 +155,21 @@ GraphTables GraphTableData::view(const void* base) const {
 }
 
 GraphStateData::GraphStateData(const GraphTables& tables, std::size_t n_replicates) : c_(tables), R_(n_replicates) {
-  const std::size_t R = R_, n = c_.n, J = c_.J, M = c_.M, P = c_.max_pairs;
-  const std::size_t pmf = std::max(n, J);
-  const bool gf = c_.family == 0, sfg = !gf, sfgr = c_.family == 2;
-  ByteArena a;
-  rng_ = a.reserve<StreamPosition>(R);
-  log_w_ = a.reserve<double>(R * n);
-  pmf_ = a.reserve<double>(R * pmf);
-  node_ = a.reserve<std::uint32_t>(R);
-  n_pairs_ = a.reserve<std::uint32_t>(R);
-  n_predicted_ = a.reserve<std::uint32_t>(R);
-  updated_ = a.reserve<std::uint32_t>(R * P);
-  q_ = a.reserve<double>(R * P);
-  q_used_ = a.reserve<double>(R * P);
-  updates_ = a.reserve<std::uint64_t>(R);
-  log_u_ = a.reserve<double>(sfg ? R * n : 0);
-  u_lin_ = a.reserve<double>(sfg ? R * n : 0);
-  u_ref_ = a.reserve<double>(sfg ? R : 0);
-  u_valid_ = a.reserve<std::uint8_t>(sfg ? R : 0);
-  by_weight_ = a.reserve<std::uint32_t>(sfgr ? R * n : 0);
-  weight_rank_ = a.reserve<std::uint32_t>(sfgr ? R * n : 0);
-  refined_ = a.reserve<std::uint8_t>(sfgr ? R : 0);
-  set_size_ = a.reserve<std::uint32_t>(sfgr ? R : 0);
-  refined_set_ = a.reserve<std::uint32_t>(sfgr ? R * n : 0);
-  candidate_ = a.reserve<std::uint32_t>(sfgr ? R * n : 0);
-  marks_ = a.reserve<std::uint8_t>(sfgr ? R * n : 0);
-  added_from_ = a.reserve<std::uint32_t>(sfgr ? R * n : 0);
-  added_start_ = a.reserve<std::uint32_t>(sfgr ? R * (n + 1) : 0);
-  added_targets_ = a.reserve<std::uint32_t>(sfgr ? R * n : 0);
-  has_graph_ = a.reserve<std::uint8_t>(gf ? R : 0);
-  link_p_ = a.reserve<double>(gf ? R * n * J : 0);
-  linked_ = a.reserve<std::uint8_t>(gf ? R * n * J : 0);
-  node_kernels_ = a.reserve<std::uint32_t>(gf ? R * J * M : 0);
-  node_count_ = a.reserve<std::uint32_t>(gf ? R * J : 0);
-  regen_w_ = a.reserve<double>(gf ? R * n : 0);
-  regen_eta_ = a.reserve<double>(gf ? R : 0);
-  regen_uniforms_ = a.reserve<double>(gf ? R * J * M : 0);
-  scratch_ = a.reserve<double>(R * graph_scratch_stride(c_));
-  bytes_.assign(a.words(), 0);
+  ByteArena arena;
+  slices_at_ = arena.reserve<ReplicateSlices>(1);
+  GraphStates layout;  // visit_graph_state() only names the arrays here
+  visit_graph_state(c_, layout, [&](auto*& array, std::size_t count) {
+    using T = std::remove_pointer_t<std::remove_reference_t<decltype(array)>>;
+    slices_.reserve<T>(arena, R_, count);
+  });
+  bytes_.assign(arena.words(), 0);
+  std::memcpy(static_cast<unsigned char*>(static_cast<void*>(bytes_.data())) + slices_at_, &slices_, sizeof slices_);
 }
 
 GraphStates GraphStateData::view(void* base) const {
-  GraphStates s;
-  s.rng = at<StreamPosition>(base, rng_);
-  s.log_w = at<double>(base, log_w_);
-  s.pmf = at<double>(base, pmf_);
-  s.node = at<std::uint32_t>(base, node_);
-  s.n_pairs = at<std::uint32_t>(base, n_pairs_);
-  s.n_predicted = at<std::uint32_t>(base, n_predicted_);
-  s.updated = at<std::uint32_t>(base, updated_);
-  s.q = at<double>(base, q_);
-  s.q_used = at<double>(base, q_used_);
-  s.updates = at<std::uint64_t>(base, updates_);
-  s.log_u = at<double>(base, log_u_);
-  s.u_lin = at<double>(base, u_lin_);
-  s.u_ref = at<double>(base, u_ref_);
-  s.u_valid = at<std::uint8_t>(base, u_valid_);
-  s.by_weight = at<std::uint32_t>(base, by_weight_);
-  s.weight_rank = at<std::uint32_t>(base, weight_rank_);
-  s.refined = at<std::uint8_t>(base, refined_);
-  s.set_size = at<std::uint32_t>(base, set_size_);
-  s.refined_set = at<std::uint32_t>(base, refined_set_);
-  s.candidate = at<std::uint32_t>(base, candidate_);
-  s.marks = at<std::uint8_t>(base, marks_);
-  s.added_from = at<std::uint32_t>(base, added_from_);
-  s.added_start = at<std::uint32_t>(base, added_start_);
-  s.added_targets = at<std::uint32_t>(base, added_targets_);
-  s.has_graph = at<std::uint8_t>(base, has_graph_);
-  s.link_p = at<double>(base, link_p_);
-  s.linked = at<std::uint8_t>(base, linked_);
-  s.node_kernels = at<std::uint32_t>(base, node_kernels_);
-  s.node_count = at<std::uint32_t>(base, node_count_);
-  s.regen_w = at<double>(base, regen_w_);
-  s.regen_eta = at<double>(base, regen_eta_);
-  s.regen_uniforms = at<double>(base, regen_uniforms_);
-  s.scratch = at<double>(base, scratch_);
+  GraphStates s = graph_states_at(c_, base, slices_, false);
+  s.arena = base;
+  s.slices = at<ReplicateSlices>(base, slices_at_);
   return s;
 }
 

@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "core/host_device.h"
@@ -121,6 +122,11 @@ struct GraphStates {
   double* regen_eta = nullptr;
   double* regen_uniforms = nullptr;  ///< J × M
   double* scratch = nullptr;  ///< graph_scratch_stride(): OMKL-GF's node weights and CDF; learn()'s weights
+  // Where the arrays lie: the arena of all replicates (its base) and the table of its slices
+  // (kept in the arena), and the bytes of one replicate's own copy (OMKL_WALK_STATE=local).
+  void* arena = nullptr;
+  const ReplicateSlices* slices = nullptr;
+  std::uint32_t local_bytes = 0;
 };
 
 /// Entries of a replicate's scratch: n (learn()'s predicted weights), and for OMKL-GF at least J·M
@@ -128,6 +134,63 @@ struct GraphStates {
 OMKL_HD std::size_t graph_scratch_stride(const GraphTables& c) {
   const std::size_t n = c.n, linked = static_cast<std::size_t>(c.J) * c.M;
   return c.family == 0 && linked > n ? linked : n;
+}
+
+/// Every per-replicate array of the state, in one order, with its entries per replicate: the
+/// arena's layout (GraphStateData), its views and a replicate's own copy all follow this list.
+/// `visit(pointer, count)` gets each array's pointer member by reference.
+template <typename Visit>
+OMKL_HD void visit_graph_state(const GraphTables& c, GraphStates& s, Visit&& visit) {
+  const std::size_t n = c.n, J = c.J, M = c.M, P = c.max_pairs, pmf = n > J ? n : J;
+  const bool gf = c.family == 0, sfg = !gf, sfgr = c.family == 2;
+  visit(s.rng, 1);
+  visit(s.log_w, n);
+  visit(s.pmf, pmf);
+  visit(s.node, 1);
+  visit(s.n_pairs, 1);
+  visit(s.n_predicted, 1);
+  visit(s.updated, P);
+  visit(s.q, P);
+  visit(s.q_used, P);
+  visit(s.updates, 1);
+  visit(s.log_u, sfg ? n : 0);
+  visit(s.u_lin, sfg ? n : 0);
+  visit(s.u_ref, sfg ? 1 : 0);
+  visit(s.u_valid, sfg ? 1 : 0);
+  visit(s.by_weight, sfgr ? n : 0);
+  visit(s.weight_rank, sfgr ? n : 0);
+  visit(s.refined, sfgr ? 1 : 0);
+  visit(s.set_size, sfgr ? 1 : 0);
+  visit(s.refined_set, sfgr ? n : 0);
+  visit(s.candidate, sfgr ? n : 0);
+  visit(s.marks, sfgr ? n : 0);
+  visit(s.added_from, sfgr ? n : 0);
+  visit(s.added_start, sfgr ? n + 1 : 0);
+  visit(s.added_targets, sfgr ? n : 0);
+  visit(s.has_graph, gf ? 1 : 0);
+  visit(s.link_p, gf ? n * J : 0);
+  visit(s.linked, gf ? n * J : 0);
+  visit(s.node_kernels, gf ? J * M : 0);
+  visit(s.node_count, gf ? J : 0);
+  visit(s.regen_w, gf ? n : 0);
+  visit(s.regen_eta, gf ? 1 : 0);
+  visit(s.regen_uniforms, gf ? J * M : 0);
+  visit(s.scratch, graph_scratch_stride(c));
+}
+
+/// The state's arrays at `base`: the arena of all replicates (`local` false; slices.offset), or
+/// one replicate's own copy (slices.local), each array where `slices` places it.
+OMKL_HD GraphStates graph_states_at(const GraphTables& c, void* base, const ReplicateSlices& slices, bool local) {
+  GraphStates s;
+  std::uint32_t i = 0;
+  visit_graph_state(c, s, [&](auto*& array, std::size_t /*count*/) {
+    using T = std::remove_pointer_t<std::remove_reference_t<decltype(array)>>;
+    const std::size_t offset = local ? slices.local[i] : static_cast<std::size_t>(slices.offset[i]);
+    array = reinterpret_cast<T*>(static_cast<unsigned char*>(base) + offset);
+    ++i;
+  });
+  s.local_bytes = slices.local_bytes;
+  return s;
 }
 
 /// Indexes the refinement edges by source (RefinedGraph::index_added()): the targets of a are
@@ -163,8 +226,22 @@ OMKL_HD void index_added_edges(std::uint32_t n, const std::uint32_t* added_from,
 template <typename Philox>
 struct GraphProgram {
   static constexpr bool kTeamSteps = true;
+  static constexpr bool kLocalState = true;
   GraphTables c;
   GraphStates s;
+
+  /// One replicate's own copy of the state (OMKL_WALK_STATE=local: core/resident_walk.h's LocalState).
+  OMKL_HD std::size_t local_state_bytes() const { return s.local_bytes; }
+  /// Replicate r's state from the arena into `copy` (into_copy) or back, on a team's lanes.
+  OMKL_HD void copy_state(std::size_t r, void* copy, bool into_copy, unsigned lane, unsigned lanes) const {
+    s.slices->copy(s.arena, r, copy, into_copy, lane, lanes);
+  }
+  /// This program over a replicate's own copy at `copy`, as its replicate 0.
+  OMKL_HD GraphProgram localized(void* copy) const {
+    GraphProgram local = *this;
+    local.s = graph_states_at(c, copy, *s.slices, true);
+    return local;
+  }
 
   OMKL_HD double eta_at(std::int64_t t) const { return scheduled_rate(c.eta, c.inv_sqrt_t != 0, t); }
   OMKL_HD double explore_at(std::int64_t t) const {
@@ -747,11 +824,8 @@ class GraphStateData {
   GraphTables c_;
   std::size_t R_;
   std::vector<std::uint64_t> bytes_;
-  // Offsets of GraphStates' arrays, in its member order.
-  std::size_t rng_, log_w_, pmf_, node_, n_pairs_, n_predicted_, updated_, q_, q_used_, updates_, log_u_, u_lin_,
-      u_ref_, u_valid_, by_weight_, weight_rank_, refined_, set_size_, refined_set_, candidate_, marks_,
-      added_from_, added_start_, added_targets_, has_graph_, link_p_, linked_, node_kernels_, node_count_,
-      regen_w_, regen_eta_, regen_uniforms_, scratch_;
+  ReplicateSlices slices_;    // visit_graph_state()'s arrays, in its order
+  std::size_t slices_at_ = 0;  // the arena's copy of slices_ (read by a device walk)
 };
 
 #if OMKL_WITH_CUDA

@@ -8,7 +8,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "common/scoped_env.h"
@@ -16,6 +18,7 @@
 #include "core/resident_walk.h"
 #include "core/state_io.h"
 #include "families/graph_aided/graph_aided.h"
+#include "families/graph_aided/resident_graph.h"
 #include "random/stream_position.h"
 
 using namespace omkl;
@@ -384,6 +387,133 @@ TEST(ResidentGraphTest, PredictAfterAWalkEqualsTheNextStep) {
       for (int r = 0; r < 2; ++r) expect_tight(p[r], s[r], std::string(name) + " t=" + std::to_string(t));
     }
   }
+}
+
+// OMKL_WALK_STATE=local: each replicate's state copied out of the arena into a copy of its own
+// for the walk (the GPU block's shared memory; here a host buffer), walked by the same program as
+// replicate 0, and copied back. Only where the state lives changes, so every variant's predictions,
+// checkpoint and update count are the arena walk's bit for bit, on one lane and on a team of
+// three (each lane copying its share of the bytes on the GPU).
+TEST(ResidentGraphTest, ALocalCopyOfEachReplicatesStateGivesTheArenaWalkBitForBit) {
+  const auto data = random_stream(48, 4, Task::Regression);
+  for (const char* name : kWalkAlgorithms) {
+    for (Profile profile : {Profile::Paper, Profile::Reference}) {
+      for (const Params& variant : variants(name)) {
+        const Params params = with_param(variant, "step_path", "resident");
+        const auto ctx = context_for(data, profile, {0, 3, 5});
+        for (const char* lanes : {"1", "3"}) {
+          ScopedEnv team("OMKL_HOST_WALK_LANES", lanes);
+          const std::string what = std::string(name) + (profile == Profile::Reference ? " reference" : " paper") +
+                                   " with " + std::to_string(variant.size()) + " parameters on " + lanes + " lanes";
+          auto in_arena = make(name, ctx, params);
+          std::vector<double> expected;
+          {
+            ScopedEnv arena("OMKL_WALK_STATE", "arena");
+            expected = run_blocks(*in_arena, data, 13);
+          }
+          ScopedEnv local("OMKL_WALK_STATE", "local");
+          auto in_copies = make(name, ctx, params);
+          const auto got = run_blocks(*in_copies, data, 13);
+          ASSERT_EQ(got.size(), expected.size());
+          for (std::size_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i], expected[i]) << what << " at " << i;
+          StateWriter a, b;
+          in_arena->save_state(a);
+          in_copies->save_state(b);
+          EXPECT_EQ(b.bytes(), a.bytes()) << what;
+          EXPECT_EQ(in_copies->kernel_updates(), in_arena->kernel_updates()) << what;
+        }
+      }
+    }
+  }
+  ScopedEnv bad("OMKL_WALK_STATE", "shared");
+  auto walk = make("omkl-sfg", context_for(data, Profile::Paper), {{"step_path", "resident"}});
+  try {
+    run_blocks(*walk, data, 10);
+    FAIL() << "OMKL_WALK_STATE=shared was taken";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("OMKL_WALK_STATE must be arena or local, not 'shared'"), std::string::npos)
+        << e.what();
+  }
+}
+
+// The copy itself, by hand: a replicate's own copy holds its entries of every array (and nothing of
+// the others'), the localized program reads them as replicate 0, and the copy back writes its
+// entries only. The sizes: every family's state at the journal's N = 76 fits a GPU block's share;
+// OMKL-GF with N = 128 and J = 64 nodes (its link probabilities alone 64 KB) stays in the arena.
+TEST(ResidentGraphTest, AReplicatesOwnCopyHoldsItsEntriesOfEveryArray) {
+  for (int family : {0, 1, 2}) {
+    GraphTables c;
+    c.family = family;
+    c.n = 12;
+    c.J = family == 0 ? 3 : 0;
+    c.M = family == 0 ? 5 : 0;
+    c.max_pairs = family == 2 ? 12 : 5;
+    GraphStateData state(c, 3);
+    GraphProgram<HostPhilox> program{c, state.view()};
+    // Every entry of every array a value of its own: its array, replicate and index.
+    std::size_t arrays = 0;
+    visit_graph_state(c, program.s, [&](auto*& array, std::size_t count) {
+      using T = std::remove_pointer_t<std::remove_reference_t<decltype(array)>>;
+      unsigned char* bytes = reinterpret_cast<unsigned char*>(array);
+      for (std::size_t b = 0; b < 3 * count * sizeof(T); ++b) bytes[b] = static_cast<unsigned char>(arrays * 37 + b);
+      ++arrays;
+    });
+    ASSERT_TRUE(walks_with_local_state(program, true)) << family;
+    EXPECT_FALSE(walks_with_local_state(program, false)) << family;
+    const std::vector<std::uint64_t> before(static_cast<std::uint64_t*>(state.data()),
+                                            static_cast<std::uint64_t*>(state.data()) + state.size_bytes() / 8);
+    std::vector<std::uint64_t> copy((program.local_state_bytes() + 7) / 8 + 1, 0);
+    program.copy_state(1, copy.data(), true, 0u, 1u);
+    GraphProgram<HostPhilox> local = program.localized(copy.data());
+    GraphStates arena_view = program.s, local_view = local.s;
+    std::vector<unsigned char*> arena_arrays, local_arrays;
+    std::vector<std::size_t> sizes;
+    visit_graph_state(c, arena_view, [&](auto*& array, std::size_t count) {
+      arena_arrays.push_back(reinterpret_cast<unsigned char*>(array));
+      sizes.push_back(count * sizeof(*array));
+    });
+    visit_graph_state(c, local_view, [&](auto*& array, std::size_t) {
+      local_arrays.push_back(reinterpret_cast<unsigned char*>(array));
+    });
+    ASSERT_EQ(local_arrays.size(), arena_arrays.size());
+    for (std::size_t k = 0; k < sizes.size(); ++k) {
+      // Replicate 1's entries of array k, in the copy, as replicate 0 of the localized program.
+      EXPECT_EQ(std::memcmp(local_arrays[k], arena_arrays[k] + sizes[k], sizes[k]), 0) << family << " array " << k;
+      for (std::size_t b = 0; b < sizes[k]; ++b) local_arrays[k][b] ^= 0xffu;  // the walk changes them
+    }
+    EXPECT_EQ(local.s.log_w, reinterpret_cast<double*>(local_arrays[1]));
+    program.copy_state(1, copy.data(), false, 0u, 1u);
+    for (std::size_t k = 0; k < sizes.size(); ++k)
+      for (std::size_t r = 0; r < 3; ++r)
+        for (std::size_t b = 0; b < sizes[k]; ++b) {
+          const unsigned char written = arena_arrays[k][r * sizes[k] + b];
+          const unsigned char first = static_cast<unsigned char>(k * 37 + r * sizes[k] + b);
+          ASSERT_EQ(written, r == 1 ? static_cast<unsigned char>(first ^ 0xffu) : first)
+              << family << " array " << k << " replicate " << r << " byte " << b;
+        }
+    // The slices' table in the arena is untouched.
+    EXPECT_EQ(std::memcmp(state.data(), before.data(), sizeof(ReplicateSlices)), 0) << family;
+  }
+  GraphTables journal;
+  journal.n = 76;
+  for (int family : {0, 1, 2}) {
+    journal.family = family;
+    journal.J = family == 0 ? 2 : 0;
+    journal.M = 10;
+    journal.max_pairs = family == 2 ? 76 : 10;
+    GraphStateData state(journal, 20);
+    EXPECT_TRUE(walks_with_local_state(GraphProgram<HostPhilox>{journal, state.view()}, true)) << family;
+  }
+  GraphTables wide;
+  wide.family = 0;
+  wide.n = 128;
+  wide.J = 64;
+  wide.M = 4;
+  wide.max_pairs = 4;
+  GraphStateData state(wide, 2);
+  const GraphProgram<HostPhilox> program{wide, state.view()};
+  EXPECT_GT(program.local_state_bytes(), kMaxLocalStateBytes);
+  EXPECT_FALSE(walks_with_local_state(program, true));
 }
 
 // The largest graph a walk takes (N = kMaxResidentPairs = 128 kernels, where a team stages all N
