@@ -41,7 +41,9 @@
 #                  the CPU side of the ratio targets (PARTS=fresh)
 #                  Appended to walk.txt (PARTS=sums): the graph walk's sums and draws in the teams'
 #                  tree order (OMKL_WALK_SUMS=tree, the GPU block's default): compute-sanitizer over
-#                  its test, then ordered against tree alternated at 20 and 100 seeds, each one's phase clock
+#                  its test, then ordered against tree alternated at 20 and 100 seeds, each one's phase clock;
+#                  and (PARTS=state) each replicate's state in shared memory (OMKL_WALK_STATE=local)
+#                  against device memory, likewise
 # PARTS (default "tests sums walk projections sanitizer sanitizer_optin draws bench families"; `fresh`, run
 # once for the fourth sitting's shapes, on request) picks what runs.
 # SESSION_BUDGET_S (default 0: none) bounds the whole call: a part that would not fit the time
@@ -221,6 +223,32 @@ want sums 100 && {
   for sums in ordered tree; do
     echo "== GPU: OMKL_TIMING=1, the step by phase, OMKL_WALK_SUMS=$sums"
     OMKL_WALK_SUMS=$sums OMKL_TIMING=1 timeout "$(cap 30)" "$BIN/omkl" bench "${graph[@]}" --repeat 1 --seeds 20 2>&1 \
+      | grep -v "cuda backend set-up"
+  done
+} >> "$OUT/walk.txt" 2>&1
+
+# Each replicate's state in its block's shared memory (PARTS=state; OMKL_WALK_STATE=local, opt-in
+# until measured, built 2026-12-02 without a GPU): its parity test under compute-sanitizer, then
+# the graph walk with the state in device memory (arena) and in shared memory (local) alternated
+# at 20 and 100 seeds (issue 16's graph targets), and each one's phase clock. If local is the
+# faster and CudaTest.ResidentGraphLocalStateEqualsTheArena passes, local is the default to take.
+want state 100 && {
+  if command -v compute-sanitizer > /dev/null; then
+    for tool in memcheck racecheck synccheck; do
+      echo "== compute-sanitizer $tool: CudaTest.ResidentGraphLocalState*"
+      timeout "$(cap 60)" compute-sanitizer --tool "$tool" "$BIN/omkl_tests" \
+        --gtest_filter='CudaTest.ResidentGraphLocalState*' 2>&1 | tail -4
+      echo "== exit ${PIPESTATUS[0]}"
+    done
+  fi
+  for where in arena local arena local; do
+    echo "== GPU: graph-aided resident walk, OMKL_WALK_STATE=$where"
+    OMKL_WALK_STATE=$where timeout "$(cap 40)" "$BIN/omkl" bench "${graph[@]}" --repeat 3 --seeds 20 100 \
+      --json "$JSON/state_$where.json"
+  done
+  for where in arena local; do
+    echo "== GPU: OMKL_TIMING=1, the step by phase, OMKL_WALK_STATE=$where"
+    OMKL_WALK_STATE=$where OMKL_TIMING=1 timeout "$(cap 30)" "$BIN/omkl" bench "${graph[@]}" --repeat 1 --seeds 20 2>&1 \
       | grep -v "cuda backend set-up"
   done
 } >> "$OUT/walk.txt" 2>&1

@@ -198,7 +198,10 @@ constexpr unsigned kAbortWalk = ~0u;
 /// a team program only): plan() and learn() by the whole block; kWide (OMKL_CUDA_WALK_THREADS
 /// above 128): bounds for blocks of up to 512 threads. Template parameters, so that the default
 /// walk carries none of their registers and keeps its bounds of 128 threads.
-template <typename Program, typename Real, bool kTimed, bool kBlockPerPair, bool kTeam, bool kWide>
+/// kLocal (OMKL_WALK_STATE=local, a LocalState program with the team's plan and a warp per pair):
+/// the block copies its replicate's state into dynamic shared memory before the first step, walks
+/// the program over that copy (as its replicate 0) and copies it back after the last.
+template <typename Program, typename Real, bool kTimed, bool kBlockPerPair, bool kTeam, bool kWide, bool kLocal>
 __global__ void __launch_bounds__(kWide ? kMaxResidentThreads : kDefaultResidentThreads) resident_walk_kernel(Program program,
                                                                          detail::ResidentWalkArgs<Real> a) {
   // Raw storage: ResidentPair's default member initializers are a constructor, which a
@@ -227,11 +230,14 @@ __global__ void __launch_bounds__(kWide ? kMaxResidentThreads : kDefaultResident
     cycles[phase] += static_cast<unsigned long long>(now - mark);
     mark = now;
   };
+  // The steps of prog, whose replicate is pr (r; or 0, kLocal, over the block's own copy of its
+  // state); true when a plan() overflowed and the block left the walk.
+  const auto walk_steps = [&](Program& prog, std::size_t pr) -> bool {
   // learn(): step i's prediction, the leader's (thread 0's).
   const auto learn_step = [&](std::size_t i, std::int64_t t, double y) {
     double prediction = 0.0;
-    if constexpr (kTeam) prediction = program.learn(r, t, y, f, norm2, pairs, team);
-    else if (threadIdx.x == 0) prediction = detail::learn_on_one_thread(program, r, t, y, f, norm2, pairs);
+    if constexpr (kTeam) prediction = prog.learn(pr, t, y, f, norm2, pairs, team);
+    else if (threadIdx.x == 0) prediction = detail::learn_on_one_thread(prog, pr, t, y, f, norm2, pairs);
     if (threadIdx.x == 0) a.predictions[i * a.n_replicates + r] = prediction;
   };
   for (std::size_t i = 0; i < a.n_steps; ++i) {
@@ -242,8 +248,8 @@ __global__ void __launch_bounds__(kWide ? kMaxResidentThreads : kDefaultResident
     for (std::size_t p = threadIdx.x; p < a.max_pairs; p += blockDim.x) pairs[p] = detail::ResidentPair{};
     __syncthreads();
     std::size_t planned = 0;
-    if constexpr (kTeam) planned = program.plan(r, t, pairs, team);  // the leader's count
-    else if (threadIdx.x == 0) planned = detail::plan_on_one_thread(program, r, t, pairs);
+    if constexpr (kTeam) planned = prog.plan(pr, t, pairs, team);  // the leader's count
+    else if (threadIdx.x == 0) planned = detail::plan_on_one_thread(prog, pr, t, pairs);
     if (threadIdx.x == 0) {
       // More pairs than the walk's max_pairs would write into the next replicate's feature
       // scratch: the block stops here and the host throws (a trap would poison the context of
@@ -256,10 +262,10 @@ __global__ void __launch_bounds__(kWide ? kMaxResidentThreads : kDefaultResident
       }
     }
     __syncthreads();
-    if (n_pairs == kAbortWalk) return;  // every thread of the block, together
+    if (n_pairs == kAbortWalk) return true;  // every thread of the block, together
     lap(0);
     if constexpr (detail::MixesSlots<Program>::value) {
-      program.mix(r, t, a.theta + r * a.n_slots * 2 * D, D, threadIdx.x, blockDim.x);
+      prog.mix(pr, t, a.theta + r * a.n_slots * 2 * D, D, threadIdx.x, blockDim.x);
       __syncthreads();
       lap(1);
     }
@@ -269,7 +275,7 @@ __global__ void __launch_bounds__(kWide ? kMaxResidentThreads : kDefaultResident
       // The program's own evaluation, a pair at a time by the whole block; its update likewise.
       for (unsigned p = 0; p < n_pairs; ++p) {
         double dot, n2;
-        program.pair_features(r, pairs[p], x, threadIdx.x, blockDim.x, dot, n2);
+        prog.pair_features(pr, pairs[p], x, threadIdx.x, blockDim.x, dot, n2);
         dot = resident_block_sum(dot, partials);
         n2 = resident_block_sum(n2, partials);
         if (threadIdx.x == 0) {
@@ -283,7 +289,7 @@ __global__ void __launch_bounds__(kWide ? kMaxResidentThreads : kDefaultResident
       __syncthreads();
       lap(3);
       for (unsigned p = 0; p < n_pairs; ++p) {
-        program.pair_update(r, pairs[p], x, threadIdx.x, blockDim.x);
+        prog.pair_update(pr, pairs[p], x, threadIdx.x, blockDim.x);
         __syncthreads();
       }
     } else {
@@ -335,6 +341,20 @@ __global__ void __launch_bounds__(kWide ? kMaxResidentThreads : kDefaultResident
     __syncthreads();  // n_pairs and the shared arrays are rewritten by the next plan()
     lap(4);
   }
+  return false;
+  };
+  if constexpr (kLocal) {
+    // Dynamic shared memory: the program's local_state_bytes(), checked against the launch.
+    extern __shared__ __align__(16) unsigned char walk_local_state[];
+    program.copy_state(r, walk_local_state, true, threadIdx.x, blockDim.x);
+    __syncthreads();
+    Program local = program.localized(walk_local_state);
+    if (walk_steps(local, 0)) return;
+    __syncthreads();  // every lane's last writes to the copy
+    program.copy_state(r, walk_local_state, false, threadIdx.x, blockDim.x);
+  } else {
+    if (walk_steps(program, r)) return;
+  }
   if (timed)
     for (std::size_t k = 0; k < detail::kResidentPhases; ++k) a.phase_cycles[r * detail::kResidentPhases + k] = cycles[k];
 }
@@ -343,7 +363,7 @@ __global__ void __launch_bounds__(kWide ? kMaxResidentThreads : kDefaultResident
 /// replicate's block is resident at once (more warps per replicate share its pairs; fewer
 /// blocks then fit a multiprocessor), else 128.
 template <typename Kernel>
-unsigned resident_block_threads(Kernel kernel, unsigned asked, std::size_t n_replicates) {
+unsigned resident_block_threads(Kernel kernel, unsigned asked, std::size_t n_replicates, std::size_t dynamic_bytes) {
   if (asked == 128 || asked == 256 || asked == kMaxResidentThreads) return asked;
   if (asked != 0) throw Error("resident walk: a block of " + std::to_string(asked) + " threads (128, 256 or 512)");
   int device = 0, n_sm = 0;
@@ -351,7 +371,8 @@ unsigned resident_block_threads(Kernel kernel, unsigned asked, std::size_t n_rep
   OMKL_CUDA_CHECK(cudaDeviceGetAttribute(&n_sm, cudaDevAttrMultiProcessorCount, device));
   for (unsigned threads : {kMaxResidentThreads, 256u}) {
     int per_sm = 0;
-    OMKL_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, static_cast<int>(threads), 0));
+    OMKL_CUDA_CHECK(
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, static_cast<int>(threads), dynamic_bytes));
     if (static_cast<std::size_t>(per_sm) * static_cast<std::size_t>(n_sm) >= n_replicates) return threads;
   }
   return kDefaultResidentThreads;
@@ -364,12 +385,29 @@ void launch_resident_walk(const Program& program, const detail::ResidentWalkArgs
   const unsigned grid = static_cast<unsigned>(args.n_replicates);
   constexpr bool kHasTeam = detail::TeamSteps<Program>::value;
   const bool team = kHasTeam && args.team_steps;
-  const auto wide = team ? resident_walk_kernel<Program, Real, kTimed, kBlockPerPair, kHasTeam, true>
-                         : resident_walk_kernel<Program, Real, kTimed, kBlockPerPair, false, true>;
-  const unsigned threads = resident_block_threads(wide, args.block_threads, args.n_replicates);
+  // The local copy of each replicate's state: compiled into the team's warp-per-pair shapes of a
+  // LocalState program only (the graph family's defaults), so that the other shapes add no
+  // variants; elsewhere OMKL_WALK_STATE=local walks in the arena.
+  constexpr bool kHasLocal = detail::LocalState<Program>::value && kHasTeam && !kBlockPerPair;
+  if constexpr (kHasLocal) {
+    if (team && detail::walks_with_local_state(program, args.local_state)) {
+      const std::size_t bytes = program.local_state_bytes();
+      const auto wide = resident_walk_kernel<Program, Real, kTimed, false, true, true, true>;
+      const unsigned threads = resident_block_threads(wide, args.block_threads, args.n_replicates, bytes);
+      if (threads == kDefaultResidentThreads)
+        resident_walk_kernel<Program, Real, kTimed, false, true, false, true>
+            <<<grid, kDefaultResidentThreads, bytes, stream>>>(program, args);
+      else
+        wide<<<grid, threads, bytes, stream>>>(program, args);
+      return;
+    }
+  }
+  const auto wide = team ? resident_walk_kernel<Program, Real, kTimed, kBlockPerPair, kHasTeam, true, false>
+                         : resident_walk_kernel<Program, Real, kTimed, kBlockPerPair, false, true, false>;
+  const unsigned threads = resident_block_threads(wide, args.block_threads, args.n_replicates, 0);
   if (threads == kDefaultResidentThreads) {  // asked for, or `auto`'s choice at many replicates
-    const auto kernel = team ? resident_walk_kernel<Program, Real, kTimed, kBlockPerPair, kHasTeam, false>
-                             : resident_walk_kernel<Program, Real, kTimed, kBlockPerPair, false, false>;
+    const auto kernel = team ? resident_walk_kernel<Program, Real, kTimed, kBlockPerPair, kHasTeam, false, false>
+                             : resident_walk_kernel<Program, Real, kTimed, kBlockPerPair, false, false, false>;
     kernel<<<grid, kDefaultResidentThreads, 0, stream>>>(program, args);
     return;
   }
@@ -521,6 +559,7 @@ class ResidentArena {
     a.t0 = shape.t0;
     a.feature_scale = shape.feature_scale;
     a.loss = shape.loss;
+    a.local_state = shape.local_state;
     a.rows = shape.rows ? rows_.data() : nullptr;
     a.n_rows = shape.n_rows;
     // Unset switches: the program's own shape (features/rf_backend.h, DeviceLease).

@@ -629,6 +629,64 @@ TEST_F(CudaTest, ResidentGraphTeamPlanEqualsThreadPlan) {
   }
 }
 
+// OMKL_WALK_STATE=local on the GPU: each block walks a copy of its replicate's state in shared
+// memory (kernels/resident_walk.cuh's kLocal shapes) and copies it back. Only where the state lies
+// changes, so the predictions and checkpoint are the arena walk's bit for bit, for every family,
+// at 128 threads and at 512, in float too; a shape without the local copy (thread 0's plan, a
+// block per pair) walks in the arena, bit for bit the same; and a block's walk equals the CPU
+// backend's local walk within floating point. Short, so that compute-sanitizer can run it.
+TEST_F(CudaTest, ResidentGraphLocalStateEqualsTheArena) {
+  const Dataset data = random_stream(120, 4, Task::Regression, 31);
+  for (const char* name : {"omkl-gf", "omkl-sfg", "omkl-sfg-r"}) {
+    for (const char* precision : {"double", "float"}) {
+      auto ctx = context_for(data, Profile::Reference, {0, 4, 7});
+      ctx.backend = BackendKind::Cuda;
+      const std::vector<std::pair<std::string, std::string>> params = {
+          {"D", "9"}, {"M", "3"}, {"switch_step", "60"}, {"step_path", "resident"}, {"precision", precision},
+          {"dict", "gauss:0.3+gauss:0.5+gauss:0.7+gauss:1+gauss:1.4+gauss:2+gauss:3+gauss:4+lap:0.5+lap:1+lap:2+lap:4"}};
+      const std::string what = std::string(name) + " in " + precision;
+      for (const char* threads : {"128", "512"}) {
+        ScopedEnv walk_threads("OMKL_CUDA_WALK_THREADS", threads);
+        const auto walk = [&](const char* where, std::string* state) {
+          ScopedEnv walk_state("OMKL_WALK_STATE", where);
+          auto gpu = make(name, ctx, params);
+          auto predictions = run_blocks(*gpu, data, 25);
+          StateWriter writer;
+          gpu->save_state(writer);
+          *state = writer.bytes();
+          return predictions;
+        };
+        std::string arena_state, local_state;
+        const auto in_arena = walk("arena", &arena_state);
+        EXPECT_EQ(walk("local", &local_state), in_arena) << what << " on " << threads << " threads";
+        EXPECT_EQ(local_state, arena_state) << what << " on " << threads << " threads";
+      }
+      for (const auto& [shape, value] : std::vector<std::pair<const char*, const char*>>{
+               {"OMKL_CUDA_WALK_PLAN", "thread"}, {"OMKL_CUDA_WALK_PAIRS", "auto"}}) {
+        ScopedEnv other_shape(shape, value);
+        ScopedEnv ordered("OMKL_WALK_SUMS", "ordered");  // thread 0 has only the index order
+        const auto walk = [&](const char* where) {
+          ScopedEnv walk_state("OMKL_WALK_STATE", where);
+          auto gpu = make(name, ctx, params);
+          return run_blocks(*gpu, data, 25);
+        };
+        EXPECT_EQ(walk("local"), walk("arena")) << what << " with " << shape << "=" << value;
+      }
+      if (std::string(precision) == "float") continue;
+      ScopedEnv walk_state("OMKL_WALK_STATE", "local");
+      ScopedEnv tree_sums("OMKL_WALK_SUMS", "tree");
+      auto cpu_ctx = ctx;
+      cpu_ctx.backend = BackendKind::Cpu;
+      auto cpu = make(name, cpu_ctx, params);
+      const auto on_host = run_blocks(*cpu, data, 25);
+      auto gpu = make(name, ctx, params);
+      const auto got = run_blocks(*gpu, data, 25);
+      for (std::size_t i = 0; i < got.size(); ++i)
+        ASSERT_LE(relative_error(got[i], on_host[i]), 1e-9) << what << " against the CPU, step " << i / 3;
+    }
+  }
+}
+
 // step_path = resident for the random-feature bandit algorithms on the GPU (resident_bandit.h's
 // program in kernels/resident_walk.cuh): the host path's draws (the same selected counts) and
 // predictions within floating point, in blocks of rounds.
