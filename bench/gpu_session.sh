@@ -201,57 +201,43 @@ want fresh 150 && {
     --algo omkl-gf:M=10 --algo omkl-sfg:M=10 --algo omkl-sfg-r:M=10 --seeds 100
 } > "$OUT/fresh.txt" 2>&1
 
-# The graph walk's tree-order sums (PARTS=sums; core/team_reductions.h; the default on a GPU block,
-# OMKL_WALK_SUMS=auto, since the H200 sitting of 2026-11-27): the team plan's test under
-# compute-sanitizer (thread 0 against the block in index order; the block's tree order against the
-# host's lanes), then the walk with index-order and tree-order sums alternated at 20 and 100 seeds
-# (issue 16's graph targets), and each one's phase clock.
-want sums 100 && {
+# One switch of the graph walk against another value (PARTS=sums, state): the test that checks
+# it under compute-sanitizer's three tools, then the walk with each value alternated twice at 20
+# and 100 seeds (issue 16's graph targets), and each one's phase clock.
+#   compare_graph_walk SWITCH TEST_FILTER VALUE_A VALUE_B
+compare_graph_walk() {
+  local switch=$1 filter=$2 a=$3 b=$4 value tool
   if command -v compute-sanitizer > /dev/null; then
     for tool in synccheck racecheck memcheck; do
-      echo "== compute-sanitizer $tool: CudaTest.ResidentGraphTeam*"
-      timeout "$(cap 60)" compute-sanitizer --tool "$tool" "$BIN/omkl_tests" \
-        --gtest_filter='CudaTest.ResidentGraphTeam*' 2>&1 | tail -4
+      echo "== compute-sanitizer $tool: $filter"
+      timeout "$(cap 60)" compute-sanitizer --tool "$tool" "$BIN/omkl_tests" --gtest_filter="$filter" 2>&1 | tail -4
       echo "== exit ${PIPESTATUS[0]}"
     done
   fi
-  for sums in ordered tree ordered tree; do
-    echo "== GPU: graph-aided resident walk, OMKL_WALK_SUMS=$sums"
-    OMKL_WALK_SUMS=$sums timeout "$(cap 40)" "$BIN/omkl" bench "${graph[@]}" --repeat 3 --seeds 20 100 \
-      --json "$JSON/sums_$sums.json"
+  for value in "$a" "$b" "$a" "$b"; do
+    echo "== GPU: graph-aided resident walk, $switch=$value"
+    env "$switch=$value" timeout "$(cap 40)" "$BIN/omkl" bench "${graph[@]}" --repeat 3 --seeds 20 100 \
+      --json "$JSON/${switch}_$value.json"
   done
-  for sums in ordered tree; do
-    echo "== GPU: OMKL_TIMING=1, the step by phase, OMKL_WALK_SUMS=$sums"
-    OMKL_WALK_SUMS=$sums OMKL_TIMING=1 timeout "$(cap 30)" "$BIN/omkl" bench "${graph[@]}" --repeat 1 --seeds 20 2>&1 \
+  for value in "$a" "$b"; do
+    echo "== GPU: OMKL_TIMING=1, the step by phase, $switch=$value"
+    env "$switch=$value" OMKL_TIMING=1 timeout "$(cap 30)" "$BIN/omkl" bench "${graph[@]}" --repeat 1 --seeds 20 2>&1 \
       | grep -v "cuda backend set-up"
   done
-} >> "$OUT/walk.txt" 2>&1
+}
+
+# The graph walk's tree-order sums (PARTS=sums; core/team_reductions.h; the default on a GPU block,
+# OMKL_WALK_SUMS=auto, since the H200 sitting of 2026-11-27): the team plan's test (thread 0
+# against the block in index order; the block's tree order against the host's lanes), index-order
+# against tree-order sums.
+want sums 100 && compare_graph_walk OMKL_WALK_SUMS 'CudaTest.ResidentGraphTeam*' ordered tree >> "$OUT/walk.txt" 2>&1
 
 # Each replicate's state in its block's shared memory (PARTS=state; OMKL_WALK_STATE=local, opt-in
-# until measured, built 2026-12-02 without a GPU): its parity test under compute-sanitizer, then
-# the graph walk with the state in device memory (arena) and in shared memory (local) alternated
-# at 20 and 100 seeds (issue 16's graph targets), and each one's phase clock. If local is the
-# faster and CudaTest.ResidentGraphLocalStateEqualsTheArena passes, local is the default to take.
-want state 100 && {
-  if command -v compute-sanitizer > /dev/null; then
-    for tool in memcheck racecheck synccheck; do
-      echo "== compute-sanitizer $tool: CudaTest.ResidentGraphLocalState*"
-      timeout "$(cap 60)" compute-sanitizer --tool "$tool" "$BIN/omkl_tests" \
-        --gtest_filter='CudaTest.ResidentGraphLocalState*' 2>&1 | tail -4
-      echo "== exit ${PIPESTATUS[0]}"
-    done
-  fi
-  for where in arena local arena local; do
-    echo "== GPU: graph-aided resident walk, OMKL_WALK_STATE=$where"
-    OMKL_WALK_STATE=$where timeout "$(cap 40)" "$BIN/omkl" bench "${graph[@]}" --repeat 3 --seeds 20 100 \
-      --json "$JSON/state_$where.json"
-  done
-  for where in arena local; do
-    echo "== GPU: OMKL_TIMING=1, the step by phase, OMKL_WALK_STATE=$where"
-    OMKL_WALK_STATE=$where OMKL_TIMING=1 timeout "$(cap 30)" "$BIN/omkl" bench "${graph[@]}" --repeat 1 --seeds 20 2>&1 \
-      | grep -v "cuda backend set-up"
-  done
-} >> "$OUT/walk.txt" 2>&1
+# until measured, built 2026-12-02 without a GPU): the state in device memory (arena) against
+# shared memory (local). If local is the faster and CudaTest.ResidentGraphLocalStateEqualsTheArena
+# passes, local is the default to take.
+want state 100 && compare_graph_walk OMKL_WALK_STATE 'CudaTest.ResidentGraphLocalState*' arena local \
+  >> "$OUT/walk.txt" 2>&1
 
 # Raker's projections with the lean step (PARTS=projections): the in-kernel projections'
 # threshold (cuda_rf_backend.cu: in-kernel from 32 warps of trajectories per multiprocessor) was
