@@ -233,118 +233,118 @@ __global__ void __launch_bounds__(kWide ? kMaxResidentThreads : kDefaultResident
   // The steps of prog, whose replicate is pr (r; or 0, kLocal, over the block's own copy of its
   // state); true when a plan() overflowed and the block left the walk.
   const auto walk_steps = [&](Program& prog, std::size_t pr) -> bool {
-  // learn(): step i's prediction, the leader's (thread 0's).
-  const auto learn_step = [&](std::size_t i, std::int64_t t, double y) {
-    double prediction = 0.0;
-    if constexpr (kTeam) prediction = prog.learn(pr, t, y, f, norm2, pairs, team);
-    else if (threadIdx.x == 0) prediction = detail::learn_on_one_thread(prog, pr, t, y, f, norm2, pairs);
-    if (threadIdx.x == 0) a.predictions[i * a.n_replicates + r] = prediction;
-  };
-  for (std::size_t i = 0; i < a.n_steps; ++i) {
-    const std::int64_t t = a.t0 + static_cast<std::int64_t>(i);
-    // plan() starts from default pairs, as in the host driver: nothing a program leaves unset
-    // (a box, say) comes from an earlier step, another replicate or another kernel's use of
-    // this shared memory. The previous step's last barrier has ordered every read of them.
-    for (std::size_t p = threadIdx.x; p < a.max_pairs; p += blockDim.x) pairs[p] = detail::ResidentPair{};
-    __syncthreads();
-    std::size_t planned = 0;
-    if constexpr (kTeam) planned = prog.plan(pr, t, pairs, team);  // the leader's count
-    else if (threadIdx.x == 0) planned = detail::plan_on_one_thread(prog, pr, t, pairs);
-    if (threadIdx.x == 0) {
-      // More pairs than the walk's max_pairs would write into the next replicate's feature
-      // scratch: the block stops here and the host throws (a trap would poison the context of
-      // every walk running beside this one).
-      if (planned > a.max_pairs) {
-        if (a.overflow) *a.overflow = 1u;
-        n_pairs = kAbortWalk;
-      } else {
-        n_pairs = static_cast<unsigned>(planned);
-      }
-    }
-    __syncthreads();
-    if (n_pairs == kAbortWalk) return true;  // every thread of the block, together
-    lap(0);
-    if constexpr (detail::MixesSlots<Program>::value) {
-      prog.mix(pr, t, a.theta + r * a.n_slots * 2 * D, D, threadIdx.x, blockDim.x);
+    // learn(): step i's prediction, the leader's (thread 0's).
+    const auto learn_step = [&](std::size_t i, std::int64_t t, double y) {
+      double prediction = 0.0;
+      if constexpr (kTeam) prediction = prog.learn(pr, t, y, f, norm2, pairs, team);
+      else if (threadIdx.x == 0) prediction = detail::learn_on_one_thread(prog, pr, t, y, f, norm2, pairs);
+      if (threadIdx.x == 0) a.predictions[i * a.n_replicates + r] = prediction;
+    };
+    for (std::size_t i = 0; i < a.n_steps; ++i) {
+      const std::int64_t t = a.t0 + static_cast<std::int64_t>(i);
+      // plan() starts from default pairs, as in the host driver: nothing a program leaves unset
+      // (a box, say) comes from an earlier step, another replicate or another kernel's use of
+      // this shared memory. The previous step's last barrier has ordered every read of them.
+      for (std::size_t p = threadIdx.x; p < a.max_pairs; p += blockDim.x) pairs[p] = detail::ResidentPair{};
       __syncthreads();
-      lap(1);
-    }
-    const Real* x = a.sample(i, r);
-    const double y = a.target(i, r);
-    if constexpr (detail::OwnsFeatures<Program>::value) {
-      // The program's own evaluation, a pair at a time by the whole block; its update likewise.
-      for (unsigned p = 0; p < n_pairs; ++p) {
-        double dot, n2;
-        prog.pair_features(pr, pairs[p], x, threadIdx.x, blockDim.x, dot, n2);
-        dot = resident_block_sum(dot, partials);
-        n2 = resident_block_sum(n2, partials);
-        if (threadIdx.x == 0) {
-          f[p] = dot;
-          norm2[p] = n2;
+      std::size_t planned = 0;
+      if constexpr (kTeam) planned = prog.plan(pr, t, pairs, team);  // the leader's count
+      else if (threadIdx.x == 0) planned = detail::plan_on_one_thread(prog, pr, t, pairs);
+      if (threadIdx.x == 0) {
+        // More pairs than the walk's max_pairs would write into the next replicate's feature
+        // scratch: the block stops here and the host throws (a trap would poison the context of
+        // every walk running beside this one).
+        if (planned > a.max_pairs) {
+          if (a.overflow) *a.overflow = 1u;
+          n_pairs = kAbortWalk;
+        } else {
+          n_pairs = static_cast<unsigned>(planned);
         }
       }
       __syncthreads();
-      lap(2);
-      learn_step(i, t, y);
-      __syncthreads();
-      lap(3);
-      for (unsigned p = 0; p < n_pairs; ++p) {
-        prog.pair_update(pr, pairs[p], x, threadIdx.x, blockDim.x);
+      if (n_pairs == kAbortWalk) return true;  // every thread of the block, together
+      lap(0);
+      if constexpr (detail::MixesSlots<Program>::value) {
+        prog.mix(pr, t, a.theta + r * a.n_slots * 2 * D, D, threadIdx.x, blockDim.x);
         __syncthreads();
+        lap(1);
       }
-    } else {
-      // A warp per pair; or, for a step with fewer pairs than warps (a bandit's one drawn
-      // kernel) and OMKL_CUDA_WALK_PAIRS=auto, the whole block per pair, so that no warp idles
-      // (the partial sums then meet in double: warps first, then the warps in order).
-      const bool whole_block = kBlockPerPair && n_pairs < n_warps;
-      const unsigned first = whole_block ? 0u : warp, stride = whole_block ? 1u : n_warps;
-      const unsigned part = whole_block ? threadIdx.x : lane, parts = whole_block ? blockDim.x : 32u;
-      for (unsigned p = first; p < n_pairs; p += stride) {
-        const detail::ResidentPair pair = pairs[p];
-        const Real* V = a.frequencies + (r * a.n_kernels + pair.kernel) * D * d;
-        const Real* theta = a.theta + (r * a.n_slots + pair.slot) * 2 * D;
-        Real dot, n2;
-        detail::resident_pair_features(V, x, theta, z + p * 2 * D, D, d, static_cast<Real>(a.feature_scale), part,
-                                       parts, dot, n2);
-        if (whole_block) {  // uniform over the block: every thread takes every pair
-          const double dot_sum = resident_block_sum(static_cast<double>(dot), partials);
-          const double n2_sum = resident_block_sum(static_cast<double>(n2), partials);
+      const Real* x = a.sample(i, r);
+      const double y = a.target(i, r);
+      if constexpr (detail::OwnsFeatures<Program>::value) {
+        // The program's own evaluation, a pair at a time by the whole block; its update likewise.
+        for (unsigned p = 0; p < n_pairs; ++p) {
+          double dot, n2;
+          prog.pair_features(pr, pairs[p], x, threadIdx.x, blockDim.x, dot, n2);
+          dot = resident_block_sum(dot, partials);
+          n2 = resident_block_sum(n2, partials);
           if (threadIdx.x == 0) {
-            f[p] = dot_sum;
-            norm2[p] = n2_sum;
+            f[p] = dot;
+            norm2[p] = n2;
           }
-          continue;
         }
-        dot = resident_warp_sum(dot);
-        n2 = resident_warp_sum(n2);
-        if (lane == 0) {
-          f[p] = static_cast<double>(dot);
-          norm2[p] = static_cast<double>(n2);
+        __syncthreads();
+        lap(2);
+        learn_step(i, t, y);
+        __syncthreads();
+        lap(3);
+        for (unsigned p = 0; p < n_pairs; ++p) {
+          prog.pair_update(pr, pairs[p], x, threadIdx.x, blockDim.x);
+          __syncthreads();
+        }
+      } else {
+        // A warp per pair; or, for a step with fewer pairs than warps (a bandit's one drawn
+        // kernel) and OMKL_CUDA_WALK_PAIRS=auto, the whole block per pair, so that no warp idles
+        // (the partial sums then meet in double: warps first, then the warps in order).
+        const bool whole_block = kBlockPerPair && n_pairs < n_warps;
+        const unsigned first = whole_block ? 0u : warp, stride = whole_block ? 1u : n_warps;
+        const unsigned part = whole_block ? threadIdx.x : lane, parts = whole_block ? blockDim.x : 32u;
+        for (unsigned p = first; p < n_pairs; p += stride) {
+          const detail::ResidentPair pair = pairs[p];
+          const Real* V = a.frequencies + (r * a.n_kernels + pair.kernel) * D * d;
+          const Real* theta = a.theta + (r * a.n_slots + pair.slot) * 2 * D;
+          Real dot, n2;
+          detail::resident_pair_features(V, x, theta, z + p * 2 * D, D, d, static_cast<Real>(a.feature_scale), part,
+                                         parts, dot, n2);
+          if (whole_block) {  // uniform over the block: every thread takes every pair
+            const double dot_sum = resident_block_sum(static_cast<double>(dot), partials);
+            const double n2_sum = resident_block_sum(static_cast<double>(n2), partials);
+            if (threadIdx.x == 0) {
+              f[p] = dot_sum;
+              norm2[p] = n2_sum;
+            }
+            continue;
+          }
+          dot = resident_warp_sum(dot);
+          n2 = resident_warp_sum(n2);
+          if (lane == 0) {
+            f[p] = static_cast<double>(dot);
+            norm2[p] = static_cast<double>(n2);
+          }
+        }
+        __syncthreads();
+        lap(2);
+        learn_step(i, t, y);
+        __syncthreads();
+        lap(3);
+        // Each thread updates the entries it featurised (its z is still in scratch, written by
+        // itself), in the same share of the same pairs.
+        for (unsigned p = first; p < n_pairs; p += stride) {
+          const detail::ResidentPair pair = pairs[p];
+          if (!detail::resident_pair_updates(pair)) continue;
+          Real* theta = a.theta + (r * a.n_slots + pair.slot) * 2 * D;
+          const Real gain = static_cast<Real>(detail::resident_gain(pair, a.loss, f[p], y));
+          detail::resident_pair_update(theta, z + p * 2 * D, D, static_cast<Real>(pair.shrink), gain,
+                                       static_cast<Real>(pair.box), part, parts);
         }
       }
-      __syncthreads();
-      lap(2);
-      learn_step(i, t, y);
-      __syncthreads();
-      lap(3);
-      // Each thread updates the entries it featurised (its z is still in scratch, written by
-      // itself), in the same share of the same pairs.
-      for (unsigned p = first; p < n_pairs; p += stride) {
-        const detail::ResidentPair pair = pairs[p];
-        if (!detail::resident_pair_updates(pair)) continue;
-        Real* theta = a.theta + (r * a.n_slots + pair.slot) * 2 * D;
-        const Real gain = static_cast<Real>(detail::resident_gain(pair, a.loss, f[p], y));
-        detail::resident_pair_update(theta, z + p * 2 * D, D, static_cast<Real>(pair.shrink), gain,
-                                     static_cast<Real>(pair.box), part, parts);
-      }
+      __syncthreads();  // n_pairs and the shared arrays are rewritten by the next plan()
+      lap(4);
     }
-    __syncthreads();  // n_pairs and the shared arrays are rewritten by the next plan()
-    lap(4);
-  }
-  return false;
+    return false;
   };
   if constexpr (kLocal) {
-    // Dynamic shared memory: the program's local_state_bytes(), checked against the launch.
+    // Dynamic shared memory, sized by the launch: the program's local_state_bytes().
     extern __shared__ __align__(16) unsigned char walk_local_state[];
     program.copy_state(r, walk_local_state, true, threadIdx.x, blockDim.x);
     __syncthreads();
