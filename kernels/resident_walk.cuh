@@ -378,11 +378,23 @@ unsigned resident_block_threads(Kernel kernel, unsigned asked, std::size_t n_rep
   return kDefaultResidentThreads;
 }
 
+/// One kernel of a launch shape over every replicate: `wide` (up to 512 threads) at the threads
+/// resident_block_threads() picks, or `narrow` at 128; `dynamic_bytes` of shared memory a block.
+template <typename Program, typename Real, typename Kernel>
+void launch_walk_shape(Kernel narrow, Kernel wide, std::size_t dynamic_bytes, const Program& program,
+                       const detail::ResidentWalkArgs<Real>& args, cudaStream_t stream) {
+  const unsigned grid = static_cast<unsigned>(args.n_replicates);
+  const unsigned threads = resident_block_threads(wide, args.block_threads, args.n_replicates, dynamic_bytes);
+  if (threads == kDefaultResidentThreads)  // asked for, or `auto`'s choice at many replicates
+    narrow<<<grid, kDefaultResidentThreads, dynamic_bytes, stream>>>(program, args);
+  else
+    wide<<<grid, threads, dynamic_bytes, stream>>>(program, args);
+}
+
 /// The launch of one variant, with the team's plan where the program has one and args ask for it
 /// (only a team program carries the team variants).
 template <typename Program, typename Real, bool kTimed, bool kBlockPerPair>
 void launch_resident_walk(const Program& program, const detail::ResidentWalkArgs<Real>& args, cudaStream_t stream) {
-  const unsigned grid = static_cast<unsigned>(args.n_replicates);
   constexpr bool kHasTeam = detail::TeamSteps<Program>::value;
   const bool team = kHasTeam && args.team_steps;
   // The local copy of each replicate's state: compiled into the team's warp-per-pair shapes of a
@@ -391,27 +403,20 @@ void launch_resident_walk(const Program& program, const detail::ResidentWalkArgs
   constexpr bool kHasLocal = detail::LocalState<Program>::value && kHasTeam && !kBlockPerPair;
   if constexpr (kHasLocal) {
     if (team && detail::walks_with_local_state(program, args.local_state)) {
-      const std::size_t bytes = program.local_state_bytes();
-      const auto wide = resident_walk_kernel<Program, Real, kTimed, false, true, true, true>;
-      const unsigned threads = resident_block_threads(wide, args.block_threads, args.n_replicates, bytes);
-      if (threads == kDefaultResidentThreads)
-        resident_walk_kernel<Program, Real, kTimed, false, true, false, true>
-            <<<grid, kDefaultResidentThreads, bytes, stream>>>(program, args);
-      else
-        wide<<<grid, threads, bytes, stream>>>(program, args);
+      launch_walk_shape(resident_walk_kernel<Program, Real, kTimed, false, true, false, true>,
+                        resident_walk_kernel<Program, Real, kTimed, false, true, true, true>,
+                        program.local_state_bytes(), program, args, stream);
       return;
     }
   }
-  const auto wide = team ? resident_walk_kernel<Program, Real, kTimed, kBlockPerPair, kHasTeam, true, false>
-                         : resident_walk_kernel<Program, Real, kTimed, kBlockPerPair, false, true, false>;
-  const unsigned threads = resident_block_threads(wide, args.block_threads, args.n_replicates, 0);
-  if (threads == kDefaultResidentThreads) {  // asked for, or `auto`'s choice at many replicates
-    const auto kernel = team ? resident_walk_kernel<Program, Real, kTimed, kBlockPerPair, kHasTeam, false, false>
-                             : resident_walk_kernel<Program, Real, kTimed, kBlockPerPair, false, false, false>;
-    kernel<<<grid, kDefaultResidentThreads, 0, stream>>>(program, args);
-    return;
-  }
-  wide<<<grid, threads, 0, stream>>>(program, args);
+  if (team)
+    launch_walk_shape(resident_walk_kernel<Program, Real, kTimed, kBlockPerPair, kHasTeam, false, false>,
+                      resident_walk_kernel<Program, Real, kTimed, kBlockPerPair, kHasTeam, true, false>, 0, program,
+                      args, stream);
+  else
+    launch_walk_shape(resident_walk_kernel<Program, Real, kTimed, kBlockPerPair, false, false, false>,
+                      resident_walk_kernel<Program, Real, kTimed, kBlockPerPair, false, true, false>, 0, program,
+                      args, stream);
 }
 
 /// One launch over all replicates (a block each) for the args' block of steps, on `stream`.

@@ -43,6 +43,19 @@ void expect_tight(double expected, double got, const std::string& where) {
   EXPECT_NEAR(got, expected, 1e-11 * std::max(1.0, std::fabs(expected))) << where;
 }
 
+// An OMKL-SFG walk with the switch `name` set to `value` is refused with a ConfigError whose
+// message holds `expected` (whether the switch is read when the algorithm is made or when it walks).
+void expect_switch_refused(const Dataset& data, const char* name, const char* value, const std::string& expected) {
+  omkl::test::ScopedEnv bad(name, value);
+  try {
+    auto walk = make("omkl-sfg", context_for(data, Profile::Paper), {{"step_path", "resident"}});
+    run_blocks(*walk, data, 10);
+    ADD_FAILURE() << name << "=" << value << " was taken";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 
 TEST(StreamPositionTest, WordsAndUniformsAreTheHostStreams) {
@@ -258,14 +271,7 @@ TEST(ResidentGraphTest, ATeamOfLanesGivesTheOneLaneWalkBitForBit) {
   }
   }
   EXPECT_GT(tree_bits_differ, 0u) << "OMKL_WALK_SUMS=tree changed no prediction";
-  ScopedEnv bad("OMKL_HOST_WALK_LANES", "0");
-  auto walk = make("omkl-sfg", context_for(data, Profile::Paper), {{"step_path", "resident"}});
-  try {
-    run_blocks(*walk, data, 10);
-    FAIL() << "OMKL_HOST_WALK_LANES=0 was taken";
-  } catch (const ConfigError& e) {
-    EXPECT_NE(std::string(e.what()).find("OMKL_HOST_WALK_LANES"), std::string::npos) << e.what();
-  }
+  expect_switch_refused(data, "OMKL_HOST_WALK_LANES", "0", "OMKL_HOST_WALK_LANES");
 }
 
 // OMKL_WALK_SUMS unset (auto): the host's drivers keep the index order, the host path's bits
@@ -288,15 +294,7 @@ TEST(ResidentGraphTest, HostDriversKeepTheIndexOrderByDefault) {
     tree_differs += walk("tree") != ordered;
   }
   EXPECT_GT(tree_differs, 0u);
-  ScopedEnv bad("OMKL_WALK_SUMS", "sideways");
-  try {
-    auto walk = make("omkl-sfg", context_for(data, Profile::Paper), {{"step_path", "resident"}});
-    run_blocks(*walk, data, 10);
-    ADD_FAILURE() << "OMKL_WALK_SUMS=sideways was taken";
-  } catch (const ConfigError& e) {
-    EXPECT_NE(std::string(e.what()).find("OMKL_WALK_SUMS must be auto, ordered or tree"), std::string::npos)
-        << e.what();
-  }
+  expect_switch_refused(data, "OMKL_WALK_SUMS", "sideways", "OMKL_WALK_SUMS must be auto, ordered or tree");
 }
 
 // A block of steps is one walk (what a study hands the algorithm); the stream position it
@@ -425,15 +423,7 @@ TEST(ResidentGraphTest, ALocalCopyOfEachReplicatesStateGivesTheArenaWalkBitForBi
       }
     }
   }
-  ScopedEnv bad("OMKL_WALK_STATE", "shared");
-  auto walk = make("omkl-sfg", context_for(data, Profile::Paper), {{"step_path", "resident"}});
-  try {
-    run_blocks(*walk, data, 10);
-    FAIL() << "OMKL_WALK_STATE=shared was taken";
-  } catch (const ConfigError& e) {
-    EXPECT_NE(std::string(e.what()).find("OMKL_WALK_STATE must be arena or local, not 'shared'"), std::string::npos)
-        << e.what();
-  }
+  expect_switch_refused(data, "OMKL_WALK_STATE", "shared", "OMKL_WALK_STATE must be arena or local, not 'shared'");
 }
 
 // The copy itself, by hand: a replicate's own copy holds its entries of every array (and nothing of
