@@ -175,8 +175,10 @@ class CpuRfBackend final : public RfBackend {
   }
 
   void aggregate_round(const double* x, std::size_t n_clients, const ClientUpdate* updates, std::size_t n_updates,
-                       double scale, double* norm2) override {
-    with_kernels([&](auto kernels) { aggregate_round_impl<decltype(kernels)>(x, n_clients, updates, n_updates, scale, norm2); });
+                       double scale, UploadForm upload, double* norm2) override {
+    with_kernels([&](auto kernels) {
+      aggregate_round_impl<decltype(kernels)>(x, n_clients, updates, n_updates, scale, upload, norm2);
+    });
   }
 
   void client_update(std::size_t r, std::size_t slot, const double* x, double a, double b, double* g) override {
@@ -546,10 +548,10 @@ class CpuRfBackend final : public RfBackend {
 
   // aggregate_round(): updates grouped by (replicate, slot), in call order within a group. Per
   // update the client's features u (the same compute_features as every other path), then
-  // acc += (a·scale)·u + b·θ; at the end of the group θ ← θ − scale_round·acc.
+  // acc += server_term(θ, (a·scale)·u + b·θ); at the end of the group θ ← θ − scale_round·acc.
   template <class K>
   void aggregate_round_impl(const double* x, std::size_t n_clients, const ClientUpdate* updates,
-                            std::size_t n_updates, double round_scale, double* norm2) {
+                            std::size_t n_updates, double round_scale, UploadForm upload, double* norm2) {
     const auto& p = problem_;
     const std::size_t S = p.n_slots(), n = 2 * padded_;
     order_.resize(n_updates);
@@ -575,7 +577,7 @@ class CpuRfBackend final : public RfBackend {
         const ClientUpdate& c = updates[order_[i]];
         compute_features<K>(r, kernel, x + std::size_t{c.client} * p.n_features, u);
         const double a = c.a * p.feature_scale, b = c.b;
-        for (std::size_t j = 0; j < n; ++j) acc[j] += a * u[j] + b * theta[j];
+        for (std::size_t j = 0; j < n; ++j) acc[j] += server_term(theta[j], a * u[j] + b * theta[j], upload);
       }
       for (std::size_t j = 0; j < n; ++j) theta[j] -= round_scale * acc[j];
       first = last;

@@ -298,8 +298,8 @@ class CudaRfBackend final : public RfBackend {
   // CudaTest.NativeAggregateRoundMatchesTheCpuBackend passed on an H200; OMKL_CUDA_ROUND=generic
   // takes the base class's path (θ through the host).
   void aggregate_round(const double* x, std::size_t n_clients, const ClientUpdate* updates, std::size_t n_updates,
-                       double scale, double* norm2) override {
-    if (!native_round_) return RfBackend::aggregate_round(x, n_clients, updates, n_updates, scale, norm2);
+                       double scale, UploadForm upload, double* norm2) override {
+    if (!native_round_) return RfBackend::aggregate_round(x, n_clients, updates, n_updates, scale, upload, norm2);
     const auto& p = problem_;
     const std::size_t S = p.n_slots(), d = p.n_features;
     for (std::size_t i = 0; i < n_updates; ++i) {
@@ -325,7 +325,7 @@ class CudaRfBackend final : public RfBackend {
     if (!groups.empty()) round_groups_.copy_from_host(groups.data(), groups.size());
     omkl::cuda::launch_aggregate_round(frequencies_.data(), theta_.data(), round_x_.data(), round_updates_.data(),
                                        round_groups_.data(), groups.size(), p.n_kernels, S, p.n_rff, d,
-                                       p.feature_scale, scale, stream);
+                                       p.feature_scale, scale, upload, stream);
     if (norm2) {
       round_norm2_.resize(p.n_replicates * S);
       omkl::cuda::launch_theta_norms(theta_.data(), p.n_replicates * S, p.n_rff, round_norm2_.data(), stream);

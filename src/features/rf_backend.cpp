@@ -131,7 +131,7 @@ void RfBackend::step_selected(const double* x, double y, const PairStep* pairs, 
 }
 
 void RfBackend::aggregate_round(const double* x, std::size_t n_clients, const ClientUpdate* updates,
-                                std::size_t n_updates, double scale, double* norm2) {
+                                std::size_t n_updates, double scale, UploadForm upload, double* norm2) {
   const RfProblem& p = problem_;
   const std::size_t D = p.n_rff, d = p.n_features, S = p.n_slots();
   for (std::size_t i = 0; i < n_updates; ++i) {
@@ -150,7 +150,7 @@ void RfBackend::aggregate_round(const double* x, std::size_t n_clients, const Cl
   for (const RoundGroup& g : groups) {
     get_frequencies(g.replicate, g.kernel, V.data());
     aggregate_group(V.data(), x, d, theta.data() + (std::size_t{g.replicate} * S + g.slot) * theta_n, D, sorted.data(),
-                    g.first, g.last, p.feature_scale, scale, 0u, 1u);
+                    g.first, g.last, p.feature_scale, scale, upload, 0u, 1u);
   }
   if (!groups.empty()) set_all_theta(theta.data());
   if (!norm2) return;

@@ -20,6 +20,7 @@
 #include "omkl/device_contexts.h"
 #include "omkl/types.h"
 #include "features/frequency_recipe.h"
+#include "features/upload_form.h"
 #include "core/loss.h"
 
 namespace omkl::detail {
@@ -207,10 +208,11 @@ class RfBackend {
   /// over processes adds the same numbers in the same order), every g computed from the θ before
   /// the round. Slots without updates keep θ.
   /// @param x the round's client samples, n_clients × n_features (host)
+  /// @param upload what the clients sent: each g added as server_term(θ, g, upload) adds it
   /// @param norm2 out (may be null): ‖θ‖² of every (replicate, slot) after the round, R × S
   /// The base implementation works through get/set_theta and get_frequencies.
   virtual void aggregate_round(const double* x, std::size_t n_clients, const ClientUpdate* updates,
-                               std::size_t n_updates, double scale, double* norm2);
+                               std::size_t n_updates, double scale, UploadForm upload, double* norm2);
 
   /// One client's update vector of a federated round, as aggregate_round() adds it: g = (a·scale)·u
   /// + b·θ over the 2·n_rff entries of `slot` (sines, then cosines), with u the features of x. A

@@ -2,11 +2,12 @@
 /// @brief The server side of one federated round (RfBackend::aggregate_round(), spec/federated.md
 /// §1.3 S8, §6.2 item 4) as host/device code: for each (replicate, slot) group of client updates,
 /// θ ← θ − scale·Σ_c g_c with g_c = (a_c·feature_scale)·u(x_c) + b_c·θ_before, the sum over the
-/// group's updates in the order given. Every feature's sum is independent of the others', so a
-/// group splits over lanes with no reduction between them and the arithmetic of one feature is
-/// the same whatever the lane count: the GPU (one warp per group, kernels/round_kernels.cu) and
-/// the host driver below (RfBackend's generic aggregate_round()) compute it alike. A fixed-order
-/// segmented reduction: no atomics, so the θ of a round does not depend on scheduling.
+/// group's updates in the order given (each g_c as server_term() receives it: upload_form.h).
+/// Every feature's sum is independent of the others', so a group splits over lanes with no
+/// reduction between them and the arithmetic of one feature is the same whatever the lane count:
+/// the GPU (one warp per group, kernels/round_kernels.cu) and the host driver below (RfBackend's
+/// generic aggregate_round()) compute it alike. A fixed-order segmented reduction: no atomics, so
+/// the θ of a round does not depend on scheduling.
 #pragma once
 
 #include <algorithm>
@@ -16,6 +17,7 @@
 
 #include "core/host_device.h"
 #include "core/resident_walk.h"
+#include "features/upload_form.h"
 
 namespace omkl::detail {
 
@@ -34,11 +36,12 @@ struct RoundGroup {
 
 /// A lane's share of one slot's round: features j = lane, lane + n_lanes, … < D. V is the slot's
 /// kernel's D × d matrix, x the round's samples (n_clients × d), theta the slot's 2D values;
-/// `updates` has count() and operator()(i) → RoundUpdate, the updates in the order they add up.
+/// `updates` has count() and operator()(i) → RoundUpdate, the updates in the order they add up;
+/// `form` what the clients sent (server_term()).
 template <typename Real, typename Updates>
 OMKL_HD void aggregate_slot(const Real* V, const Real* x, std::size_t d, Real* theta, std::size_t D,
-                            const Updates& updates, double feature_scale, double round_scale, unsigned lane,
-                            unsigned n_lanes) {
+                            const Updates& updates, double feature_scale, double round_scale, UploadForm form,
+                            unsigned lane, unsigned n_lanes) {
   const std::uint32_t n = updates.count();
   for (std::size_t j = lane; j < D; j += n_lanes) {
     const Real theta_s = theta[j], theta_c = theta[D + j];
@@ -51,8 +54,8 @@ OMKL_HD void aggregate_slot(const Real* V, const Real* x, std::size_t d, Real* t
       Real s, co;
       resident_sincos(angle, s, co);
       const Real a = static_cast<Real>(c.a * feature_scale), b = static_cast<Real>(c.b);
-      acc_s += a * s + b * theta_s;
-      acc_c += a * co + b * theta_c;
+      acc_s += server_term(theta_s, a * s + b * theta_s, form);
+      acc_c += server_term(theta_c, a * co + b * theta_c, form);
     }
     const Real scale = static_cast<Real>(round_scale);
     theta[j] = theta_s - scale * acc_s;
@@ -72,8 +75,9 @@ struct UpdateRange {
 template <typename Real>
 OMKL_HD void aggregate_group(const Real* V, const Real* x, std::size_t d, Real* theta, std::size_t D,
                              const RoundUpdate* updates, std::uint32_t first, std::uint32_t last, double feature_scale,
-                             double round_scale, unsigned lane, unsigned n_lanes) {
-  aggregate_slot(V, x, d, theta, D, UpdateRange{updates, first, last}, feature_scale, round_scale, lane, n_lanes);
+                             double round_scale, UploadForm form, unsigned lane, unsigned n_lanes) {
+  aggregate_slot(V, x, d, theta, D, UpdateRange{updates, first, last}, feature_scale, round_scale, form, lane,
+                 n_lanes);
 }
 
 /// The updates sorted by (replicate, slot), stably (call order within a group), and the groups.

@@ -120,6 +120,13 @@ class GlobalKernelFederation final : public Algorithm {
                                       "(§3.3, §7 A12)") == "sum";
     }
     n_rff_ = read_budgeted_D(params, per_upload, extra, &max_upload_);
+    upload_ = params.get_choice("upload", context.profile == Profile::Reference ? "delta" : "theta",
+                                {"delta", "theta"},
+                                "what a client sends for each kernel it updates: its step g = θ_t − θ_{k,t+1} "
+                                "(the code) or its θ_{k,t+1} (the paper), which the server subtracts from θ_t; "
+                                "equal but for rounding (§4.9 message.upload, §7 C1)") == "theta"
+                  ? UploadForm::Theta
+                  : UploadForm::Delta;
     const char* weight_step = variant.head == Head::PersonalHedge ? "eta_k"
                               : variant.server_weights()           ? "eta_g"
                                                                    : "";
@@ -228,6 +235,7 @@ class GlobalKernelFederation final : public Algorithm {
     tables.sort = !(skip_sort_ && tables.xi == 1.0) ? 1 : 0;
     tables.post_update_selection = post_update_selection_ ? 1 : 0;
     tables.sum_losses = sum_losses_ ? 1 : 0;
+    tables.upload = upload_;
     tables.eta = steps_.eta;
     tables.eta_w = steps_.eta_w;
     tables.lambda = steps_.lambda;
@@ -391,9 +399,9 @@ class GlobalKernelFederation final : public Algorithm {
   // Per round: the server sends every client rank the round's θ (and the global weights of
   // vM-KOFL; eM-KOFL's global_only: J_t and θ_{J_{t−1}}); each client rank answers with one
   // Update per client it holds — its predictions (a metrics channel, not the paper's traffic),
-  // its uploads (kernel, g = (a·scale)·u + b·θ) and the losses vM-KOFL and eM-KOFL report; the
-  // server adds the g of each kernel in ascending client order, as aggregate_round() does in one
-  // process, and divides by K. After the last round the client ranks send their per-kernel
+  // its uploads (kernel, g = (a·scale)·u + b·θ, or θ − g with upload=theta) and the losses vM-KOFL
+  // and eM-KOFL report; the server adds the g of each kernel in ascending client order, as
+  // aggregate_round() does in one process (upload_form.h's two halves), and divides by K. After the last round the client ranks send their per-kernel
   // losses and their message counts (the regret and the summary).
   void run_distributed(const double* x, const double* y, std::size_t n, std::size_t d, double* predictions,
                        Communicator& comm, double timeout_s) override {
@@ -547,15 +555,17 @@ class GlobalKernelFederation final : public Algorithm {
           in.get_f64s(reported[k].data(), R * N);
         }
       });
-      // §1.3 S8: θ ← θ − (1/K)·Σ_k g, each kernel's sum in ascending client order.
+      // §1.3 S8: θ ← θ − (1/K)·Σ_k g, each kernel's sum in ascending client order (with
+      // upload=theta, each g the round's θ less the client's θ_{k,t+1}).
       const double scale = 1.0 / static_cast<double>(K);
       for (std::size_t r = 0; r < R; ++r) {
         std::fill(acc.begin(), acc.end(), 0.0);
         std::fill(touched.begin(), touched.end(), 0);
         for (std::size_t k = 0; k < K; ++k)
-          for (const auto& [kernel, g] : uploads[k][r]) {
+          for (const auto& [kernel, value] : uploads[k][r]) {
             double* a = acc.data() + kernel * D2;
-            for (std::size_t j = 0; j < D2; ++j) a[j] += g[j];
+            const double* th = theta.data() + (r * N + kernel) * D2;
+            for (std::size_t j = 0; j < D2; ++j) a[j] += received_step(th[j], value[j], upload_);
             touched[kernel] = 1;
           }
         for (std::size_t i = 0; i < N; ++i) {
@@ -594,7 +604,7 @@ class GlobalKernelFederation final : public Algorithm {
     const int P = comm.size(), me = comm.rank();
     const std::vector<std::size_t> mine = clients_of_rank(me, P, K);
     const bool drawn = variant_.head == Head::DrawnKernel;
-    std::vector<double> theta(R * N * D2), g(D2), reported(R * N), prediction(R);
+    std::vector<double> theta(R * N * D2), g(D2), th(D2), reported(R * N), prediction(R);
     std::vector<ClientUpdate> uploads;
     const FaultInjection faults = FaultInjection::for_rank(me);
     for (std::size_t t = 1; t <= rounds; ++t) {
@@ -640,6 +650,10 @@ class GlobalKernelFederation final : public Algorithm {
           for (std::size_t j = next; j < next + m; ++j) {
             const ClientUpdate& u = uploads[j];
             backend_->client_update(r, u.slot, x + row * d, u.a, u.b, g.data());
+            if (upload_ == UploadForm::Theta) {  // θ_{k,t+1} = θ_t − g, θ_t as this rank's backend holds it
+              backend_->get_theta(r, u.slot, th.data());
+              for (std::size_t e = 0; e < D2; ++e) g[e] = uploaded_value(th[e], g[e], upload_);
+            }
             out.put_u64(u.slot);
             out.put_f64s(g.data(), D2);
           }
@@ -750,7 +764,7 @@ class GlobalKernelFederation final : public Algorithm {
   // The server's step once every client of the round has reported (§1.3 S8; §3.3 step 5).
   void close_round() {
     backend_->aggregate_round(round_x_.data(), n_clients_, updates_.data(), updates_.size(),
-                              1.0 / static_cast<double>(n_clients_), norm2_.data());
+                              1.0 / static_cast<double>(n_clients_), upload_, norm2_.data());
     if (variant_.server_weights()) close_global_weights();
     if (track_regularizer_) refresh_gram();
     round_x_.clear();
@@ -765,6 +779,7 @@ class GlobalKernelFederation final : public Algorithm {
   double explore_ = 0.0;             // DrawnKernel: uniform mixing of the server's draw
   std::vector<std::size_t> drawn_;   // DrawnKernel: J_t of the round in progress, per replicate
   bool post_update_selection_ = false, skip_sort_ = false, sum_losses_ = true;
+  UploadForm upload_ = UploadForm::Delta;  // what a client sends per updated kernel (upload_form.h)
   std::size_t n_rff_ = 0;
   double max_upload_ = 0.0;
   FederatedSteps steps_;

@@ -8,7 +8,8 @@
 ///     from its own keyed draw (POF-MKL) or every kernel, its private weights, the coefficients
 ///     (a, b) of its uploads (a thread per client: clients share nothing here);
 ///  C. the server's sums (§1.3 S8): per kernel, the clients' uploads in ascending client order,
-///     θ_i ← θ_i − (1/K)·Σ_k (a_k·u_i(x_k)·scale + b_k·θ_i) — aggregate_slot() of
+///     θ_i ← θ_i − (1/K)·Σ_k (a_k·u_i(x_k)·scale + b_k·θ_i), each term as the upload form has it
+///     (upload_form.h) — aggregate_slot() of
 ///     round_aggregation.h, the code of RfBackend::aggregate_round() (a warp per kernel);
 ///  D. vM-KOFL's server weights from the round's reported losses, summed in client order.
 /// client_step() follows global_kernels.cpp's client_step() operation for operation (its
@@ -41,6 +42,7 @@ struct FederationTables {
   int sort = 1;                   ///< rank the kernels before binning
   int post_update_selection = 0;  ///< Algorithm 1 ranks the weights after this step's update
   int sum_losses = 1;             ///< vM-KOFL: the clients' losses summed (else averaged)
+  UploadForm upload = UploadForm::Delta;  ///< what the clients send (upload_form.h)
   double eta = 0.0, eta_w = 0.0, lambda = 0.0;
   const StreamPosition* client_streams = nullptr;  ///< R × K: client k's draw stream, position 0
 };
@@ -240,7 +242,8 @@ void walk_rounds_on_host(Program& program, const RoundWalkArgs<double>& a) {
       program.collect(r);
       for (std::size_t i = 0; i < N; ++i)
         aggregate_slot(a.frequencies + (r * N + i) * D * d, x, d, a.theta + (r * N + i) * 2 * D, D,
-                       program.uploads(r, i), a.feature_scale, 1.0 / static_cast<double>(K), 0u, 1u);
+                       program.uploads(r, i), a.feature_scale, 1.0 / static_cast<double>(K), program.c.upload, 0u,
+                       1u);
       program.close_round(r);
     }
   }

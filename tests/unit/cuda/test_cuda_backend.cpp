@@ -1179,18 +1179,22 @@ TEST_F(CudaTest, NativeAggregateRoundMatchesTheCpuBackend) {
     for (int i = 0; i < 60; ++i)
       updates.push_back({static_cast<std::uint32_t>(rng.below(R)), static_cast<std::uint32_t>(rng.below(S)),
                          static_cast<std::uint32_t>(rng.below(n_clients)), 2.0 * rng.uniform() - 1.0, 0.1 * rng.uniform()});
-    std::vector<double> n_cpu(R * S), n_gpu(R * S, -1.0);
-    cpu->aggregate_round(x.data(), n_clients, updates.data(), updates.size(), 0.25, n_cpu.data());
-    gpu->aggregate_round(x.data(), n_clients, updates.data(), updates.size(), 0.25, n_gpu.data());
-    const double tol = single ? 1e-4 : 1e-12;
-    std::vector<double> a(2 * D), b(2 * D);
-    for (std::size_t r = 0; r < R; ++r)
-      for (std::size_t s = 0; s < S; ++s) {
-        cpu->get_theta(r, s, a.data());
-        gpu->get_theta(r, s, b.data());
-        for (std::size_t j = 0; j < 2 * D; ++j) ASSERT_LE(relative_error(b[j], a[j]), tol) << r << " " << s << " " << j;
-        ASSERT_LE(relative_error(n_gpu[r * S + s], n_cpu[r * S + s]), tol);
-      }
+    // Two rounds, one of each upload form (upload_form.h), the second on the first's θ.
+    for (UploadForm form : {UploadForm::Delta, UploadForm::Theta}) {
+      std::vector<double> n_cpu(R * S), n_gpu(R * S, -1.0);
+      cpu->aggregate_round(x.data(), n_clients, updates.data(), updates.size(), 0.25, form, n_cpu.data());
+      gpu->aggregate_round(x.data(), n_clients, updates.data(), updates.size(), 0.25, form, n_gpu.data());
+      const double tol = single ? 1e-4 : 1e-12;
+      std::vector<double> a(2 * D), b(2 * D);
+      for (std::size_t r = 0; r < R; ++r)
+        for (std::size_t s = 0; s < S; ++s) {
+          cpu->get_theta(r, s, a.data());
+          gpu->get_theta(r, s, b.data());
+          for (std::size_t j = 0; j < 2 * D; ++j)
+            ASSERT_LE(relative_error(b[j], a[j]), tol) << r << " " << s << " " << j << " form " << int(form);
+          ASSERT_LE(relative_error(n_gpu[r * S + s], n_cpu[r * S + s]), tol);
+        }
+    }
   }
 }
 

@@ -153,6 +153,7 @@ TEST(FederatedTest, BadConfigurationsAreRefusedNamingTheParameter) {
   EXPECT_NE(config_error_message("pof-mkl", c, {{"M", "25"}, {"D", "21"}}).find("max_upload"), std::string::npos);
   EXPECT_NE(config_error_message("vm-kofl", c, {{"max_upload", "50"}}).find("max_upload"), std::string::npos);
   EXPECT_NE(config_error_message("pof-mkl", c, {{"xi", "0"}}).find("'xi'"), std::string::npos);
+  EXPECT_NE(config_error_message("vm-kofl", c, {{"upload", "gradient"}}).find("'upload'"), std::string::npos);
   // Not a federated stream, and no clients given.
   AlgoContext plain = c;
   plain.n_clients = 0;
@@ -278,6 +279,38 @@ TEST(FederatedTest, SharedThetaTrajectoryOfPofMklVmKoflAndOfmklAvg) {
   // ... and their predictions differ (the heads do).
   EXPECT_NE(pa, pb);
   EXPECT_NE(pb, po);
+}
+
+// §4.9 message.upload: a client sends its step g (upload=delta, the code's message) or its
+// θ_{k,t+1} = θ_t − g (upload=theta, the paper's), which the server subtracts from θ_t. The same
+// rounds but for rounding: the same bins (draws and weights within rounding), the same floats
+// counted up and down, θ and the predictions within a few ulps of θ — and not the same bits, the
+// server's θ_t − (θ_t − g) rounding where g alone does not.
+TEST(FederatedTest, ThetaUploadsAreTheDeltaUploadsUpToRounding) {
+  const Dataset data = federated_stream(4, 25, 3);
+  const AlgoContext c = fed_context(data, {0, 1});
+  const std::vector<std::pair<std::string, Params>> cases = {{"pof-mkl", {{"dict", kDict4}, {"D", "6"}, {"M", "2"}}},
+                                                             {"vm-kofl", {{"dict", kDict4}, {"D", "6"}}}};
+  for (const auto& [name, params] : cases) {
+    auto a = make(name, c, omkl::test::with_param(params, "upload", "delta"));
+    auto b = make(name, c, omkl::test::with_param(params, "upload", "theta"));
+    const auto pa = run_steps(*a, data), pb = run_steps(*b, data);
+    ASSERT_EQ(pa.size(), pb.size());
+    for (std::size_t i = 0; i < pa.size(); ++i) EXPECT_NEAR(pb[i], pa[i], 1e-12) << name << " " << i;
+    bool some_bits_differ = false;
+    for (std::size_t r = 0; r < 2; ++r)
+      for (std::size_t i = 0; i < 4; ++i) {
+        const auto ta = federated_theta(*a, r, i), tb = federated_theta(*b, r, i);
+        for (std::size_t j = 0; j < ta.size(); ++j) {
+          EXPECT_NEAR(tb[j], ta[j], 1e-13) << name << " θ " << r << " " << i << " " << j;
+          some_bits_differ |= bits(ta[j]) != bits(tb[j]);
+        }
+      }
+    EXPECT_TRUE(some_bits_differ) << name << ": upload=theta left every bit of θ as upload=delta";
+    EXPECT_EQ(a->kernel_updates(), b->kernel_updates()) << name;
+    EXPECT_EQ(a->communication().uplink_floats, b->communication().uplink_floats) << name;
+    EXPECT_EQ(a->communication().downlink_floats, b->communication().downlink_floats) << name;
+  }
 }
 
 TEST(FederatedTest, OfmklAvgPredictsTheUniformMeanAndOfsklItsOneKernel) {
@@ -781,6 +814,8 @@ TEST(FederatedProcessesTest, ServerAndClientsEqualOneProcessBitForBit) {
   const Params small{{"dict", kDict4}, {"D", "6"}};
   const std::vector<Case> cases = {
       {"pof-mkl", {{"dict", kDict4}, {"D", "6"}, {"M", "2"}}, true},
+      // The step up instead of θ_{k,t+1} (the reference profile's message, upload_form.h).
+      {"pof-mkl", {{"dict", kDict4}, {"D", "6"}, {"M", "2"}, {"upload", "delta"}}, true},
       {"vm-kofl", small, true},
       {"ofmkl-avg", small, true},
       {"ofskl", {{"D", "6"}}, true},
@@ -1469,6 +1504,7 @@ TEST(FederatedTest, EachProfileResolvesTheSpecsDefaults) {
     EXPECT_EQ(std::stod(resolved(*pof, "lambda")), 1e-3);
     EXPECT_EQ(resolved(*pof, "selection_weights"), reference ? "pre_update" : "post_update");
     EXPECT_EQ(resolved(*pof, "skip_sort_if_uniform"), reference ? "false" : "true");
+    EXPECT_EQ(resolved(*pof, "upload"), reference ? "delta" : "theta");
     const auto em = make("em-kofl", c);
     for (const char* key : {"eta", "eta_g"})
       EXPECT_NEAR(std::stod(resolved(*em, key)), step, 1e-12 * step) << key << " " << to_string(profile);

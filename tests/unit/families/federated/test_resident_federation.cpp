@@ -57,6 +57,9 @@ std::vector<Case> cases() {
       {"vm-kofl", Profile::Paper, dict},
       {"vm-kofl", Profile::Paper, plus({{"weight_loss_reduction", "mean"}})},
       {"ofskl", Profile::Paper, {{"D", "6"}}},
+      // The upload forms each profile does not default to (upload_form.h).
+      {"pof-mkl", Profile::Reference, plus({{"M", "2"}, {"upload", "theta"}})},
+      {"vm-kofl", Profile::Paper, plus({{"upload", "delta"}})},
   };
 }
 
