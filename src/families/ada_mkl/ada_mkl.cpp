@@ -22,9 +22,7 @@ class AdaMkl final : public Algorithm {
   AdaMkl(ParamReader& params, const AlgoContext& context) : context_(context) {
     base_ = read_omkl_config(params, context, 0, false);
     intervals_ = read_interval_config(params, context, base_.rule.loss);
-    metric_.first_error_is_one = params.get_bool(
-        "first_error_is_one", context.profile == Profile::Reference,
-        "count the error at t = 1 as 1 (spec/raker.md §7.3)");
+    metric_.first_error_is_one = base_.first_error_is_one;  // read_omkl_config()'s
     // Every level stores the recent samples and evaluates the same kernels on them: with a
     // dictionary whose kernels are evaluated row by row (so that a row's values do not depend on
     // where it is stored), the rows are kept once and evaluated once per step for all levels,

@@ -112,6 +112,14 @@ WeightConfig read_weights(ParamReader& params, const AlgoContext& context, const
   return w;
 }
 
+// spec/raker.md §7.3 and Appendix D's first_error_override: the JMLR 2019 reference code scores
+// the prediction at t = 1 as an error of 1, and its profile does so by default
+// (`reference_default`: false for the graph-aided baselines, whose reference code does not).
+bool read_first_error_is_one(ParamReader& params, const AlgoContext& context, bool reference_default = true) {
+  return params.get_bool("first_error_is_one", reference_default && context.profile == Profile::Reference,
+                         "count the error at t = 1 as 1 (spec/raker.md §7.3)");
+}
+
 bool needs_norms(const WeightConfig& w) {
   return (w.rule == WeightRule::ExpEta || w.rule == WeightRule::PowBeta) &&
          w.weight_loss == WeightLoss::RegularizedPre;
@@ -125,6 +133,7 @@ std::unique_ptr<Algorithm> make_single(const std::string& name, KernelSpec kerne
   config.kernels = {kernel};
   config.combination = Combination::Single;
   config.profile = context.profile;
+  config.first_error_is_one = read_first_error_is_one(params, context);
   config.capacity_hint = capacity_hint(context);
   return std::make_unique<KogdEnsemble>(std::move(config), context.n_features,
                                         context.n_replicates());
@@ -171,6 +180,7 @@ std::unique_ptr<Algorithm> make_avgmkl(ParamReader& params, const AlgoContext& c
   config.averaged_kernel = mode == "averaged_kernel";
   config.combination = config.averaged_kernel ? Combination::Single : Combination::Uniform;
   config.profile = context.profile;
+  config.first_error_is_one = read_first_error_is_one(params, context);
   config.capacity_hint = capacity_hint(context);
   return std::make_unique<KogdEnsemble>(std::move(config), context.n_features,
                                         context.n_replicates());
@@ -206,6 +216,7 @@ std::unique_ptr<Algorithm> make_m_forgetron(ParamReader& params, const AlgoConte
   config.budget = read_budget(params, "budget of every Forgetron learner");
   config.kernels = read_dictionary(params);
   config.profile = context.profile;
+  config.first_error_is_one = read_first_error_is_one(params, context);
 
   // Paper: (21) with the mistake indicator and η_w = 0.5 (spec §5.6); reference: the
   // mistake rule of [M]'s classification weights.
@@ -258,11 +269,11 @@ KogdRule read_okr_rule(ParamReader& params) {
   return rule;
 }
 
-KogdEnsembleConfig okr_config(const std::string& name, const AlgoContext& context) {
+KogdEnsembleConfig okr_config(ParamReader& params, const AlgoContext& context) {
   KogdEnsembleConfig config;
-  config.name = name;
+  config.name = params.algorithm();
   config.profile = context.profile;
-  config.reference_first_error_is_one = false;
+  config.first_error_is_one = read_first_error_is_one(params, context, false);
   config.capacity_hint = capacity_hint(context);
   return config;
 }
@@ -272,7 +283,7 @@ KernelSpec gaussian_over_gamma(double gamma) { return KernelSpec::gaussian_sigma
 
 std::unique_ptr<Algorithm> make_omkr(ParamReader& params, const AlgoContext& context) {
   require_regression(params, context);
-  KogdEnsembleConfig config = okr_config(params.algorithm(), context);
+  KogdEnsembleConfig config = okr_config(params, context);
   Dictionary dict = read_dictionary_param(
       params, "jmlr23-76", "kernel dictionary (a preset or '+'-separated kernels); see gauss_form");
   const std::string form = params.get_choice(
@@ -301,7 +312,7 @@ std::unique_ptr<Algorithm> make_omkr(ParamReader& params, const AlgoContext& con
 
 std::unique_ptr<Algorithm> make_single_okr(KernelSpec kernel, ParamReader& params,
                                            const AlgoContext& context) {
-  KogdEnsembleConfig config = okr_config(params.algorithm(), context);
+  KogdEnsembleConfig config = okr_config(params, context);
   config.kernels = {kernel};
   config.rule = read_okr_rule(params);
   config.combination = Combination::Single;
@@ -354,6 +365,7 @@ KogdEnsembleConfig read_omkl_config(ParamReader& params, const AlgoContext& cont
   config.combination = Combination::Learned;
   config.budget = budget;
   config.profile = context.profile;
+  config.first_error_is_one = read_first_error_is_one(params, context);
   config.capacity_hint = capacity_hint(context);
   return config;
 }

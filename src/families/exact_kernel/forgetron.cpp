@@ -36,7 +36,7 @@ MForgetron::MForgetron(ForgetronConfig config, std::size_t n_features, std::size
 
 MetricConvention MForgetron::metric_convention() const {
   MetricConvention m;
-  m.first_error_is_one = config_.profile == Profile::Reference;
+  m.first_error_is_one = config_.first_error_is_one;
   return m;
 }
 

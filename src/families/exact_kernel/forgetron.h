@@ -27,6 +27,7 @@ struct ForgetronConfig {
   WeightConfig weights;   ///< exp_eta / pow_beta (with weight_loss) or mistake
   ForgetronWeightLoss weight_loss = ForgetronWeightLoss::Mistake;
   Profile profile = Profile::Paper;
+  bool first_error_is_one = false;  ///< count the error at t = 1 as 1 (spec/raker.md §7.3)
 };
 
 /// M-Forgetron (spec §5.6): P self-tuned Forgetrons with budget B, each with its own FIFO

@@ -40,7 +40,7 @@ KogdEnsemble::KogdEnsemble(KogdEnsembleConfig config, std::size_t n_features,
 
 MetricConvention KogdEnsemble::metric_convention() const {
   MetricConvention m;
-  m.first_error_is_one = config_.profile == Profile::Reference && config_.reference_first_error_is_one;
+  m.first_error_is_one = config_.first_error_is_one;
   return m;
 }
 

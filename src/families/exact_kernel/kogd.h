@@ -55,9 +55,10 @@ struct KogdEnsembleConfig {
   std::size_t budget = 0;           ///< 0 = full history; else keep the B most recent (§5.5)
   bool track_norms = false;         ///< keep ‖f_p‖²_H (needed by the regularised weight loss)
   Profile profile = Profile::Paper;
-  /// Under Profile::Reference, count the error at t = 1 as 1 (the JMLR 2019 reference code);
-  /// false for the graph-aided baselines, whose reference scores the first prediction (0).
-  bool reference_first_error_is_one = true;
+  /// Count the error at t = 1 as 1 (spec/raker.md §7.3's first_error_override: the JMLR 2019
+  /// reference code's, so its reference profile's default; the graph-aided baselines' reference
+  /// scores the first prediction, 0, as it is).
+  bool first_error_is_one = false;
   std::size_t capacity_hint = 1024;
 };
 

@@ -186,8 +186,15 @@ GraphAidedConfig read_graph_aided_config(ParamReader& params, const AlgoContext&
                            " rates for a stream of " + std::to_string(context.horizon) + " steps");
     return table;
   };
+  // §1.6's three presets, each the defaults of eta_schedule and eta (which, given, win): the
+  // journal's η_t = ξ_t = η_{e,t} = 0.1/√t, the conference's η = ξ = 1/√T and the ICML code's
+  // η_t = η_{e,t} = 1/√t.
+  const std::string preset = params.get_choice(
+      "step_preset", conference ? "conference" : "journal", {"journal", "conference", "icml"},
+      "§1.6's step sizes: journal 0.1/√t, conference 1/√T constant, icml 1/√t (the defaults of eta_schedule "
+      "and eta)");
   const std::string schedule = params.get_string(
-      "eta_schedule", conference ? "const" : "inv_sqrt_t",
+      "eta_schedule", preset == "conference" ? "const" : "inv_sqrt_t",
       "η_t (and ξ_t or η_{e,t}): eta/√t (inv_sqrt_t), eta constant (const), or table:FILE, the file's "
       "t-th number for step t");
   const std::string explore_schedule_key = std::string(explore_key) + "_schedule";
@@ -203,12 +210,13 @@ GraphAidedConfig read_graph_aided_config(ParamReader& params, const AlgoContext&
     if (params.given("eta")) params.fail("eta", "is eta_schedule's table; give one of them");
     c.eta = c.eta_table->rates[0];  // unused: eta_at() reads the table
   } else {
-    double eta_default = 0.1;
+    double eta_default = preset == "icml" ? 1.0 : 0.1;
     if (!c.inv_sqrt_t)
       eta_default = context.horizon > 0 ? 1.0 / std::sqrt(static_cast<double>(context.horizon)) : -1.0;
     c.eta = params.get_double("eta", eta_default,
                              "learning rate of θ, w and u, and the exploration rate unless xi (SFG / SFG-R) "
-                             "or eta_e (GF) is given (default 0.1 with inv_sqrt_t; 1/√T with const)");
+                             "or eta_e (GF) is given (default 0.1 with inv_sqrt_t, 1 with step_preset=icml; "
+                             "1/√T with const)");
     if (c.eta == -1.0 && !params.has("eta"))
       params.fail("eta", "has no default when the stream length is unknown; give eta=...");
   }
@@ -280,9 +288,10 @@ GraphAidedConfig read_graph_aided_config(ParamReader& params, const AlgoContext&
       }
     }
   }
-  c.vertex_ridge = params.get_choice("u_loss", "sq_error", {"sq_error", "ridge"},
+  // sq_error_plus_ridge is §3 R9's name for ridge.
+  c.vertex_ridge = params.get_choice("u_loss", "sq_error", {"sq_error", "ridge", "sq_error_plus_ridge"},
                                      "vertex loss L(ŷ, y) of eq. 37: squared error, or with eq. 5's ridge term "
-                                     "λ‖Σ_{k∈S} w̄_k θ_k‖² (θ after the step; §7 A-5)") == "ridge";
+                                     "λ‖Σ_{k∈S} w̄_k θ_k‖² (θ after the step; §7 A-5)") != "sq_error";
   c.vertex_from_prediction = params.get_bool(
       "u_update_uses_prediction", false,
       "archaeology: the vertex weight moves by exp(−η·ŷ/p̃), the prediction in place of the loss, as the 2021 "

@@ -384,6 +384,9 @@ TEST(GraphAidedTest, VertexLossWithTheRidgeTerm) {
   ridge.emplace_back("u_loss", "ridge");
   auto plain = make("sfg-mkl", c, common);
   auto with_ridge = make("sfg-mkl", c, ridge);
+  // §3 R9's name for the same loss: the same run bit for bit.
+  EXPECT_EQ(run_steps(*make("sfg-mkl", c, omkl::test::with_param(common, "u_loss", "sq_error_plus_ridge")), data),
+            run_steps(*make("sfg-mkl", c, ridge), data));
   double p1, p2;
   plain->step(data.row(0), data.y[0], &p1);
   with_ridge->step(data.row(0), data.y[0], &p2);
@@ -462,6 +465,46 @@ TEST(GraphAidedTest, ExplorationRatesAreSetApartFromTheLearningRate) {
     EXPECT_NE(std::string(e.what()).find("'xi'"), std::string::npos) << e.what();
   }
   EXPECT_NO_THROW(make_algorithm("omkl-sfg", {{"eta", "2"}}, {{"xi", "0.5"}}, c));
+}
+
+// §1.6's three step-size presets (`step_preset`): the journal's η_t = ξ_t = η_{e,t} = 0.1/√t (the
+// journal algorithms' default), the conference's η = ξ = 1/√T constant (the conference
+// algorithms') and the ICML code's η_t = η_{e,t} = 1/√t; eta and eta_schedule, given, win.
+TEST(GraphAidedTest, StepPresetsAreTheThreeSchedulesOfTheExperiments) {
+  const Dataset data = random_stream(16, 3, Task::Regression);
+  const AlgoContext c = context_for(data);  // horizon 16: 1/√T = 0.25
+  const Params common{{"dict", kDict3}, {"D", "8"}, {"M", "2"}};
+  const auto rates = [&](const std::string& name, const Params& params) {
+    auto a = make(name, c, params);
+    std::vector<std::pair<double, double>> out;  // (η_t, exploration rate) of steps 1, 2, 4
+    double prediction = 0.0;
+    for (std::size_t t = 1; t <= 4; ++t) {
+      a->step(data.row(t - 1), data.y[t - 1], &prediction);
+      const GraphAidedTrace& tr = *graph_aided_trace(*a, 0);
+      if (t != 3) out.emplace_back(tr.eta, tr.explore);
+    }
+    return out;
+  };
+  using Rates = std::vector<std::pair<double, double>>;
+  const Rates journal = {{0.1, 0.1}, {0.1 / std::sqrt(2.0), 0.1 / std::sqrt(2.0)}, {0.05, 0.05}};
+  const Rates icml = {{1.0, 1.0}, {1.0 / std::sqrt(2.0), 1.0 / std::sqrt(2.0)}, {0.5, 0.5}};
+  const Rates conference = {{0.25, 0.25}, {0.25, 0.25}, {0.25, 0.25}};
+  for (const char* name : {"omkl-gf", "omkl-sfg", "omkl-sfg-r"}) {
+    SCOPED_TRACE(name);
+    const Params p = std::string(name) == "omkl-sfg-r" ? omkl::test::with_param(common, "beta_rank", "2") : common;
+    EXPECT_EQ(rates(name, p), journal);
+    EXPECT_EQ(rates(name, omkl::test::with_param(p, "step_preset", "journal")), journal);
+    if (std::string(name) != "omkl-sfg-r")  // SFG-R's refinement needs ξ < 1
+      EXPECT_EQ(rates(name, omkl::test::with_param(p, "step_preset", "icml")), icml);
+    EXPECT_EQ(rates(name, omkl::test::with_param(p, "step_preset", "conference")), conference);
+    // Given, eta wins over the preset's.
+    const Rates half = {{0.5, 0.5}, {0.5 / std::sqrt(2.0), 0.5 / std::sqrt(2.0)}, {0.25, 0.25}};
+    EXPECT_EQ(rates(name, omkl::test::with_param(omkl::test::with_param(p, "step_preset", "icml"), "eta", "0.5")),
+              half);
+  }
+  EXPECT_EQ(rates("sfg-mkl", common), conference);
+  EXPECT_EQ(rates("sfg-mkl", omkl::test::with_param(common, "step_preset", "journal")), journal);
+  EXPECT_NE(config_message("omkl-sfg", c, {{"step_preset", "nips"}}).find("'step_preset'"), std::string::npos);
 }
 
 // §1.6: η_t, ξ_t and η_{e,t} as tables (`*_schedule=table:FILE`, the t-th number for step t).
