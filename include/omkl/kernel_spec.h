@@ -5,6 +5,8 @@
 ///  - Gaussian:  exp(-||δ||² / (2 σ²)); spectral law N(0, σ⁻² I).
 ///  - Laplacian: exp(-||δ||₁ / σ) (product / ℓ1 form); spectral law: Cauchy(0, 1/σ) per coordinate.
 ///  - Cauchy:    Π_k 1 / (1 + δ_k² / σ²); spectral law: Laplace(0, 1/σ) per coordinate.
+///  - Isotropic Laplacian: exp(-||δ||₂ / σ); spectral law: the multivariate Cauchy (Student t,
+///    one degree of freedom) of scale 1/σ, v = g/(σ|h|) (spec/raker.md §1.4).
 ///  - Linear:    xᵀx'            (exact-kernel baselines only, no random features).
 ///  - Polynomial: (xᵀx' + offset)^degree (offset 0 = homogeneous, the reproduction setting).
 #pragma once
@@ -15,11 +17,11 @@
 
 namespace omkl {
 
-enum class KernelFamily { Gaussian, Laplacian, Cauchy, Linear, Polynomial };
+enum class KernelFamily { Gaussian, Laplacian, Cauchy, Linear, Polynomial, IsotropicLaplacian };
 
 struct KernelSpec {
   KernelFamily family = KernelFamily::Gaussian;
-  double sigma = 1.0;   ///< bandwidth σ (Gaussian, Laplacian, Cauchy)
+  double sigma = 1.0;   ///< bandwidth σ (Gaussian, Laplacian, Cauchy, isotropic Laplacian)
   int degree = 2;       ///< polynomial degree
   double offset = 0.0;  ///< polynomial offset
 
@@ -27,6 +29,7 @@ struct KernelSpec {
   static KernelSpec gaussian_sigma2(double sigma2);  ///< bandwidth given as σ²
   static KernelSpec laplacian(double sigma);
   static KernelSpec cauchy(double sigma);
+  static KernelSpec isotropic_laplacian(double sigma);  ///< exp(−‖δ‖₂/σ)
   static KernelSpec linear();
   static KernelSpec polynomial(int degree, double offset = 0.0);
 
@@ -40,8 +43,9 @@ struct KernelSpec {
 
 using Dictionary = std::vector<KernelSpec>;
 
-/// Parses one kernel: "gauss:SIGMA", "gauss2:SIGMA2" (bandwidth given as σ²), "lap:SIGMA",
-/// "cauchy:SIGMA", "linear", "poly:DEGREE[:OFFSET]". Throws ConfigError on anything else.
+/// Parses one kernel: "gauss:SIGMA", "gauss2:SIGMA2" (bandwidth given as σ²), "lap:SIGMA" (ℓ1),
+/// "lap_l2:SIGMA" (isotropic, ℓ2), "cauchy:SIGMA", "linear", "poly:DEGREE[:OFFSET]". Throws
+/// ConfigError on anything else.
 KernelSpec parse_kernel(const std::string& text);
 
 /// A named dictionary preset, or a "+"-separated list of kernels for parse_kernel()

@@ -14,6 +14,7 @@ KernelSpec KernelSpec::gaussian(double sigma) { return {KernelFamily::Gaussian, 
 KernelSpec KernelSpec::gaussian_sigma2(double sigma2) { return gaussian(std::sqrt(sigma2)); }
 KernelSpec KernelSpec::laplacian(double sigma) { return {KernelFamily::Laplacian, sigma, 2, 0.0}; }
 KernelSpec KernelSpec::cauchy(double sigma) { return {KernelFamily::Cauchy, sigma, 2, 0.0}; }
+KernelSpec KernelSpec::isotropic_laplacian(double sigma) { return {KernelFamily::IsotropicLaplacian, sigma, 2, 0.0}; }
 KernelSpec KernelSpec::linear() { return {KernelFamily::Linear, 1.0, 1, 0.0}; }
 KernelSpec KernelSpec::polynomial(int degree, double offset) {
   return {KernelFamily::Polynomial, 1.0, degree, offset};
@@ -21,7 +22,7 @@ KernelSpec KernelSpec::polynomial(int degree, double offset) {
 
 bool KernelSpec::shift_invariant() const {
   return family == KernelFamily::Gaussian || family == KernelFamily::Laplacian ||
-         family == KernelFamily::Cauchy;
+         family == KernelFamily::Cauchy || family == KernelFamily::IsotropicLaplacian;
 }
 
 double KernelSpec::evaluate(const double* a, const double* b, std::size_t n) const {
@@ -35,6 +36,11 @@ double KernelSpec::evaluate(const double* a, const double* b, std::size_t n) con
       double s = 0.0;
       for (std::size_t i = 0; i < n; ++i) s += std::fabs(a[i] - b[i]);
       return std::exp(-s / sigma);
+    }
+    case KernelFamily::IsotropicLaplacian: {
+      double s = 0.0;
+      for (std::size_t i = 0; i < n; ++i) s += (a[i] - b[i]) * (a[i] - b[i]);
+      return std::exp(-std::sqrt(s) / sigma);
     }
     case KernelFamily::Cauchy: {
       double p = 1.0;
@@ -65,6 +71,7 @@ std::string KernelSpec::name() const {
     case KernelFamily::Gaussian: out << "gauss:" << sigma; break;
     case KernelFamily::Laplacian: out << "lap:" << sigma; break;
     case KernelFamily::Cauchy: out << "cauchy:" << sigma; break;
+    case KernelFamily::IsotropicLaplacian: out << "lap_l2:" << sigma; break;
     case KernelFamily::Linear: out << "linear"; break;
     case KernelFamily::Polynomial:
       out << "poly:" << degree;
@@ -105,12 +112,13 @@ std::vector<std::string> split(const std::string& text, char sep) {
 KernelSpec parse_kernel(const std::string& text) {
   const auto parts = split(text, ':');
   const std::string& family = parts[0];
-  if ((family == "gauss" || family == "gauss2" || family == "lap" || family == "cauchy") &&
+  if ((family == "gauss" || family == "gauss2" || family == "lap" || family == "lap_l2" || family == "cauchy") &&
       parts.size() == 2) {
     const double value = parse_positive(parts[1], text);
     if (family == "gauss") return KernelSpec::gaussian(value);
     if (family == "gauss2") return KernelSpec::gaussian_sigma2(value);
     if (family == "lap") return KernelSpec::laplacian(value);
+    if (family == "lap_l2") return KernelSpec::isotropic_laplacian(value);
     return KernelSpec::cauchy(value);
   }
   if (family == "linear" && parts.size() == 1) return KernelSpec::linear();
@@ -128,7 +136,7 @@ KernelSpec parse_kernel(const std::string& text) {
     return KernelSpec::polynomial(static_cast<int>(degree), offset);
   }
   throw ConfigError("unknown kernel '" + text +
-                    "' (expected gauss:SIGMA, gauss2:SIGMA2, lap:SIGMA, cauchy:SIGMA, linear, "
+                    "' (expected gauss:SIGMA, gauss2:SIGMA2, lap:SIGMA, lap_l2:SIGMA, cauchy:SIGMA, linear, "
                     "poly:DEGREE[:OFFSET], or a dictionary preset)");
 }
 

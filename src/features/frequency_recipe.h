@@ -11,6 +11,8 @@
 ///    block e (one block per normal);
 ///  - Cauchy rows (Laplacian kernel) and Laplace rows (Cauchy kernel): two entries per block,
 ///    entry e from block ⌊e/2⌋, words 0–1 for even e and 2–3 for odd e;
+///  - multivariate Cauchy rows (isotropic Laplacian kernel): row i is g/(σ|h|) of d + 1 normals,
+///    one block each: g_j from block i·(d + 1) + j, h from block i·(d + 1) + d;
 ///  - ORF (Gaussian kernel): ⌈D/d⌉ blocks of d×d normals, block b's (i, j) from Philox block
 ///    b·d² + i·d + j; then row r's length √χ² from the `dof` normals at blocks
 ///    ⌈D/d⌉·d² + r·dof … + dof − 1 (dof = d for ORF, 1 for the MATLAB construction).
@@ -25,7 +27,13 @@
 namespace omkl::detail {
 
 /// The law of a matrix's entries (the kernel's spectral law).
-enum class SpectralLaw : std::uint32_t { Normal = 0, Cauchy = 1, Laplace = 2 };
+enum class SpectralLaw : std::uint32_t { Normal = 0, Cauchy = 1, Laplace = 2, MultivariateCauchy = 3 };
+
+/// The multivariate Cauchy row's common factor 1/(σ|h|), as draw_frequencies() and the recipe
+/// both form it (h: the row's last normal).
+OMKL_HD double multivariate_cauchy_scale(double inv_sigma, double h) {
+  return draw::div(inv_sigma, h < 0.0 ? -h : h);
+}
 
 /// One Philox-4x32 output block.
 struct PhiloxWords {
@@ -81,6 +89,17 @@ OMKL_HD void draw_recipe_row(const MatrixRecipe& m, Blocks& blocks, std::size_t 
       const PhiloxWords w = blocks.next();
       out[j * stride] = mul(normal_from(uniform_from(w.x, w.y), uniform_from(w.z, w.w)), m.inv_sigma);
     }
+    return;
+  }
+  if (m.law == SpectralLaw::MultivariateCauchy) {
+    blocks.seek(row * (d + 1));
+    for (std::size_t j = 0; j < d; ++j) {
+      const PhiloxWords w = blocks.next();
+      out[j * stride] = normal_from(uniform_from(w.x, w.y), uniform_from(w.z, w.w));
+    }
+    const PhiloxWords w = blocks.next();
+    const double scale = multivariate_cauchy_scale(m.inv_sigma, normal_from(uniform_from(w.x, w.y), uniform_from(w.z, w.w)));
+    for (std::size_t j = 0; j < d; ++j) out[j * stride] = mul(out[j * stride], scale);
     return;
   }
   blocks.seek(first / 2);

@@ -50,6 +50,17 @@ std::vector<double> draw_frequencies(const KernelSpec& kernel, std::size_t n_rff
     // Rows one after the other: the whole matrix is one sequence of draws from the kernel's
     // spectral law (spec/raker.md §1.4 table; entry by entry as frequency_recipe.h lays it out).
     switch (m.law) {
+      case SpectralLaw::MultivariateCauchy:
+        // Row by row: d normals g, then h; the row is g/(σ|h|), its scale already holding 1/σ.
+        for (std::size_t i = 0; i < n_rff; ++i) {
+          double* row = v.data() + i * d;
+          rng.normals(row, d);
+          double h = 0.0;
+          rng.normals(&h, 1);
+          const double scale = multivariate_cauchy_scale(m.inv_sigma, h);
+          for (std::size_t k = 0; k < d; ++k) row[k] = draw::mul(row[k], scale);
+        }
+        return v;
       case SpectralLaw::Normal: rng.normals(v.data(), v.size()); break;
       case SpectralLaw::Cauchy: rng.cauchys(v.data(), v.size()); break;
       case SpectralLaw::Laplace:
@@ -81,9 +92,10 @@ MatrixRecipe matrix_recipe(const KernelSpec& kernel, std::size_t n_features, RfK
   m.key0 = rng.key()[0];
   m.key1 = rng.key()[1];
   m.stream_hi = rng.stream_hi();
-  m.law = kernel.family == KernelFamily::Gaussian    ? SpectralLaw::Normal
-          : kernel.family == KernelFamily::Laplacian ? SpectralLaw::Cauchy
-                                                     : SpectralLaw::Laplace;
+  m.law = kernel.family == KernelFamily::Gaussian             ? SpectralLaw::Normal
+          : kernel.family == KernelFamily::Laplacian          ? SpectralLaw::Cauchy
+          : kernel.family == KernelFamily::IsotropicLaplacian ? SpectralLaw::MultivariateCauchy
+                                                              : SpectralLaw::Laplace;
   m.orf = kind != RfKind::Rf && m.law == SpectralLaw::Normal;
   m.haar = kind == RfKind::Orf;
   m.dof = m.orf ? (kind == RfKind::Orf ? static_cast<std::uint32_t>(n_features) : 1u) : 0u;

@@ -60,7 +60,8 @@ struct RecipeBatch {
 /// d, and d = 1.
 inline std::vector<RecipeBatch> recipe_batches() {
   const std::vector<KernelSpec> kernels = {KernelSpec::gaussian(0.7), KernelSpec::laplacian(2.0),
-                                           KernelSpec::cauchy(1.5), KernelSpec::gaussian(4.0)};
+                                           KernelSpec::cauchy(1.5), KernelSpec::gaussian(4.0),
+                                           KernelSpec::isotropic_laplacian(0.9)};
   std::vector<RecipeBatch> batches;
   for (detail::RfKind kind : {detail::RfKind::Rf, detail::RfKind::Orf, detail::RfKind::OrfMatlab}) {
     for (auto [n_rff, d] : std::vector<std::pair<std::size_t, std::size_t>>{

@@ -120,7 +120,7 @@ class BanditSelection final : public Algorithm {
         if (k.family != KernelFamily::Gaussian) params.fail("dict", "random features here need Gaussian kernels");
     }
     for (const KernelSpec& k : dictionary_)
-      if (k.family != KernelFamily::Gaussian && k.family != KernelFamily::Laplacian && k.family != KernelFamily::Cauchy)
+      if (!k.shift_invariant())
         params.fail("dict", "contains " + k.name() + ": the bandit algorithms need kernels with κ(x, x) = 1");
     std::string why_not;
     if (dictionary_.size() > kMaxResidentPairs)
@@ -356,7 +356,10 @@ class BanditSelection final : public Algorithm {
     t.U = U_;
     for (std::size_t k = 0; k < K; ++k) {
       const KernelSpec& spec = dictionary_[k];
-      t.family[k] = spec.family == KernelFamily::Gaussian ? 0 : spec.family == KernelFamily::Laplacian ? 1 : 2;
+      t.family[k] = spec.family == KernelFamily::Gaussian             ? 0
+                    : spec.family == KernelFamily::Laplacian          ? 1
+                    : spec.family == KernelFamily::IsotropicLaplacian ? 3
+                                                                      : 2;
       t.sigma[k] = spec.sigma;
     }
     pool_layout_ = SupportLayout(t, R);

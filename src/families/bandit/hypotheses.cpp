@@ -24,7 +24,7 @@ KernelHypotheses::KernelHypotheses(const Dictionary& kernels, std::size_t n_feat
       ahead_(kernels.size()),
       look_ahead_(cpu::default_simd_level() == cpu::SimdLevel::Avx512) {
   for (const KernelSpec& k : kernels) {
-    if (k.family != KernelFamily::Gaussian && k.family != KernelFamily::Laplacian && k.family != KernelFamily::Cauchy)
+    if (!k.shift_invariant())
       throw ConfigError("bandit kernel selection: " + k.name() + " is not a bounded shift-invariant kernel (κ(x, x) = 1)");
     kernels_.push_back({SupportSet(n_features, 1, 0, capacity_hint), KernelBank({k}, false), 1.0});
   }

@@ -29,18 +29,19 @@
 
 namespace omkl::detail {
 
-/// κ_i of the dictionary as the walk evaluates it: 0 Gaussian exp(−‖a − x‖²/(2σ²)), with the
-/// distance from the norms as the host's kernel_rows() forms it; 1 Laplacian exp(−‖a − x‖₁/σ);
-/// 2 Cauchy Π_c 1/(1 + ((a_c − x_c)/σ)²).
+/// κ_i of the dictionary as the walk evaluates it (support_family()): 0 Gaussian
+/// exp(−‖a − x‖²/(2σ²)), with the distance from the norms as the host's kernel_rows() forms it;
+/// 1 Laplacian exp(−‖a − x‖₁/σ); 2 Cauchy Π_c 1/(1 + ((a_c − x_c)/σ)²); 3 isotropic Laplacian
+/// exp(−‖a − x‖₂/σ), the Gaussian's distance under a square root.
 template <typename Real>
 OMKL_HD double support_kernel_value(int family, double sigma, const double* row, double row_norm2, const Real* x,
                                     double x_norm2, std::size_t d) {
-  if (family == 0) {
+  if (family == 0 || family == 3) {
     double dot = 0.0;
     for (std::size_t c = 0; c < d; ++c) dot += row[c] * static_cast<double>(x[c]);
     double dist = (row_norm2 + x_norm2) - 2.0 * dot;
     if (dist < 0.0) dist = 0.0;
-    return std::exp(-dist / (2.0 * sigma * sigma));
+    return family == 0 ? std::exp(-dist / (2.0 * sigma * sigma)) : std::exp(-std::sqrt(dist) / sigma);
   }
   if (family == 1) {
     double l1 = 0.0;
@@ -112,7 +113,7 @@ struct KernelBanditProgram {
     const std::size_t K = k.K, d = k.d, cap = k.capacity, I = pair.kernel;
     const std::size_t n = bandit.s.count[r * K + I];
     double x_norm2 = 0.0;
-    if (k.family[I] == 0)
+    if (k.family[I] == 0 || k.family[I] == 3)  // the distance from the norms
       for (std::size_t c = 0; c < d; ++c) x_norm2 += static_cast<double>(x[c]) * static_cast<double>(x[c]);
     const std::uint64_t* index = a.index + (r * K + I) * cap;
     const double* coef = a.coef + (r * K + I) * cap;

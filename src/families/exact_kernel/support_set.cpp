@@ -24,6 +24,7 @@ double kernel_diagonal(const KernelSpec& kernel, double x_norm2) {
   switch (kernel.family) {
     case KernelFamily::Gaussian:
     case KernelFamily::Laplacian:
+    case KernelFamily::IsotropicLaplacian:
     case KernelFamily::Cauchy: return 1.0;
     case KernelFamily::Linear: return x_norm2;
     case KernelFamily::Polynomial: return int_power(x_norm2 + kernel.offset, kernel.degree);
@@ -174,7 +175,7 @@ KernelBank::KernelBank(Dictionary kernels, bool averaged)
     : kernels_(std::move(kernels)), averaged_(averaged) {
   for (const auto& k : kernels_) {
     if (k.family == KernelFamily::Linear || k.family == KernelFamily::Polynomial) any_dot_ = true;
-    if (k.family == KernelFamily::Gaussian) any_dist_ = true;
+    if (k.family == KernelFamily::Gaussian || k.family == KernelFamily::IsotropicLaplacian) any_dist_ = true;
     if (k.family == KernelFamily::Laplacian) any_l1_ = true;
   }
 }
@@ -197,6 +198,11 @@ void KernelBank::fill(const KernelSpec& kernel, const SupportSet& support,
     case KernelFamily::Laplacian:
       // ‖x_τ − x‖₁ is computed once per call in evaluate() and shared by every Laplacian.
       cpu::fast_exp_neg_div(l1_.data(), kernel.sigma, out.data(), static_cast<std::size_t>(n));
+      break;
+    case KernelFamily::IsotropicLaplacian:
+      // exp(−‖x_τ − x‖₂/σ) from the squared distances the Gaussians share.
+      out = dist2_.head(n).cwiseSqrt();
+      cpu::fast_exp_neg_div(out.data(), kernel.sigma, out.data(), static_cast<std::size_t>(n));
       break;
     case KernelFamily::Cauchy:
       out = ((((support.rows().rowwise() - x.transpose()).array() / kernel.sigma).square() + 1.0)
@@ -221,7 +227,7 @@ void KernelBank::evaluate(const SupportSet& support, const Eigen::VectorXd& x, d
   if (only >= 0 && !averaged_) {
     const KernelFamily f = kernels_[static_cast<std::size_t>(only)].family;
     need_dot = f == KernelFamily::Linear || f == KernelFamily::Polynomial;
-    need_dist = f == KernelFamily::Gaussian;
+    need_dist = f == KernelFamily::Gaussian || f == KernelFamily::IsotropicLaplacian;
     need_l1 = f == KernelFamily::Laplacian;
   }
   if (need_l1) {
@@ -229,9 +235,11 @@ void KernelBank::evaluate(const SupportSet& support, const Eigen::VectorXd& x, d
     l1_.head(m) = (support.rows().rowwise() - x.transpose()).cwiseAbs().rowwise().sum();
   }
   const cpu::BlockedRows rows = support.blocked();
-  if (need_dist && !need_dot && !averaged_ && (only >= 0 || kernels_.size() == 1)) {
+  const auto alone = static_cast<Eigen::Index>(only >= 0 ? only : 0);
+  if (need_dist && !need_dot && !averaged_ && (only >= 0 || kernels_.size() == 1) &&
+      kernels_[static_cast<std::size_t>(alone)].family == KernelFamily::Gaussian) {
     // One Gaussian alone: distances and exp in the same pass over the rows.
-    const auto j = static_cast<Eigen::Index>(only >= 0 ? only : 0);
+    const auto j = alone;
     const KernelSpec& kernel = kernels_[static_cast<std::size_t>(j)];
     cpu::kernel_rows(rows, x.data(), x_norm2, cpu::RowQuantity::Gaussian, 2.0 * kernel.sigma * kernel.sigma,
                      out.col(j).data());

@@ -722,7 +722,8 @@ TEST_F(CudaTest, ResidentBanditWalkEqualsTheHostPath) {
     auto cpu_ctx = context_for(data, Profile::Paper, {0, 2, 5});
     auto gpu_ctx = cpu_ctx;
     gpu_ctx.backend = BackendKind::Cuda;
-    const std::vector<std::pair<std::string, std::string>> params = {{"dict", "gauss:0.5+lap:1+cauchy:2+gauss:4"}};
+    const std::vector<std::pair<std::string, std::string>> params = {
+        {"dict", "gauss:0.5+lap:1+cauchy:2+gauss:4+lap_l2:1.5"}};
     auto cpu = make(name, cpu_ctx, with_param(params, "step_path", "host"));
     auto gpu = make(name, gpu_ctx, with_param(params, "step_path", "resident"));
     const auto expected = run_steps(*cpu, data);
@@ -1084,6 +1085,7 @@ TEST_F(CudaTest, CheckpointsAndPredictWorkOnTheDevicePath) {
 TEST_F(CudaTest, DeviceDrawsEqualTheHostDraws) {
   ScopedEnv draws("OMKL_CUDA_DRAWS", "device");
   const Dictionary dictionary = {KernelSpec::gaussian(0.7), KernelSpec::laplacian(2.0), KernelSpec::cauchy(1.5),
+                                 KernelSpec::isotropic_laplacian(0.9),
                                  KernelSpec::gaussian(3.0)};
   for (RfKind kind : {RfKind::Rf, RfKind::Orf, RfKind::OrfMatlab}) {
     for (auto [D, d] : std::vector<std::pair<std::size_t, std::size_t>>{{1, 1}, {7, 3}, {2, 5}, {50, 17}, {33, 40}}) {

@@ -42,6 +42,7 @@ TEST(KernelSpecTest, EvaluatesClosedForms) {
   EXPECT_NEAR(KernelSpec::gaussian(0.5).evaluate(a, b, 2), std::exp(-(0.04 + 0.36) / (2 * 0.25)), 1e-15);
   EXPECT_NEAR(KernelSpec::laplacian(2.0).evaluate(a, b, 2), std::exp(-(0.2 + 0.6) / 2.0), 1e-15);
   EXPECT_NEAR(KernelSpec::cauchy(1.0).evaluate(a, b, 2), 1.0 / (1.04 * 1.36), 1e-15);
+  EXPECT_NEAR(KernelSpec::isotropic_laplacian(2.0).evaluate(a, b, 2), std::exp(-std::sqrt(0.04 + 0.36) / 2.0), 1e-15);
   EXPECT_NEAR(KernelSpec::linear().evaluate(a, b, 2), 0.03 - 0.08, 1e-15);
   EXPECT_NEAR(KernelSpec::polynomial(2).evaluate(a, b, 2), 0.0025, 1e-15);
   EXPECT_NEAR(KernelSpec::polynomial(3, 1.0).evaluate(a, b, 2), std::pow(0.95, 3), 1e-15);
@@ -51,6 +52,11 @@ TEST(KernelSpecTest, ParsesKernelsAndDictionaries) {
   EXPECT_EQ(parse_kernel("gauss:0.1").sigma, 0.1);
   EXPECT_NEAR(parse_kernel("gauss2:4").sigma, 2.0, 1e-15);
   EXPECT_EQ(parse_kernel("poly:3").degree, 3);
+  EXPECT_EQ(parse_kernel("lap_l2:2.5").family, KernelFamily::IsotropicLaplacian);
+  EXPECT_EQ(parse_kernel("lap_l2:2.5").sigma, 2.5);
+  EXPECT_EQ(parse_kernel(KernelSpec::isotropic_laplacian(0.25).name()).family, KernelFamily::IsotropicLaplacian);
+  EXPECT_EQ(parse_kernel("lap:2.5").family, KernelFamily::Laplacian);  // the ℓ1 form
+  EXPECT_TRUE(KernelSpec::isotropic_laplacian(1.0).shift_invariant());
   EXPECT_EQ(parse_dictionary("jmlr19-rf").size(), 3u);
   EXPECT_EQ(parse_dictionary("jmlr19-exact").size(), 5u);
   EXPECT_EQ(parse_dictionary("conf-41").size(), 41u);
@@ -100,7 +106,7 @@ TEST(FeatureMapTest, RfEstimatesConvergeToTheExactKernels) {
   const std::vector<double> delta = {0.4, -0.3, 0.25};
   const double zero[3] = {0, 0, 0};
   for (const KernelSpec& kernel : {KernelSpec::gaussian(0.7), KernelSpec::laplacian(0.9),
-                                   KernelSpec::cauchy(0.6)}) {
+                                   KernelSpec::cauchy(0.6), KernelSpec::isotropic_laplacian(0.8)}) {
     const auto [mean, se] = rf_kernel_estimate(kernel, RfKind::Rf, d, 400, delta, 200);
     const double exact = kernel.evaluate(delta.data(), zero, d);
     EXPECT_NEAR(mean, exact, 4 * se + 1e-12) << kernel.name();

@@ -154,6 +154,26 @@ TEST(FrequencyRecipeTest, RecipeGivesTheHostDrawsBitForBit) {
   }
 }
 
+// spec/raker.md §1.4: the isotropic Laplacian exp(−‖δ‖₂/σ)'s rows are g/(σ|h|), the d normals
+// g and then h drawn one after the other from the stream, row after row (ORF asked for: plain
+// rows, as for every kernel but the Gaussian).
+TEST(FrequencyRecipeTest, IsotropicLaplacianRowsAreNormalsOverOneNormal) {
+  const std::size_t D = 4, d = 3;
+  const double sigma = 0.5;
+  for (RfKind kind : {RfKind::Rf, RfKind::Orf}) {
+    RandomStream rng(7, 2, RngPurpose::Frequencies, 1), by_hand = rng;
+    const std::vector<double> V = draw_frequencies(KernelSpec::isotropic_laplacian(sigma), D, d, kind, rng);
+    ASSERT_EQ(V.size(), D * d);
+    for (std::size_t i = 0; i < D; ++i) {
+      double g[3];
+      for (double& v : g) v = by_hand.normal();
+      const double h = by_hand.normal();
+      for (std::size_t k = 0; k < d; ++k)
+        EXPECT_NEAR(V[i * d + k], g[k] / (sigma * std::fabs(h)), 1e-15 * std::fabs(V[i * d + k])) << i << " " << k;
+    }
+  }
+}
+
 TEST(FrequencyRecipeTest, UnitsAreBlocksForOrfAndRowsOtherwise) {
   RandomStream rng(1, 0, RngPurpose::Frequencies, 0);
   const std::vector<MatrixRecipe> recipes = {matrix_recipe(KernelSpec::gaussian(1.0), 17, RfKind::Orf, rng),

@@ -46,7 +46,7 @@ Dataset stream(std::size_t n, Task task) {
   return data;
 }
 
-const char* const kExpansionDict = "gauss:0.5+lap:1+cauchy:2+gauss:4";
+const char* const kExpansionDict = "gauss:0.5+lap:1+cauchy:2+gauss:4+lap_l2:1.5";
 
 struct BanditCase {
   const char* name;

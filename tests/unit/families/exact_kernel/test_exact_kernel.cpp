@@ -238,6 +238,7 @@ TEST(ExactKernelTest, EngineMatchesExplicitCoefficients) {
       {"gauss:0.5", "squared", Task::Regression, Profile::Paper, false},
       {"lap:2", "absolute", Task::Regression, Profile::Paper, true},
       {"cauchy:1.5", "squared", Task::Regression, Profile::Reference, false},
+      {"lap_l2:1.2", "squared", Task::Regression, Profile::Paper, true},
       {"poly:3:1", "squared", Task::Regression, Profile::Reference, true},
       {"gauss:1", "logistic", Task::Classification, Profile::Paper, false},
       {"poly:2", "hinge", Task::Classification, Profile::Reference, false},
