@@ -11,8 +11,9 @@
 namespace omkl::cuda {
 
 /// One warp per group: θ of (replicate, slot) ← θ − scale·Σ g over the group's updates, in their
-/// order (aggregate_group() with 32 lanes), each as server_term(θ, g, form) receives it. Layouts as the backend's: frequencies R × P × D × d,
-/// theta R × S × 2D, x n_clients × d; updates and groups from group_round_updates().
+/// order (aggregate_group() with 32 lanes), each as server_term(θ, g, form) receives it. Layouts
+/// as the backend's: frequencies R × P × D × d, theta R × S × 2D, x n_clients × d; updates and
+/// groups from group_round_updates().
 template <typename Real>
 void launch_aggregate_round(const Real* frequencies, Real* theta, const Real* x, const detail::RoundUpdate* updates,
                             const detail::RoundGroup* groups, std::size_t n_groups, std::size_t n_kernels,

@@ -98,7 +98,8 @@ OMKL_HD void draw_recipe_row(const MatrixRecipe& m, Blocks& blocks, std::size_t 
       out[j * stride] = normal_from(uniform_from(w.x, w.y), uniform_from(w.z, w.w));
     }
     const PhiloxWords w = blocks.next();
-    const double scale = multivariate_cauchy_scale(m.inv_sigma, normal_from(uniform_from(w.x, w.y), uniform_from(w.z, w.w)));
+    const double h = normal_from(uniform_from(w.x, w.y), uniform_from(w.z, w.w));
+    const double scale = multivariate_cauchy_scale(m.inv_sigma, h);
     for (std::size_t j = 0; j < d; ++j) out[j * stride] = mul(out[j * stride], scale);
     return;
   }

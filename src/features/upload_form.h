@@ -2,13 +2,14 @@
 /// @brief What a federated client sends for each kernel it updates (spec/federated.md §1.3 S7,
 /// §7 C1, §4.9 `message.upload`), and the term the server's sum then adds for it.
 ///
-/// Delta (the authors' code, the default): the step g = θ_{i,t} − θ_{ik,t+1} itself. Theta (the
-/// paper's text): the client's θ_{ik,t+1} = θ_{i,t} − g, from which the server takes
-/// θ_{i,t} − θ_{ik,t+1} before its sum. The two are equal in exact arithmetic; in floating point
+/// Delta (the authors' code; the reference profile's default): the step g = θ_{i,t} − θ_{ik,t+1}
+/// itself. Theta (the paper's text; the paper profile's default): the client's
+/// θ_{ik,t+1} = θ_{i,t} − g, from which the server takes θ_{i,t} − θ_{ik,t+1} before its sum. The two are equal in exact arithmetic; in floating point
 /// the Theta term is θ − (θ − g), rounded twice, so the two forms' θ differ in the last bits
 /// (and, where θ is much larger than a step, by the rounding of θ − g). Every path that forms the
-/// server's sum (the backends' aggregate_round(), the resident walk, the server process) adds
-/// server_term(), so that one form gives the same numbers on all of them.
+/// server's sum (the backends' aggregate_round(), the resident walk) adds server_term(), and a
+/// client and server in separate processes its two halves, so that one form gives the same
+/// numbers on all of them.
 #pragma once
 
 #include <cstdint>

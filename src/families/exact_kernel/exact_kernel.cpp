@@ -141,7 +141,8 @@ std::unique_ptr<Algorithm> make_single(const std::string& name, KernelSpec kerne
 
 std::unique_ptr<Algorithm> make_kogd(ParamReader& params, const AlgoContext& context) {
   const std::string text = params.get_string(
-      "kernel", "gauss:1", "kernel: gauss:SIGMA, gauss2:SIGMA2, lap:SIGMA, lap_l2:SIGMA, cauchy:SIGMA, linear, poly:Q[:OFFSET]");
+      "kernel", "gauss:1",
+      "kernel: gauss:SIGMA, gauss2:SIGMA2, lap:SIGMA, lap_l2:SIGMA, cauchy:SIGMA, linear, poly:Q[:OFFSET]");
   KernelSpec kernel;
   try {
     kernel = parse_kernel(text);

@@ -235,11 +235,10 @@ void KernelBank::evaluate(const SupportSet& support, const Eigen::VectorXd& x, d
     l1_.head(m) = (support.rows().rowwise() - x.transpose()).cwiseAbs().rowwise().sum();
   }
   const cpu::BlockedRows rows = support.blocked();
-  const auto alone = static_cast<Eigen::Index>(only >= 0 ? only : 0);
+  const auto j = static_cast<Eigen::Index>(only >= 0 ? only : 0);  // the kernel, where one is alone
   if (need_dist && !need_dot && !averaged_ && (only >= 0 || kernels_.size() == 1) &&
-      kernels_[static_cast<std::size_t>(alone)].family == KernelFamily::Gaussian) {
+      kernels_[static_cast<std::size_t>(j)].family == KernelFamily::Gaussian) {
     // One Gaussian alone: distances and exp in the same pass over the rows.
-    const auto j = alone;
     const KernelSpec& kernel = kernels_[static_cast<std::size_t>(j)];
     cpu::kernel_rows(rows, x.data(), x_norm2, cpu::RowQuantity::Gaussian, 2.0 * kernel.sigma * kernel.sigma,
                      out.col(j).data());

@@ -401,8 +401,9 @@ class GlobalKernelFederation final : public Algorithm {
   // Update per client it holds — its predictions (a metrics channel, not the paper's traffic),
   // its uploads (kernel, g = (a·scale)·u + b·θ, or θ − g with upload=theta) and the losses vM-KOFL
   // and eM-KOFL report; the server adds the g of each kernel in ascending client order, as
-  // aggregate_round() does in one process (upload_form.h's two halves), and divides by K. After the last round the client ranks send their per-kernel
-  // losses and their message counts (the regret and the summary).
+  // aggregate_round() does in one process (upload_form.h's two halves), and divides by K. After
+  // the last round the client ranks send their per-kernel losses and their message counts (the
+  // regret and the summary).
   void run_distributed(const double* x, const double* y, std::size_t n, std::size_t d, double* predictions,
                        Communicator& comm, double timeout_s) override {
     const std::size_t rounds = federation_rounds(comm, resident_, track_regularizer_, seen_, n, n_clients_);
