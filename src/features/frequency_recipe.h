@@ -15,7 +15,10 @@
 ///    one block each: g_j from block i·(d + 1) + j, h from block i·(d + 1) + d;
 ///  - ORF (Gaussian kernel): ⌈D/d⌉ blocks of d×d normals, block b's (i, j) from Philox block
 ///    b·d² + i·d + j; then row r's length √χ² from the `dof` normals at blocks
-///    ⌈D/d⌉·d² + r·dof … + dof − 1 (dof = d for ORF, 1 for the MATLAB construction).
+///    ⌈D/d⌉·d² + r·dof … + dof − 1 (dof = d for ORF, 1 for the MATLAB construction);
+///  - ORF of the isotropic Laplacian (rf=orf; spec/raker.md §1.4: its spectrum is radial too):
+///    the same orthogonal directions, row r's length the radial law of g/(σ|h|), √χ²_d/(σ|h|),
+///    from the d normals at ⌈D/d⌉·d² + r·(d + 1) … and h from the next one.
 #pragma once
 
 #include <cstddef>
@@ -45,7 +48,7 @@ struct MatrixRecipe {
   std::uint32_t key0 = 0, key1 = 0;  ///< Philox key of the stream
   std::uint64_t stream_hi = 0;       ///< upper 64 counter bits (purpose, index)
   SpectralLaw law = SpectralLaw::Normal;
-  std::uint32_t orf = 0;             ///< 1: orthogonal blocks (Normal law only)
+  std::uint32_t orf = 0;             ///< 1: orthogonal blocks (radial laws only)
   std::uint32_t haar = 0;            ///< with orf: sign-fixed Q (ORF) or not (MATLAB)
   std::uint32_t dof = 0;             ///< with orf: χ² degrees of freedom of the row lengths
   double inv_sigma = 1.0;            ///< 1/σ, applied last as draw_frequencies() does
@@ -132,14 +135,20 @@ OMKL_HD void draw_recipe_orf_block(const MatrixRecipe& m, Blocks& blocks, std::s
   for (std::size_t i = 0; i < d && b * d + i < n_rff; ++i) {
     const std::size_t r = b * d + i;
     householder_q_row(g, tau, d, stride, i, m.haar != 0, row);
-    blocks.seek(n_blocks * d2 + r * m.dof);
+    const bool cauchy = m.law == SpectralLaw::MultivariateCauchy;  // one more normal, h, per row
+    blocks.seek(n_blocks * d2 + r * (m.dof + (cauchy ? 1 : 0)));
     double chi = 0.0;
     for (std::uint32_t k = 0; k < m.dof; ++k) {
       const PhiloxWords w = blocks.next();
       const double n = normal_from(uniform_from(w.x, w.y), uniform_from(w.z, w.w));
       chi = add(chi, mul(n, n));
     }
-    const double length = mul(sqrt(chi), m.inv_sigma);
+    double scale = m.inv_sigma;
+    if (cauchy) {
+      const PhiloxWords w = blocks.next();
+      scale = multivariate_cauchy_scale(m.inv_sigma, normal_from(uniform_from(w.x, w.y), uniform_from(w.z, w.w)));
+    }
+    const double length = mul(sqrt(chi), scale);
     for (std::size_t j = 0; j < d; ++j) V[r * d + j] = mul(row[j * stride], length);
   }
 }

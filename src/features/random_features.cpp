@@ -77,8 +77,16 @@ std::vector<double> draw_frequencies(const KernelSpec& kernel, std::size_t n_rff
   // Row lengths: χ_d (the law of a Gaussian vector's norm) for ORF; the MATLAB code scales each
   // row by √χ²₁ instead (m.dof = 1), which changes the kernel (Appendix A) but reproduces the
   // tables. The same operations as frequency_recipe.h's.
+  // The isotropic Laplacian's lengths are √χ²_d/(σ|h|), h the row's next normal.
   for (std::size_t i = 0; i < n_rff; ++i) {
-    const double length = std::sqrt(rng.chi_square(static_cast<int>(m.dof))) * m.inv_sigma;
+    const double chi = rng.chi_square(static_cast<int>(m.dof));
+    double scale = m.inv_sigma;
+    if (m.law == SpectralLaw::MultivariateCauchy) {
+      double h = 0.0;
+      rng.normals(&h, 1);
+      scale = multivariate_cauchy_scale(m.inv_sigma, h);
+    }
+    const double length = std::sqrt(chi) * scale;
     for (std::size_t k = 0; k < d; ++k) v[i * d + k] *= length;
   }
   return v;
@@ -96,7 +104,10 @@ MatrixRecipe matrix_recipe(const KernelSpec& kernel, std::size_t n_features, RfK
           : kernel.family == KernelFamily::Laplacian          ? SpectralLaw::Cauchy
           : kernel.family == KernelFamily::IsotropicLaplacian ? SpectralLaw::MultivariateCauchy
                                                               : SpectralLaw::Laplace;
-  m.orf = kind != RfKind::Rf && m.law == SpectralLaw::Normal;
+  // Orthogonal rows need a radial spectrum: the Gaussian's (both constructions) and the isotropic
+  // Laplacian's (rf=orf; the MATLAB construction's √χ²₁ lengths are the Gaussian code's own).
+  m.orf = (kind != RfKind::Rf && m.law == SpectralLaw::Normal) ||
+          (kind == RfKind::Orf && m.law == SpectralLaw::MultivariateCauchy);
   m.haar = kind == RfKind::Orf;
   m.dof = m.orf ? (kind == RfKind::Orf ? static_cast<std::uint32_t>(n_features) : 1u) : 0u;
   m.inv_sigma = 1.0 / kernel.sigma;

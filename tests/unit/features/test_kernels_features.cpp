@@ -114,6 +114,18 @@ TEST(FeatureMapTest, RfEstimatesConvergeToTheExactKernels) {
   }
 }
 
+// The isotropic Laplacian's ORF (orthogonal directions, radial Cauchy lengths) estimates its
+// kernel without bias, as its plain rows do (FeatureMapTest.RfEstimatesConvergeToTheExactKernels).
+TEST(FeatureMapTest, IsotropicLaplacianOrfIsUnbiased) {
+  const std::size_t d = 4, D = 10;  // two full blocks and two rows
+  const std::vector<double> delta = {0.3, -0.2, 0.1, 0.25};
+  const double zero[4] = {};
+  const KernelSpec kernel = KernelSpec::isotropic_laplacian(0.7);
+  const auto [mean, se] = rf_kernel_estimate(kernel, RfKind::Orf, d, D, delta, 800);
+  EXPECT_NEAR(mean, kernel.evaluate(delta.data(), zero, d), 4 * se);
+  EXPECT_LT(se, 0.01);
+}
+
 TEST(FeatureMapTest, OrfIsUnbiasedAndOrthogonalWithinBlocks) {
   const std::size_t d = 6, D = 15;  // two full blocks + 3 rows
   const std::vector<double> delta = {0.2, -0.1, 0.3, 0.05, -0.2, 0.1};

@@ -146,7 +146,9 @@ TEST(FrequencyRecipeTest, RecipeGivesTheHostDrawsBitForBit) {
   // a multiple of d, d = 1 (recipe_batches()); grids of 1, 3 and 64 threads.
   for (const RecipeBatch& batch : recipe_batches()) {
     for (std::size_t i = 0; i < batch.recipes.size(); ++i)
-      EXPECT_EQ(batch.recipes[i].orf != 0, batch.kind != RfKind::Rf && batch.families[i] == KernelFamily::Gaussian)
+      EXPECT_EQ(batch.recipes[i].orf != 0,
+                (batch.kind != RfKind::Rf && batch.families[i] == KernelFamily::Gaussian) ||
+                    (batch.kind == RfKind::Orf && batch.families[i] == KernelFamily::IsotropicLaplacian))
           << batch.label << " matrix " << i;
     for (std::size_t n_threads : {1u, 3u, 64u})
       EXPECT_EQ(draw_by_recipe<HostBlocks>(batch.recipes, batch.n_rff, batch.d, n_threads), batch.host)
@@ -155,12 +157,12 @@ TEST(FrequencyRecipeTest, RecipeGivesTheHostDrawsBitForBit) {
 }
 
 // spec/raker.md §1.4: the isotropic Laplacian exp(−‖δ‖₂/σ)'s rows are g/(σ|h|), the d normals
-// g and then h drawn one after the other from the stream, row after row (ORF asked for: plain
-// rows, as for every kernel but the Gaussian).
+// g and then h drawn one after the other from the stream, row after row (the MATLAB construction
+// asked for: plain rows, as for the ℓ1 Laplacian and the Cauchy kernel).
 TEST(FrequencyRecipeTest, IsotropicLaplacianRowsAreNormalsOverOneNormal) {
   const std::size_t D = 4, d = 3;
   const double sigma = 0.5;
-  for (RfKind kind : {RfKind::Rf, RfKind::Orf}) {
+  for (RfKind kind : {RfKind::Rf, RfKind::OrfMatlab}) {
     RandomStream rng(7, 2, RngPurpose::Frequencies, 1), by_hand = rng;
     const std::vector<double> V = draw_frequencies(KernelSpec::isotropic_laplacian(sigma), D, d, kind, rng);
     ASSERT_EQ(V.size(), D * d);
@@ -170,6 +172,37 @@ TEST(FrequencyRecipeTest, IsotropicLaplacianRowsAreNormalsOverOneNormal) {
       const double h = by_hand.normal();
       for (std::size_t k = 0; k < d; ++k)
         EXPECT_NEAR(V[i * d + k], g[k] / (sigma * std::fabs(h)), 1e-15 * std::fabs(V[i * d + k])) << i << " " << k;
+    }
+  }
+}
+
+// rf=orf for the isotropic Laplacian (its spectrum is radial): orthogonal rows within each block,
+// row r's length √χ²_d/(σ|h|) from the normals after the blocks', d + 1 of them per row.
+TEST(FrequencyRecipeTest, IsotropicLaplacianOrfRowsAreOrthogonalWithRadialCauchyLengths) {
+  const std::size_t D = 7, d = 3, n_blocks = 3;
+  const double sigma = 0.8;
+  RandomStream rng(5, 1, RngPurpose::Frequencies, 2), by_hand = rng;
+  const std::vector<double> V = draw_frequencies(KernelSpec::isotropic_laplacian(sigma), D, d, RfKind::Orf, rng);
+  std::vector<double> skip(n_blocks * d * d);
+  by_hand.normals(skip.data(), skip.size());  // the blocks' Gaussian matrices
+  for (std::size_t r = 0; r < D; ++r) {
+    double chi = 0.0;
+    for (std::size_t k = 0; k < d; ++k) {
+      const double n = by_hand.normal();
+      chi += n * n;
+    }
+    const double h = by_hand.normal();
+    double norm2 = 0.0;
+    for (std::size_t k = 0; k < d; ++k) norm2 += V[r * d + k] * V[r * d + k];
+    const double length = std::sqrt(chi) / (sigma * std::fabs(h));
+    EXPECT_NEAR(std::sqrt(norm2), length, 1e-13 * length) << "row " << r;
+    for (std::size_t s = r + 1; s < std::min(D, (r / d + 1) * d); ++s) {  // the rest of r's block
+      double dot = 0.0, other = 0.0;
+      for (std::size_t k = 0; k < d; ++k) {
+        dot += V[r * d + k] * V[s * d + k];
+        other += V[s * d + k] * V[s * d + k];
+      }
+      EXPECT_LE(std::fabs(dot), 1e-12 * std::sqrt(norm2 * other)) << r << " " << s;
     }
   }
 }
