@@ -581,6 +581,9 @@ TEST_F(CliTest, FederatedStudyReportsClientsBudgetAndResolvedD) {
   EXPECT_EQ(pof.at("params").at("D"), "20");
   EXPECT_EQ(pof.at("n_clients").get<std::size_t>(), 6u);
   EXPECT_TRUE(pof.at("final_std_clients").is_number());
+  // spec/federated.md §8 item 8: eq. (11)'s client regret (mean and spread over the clients).
+  EXPECT_TRUE(pof.at("regret_eq11").is_number());
+  EXPECT_GE(pof.at("regret_eq11_std_clients").get<double>(), 0.0);
   EXPECT_LE(pof.at("max_uplink_floats").get<double>(), 1000.0);
   EXPECT_EQ(pof.at("downlink_floats_per_client_step").get<double>(), 51 * 40.0);
   const auto& vm = summary.at("results").at(1);

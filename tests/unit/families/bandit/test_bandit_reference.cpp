@@ -177,19 +177,23 @@ TEST(BanditReferenceTest, LkmBooksRunMatchesADirectImplementation) {
   // expert losses over g_max; P_t = min{1, B/((1 − ν)T^{1−ν}t^ν)}, ν = 1/4; a kept x (while |S| < B)
   // gets −λg/P_t, λ = √((1 + ν)B)/(√(1 − ν)T) (or λ = 0.3, under which g_max grows past 1). The
   // Bernoulli draws are the library's stream (seed 3, replicate 0, Selection, lkmbooks.cpp's
-  // 0xb0c0), one uniform per round.
-  const std::size_t T = 60, d = 3, K = 6, B = 10;
+  // 0xb0c0), one uniform per round. With B = 30, P_t's formula exceeds 1 for t ≤ 11 and is
+  // clipped to 1 there (§10 A18).
+  const std::size_t T = 60, d = 3, K = 6;
   const Dataset data = bandit_stream(T, d, 8);
   const double nu = 0.25, Td = 60.0, eta = std::sqrt(8.0 * std::log(6.0) / Td);
-  for (const double given_lambda : {0.0, 0.3}) {
-    auto books = make("lkmbooks", context_for(data),
-                      given_lambda > 0 ? Params{{"B", "10"}, {"lambda", "0.3"}} : Params{{"B", "10"}});
+  for (const auto& [B, given_lambda] : std::vector<std::pair<std::size_t, double>>{{10, 0.0}, {10, 0.3}, {30, 0.0}}) {
+    Params params{{"B", std::to_string(B)}};
+    if (given_lambda > 0) params.emplace_back("lambda", "0.3");
+    auto books = make("lkmbooks", context_for(data), params);
     const std::vector<double> got = run_steps(*books, data);
-    const double lambda = given_lambda > 0 ? given_lambda : std::sqrt((1.0 + nu) * 10.0) / (std::sqrt(1.0 - nu) * Td);
+    const double Bd = static_cast<double>(B);
+    const double lambda = given_lambda > 0 ? given_lambda : std::sqrt((1.0 + nu) * Bd) / (std::sqrt(1.0 - nu) * Td);
     RandomStream bernoulli(3, 0, RngPurpose::Selection, 0xb0c0u);
     std::vector<double> p(K, 1.0 / 6.0), f(K), alpha;
     std::vector<std::size_t> rows;
     double g_max = 1.0, smallest_kept = 1.0;
+    std::size_t clipped = 0;  // rounds whose P_t formula exceeds 1
     for (std::size_t t = 1; t <= T; ++t) {
       const double* x = data.row(t - 1);
       double yhat = 0.0;
@@ -209,15 +213,21 @@ TEST(BanditReferenceTest, LkmBooksRunMatchesADirectImplementation) {
       }
       for (double& v : p) v /= total;
       g_max = std::max(g_max, hi - lo);
-      const double keep = std::min(1.0, 10.0 / ((1.0 - nu) * std::pow(Td, 1.0 - nu) * std::pow(double(t), nu)));
+      const double formula = Bd / ((1.0 - nu) * std::pow(Td, 1.0 - nu) * std::pow(double(t), nu));
+      clipped += formula > 1.0;
+      const double keep = std::min(1.0, formula);
       if (bernoulli.uniform() < keep && rows.size() < B) {
         rows.push_back(t - 1);
         alpha.push_back(-lambda * g / keep);
         smallest_kept = std::min(smallest_kept, keep);
       }
     }
-    EXPECT_EQ(rows.size(), B);  // the budget fills, and later kept samples are dropped
-    EXPECT_LT(smallest_kept, 0.7);
+    if (B == 10) {
+      EXPECT_EQ(rows.size(), B);  // the budget fills, and later kept samples are dropped
+      EXPECT_LT(smallest_kept, 0.7);
+    } else {
+      EXPECT_EQ(clipped, 11u);  // t = 1 … 11 kept with P_t = 1, weight 1
+    }
     if (given_lambda > 0) EXPECT_GT(g_max, 1.0);
   }
 }

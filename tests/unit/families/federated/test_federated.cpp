@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <numeric>
 #include <string>
@@ -413,6 +414,23 @@ TEST(FederatedTest, CommunicationIsCountedAndWithinTheCap) {
     EXPECT_EQ(param(*p, "parameters"), "761");  // §3.6: d = 15 → 2 hidden layers of 20
     EXPECT_EQ(p->communication().max_uplink, 761.0);
   }
+  // §8 item 2: the cap is asserted where a message is formed — an upload over it is an error
+  // naming both numbers, one step's or a resident walk's tally, and leaves the counts alone.
+  CommunicationLedger ledger(1000.0);
+  ledger.client_step(51 * 200.0, 1000.0);  // at the cap: sent
+  for (const auto& over : std::vector<std::function<void()>>{[&] { ledger.client_step(0.0, 1000.5); },
+                                                             [&] { ledger.client_steps(3.0, 0.0, 2001.0, 1001.0); }}) {
+    try {
+      over();
+      ADD_FAILURE() << "an upload over the cap was counted";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("exceeds the cap of 1000"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_EQ(ledger.totals().client_steps, 1.0);
+  EXPECT_EQ(ledger.totals().uplink_floats, 1000.0);
+  EXPECT_EQ(CommunicationLedger().cap(), 0.0);  // 0: no cap
+  EXPECT_NO_THROW(CommunicationLedger().client_step(0.0, 1e9));
 }
 
 // ---- the learners learn; replicates and checkpoints --------------------------------------------

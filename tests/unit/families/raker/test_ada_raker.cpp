@@ -269,6 +269,36 @@ TEST(AdaRakerTest, RejectsInconsistentOptions) {
   EXPECT_THROW(make("adaraker", unknown_length), ConfigError);
 }
 
+// spec/raker.md Appendix C item 7: of two instances over the same interval, the one with the
+// smaller loss every step ends with the larger weight — and with the smaller under h_sign =
+// literal, eq. (31) as printed. Daniely placement, three levels: level 1's [4, 5] and level 2's
+// [4, 7] start together at t = 4 (level 0 restarts every step); equal rates, so after t = 5 their
+// log-weights differ by η·Σ_{t=4,5} (C(f_2) − C(f_1)), whatever the ensemble's loss.
+TEST(IntervalWeightsTest, TheInstanceWithTheSmallerLossGainsTheWeight) {
+  for (bool literal : {false, true}) {
+    SCOPED_TRACE(literal ? "h_sign=literal" : "h_sign=corrected");
+    IntervalConfig config;
+    config.placement = Placement::Daniely;
+    config.rule = HRule::Hedge;
+    config.n_levels = 3;
+    config.level_rate = {0.5, 0.5, 0.5};
+    config.literal_sign = literal;
+    IntervalWeights weights(&config);
+    const double y = 1.0, f[3] = {0.0, 0.9, 3.0};  // level 1 near y at every step, level 2 far
+    double prediction = 0.0;
+    for (std::int64_t t = 1; t <= 5; ++t) {
+      weights.begin_step(t);
+      prediction = weights.combine(t, f);
+      weights.update(t, f, prediction, y);
+    }
+    const double gap = 0.5 * 2.0 * ((3.0 - y) * (3.0 - y) - (0.9 - y) * (0.9 - y));  // 3.99
+    const double g1 = weights.raw()[1], g2 = weights.raw()[2];
+    EXPECT_NEAR(g1 - g2, literal ? -gap : gap, 1e-12);
+    if (literal) EXPECT_LT(g1, g2);
+    else EXPECT_GT(g1, g2);
+  }
+}
+
 TEST(IntervalWeightsTest, AfterFirstGivesANewInstanceWeightZeroAtItsFirstStep) {
   // spec/raker.md §4.4, h_init_slot = after_first: eq. (31)'s literal index. Daniely placement:
   // level 0 = [t, t], level 1 = [2, 3], [4, 5], …, level 2 = [4, 7], … An instance weighs 0 at
