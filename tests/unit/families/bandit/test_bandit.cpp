@@ -12,6 +12,7 @@
 #include "families/bandit/bandit.h"
 #include "families/bandit/hypotheses.h"
 #include "families/bandit/resident_bandit.h"
+#include "families/bandit/rule_kernels.h"
 #include "families/bandit/selection_rules.h"
 #include "omkl/algorithm.h"
 #include "omkl/error.h"
@@ -132,6 +133,14 @@ TEST(BanditRulesTest, IoksMirrorStepIsABregmanProjection) {
   std::vector<double> same = old;
   EXPECT_EQ(ioks_mirror_step(same, eta, 1, 0.0, 1e-5), 1);
   for (std::size_t i = 0; i < q.size(); ++i) EXPECT_NEAR(same[i], old[i], 1e-15);
+  // A bisection that cannot meet its tolerance (here none can: it is negative) stops after 200
+  // evaluations with q unchanged (rule_kernels.h: −1), and the rule's step is an error.
+  std::vector<double> stuck = old, scratch(2 * old.size());
+  EXPECT_EQ(ioks_mirror_step(stuck.data(), eta.data(), stuck.size(), 3, c_hat, -1.0, scratch.data(),
+                             scratch.data() + old.size()),
+            -1);
+  EXPECT_EQ(stuck, old);
+  EXPECT_THROW(ioks_mirror_step(stuck, eta, 3, c_hat, -1.0), Error);
 }
 
 TEST(BanditHypothesesTest, BallProjectionTracksTheRkhsNorm) {
@@ -434,6 +443,35 @@ TEST(BanditRulesTest, IoksAbsoluteLossCountsAUnitGradientAtAnExactPrediction) {
   // The squared loss at F = y has a zero gradient and counts nothing.
   auto squared = make_ioks_rule(K, T, bandit_constants(LossKind::Squared), 8.0, false);
   EXPECT_NEAR(squared->observe(0, 0.25, 0.25, 0.0, 0.0), 1.0 / std::sqrt(2.0), 1e-15);
+}
+
+// §5.3 step 7: a rate grows by ν_η = e^{2/(3 ln T)} only when 1/p_i passes ρ_i, which then at
+// least doubles, and 1/p ≤ K·T^{3/4}: over a whole run every η_i stays below e^{1/(2 ln 2)} ≈ 2.06
+// times its start. Kernel 0 suffers the largest loss every round, so its p sinks and its rate
+// grows (the bound is then tested where it binds); the draws come from p.
+TEST(BanditRulesTest, IoksRatesGrowLessThanTheSchedulesBound) {
+  const std::size_t K = 4, T = 4000;
+  auto rule = make_ioks_rule(K, T, bandit_constants(LossKind::Squared), 8.0, false);
+  const IoksParameters o = ioks_parameters(K, T, bandit_constants(LossKind::Squared), 8.0);
+  RandomStream draws(17, 0, RngPurpose::Misc);
+  std::vector<double> rho_before(K);
+  for (std::size_t t = 1; t <= T; ++t) {
+    const RuleState s = rule->state();
+    std::copy(s.rho, s.rho + K, rho_before.begin());
+    const std::vector<double> eta_before(s.eta, s.eta + K);
+    const std::size_t I = bandit_draw(rule->p().data(), K, draws.uniform());
+    const double loss = I == 0 ? 1.0 : 0.05 * static_cast<double>(I);
+    ASSERT_NO_THROW(rule->observe(I, 0.0, 0.0, loss, 0.0)) << "round " << t;
+    for (std::size_t i = 0; i < K; ++i)
+      if (s.eta[i] != eta_before[i]) {  // an increase: by ν_η, and ρ at least doubled
+        EXPECT_DOUBLE_EQ(s.eta[i], eta_before[i] * o.nu) << "round " << t << " kernel " << i;
+        EXPECT_GE(s.rho[i], 2.0 * rho_before[i]) << "round " << t << " kernel " << i;
+      }
+  }
+  const RuleState s = rule->state();
+  const double bound = std::exp(1.0 / (2.0 * std::log(2.0)));
+  for (std::size_t i = 0; i < K; ++i) EXPECT_LT(s.eta[i] / o.eta0, bound) << "kernel " << i;
+  EXPECT_GT(s.eta[0], o.eta0 * o.nu) << "kernel 0's rate never grew twice: the bound was not tested";
 }
 
 TEST(BanditStudyTest, ShuffledReplicatesAndTheAbsoluteLoss) {
