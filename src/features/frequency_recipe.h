@@ -43,6 +43,12 @@ struct PhiloxWords {
   std::uint32_t x, y, z, w;
 };
 
+/// The normal of one block: Box–Muller of its two uniforms (words 0–1 and 2–3), as
+/// RandomStream::normal() takes them.
+OMKL_HD double block_normal(const PhiloxWords& w) {
+  return draw::normal_from(draw::uniform_from(w.x, w.y), draw::uniform_from(w.z, w.w));
+}
+
 /// Everything needed to draw one (replicate, kernel) matrix.
 struct MatrixRecipe {
   std::uint32_t key0 = 0, key1 = 0;  ///< Philox key of the stream
@@ -90,7 +96,7 @@ OMKL_HD void draw_recipe_row(const MatrixRecipe& m, Blocks& blocks, std::size_t 
     blocks.seek(first);
     for (std::size_t j = 0; j < d; ++j) {
       const PhiloxWords w = blocks.next();
-      out[j * stride] = mul(normal_from(uniform_from(w.x, w.y), uniform_from(w.z, w.w)), m.inv_sigma);
+      out[j * stride] = mul(block_normal(w), m.inv_sigma);
     }
     return;
   }
@@ -98,10 +104,10 @@ OMKL_HD void draw_recipe_row(const MatrixRecipe& m, Blocks& blocks, std::size_t 
     blocks.seek(row * (d + 1));
     for (std::size_t j = 0; j < d; ++j) {
       const PhiloxWords w = blocks.next();
-      out[j * stride] = normal_from(uniform_from(w.x, w.y), uniform_from(w.z, w.w));
+      out[j * stride] = block_normal(w);
     }
     const PhiloxWords w = blocks.next();
-    const double h = normal_from(uniform_from(w.x, w.y), uniform_from(w.z, w.w));
+    const double h = block_normal(w);
     const double scale = multivariate_cauchy_scale(m.inv_sigma, h);
     for (std::size_t j = 0; j < d; ++j) out[j * stride] = mul(out[j * stride], scale);
     return;
@@ -128,7 +134,7 @@ OMKL_HD void draw_recipe_orf_block(const MatrixRecipe& m, Blocks& blocks, std::s
   blocks.seek(b * d2);
   for (std::size_t e = 0; e < d2; ++e) {
     const PhiloxWords w = blocks.next();
-    g[e * stride] = normal_from(uniform_from(w.x, w.y), uniform_from(w.z, w.w));
+    g[e * stride] = block_normal(w);
   }
   householder_factor(g, d, stride, tau);
   const std::size_t n_blocks = (n_rff + d - 1) / d;
@@ -140,13 +146,13 @@ OMKL_HD void draw_recipe_orf_block(const MatrixRecipe& m, Blocks& blocks, std::s
     double chi = 0.0;
     for (std::uint32_t k = 0; k < m.dof; ++k) {
       const PhiloxWords w = blocks.next();
-      const double n = normal_from(uniform_from(w.x, w.y), uniform_from(w.z, w.w));
+      const double n = block_normal(w);
       chi = add(chi, mul(n, n));
     }
     double scale = m.inv_sigma;
     if (cauchy) {
       const PhiloxWords w = blocks.next();
-      scale = multivariate_cauchy_scale(m.inv_sigma, normal_from(uniform_from(w.x, w.y), uniform_from(w.z, w.w)));
+      scale = multivariate_cauchy_scale(m.inv_sigma, block_normal(w));
     }
     const double length = mul(sqrt(chi), scale);
     for (std::size_t j = 0; j < d; ++j) V[r * d + j] = mul(row[j * stride], length);

@@ -356,10 +356,7 @@ class BanditSelection final : public Algorithm {
     t.U = U_;
     for (std::size_t k = 0; k < K; ++k) {
       const KernelSpec& spec = dictionary_[k];
-      t.family[k] = spec.family == KernelFamily::Gaussian             ? 0
-                    : spec.family == KernelFamily::Laplacian          ? 1
-                    : spec.family == KernelFamily::IsotropicLaplacian ? 3
-                                                                      : 2;
+      t.family[k] = support_family(spec);
       t.sigma[k] = spec.sigma;
     }
     pool_layout_ = SupportLayout(t, R);

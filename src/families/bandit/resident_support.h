@@ -26,8 +26,19 @@
 #include "core/resident_walk.h"
 #include "families/bandit/expansion_step.h"
 #include "families/bandit/resident_bandit.h"
+#include "omkl/kernel_spec.h"
 
 namespace omkl::detail {
+
+/// The code of a dictionary kernel in SupportTables::family (support_kernel_value()'s).
+inline int support_family(const KernelSpec& kernel) {
+  switch (kernel.family) {
+    case KernelFamily::Gaussian: return 0;
+    case KernelFamily::Laplacian: return 1;
+    case KernelFamily::IsotropicLaplacian: return 3;
+    default: return 2;  // Cauchy: the bandit family takes only shift-invariant kernels
+  }
+}
 
 /// κ_i of the dictionary as the walk evaluates it (support_family()): 0 Gaussian
 /// exp(−‖a − x‖²/(2σ²)), with the distance from the norms as the host's kernel_rows() forms it;

@@ -132,7 +132,6 @@ std::unique_ptr<Algorithm> make_single(const std::string& name, KernelSpec kerne
   config.rule = read_rule(params, context);
   config.kernels = {kernel};
   config.combination = Combination::Single;
-  config.profile = context.profile;
   config.first_error_is_one = read_first_error_is_one(params, context);
   config.capacity_hint = capacity_hint(context);
   return std::make_unique<KogdEnsemble>(std::move(config), context.n_features,
@@ -180,7 +179,6 @@ std::unique_ptr<Algorithm> make_avgmkl(ParamReader& params, const AlgoContext& c
   config.rule = read_rule(params, context);
   config.averaged_kernel = mode == "averaged_kernel";
   config.combination = config.averaged_kernel ? Combination::Single : Combination::Uniform;
-  config.profile = context.profile;
   config.first_error_is_one = read_first_error_is_one(params, context);
   config.capacity_hint = capacity_hint(context);
   return std::make_unique<KogdEnsemble>(std::move(config), context.n_features,
@@ -216,7 +214,6 @@ std::unique_ptr<Algorithm> make_m_forgetron(ParamReader& params, const AlgoConte
   config.name = params.algorithm();
   config.budget = read_budget(params, "budget of every Forgetron learner");
   config.kernels = read_dictionary(params);
-  config.profile = context.profile;
   config.first_error_is_one = read_first_error_is_one(params, context);
 
   // Paper: (21) with the mistake indicator and η_w = 0.5 (spec §5.6); reference: the
@@ -273,7 +270,6 @@ KogdRule read_okr_rule(ParamReader& params) {
 KogdEnsembleConfig okr_config(ParamReader& params, const AlgoContext& context) {
   KogdEnsembleConfig config;
   config.name = params.algorithm();
-  config.profile = context.profile;
   config.first_error_is_one = read_first_error_is_one(params, context, false);
   config.capacity_hint = capacity_hint(context);
   return config;
@@ -365,7 +361,6 @@ KogdEnsembleConfig read_omkl_config(ParamReader& params, const AlgoContext& cont
   config.track_norms = needs_norms(config.weights);
   config.combination = Combination::Learned;
   config.budget = budget;
-  config.profile = context.profile;
   config.first_error_is_one = read_first_error_is_one(params, context);
   config.capacity_hint = capacity_hint(context);
   return config;

@@ -26,7 +26,6 @@ struct ForgetronConfig {
   std::size_t budget = 50;
   WeightConfig weights;   ///< exp_eta / pow_beta (with weight_loss) or mistake
   ForgetronWeightLoss weight_loss = ForgetronWeightLoss::Mistake;
-  Profile profile = Profile::Paper;
   bool first_error_is_one = false;  ///< count the error at t = 1 as 1 (spec/raker.md §7.3)
 };
 

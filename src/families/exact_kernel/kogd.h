@@ -54,7 +54,6 @@ struct KogdEnsembleConfig {
   WeightConfig weights;             ///< used by Combination::Learned
   std::size_t budget = 0;           ///< 0 = full history; else keep the B most recent (§5.5)
   bool track_norms = false;         ///< keep ‖f_p‖²_H (needed by the regularised weight loss)
-  Profile profile = Profile::Paper;
   /// Count the error at t = 1 as 1 (spec/raker.md §7.3's first_error_override: the JMLR 2019
   /// reference code's, so its reference profile's default; the graph-aided baselines' reference
   /// scores the first prediction, 0, as it is).

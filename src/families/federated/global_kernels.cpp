@@ -605,7 +605,7 @@ class GlobalKernelFederation final : public Algorithm {
     const int P = comm.size(), me = comm.rank();
     const std::vector<std::size_t> mine = clients_of_rank(me, P, K);
     const bool drawn = variant_.head == Head::DrawnKernel;
-    std::vector<double> theta(R * N * D2), g(D2), th(D2), reported(R * N), prediction(R);
+    std::vector<double> theta(R * N * D2), g(D2), reported(R * N), prediction(R);
     std::vector<ClientUpdate> uploads;
     const FaultInjection faults = FaultInjection::for_rank(me);
     for (std::size_t t = 1; t <= rounds; ++t) {
@@ -651,10 +651,9 @@ class GlobalKernelFederation final : public Algorithm {
           for (std::size_t j = next; j < next + m; ++j) {
             const ClientUpdate& u = uploads[j];
             backend_->client_update(r, u.slot, x + row * d, u.a, u.b, g.data());
-            if (upload_ == UploadForm::Theta) {  // θ_{k,t+1} = θ_t − g, θ_t as this rank's backend holds it
-              backend_->get_theta(r, u.slot, th.data());
-              for (std::size_t e = 0; e < D2; ++e) g[e] = uploaded_value(th[e], g[e], upload_);
-            }
+            // θ_{k,t+1} = θ_t − g with upload=theta, θ_t as this rank holds it (the backend's too)
+            const double* th = theta.data() + (r * N + u.slot) * D2;
+            for (std::size_t e = 0; e < D2; ++e) g[e] = uploaded_value(th[e], g[e], upload_);
             out.put_u64(u.slot);
             out.put_f64s(g.data(), D2);
           }

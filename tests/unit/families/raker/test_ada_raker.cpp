@@ -269,6 +269,20 @@ TEST(AdaRakerTest, RejectsInconsistentOptions) {
   EXPECT_THROW(make("adaraker", unknown_length), ConfigError);
 }
 
+namespace {
+
+// Hedge instance weights over Daniely's intervals, one level per rate.
+IntervalConfig daniely_hedge(std::vector<double> level_rate) {
+  IntervalConfig config;
+  config.placement = Placement::Daniely;
+  config.rule = HRule::Hedge;
+  config.n_levels = level_rate.size();
+  config.level_rate = std::move(level_rate);
+  return config;
+}
+
+}  // namespace
+
 // spec/raker.md Appendix C item 7: of two instances over the same interval, the one with the
 // smaller loss every step ends with the larger weight — and with the smaller under h_sign =
 // literal, eq. (31) as printed. Daniely placement, three levels: level 1's [4, 5] and level 2's
@@ -277,11 +291,7 @@ TEST(AdaRakerTest, RejectsInconsistentOptions) {
 TEST(IntervalWeightsTest, TheInstanceWithTheSmallerLossGainsTheWeight) {
   for (bool literal : {false, true}) {
     SCOPED_TRACE(literal ? "h_sign=literal" : "h_sign=corrected");
-    IntervalConfig config;
-    config.placement = Placement::Daniely;
-    config.rule = HRule::Hedge;
-    config.n_levels = 3;
-    config.level_rate = {0.5, 0.5, 0.5};
+    IntervalConfig config = daniely_hedge({0.5, 0.5, 0.5});
     config.literal_sign = literal;
     IntervalWeights weights(&config);
     const double y = 1.0, f[3] = {0.0, 0.9, 3.0};  // level 1 near y at every step, level 2 far
@@ -304,11 +314,7 @@ TEST(IntervalWeightsTest, AfterFirstGivesANewInstanceWeightZeroAtItsFirstStep) {
   // level 0 = [t, t], level 1 = [2, 3], [4, 5], …, level 2 = [4, 7], … An instance weighs 0 at
   // its first step and η_I from the next; a one-step interval never weighs anything, and a step
   // where every active instance weighs 0 predicts 0. at_start weighs each from its first step.
-  IntervalConfig config;
-  config.placement = Placement::Daniely;
-  config.rule = HRule::Hedge;
-  config.n_levels = 3;
-  config.level_rate = {0.5, 0.25, 0.125};
+  IntervalConfig config = daniely_hedge({0.5, 0.25, 0.125});
   config.h_after_first = true;
   IntervalConfig at_start = config;
   at_start.h_after_first = false;
