@@ -10,6 +10,7 @@
 
 #include "common/test_helpers.h"
 #include "families/bandit/bandit.h"
+#include "families/bandit/expansion_step.h"
 #include "families/bandit/hypotheses.h"
 #include "families/bandit/resident_bandit.h"
 #include "families/bandit/rule_kernels.h"
@@ -165,6 +166,44 @@ TEST(BanditHypothesesTest, BallProjectionTracksTheRkhsNorm) {
   double direct = 0.0;
   for (std::size_t j = 0; j < 6; ++j) direct += h.coefficient(0, j) * dict[0].evaluate(xs[j], xs[2], 2);
   EXPECT_NEAR(h.evaluate(0, xs[2]), direct, 1e-12);
+}
+
+TEST(BanditHypothesesTest, TheLazyScaleFoldsBeforeItUnderflowsAndKeepsTheDirectForm) {
+  // §2.1: with a small U and unit steps each projection shrinks the lazy scale s by ≈ U, so it
+  // would underflow within a few hundred rounds; it is folded into the coefficients below 1e−100
+  // instead. The expansion with its coefficients kept explicitly and projected by the Gram
+  // matrix's norm gives the same f, ‖f‖ and coefficients before and after every fold.
+  const std::size_t d = 2, T = 90;
+  const Dataset data = bandit_stream(T, d);
+  const Dictionary dict = parse_dictionary("gauss:0.5");
+  KernelHypotheses h(dict, d, 16);
+  const double U = 1e-3;
+  std::vector<double> alpha;  // the direct form's coefficients
+  std::size_t folds = 0;
+  double smallest_scale = 1.0;
+  for (std::size_t t = 0; t < T; ++t) {
+    const double* x = data.row(t);
+    double direct = 0.0;
+    for (std::size_t j = 0; j < alpha.size(); ++j) direct += alpha[j] * dict[0].evaluate(data.row(j), x, d);
+    const double F = h.evaluate(0, x);
+    ASSERT_NEAR(F, direct, 1e-10 * std::fabs(direct) + 1e-300) << "round " << t;
+    const double step = t % 3 == 2 ? -1.0 : 1.0, scale_before = h.scale(0);
+    h.update(0, x, F, step, Projection::Ball, U);
+    alpha.push_back(step);
+    double n2 = 0.0;
+    for (std::size_t a = 0; a <= t; ++a)
+      for (std::size_t b = 0; b <= t; ++b) n2 += alpha[a] * alpha[b] * dict[0].evaluate(data.row(a), data.row(b), d);
+    if (std::sqrt(n2) > U)
+      for (double& v : alpha) v *= U / std::sqrt(n2);
+    ASSERT_NEAR(h.norm(0), std::min(U, std::sqrt(n2)), 1e-10 * U) << "round " << t;
+    for (std::size_t j = 0; j <= t; ++j)
+      ASSERT_NEAR(h.coefficient(0, j), alpha[j], 1e-10 * std::fabs(alpha[j]) + 1e-300) << "round " << t << ", entry " << j;
+    EXPECT_GE(std::fabs(h.scale(0)), kMinExpansionScale) << "round " << t;
+    folds += h.scale(0) == 1.0 && scale_before != 1.0;
+    smallest_scale = std::min(smallest_scale, std::fabs(h.scale(0)));
+  }
+  EXPECT_GE(folds, 2u);
+  EXPECT_LT(smallest_scale, 1e-90);
 }
 
 TEST(BanditHypothesesTest, RandomFeaturesApproximateTheKernelAndClipToTheBox) {

@@ -1,6 +1,7 @@
 // The bandit family's arithmetic against re-implementations written here from spec/bandit.md:
 // OKS++'s δ_t past its δ = 1/2 regime (§4.3), IOKS's loss estimate, mixing and rate schedule
-// (§5.3), and whole runs of OKS (§3) and LKMBooks (§7.2) compared prediction by prediction.
+// (§5.3), and whole runs of OKS (§3), OKS++ (§4), IOKS (§5), their random-feature versions (§6.3)
+// and LKMBooks (§7.2) compared prediction by prediction.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -18,6 +19,7 @@ using namespace omkl::detail;
 using omkl::test::bandit_stream;
 using omkl::test::context_for;
 using omkl::test::make;
+using omkl::test::run_blocks;
 using omkl::test::run_steps;
 
 namespace {
@@ -230,4 +232,317 @@ TEST(BanditReferenceTest, LkmBooksRunMatchesADirectImplementation) {
     }
     if (given_lambda > 0) EXPECT_GT(g_max, 1.0);
   }
+}
+
+namespace {
+
+// ---- whole runs of OKS++ and IOKS, kernelized and on random features, written from the spec ----
+//
+// Every piece in its direct form, as §2–§6 state it and not as the library organises it: the
+// expansion keeps its coefficients α explicitly (no lazy scale) and projects with the norm
+// √(αᵀKα) from the Gram matrix (no norm recursion); the features are std::cos / std::sin of
+// Ωx/σ_i; q is R's unshifted softmax; the bisection is §5.4's, step by step. Only the random
+// streams are the library's: the kernel draws (Selection, bandit.cpp's 0xb0a0 + rule: OKS++ = 1,
+// IOKS = 2) and Ω (Frequencies, hypotheses.h's 0xb0b0), read as §2.2 and §6.1 say.
+
+enum class DirectLoss { Square, Logistic, Absolute };
+
+double direct_loss(DirectLoss loss, double f, double y) {
+  switch (loss) {
+    case DirectLoss::Square: return (f - y) * (f - y);
+    case DirectLoss::Logistic: return std::max(-y * f, 0.0) + std::log1p(std::exp(-std::fabs(y * f)));
+    case DirectLoss::Absolute: return std::fabs(f - y);
+  }
+  return 0.0;
+}
+double direct_derivative(DirectLoss loss, double f, double y) {
+  switch (loss) {
+    case DirectLoss::Square: return 2.0 * (f - y);
+    case DirectLoss::Logistic: return -y / (1.0 + std::exp(y * f));  // −y·σ(−yf)
+    case DirectLoss::Absolute: return f > y ? 1.0 : (f < y ? -1.0 : 0.0);
+  }
+  return 0.0;
+}
+
+// The K hypotheses: a kernel expansion per kernel (§2.1) or a weight vector on z_i (§6.1).
+class DirectHypotheses {
+ public:
+  DirectHypotheses(const Dataset& data, std::size_t K, std::size_t D) : data_(data), D_(D), rows_(K), alpha_(K) {
+    if (D == 0) return;
+    omega_.resize(D * data.n_features);
+    RandomStream(3, 0, RngPurpose::Frequencies, 0xb0b0u).normals(omega_.data(), omega_.size());
+    w_.assign(K, std::vector<double>(2 * D, 0.0));
+  }
+  double evaluate(std::size_t i, std::size_t t) const {
+    const double* x = data_.row(t);
+    double f = 0.0;
+    if (D_ == 0) {
+      for (std::size_t j = 0; j < rows_[i].size(); ++j) f += alpha_[i][j] * kappa(i, rows_[i][j], t);
+      return f;
+    }
+    const std::vector<double> z = features(i, x);
+    for (std::size_t j = 0; j < 2 * D_; ++j) f += w_[i][j] * z[j];
+    return f;
+  }
+  // f_i ← project(f_i + a·κ_i(x_t, ·)): the ball ‖f‖ ≤ U (kernel) or the box |w_j| ≤ U/√D (RF).
+  void update(std::size_t i, std::size_t t, double a, double U) {
+    if (D_ == 0) {
+      rows_[i].push_back(t);
+      alpha_[i].push_back(a);
+      double n2 = 0.0;
+      for (std::size_t j = 0; j < rows_[i].size(); ++j)
+        for (std::size_t k = 0; k < rows_[i].size(); ++k) n2 += alpha_[i][j] * alpha_[i][k] * kappa(i, rows_[i][j], rows_[i][k]);
+      const double norm = std::sqrt(n2);
+      if (norm > U) {
+        for (double& v : alpha_[i]) v *= U / norm;
+        ++projections;
+      }
+      return;
+    }
+    const std::vector<double> z = features(i, data_.row(t));
+    const double box = U / std::sqrt(static_cast<double>(D_));
+    for (std::size_t j = 0; j < 2 * D_; ++j) {
+      const double v = w_[i][j] + a * z[j];
+      w_[i][j] = std::max(-box, std::min(box, v));
+      projections += v != w_[i][j];
+    }
+  }
+  std::size_t projections = 0;  // ball projections, or box-clipped coordinates
+
+ private:
+  double kappa(std::size_t i, std::size_t a, std::size_t b) const {
+    return gauss(data_.row(a), data_.row(b), data_.n_features, kSigma[i]);
+  }
+  std::vector<double> features(std::size_t i, const double* x) const {
+    const std::size_t d = data_.n_features;
+    std::vector<double> z(2 * D_);
+    for (std::size_t j = 0; j < D_; ++j) {
+      double angle = 0.0;
+      for (std::size_t k = 0; k < d; ++k) angle += omega_[j * d + k] * x[k];
+      angle /= kSigma[i];
+      z[j] = std::cos(angle) / std::sqrt(static_cast<double>(D_));
+      z[D_ + j] = std::sin(angle) / std::sqrt(static_cast<double>(D_));
+    }
+    return z;
+  }
+  const Dataset& data_;
+  std::size_t D_;
+  std::vector<std::vector<std::size_t>> rows_;
+  std::vector<std::vector<double>> alpha_;
+  std::vector<double> omega_;
+  std::vector<std::vector<double>> w_;
+};
+
+struct DirectRun {
+  std::vector<double> predictions, p, selected;
+  std::size_t projections = 0;
+  std::size_t small_p_rounds = 0, rate_increases = 0, bisected_rounds = 0;  // IOKS
+  double smallest_delta = 1.0;                                             // OKS++
+};
+
+std::size_t direct_draw(const std::vector<double>& p, double u) {
+  double total = 0.0;
+  for (double v : p) total += v;
+  double cumulative = 0.0;
+  for (std::size_t i = 0; i < p.size(); ++i)
+    if ((cumulative += p[i]) > u * total) return i;
+  return p.size() - 1;
+}
+
+// OKS++ (§4.3, Appendix B), U, C₀ and G as §1.3's table; `reference` is §4.4's logistic A = e_t.
+DirectRun direct_oks_plus_plus(const Dataset& data, DirectLoss loss, bool reference, std::size_t D, double U) {
+  const std::size_t K = 6, T = data.n_samples;
+  const double Kd = 6.0, C0 = loss == DirectLoss::Square ? 4.0 : 1.0, G = 1.0;
+  const double A = std::cbrt(G * C0) * std::pow(U * Kd, 2.0 / 3.0);
+  RandomStream draws(3, 0, RngPurpose::Selection, 0xb0a1u);
+  DirectHypotheses f(data, K, D);
+  DirectRun run;
+  std::vector<double> p(K, 1.0 / Kd), q(K, 1.0 / Kd), Delta(K, 0.0);
+  run.selected.assign(K, 0.0);
+  double C = 0.0, V = 0.0;
+  for (std::size_t t = 0; t < T; ++t) {
+    const std::size_t I = direct_draw(p, draws.uniform());
+    const double F = f.evaluate(I, t), y = data.y[t];
+    run.predictions.push_back(F);
+    const double ct = direct_loss(loss, F, y) / p[I];
+    C += ct;
+    V += q[I] * ct * ct;
+    Delta[I] += ct;
+    const double a = reference ? std::exp(-y * F) : A;
+    const double lambda = std::pow(U, 4.0 / 3.0) * std::pow(std::max(a * a * a, 8.0 * C), -1.0 / 6.0) /
+                          (std::sqrt(4.0 / 3.0) * std::pow(Kd, 1.0 / 6.0) * std::cbrt(G * C0) * std::sqrt(1.0 + Delta[I]));
+    f.update(I, t, -lambda * direct_derivative(loss, F, y) / p[I], U);
+    run.selected[I] += 1.0;
+    const double delta = a / (2.0 * std::max(a, 2.0 * std::cbrt(C)));
+    const double eta = std::sqrt(2.0 * std::log(Kd)) / std::sqrt(1.0 + V);
+    run.smallest_delta = std::min(run.smallest_delta, delta);
+    double total = 0.0;
+    for (std::size_t i = 0; i < K; ++i) total += (q[i] = std::exp(-eta * Delta[i]));
+    for (std::size_t i = 0; i < K; ++i) p[i] = (1.0 - delta) * (q[i] /= total) + delta / Kd;
+  }
+  run.p = p;
+  run.projections = f.projections;
+  return run;
+}
+
+// IOKS (§5.2–§5.4, Appendix B), U and G₁ as §1.3's table, ℓ_max = 1, the experiments' η.
+DirectRun direct_ioks(const Dataset& data, DirectLoss loss, std::size_t D, double U, double eta_scale = 8.0) {
+  const std::size_t K = 6, T = data.n_samples;
+  const double Kd = 6.0, Td = static_cast<double>(T), lnT = std::log(Td);
+  const double G1 = loss == DirectLoss::Square ? 2.0 * (U + 1.0) : 1.0;
+  const double eta0 = eta_scale * std::pow(Kd, 3.0 / 8.0) / (U * G1 * std::sqrt(Td * lnT));
+  const double nu = std::exp(2.0 / (3.0 * lnT)), delta = std::pow(Td, -0.75);
+  RandomStream draws(3, 0, RngPurpose::Selection, 0xb0a2u);
+  DirectHypotheses f(data, K, D);
+  DirectRun run;
+  std::vector<double> p(K, 1.0 / Kd), q(K, 1.0 / Kd), eta(K, eta0), rho(K, 2.0 * Kd), Gs(K, 0.0);
+  run.selected.assign(K, 0.0);
+  for (std::size_t t = 0; t < T; ++t) {
+    const std::size_t I = direct_draw(p, draws.uniform());
+    const double F = f.evaluate(I, t), y = data.y[t];
+    run.predictions.push_back(F);
+    const double c = direct_loss(loss, F, y), g = direct_derivative(loss, F, y);
+    // ‖∇̃‖² = ℓ'²/p², the absolute loss's |sign|² counted as 1 even at F = y [REF].
+    Gs[I] += (loss == DirectLoss::Absolute ? 1.0 : g * g) / (p[I] * p[I]);
+    const double lambda = U / (std::sqrt(2.0) * std::sqrt(1.0 + Gs[I]));
+    f.update(I, t, -lambda * g / p[I], U);
+    run.selected[I] += 1.0;
+    const double eta_bar = *std::max_element(eta.begin(), eta.end());
+    run.small_p_rounds += p[I] < eta_bar;
+    const double c_hat = p[I] >= eta_bar ? c / p[I] : c / (p[I] + eta_bar);
+    // §5.4: μ = ĉ_I, then μ = 0, then bisection on [0, ĉ_I] to |S − 1| ≤ 1e−5; a base ≤ 0 is S = +∞.
+    std::vector<double> next(K);
+    const auto S = [&](double mu) {
+      double s = 0.0;
+      for (std::size_t i = 0; i < K; ++i) {
+        const double base = std::pow(q[i], -7.0 / 8.0) + eta[i] * ((i == I ? c_hat : 0.0) - mu);
+        if (base <= 0.0) return static_cast<double>(INFINITY);
+        s += (next[i] = std::pow(base, -8.0 / 7.0));
+      }
+      return s;
+    };
+    if (std::fabs(S(c_hat) - 1.0) > 1e-5 && std::fabs(S(0.0) - 1.0) > 1e-5) {
+      ++run.bisected_rounds;
+      double lo = 0.0, hi = c_hat;
+      for (int k = 0;; ++k) {
+        EXPECT_LT(k, 200) << "round " << t;
+        const double mid = 0.5 * (lo + hi), s = S(mid);
+        if (std::fabs(s - 1.0) <= 1e-5 || k == 200) break;
+        (s < 1.0 ? lo : hi) = mid;
+      }
+    }
+    q = next;  // not renormalised
+    for (std::size_t i = 0; i < K; ++i) {
+      p[i] = (1.0 - delta) * q[i] + delta / Kd;
+      if (1.0 / p[i] > rho[i]) {
+        rho[i] = 2.0 / p[i];
+        eta[i] *= nu;
+        ++run.rate_increases;
+      }
+    }
+  }
+  run.p = p;
+  run.projections = f.projections;
+  return run;
+}
+
+// The library's run of `name` on `data` by each step path (the host's rounds, and blocks of
+// them walked by the resident program's host driver) against `direct`, round by round.
+void expect_runs_match(const std::string& name, const Dataset& data, const Params& params, const DirectRun& direct) {
+  for (const char* path : {"host", "resident"}) {
+    Params with_path = params;
+    with_path.emplace_back("step_path", path);
+    auto algorithm = make(name, context_for(data), with_path);
+    const std::vector<double> got = std::string(path) == "host" ? run_steps(*algorithm, data) : run_blocks(*algorithm, data, 64);
+    ASSERT_EQ(got.size(), direct.predictions.size());
+    for (std::size_t t = 0; t < got.size(); ++t) {
+      const double expected = direct.predictions[t];
+      ASSERT_NEAR(got[t], expected, 1e-10 * std::max(1.0, std::fabs(expected))) << name << ", " << path << ", round " << t;
+    }
+    const BanditLog log = bandit_log(*algorithm, 0);
+    for (std::size_t i = 0; i < direct.p.size(); ++i) {
+      EXPECT_NEAR(log.p[i], direct.p[i], 1e-10) << name << ", " << path << ", kernel " << i;
+      EXPECT_EQ(log.selected[i], direct.selected[i]) << name << ", " << path << ", kernel " << i;
+    }
+  }
+}
+
+// y ∈ {−1, +1} from random_stream's classification labels, inputs in [−1, 1] as for regression.
+Dataset bandit_labels(std::size_t n, std::size_t d) {
+  Dataset data = omkl::test::random_stream(n, d, Task::Classification, 5);
+  for (double& v : data.x) v = 2.0 * v - 1.0;
+  return data;
+}
+
+}  // namespace
+
+TEST(BanditReferenceTest, OksPlusPlusRunsMatchADirectImplementation) {
+  // §4.3 with the ball projection binding, on the square loss (U = 1 and a smaller U = 0.3) and
+  // the logistic loss in both of §4.4's modes, kernelized and on D = 16 random features.
+  const std::size_t T = 160, d = 3;
+  const Dataset regression = bandit_stream(T, d), labels = bandit_labels(T, d);
+  struct Case {
+    const char* name;
+    DirectLoss loss;
+    bool reference;
+    double U;
+    std::size_t D;
+  };
+  for (const Case& c : {Case{"oks++", DirectLoss::Square, false, 1.0, 0}, Case{"oks++", DirectLoss::Square, false, 0.3, 0},
+                        Case{"oks++", DirectLoss::Logistic, false, 15.0, 0}, Case{"oks++", DirectLoss::Logistic, true, 15.0, 0},
+                        Case{"rf-oks++", DirectLoss::Square, false, 0.3, 16},
+                        Case{"rf-oks++", DirectLoss::Logistic, true, 15.0, 16}}) {
+    const bool logistic = c.loss == DirectLoss::Logistic;
+    const Dataset& data = logistic ? labels : regression;
+    Params params{{"U", std::to_string(c.U)}};
+    if (logistic) params.emplace_back("logistic_mode", c.reference ? "reference" : "paper");
+    if (c.D > 0) params.emplace_back("D", std::to_string(c.D));
+    const DirectRun direct = direct_oks_plus_plus(data, c.loss, c.reference, c.D, c.U);
+    SCOPED_TRACE(std::string(c.name) + (logistic ? (c.reference ? " logistic reference" : " logistic paper") : " square") +
+                 ", U = " + std::to_string(c.U));
+    expect_runs_match(c.name, data, params, direct);
+    // The paths the comparison is meant to cover were taken.
+    EXPECT_GE(std::count_if(direct.selected.begin(), direct.selected.end(), [](double n) { return n > 0; }), 3);
+    if (!(logistic && !c.reference)) EXPECT_LT(direct.smallest_delta, 0.5) << "δ_t left its 1/2 regime";
+    if (c.U < 1.0 || c.reference) EXPECT_GT(direct.projections, 0u) << "the projection binds";
+  }
+}
+
+TEST(BanditReferenceTest, IoksRunsMatchADirectImplementation) {
+  // §5.3–§5.4 on the square, absolute and logistic losses (U = 15: costs above 1, §10 A8),
+  // kernelized and on D = 16 random features, with the experiments' η and one 5 times larger;
+  // between them, both branches of eq. (4) and, in the long random-feature runs, the rates
+  // growing several times (step 7).
+  const std::size_t d = 3;
+  struct Case {
+    const char* name;
+    DirectLoss loss;
+    double U;
+    std::size_t D, T;
+    double eta_scale = 8.0;
+  };
+  std::size_t small_p_rounds = 0, rounds = 0, most_increases = 0;
+  for (const Case& c : {Case{"ioks", DirectLoss::Square, 1.0, 0, 300}, Case{"ioks", DirectLoss::Absolute, 1.0, 0, 300},
+                        Case{"ioks", DirectLoss::Logistic, 15.0, 0, 300}, Case{"ioks", DirectLoss::Square, 0.2, 0, 300},
+                        Case{"rf-ioks", DirectLoss::Absolute, 0.2, 16, 300}, Case{"rf-ioks", DirectLoss::Logistic, 15.0, 16, 300},
+                        Case{"rf-ioks", DirectLoss::Absolute, 1.0, 16, 4000},
+                        Case{"rf-ioks", DirectLoss::Square, 1.0, 16, 4000, 40.0}}) {
+    const bool logistic = c.loss == DirectLoss::Logistic;
+    const Dataset data = logistic ? bandit_labels(c.T, d) : bandit_stream(c.T, d);
+    const char* loss = c.loss == DirectLoss::Square ? "squared" : (logistic ? "logistic" : "absolute");
+    Params params{{"U", std::to_string(c.U)}, {"loss", loss}};
+    if (c.D > 0) params.emplace_back("D", std::to_string(c.D));
+    params.emplace_back("eta_scale", std::to_string(c.eta_scale));
+    const DirectRun direct = direct_ioks(data, c.loss, c.D, c.U, c.eta_scale);
+    SCOPED_TRACE(std::string(c.name) + " " + loss + ", U = " + std::to_string(c.U) + ", T = " + std::to_string(c.T));
+    expect_runs_match(c.name, data, params, direct);
+    EXPECT_GT(direct.bisected_rounds, c.T / 2);
+    if (c.U < 1.0) EXPECT_GT(direct.projections, 0u) << "the projection binds";
+    most_increases = std::max(most_increases, direct.rate_increases);
+    small_p_rounds += direct.small_p_rounds;
+    rounds += c.T;
+  }
+  EXPECT_GE(most_increases, 5u);
+  EXPECT_GT(small_p_rounds, 0u);
+  EXPECT_LT(small_p_rounds, rounds);
 }
