@@ -2,11 +2,14 @@
 // published numbers, bit-compatibly (rng = numpy_legacy, spec/graph-aided.md §1.9, §5.6,
 // Appendix A item 6), and cells of the federated and bandit papers' tables within the specs'
 // tolerances. The full tables are bench/reproduce_*.py's job; these are the short versions the
-// test suite can afford (Airfoil, T = 1503; Naval's and elevators' fastest cells).
+// test suite can afford (the graph journal's Airfoil and Concrete, T = 1503 and 1030; Naval's and
+// elevators' fastest cells).
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <fstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "omkl/algorithm.h"
@@ -17,7 +20,8 @@ namespace {
 
 struct Expected {
   std::string algo;
-  double mse_e3;  // 10³ · MSE_T as printed (4 decimals)
+  double mse_e3;      // 10³ · MSE_T as the spec's re-run of the authors' code gives it
+  int decimals = 4;   // the decimals given (2 where only the journal's printed value is known)
 };
 
 // Runs the jmlr23-graph preset, reference profile, on a shared CSV.
@@ -37,9 +41,11 @@ std::vector<omkl::AlgorithmResult> run_notebook(const std::string& file, std::si
 void expect_printed_digits(const std::vector<omkl::AlgorithmResult>& results, const std::vector<Expected>& cases) {
   ASSERT_EQ(results.size(), cases.size());
   for (std::size_t i = 0; i < cases.size(); ++i) {
-    // §5.6: with numpy_legacy, float64 and the reference profile, |ours − published| ≤ 0.01
-    // (in units of 10⁻³) for every entry; in practice all four printed decimals agree.
-    EXPECT_NEAR(results[i].final_mean * 1e3, cases[i].mse_e3, 0.01) << cases[i].algo;
+    // §5.6 asks, with numpy_legacy, float64 and the reference profile, |ours − published| ≤ 0.01
+    // (in units of 10⁻³). Ours round to every decimal given: within half a unit of the last
+    // (measured 2026-12-02: at most 4.7e−5 from the four-decimal values).
+    const double half_unit = 0.5 * std::pow(10.0, -cases[i].decimals);
+    EXPECT_NEAR(results[i].final_mean * 1e3, cases[i].mse_e3, half_unit + 1e-9) << cases[i].algo;
   }
 }
 
@@ -61,18 +67,73 @@ TEST(ReproductionTest, GraphJournalAirfoilRepetitionZero) {
   expect_printed_digits(run_notebook(airfoil(), 1, cases), cases);
 }
 
+// Tables 1 and 3–5 of one dataset, R = 20: OMKL-GF / SFG / SFG-R at M = 1, 5, 10, 15, 20, then
+// Raker and RFOMKR, each with rng = numpy_legacy; `values` in that order (17 numbers).
+std::vector<Expected> journal_table_cases(const std::vector<double>& values) {
+  std::vector<Expected> cases;
+  for (const char* algo : {"omkl-gf", "omkl-sfg", "omkl-sfg-r"})
+    for (const char* m : {"1", "5", "10", "15", "20"})
+      cases.push_back({std::string(algo) + ":rng=numpy_legacy,M=" + m, 0.0});
+  cases.push_back({"raker:rng=numpy_legacy", 0.0});
+  cases.push_back({"rfomkr:rng=numpy_legacy", 0.0});
+  EXPECT_EQ(values.size(), cases.size());
+  for (std::size_t i = 0; i < cases.size() && i < values.size(); ++i) cases[i].mse_e3 = values[i];
+  return cases;
+}
+
 TEST(ReproductionTest, GraphJournalAirfoilTwentyRepetitions) {
   if (!std::ifstream(airfoil()).good()) GTEST_SKIP() << airfoil() << " not found";
-  // §5.6: the M = 10 column of Tables 1, 3–5 and Raker / RFOMKR, R = 20 (the printed Table 1
-  // values are 25.73 / 32.48 / 33.99 / 28.64 / 350.52; the spec's re-run of the authors' code
-  // gives these digits).
-  const std::vector<Expected> cases = {{"omkl-gf:rng=numpy_legacy,M=10", 25.7359},
-                                       {"omkl-sfg:rng=numpy_legacy,M=10", 32.4863},
-                                       {"omkl-sfg-r:rng=numpy_legacy,M=10", 33.9900},
-                                       {"omkl-sfg-r:rng=numpy_legacy,M=1", 106.6621},
-                                       {"raker:rng=numpy_legacy", 28.6416},
-                                       {"rfomkr:rng=numpy_legacy", 350.4640}};
+  // §5.6: Tables 1 and 3–5 on Airfoil, R = 20, as the spec's re-run of the authors' code gives
+  // them to four decimals (printed: Table 1's M = 10 column 25.73 / 32.49 / 33.99, Raker 28.64,
+  // RFOMKR 350.52, §10 A-16; Tables 3–5 to two decimals).
+  const std::vector<Expected> cases = journal_table_cases({49.5310, 24.9483, 25.7359, 26.4725, 26.9118,     // GF
+                                                           51.0349, 33.4943, 32.4863, 31.8218, 30.8932,     // SFG
+                                                           106.6621, 38.0270, 33.9900, 32.4258, 31.2135,    // SFG-R
+                                                           28.6416, 350.4640});
   expect_printed_digits(run_notebook(airfoil(), 20, cases), cases);
+}
+
+TEST(ReproductionTest, GraphJournalConcreteTwentyRepetitions) {
+  const std::string concrete = std::string(OMKL_SHARED_DATA_DIR) + "/concrete.csv";
+  if (!std::ifstream(concrete).good()) GTEST_SKIP() << concrete << " not found";
+  // §5.6 on Concrete, R = 20. OMKL-GF at M = 1 is 79.2477 in the spec's re-run of the authors'
+  // unmodified code, as here; Table 3 prints 79.27 (bench/RESULTS.md, the bit-compatible block).
+  const std::vector<Expected> cases = journal_table_cases({79.2477, 34.5801, 34.4519, 34.0455, 33.8365,     // GF
+                                                           79.6030, 48.0359, 37.7472, 33.8285, 32.5900,     // SFG
+                                                           110.0837, 50.9580, 38.5830, 34.3229, 32.8477,    // SFG-R
+                                                           35.2277, 210.4124});
+  expect_printed_digits(run_notebook(concrete, 20, cases), cases);
+}
+
+TEST(ReproductionTest, GraphJournalNavalAndBiasTableOneColumn) {
+  // Table 1's M = 10 column of the graph-aided methods on the two larger streams, R = 20, from
+  // the files the notebooks read (shared/data/README.md): Naval as printed (5.11 / 5.35 / 7.89;
+  // measured 5.1135 / 5.3482 / 7.8930), Bias as the spec's re-run gives it with the preset's
+  // switch at step 300 (§5.6.1: the Bias notebook's 500 does not give the printed 8.15 / 12.06 /
+  // 13.24).
+  for (const auto& [file, values, decimals] :
+       {std::tuple<std::string, std::vector<double>, int>{"naval_journal.csv", {5.11, 5.35, 7.89}, 2},
+        std::tuple<std::string, std::vector<double>, int>{"bias_journal.csv", {8.1504, 12.0574, 13.2418}, 4}}) {
+    const std::string path = std::string(OMKL_SHARED_DATA_DIR) + "/" + file;
+    if (!std::ifstream(path).good()) GTEST_SKIP() << path << " not found";
+    std::vector<Expected> cases;
+    for (const char* algo : {"omkl-gf", "omkl-sfg", "omkl-sfg-r"})
+      cases.push_back({std::string(algo) + ":rng=numpy_legacy,M=10", values[cases.size()], decimals});
+    expect_printed_digits(run_notebook(path, 20, cases), cases);
+  }
+}
+
+TEST(ReproductionTest, GraphJournalDeterministicBaselines) {
+  // Table 1's exact-kernel baselines, which draw nothing (one run): the spec's re-run gives
+  // Airfoil RBF-1 33.1686, POLY-2 355.6746 (printed 33.17, 355.67; OMKR 32.68) and Concrete
+  // RBF-1 41.7351, POLY-2 50.0601, OMKR 41.7182 (printed 41.73, 50.06, 41.72).
+  const std::string concrete = std::string(OMKL_SHARED_DATA_DIR) + "/concrete.csv";
+  if (!std::ifstream(airfoil()).good()) GTEST_SKIP() << airfoil() << " not found";
+  if (!std::ifstream(concrete).good()) GTEST_SKIP() << concrete << " not found";
+  const std::vector<Expected> on_airfoil = {{"rbf-1", 33.1686}, {"poly-2", 355.6746}, {"omkr", 32.68, 2}};
+  expect_printed_digits(run_notebook(airfoil(), 1, on_airfoil), on_airfoil);
+  const std::vector<Expected> on_concrete = {{"rbf-1", 41.7351}, {"poly-2", 50.0601}, {"omkr", 41.7182}};
+  expect_printed_digits(run_notebook(concrete, 1, on_concrete), on_concrete);
 }
 
 std::string shared(const std::string& name) { return std::string(OMKL_SHARED_DATA_DIR) + "/" + name; }
