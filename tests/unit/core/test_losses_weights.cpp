@@ -97,3 +97,70 @@ TEST(KernelWeightsTest, RejectsUnknownRules) {
   EXPECT_THROW(parse_weight_loss("post"), ConfigError);
   EXPECT_THROW(parse_loss("quadratic"), ConfigError);
 }
+
+TEST(LossTest, SubgradientsAtTheKinksAreZero) {
+  // spec/raker.md §2.2: where only a subgradient exists, the step uses 0.
+  EXPECT_EQ(loss_derivative(LossKind::Hinge, 1.0, 1.0), 0.0);
+  EXPECT_EQ(loss_derivative(LossKind::Hinge, -0.5, -2.0), 0.0);  // y·f = 1
+  EXPECT_EQ(loss_derivative(LossKind::SquaredHinge, 1.0, 1.0), 0.0);
+  EXPECT_EQ(loss_derivative(LossKind::Absolute, 0.3, 0.3), 0.0);
+  // Beside the kinks, the one-sided slopes.
+  EXPECT_EQ(loss_derivative(LossKind::Hinge, 0.999, 1.0), -1.0);
+  EXPECT_EQ(loss_derivative(LossKind::Hinge, 1.001, 1.0), 0.0);
+  EXPECT_EQ(loss_derivative(LossKind::Absolute, 0.31, 0.3), 1.0);
+  EXPECT_EQ(loss_derivative(LossKind::Absolute, 0.29, 0.3), -1.0);
+}
+
+TEST(KernelWeightsTest, DataOnlyDropsTheRidgeTermAndLossScaleDividesTheStep) {
+  // spec/raker.md §3.3: `weight_loss = data_only` weighs by ℓ(f, y) alone, `regularized_pre` by
+  // ℓ + λ‖θ‖² with θ before the step; `loss_scale` divides the loss, i.e. scales η_w.
+  const double f[2] = {0.2, 0.2}, n2[2] = {0.0, 4.0};
+  WeightConfig regularized;
+  regularized.lambda = 0.1;
+  WeightConfig data_only = regularized;
+  data_only.weight_loss = WeightLoss::DataOnly;
+  KernelWeights a(2, &regularized), b(2, &data_only);
+  a.update(f, n2, 0.0);
+  b.update(f, n2, 0.0);
+  EXPECT_NEAR(a.raw()[1] - a.raw()[0], -0.5 * 0.1 * 4.0, 1e-15);  // w_1/w_0 = e^{−0.2}
+  EXPECT_EQ(b.raw()[1], b.raw()[0]);
+
+  WeightConfig scaled = regularized, halved = regularized;
+  scaled.loss_scale = 2.0;
+  halved.eta_w = 0.25;
+  KernelWeights s(2, &scaled), h(2, &halved), plain(2, &regularized);
+  for (int t = 0; t < 10; ++t) {
+    const double ft[2] = {0.1 * t, 1.0 - 0.05 * t}, nt[2] = {0.3, 0.7};
+    s.update(ft, nt, 0.4);
+    h.update(ft, nt, 0.4);
+    plain.update(ft, nt, 0.4);
+  }
+  for (int p = 0; p < 2; ++p) EXPECT_NEAR(s.raw()[p], h.raw()[p], 1e-15) << p;
+  EXPECT_GT(std::fabs(s.raw()[0] - plain.raw()[0]), 1e-3);
+}
+
+TEST(KernelWeightsTest, MinMaxRenormalisesOnceAWeightPassesTenToTheTen) {
+  // Reference regression rule (raker.md §3.3 Profile R): with errors 0 and 1 every step, the
+  // first kernel's u doubles (ρ = −1) and the second's halves (ρ = 1), each plus the 1e−12 floor;
+  // from u = 1/2 the first passes 1e10 at step 35 (0.5·2³⁵ ≈ 1.7e10), where u ← u/Σu.
+  WeightConfig c;
+  c.rule = WeightRule::MinMax;
+  KernelWeights w(2, &c);
+  const double f[2] = {0.0, 1.0};
+  std::vector<double> u = w.raw();
+  for (int t = 1; t <= 40; ++t) {
+    const double floor = 1e-12, rho0 = (0.0 - 0.5 + floor) / (0.5 + floor), rho1 = (1.0 - 0.5 + floor) / (0.5 + floor);
+    std::vector<double> next = {u[0] * std::pow(0.5, rho0) + floor, u[1] * std::pow(0.5, rho1) + floor};
+    const bool renormalised = std::max(next[0], next[1]) > 1e10;
+    if (renormalised) {
+      const double total = next[0] + next[1];
+      for (double& v : next) v /= total;
+    }
+    EXPECT_EQ(renormalised, t == 35) << t;
+    w.update(f, nullptr, 0.0);
+    for (int p = 0; p < 2; ++p) ASSERT_NEAR(w.raw()[p], next[p], 1e-12 * std::max(1.0, next[p])) << "step " << t;
+    u = next;
+  }
+  EXPECT_LT(w.raw()[0], 1e10);
+  EXPECT_GT(w.raw()[0], 0.99);  // renormalised at step 35, doubled five times since, ≤ 2⁵
+}

@@ -207,6 +207,24 @@ TEST(AdaRakerTest, OnePersistentLevelIsRaker) {
   for (std::size_t t = 0; t < a.size(); ++t) ASSERT_NEAR(a[t], r[t], 1e-14) << t;
 }
 
+TEST(AdaRakerTest, TheInstanceWeightStepEtaIIsRakersWeightStep) {
+  // spec/raker.md §4.2 `instance_weight_step = eta_I`: an instance's kernel weights step by its
+  // own η_I instead of the fixed η_w = 0.5. One persistent level is Raker with η_w = η_I.
+  using Params = std::vector<std::pair<std::string, std::string>>;
+  const Dataset data = random_stream(300, 3, Task::Regression);
+  const Params level{{"levels", "1"}, {"restart_state", "persistent"}, {"eta0", "0.3"}, {"D", "6"}};
+  auto ada = make("adaraker", context_for(data), omkl::test::with_param(level, "instance_weight_step", "eta_I"));
+  auto raker = make("raker", context_for(data), {{"eta", "0.3"}, {"eta_w", "0.3"}, {"D", "6"}});
+  auto fixed = make("adaraker", context_for(data), level);
+  const auto a = run_steps(*ada, data), r = run_steps(*raker, data), f = run_steps(*fixed, data);
+  double largest_gap = 0.0;
+  for (std::size_t t = 0; t < a.size(); ++t) {
+    ASSERT_NEAR(a[t], r[t], 1e-14) << t;
+    largest_gap = std::max(largest_gap, std::fabs(a[t] - f[t]));
+  }
+  EXPECT_GT(largest_gap, 1e-6) << "the default step is not η_I";
+}
+
 TEST(AdaRakerTest, MatchesANaiveImplementation) {
   // Default parameters, so the profile defaults (λ, η_0, caps, interval lengths) are checked too.
   // T = 1500: levels 0..10, so some η_I fall below the cap in both profiles (P: j ≥ 9; R: j ≥ 2).

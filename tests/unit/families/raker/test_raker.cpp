@@ -113,6 +113,30 @@ TEST(RakerTest, MatchesANaiveImplementationInBothProfilesAndTasks) {
   }
 }
 
+TEST(RakerTest, DefaultsAreTheJournalsSettings) {
+  // spec/raker.md §7.2 / Appendix D: λ = 0.01 for regression and 0.005 for classification, in
+  // both profiles, and the default dictionary jmlr19-rf: Gaussians σ ∈ {0.1, 1, 10}.
+  const Dictionary rf = parse_dictionary("jmlr19-rf");
+  ASSERT_EQ(rf.size(), 3u);
+  const double sigmas[3] = {0.1, 1.0, 10.0};
+  for (std::size_t p = 0; p < 3; ++p) {
+    EXPECT_EQ(rf[p].family, KernelFamily::Gaussian);
+    EXPECT_DOUBLE_EQ(rf[p].sigma, sigmas[p]);
+  }
+  for (const Task task : {Task::Regression, Task::Classification}) {
+    const Dataset data = random_stream(200, 3, task);
+    const std::string lambda = task == Task::Regression ? "0.01" : "0.005";
+    for (const Profile profile : {Profile::Paper, Profile::Reference}) {
+      SCOPED_TRACE(to_string(task) + " " + to_string(profile));
+      const auto by_default = run_steps(*make("raker", context_for(data, profile), {{"D", "5"}}), data);
+      const auto given = run_steps(*make("raker", context_for(data, profile), {{"D", "5"}, {"lambda", lambda}, {"dict", "gauss:0.1+gauss:1+gauss:10"}}), data);
+      const auto other = run_steps(*make("raker", context_for(data, profile), {{"D", "5"}, {"lambda", "0.02"}}), data);
+      EXPECT_EQ(by_default, given);
+      EXPECT_NE(by_default, other);
+    }
+  }
+}
+
 TEST(RakerTest, SingleKernelEqualsKernelOgdWithTheRandomFeatureKernel) {
   // spec/raker.md Appendix C item 4: θ_t = Σ α_τ z(x_τ) with α following exact-kernel OGD.
   const Dataset data = random_stream(200, 3, Task::Regression);
