@@ -263,6 +263,23 @@ TEST_F(StudyTest, FinalMeanEqualsDirectLearnerRuns) {
   }
 }
 
+TEST_F(StudyTest, ADivergedRunIsCountedAndExcludedWithoutStoppingTheStudy) {
+  // spec/raker.md §7.2: a run whose predictions stop being finite is recorded as diverged,
+  // excluded from the mean, and the study goes on with the other cells.
+  const Dataset data = omkl::test::random_stream(kSamples, kFeatures, Task::Regression);
+  StudyResult result;
+  ASSERT_NO_THROW(result = omkl::run_study(config({"raker:D=4,eta=1e300", "raker:D=4"}, 2), data));
+  ASSERT_EQ(result.results.size(), 2u);
+  const AlgorithmResult& wild = result.results[0];
+  EXPECT_EQ(wild.diverged, 2u);
+  ASSERT_EQ(wild.final_per_seed.size(), 2u);
+  for (double v : wild.final_per_seed) EXPECT_TRUE(std::isnan(v));
+  const AlgorithmResult& tame = result.results[1];
+  EXPECT_EQ(tame.diverged, 0u);
+  EXPECT_TRUE(std::isfinite(tame.final_mean));
+  for (double v : tame.final_per_seed) EXPECT_TRUE(std::isfinite(v));
+}
+
 TEST_F(StudyTest, CurvesCsvEndsAtTheFinalMean) {
   const Dataset data = omkl::test::random_stream(kSamples, kFeatures, Task::Regression);
   StudyConfig c = config({"raker:D=8", "adaraker:D=8"}, 2);

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <functional>
 #include <memory>
+#include <numeric>
 #include <random>
 #include <sstream>
 #include <string>
@@ -111,6 +112,7 @@ struct NaiveKogd {
   LossKind loss = LossKind::Squared;
   double eta = 0.1, lambda = 0.0, ridge_scale = 2.0, step_scale = 1.0;
   bool inv_sqrt_t = false;
+  std::size_t budget = 0;  // OMKL-B (§5.5): keep the `budget` most recent samples (0: all)
   std::vector<double> alpha;
   std::vector<const double*> rows;
   std::size_t d = 0;
@@ -138,7 +140,70 @@ struct NaiveKogd {
     for (double& a : alpha) a *= c;
     alpha.push_back(-step_scale * e * loss_derivative(loss, f, y));
     rows.push_back(x);
+    if (budget > 0 && rows.size() > budget) {
+      alpha.erase(alpha.begin());
+      rows.erase(rows.begin());
+    }
     return f;
+  }
+};
+
+// OMKL (§5.4) and OMKL-B (§5.5) directly: one NaiveKogd per kernel, combined by the exp_eta
+// rule on C(f_p, y) + λ‖f_p‖²_H (the norm as the double sum; Profile P) or by the min-max rule
+// with its 1e−12 floor and renormalisation above 1e10 (§3.3; Profile R), η_w = β = 0.5.
+struct NaiveOmkl {
+  std::vector<NaiveKogd> learners;
+  bool reference = false;
+  std::vector<double> weights;  // log-weights (P) or raw u (R), uniform at the start
+
+  NaiveOmkl(const std::vector<std::string>& kernels, bool reference_profile, double eta, double lambda,
+            std::size_t budget, std::size_t d)
+      : reference(reference_profile) {
+    for (const std::string& k : kernels) {
+      NaiveKogd learner;
+      learner.kernels = {parse_kernel(k)};
+      learner.eta = eta;
+      learner.lambda = lambda;
+      learner.ridge_scale = reference ? 0.1 : 2.0;  // squared loss, regression
+      learner.step_scale = reference ? 0.1 : 1.0;
+      learner.budget = budget;
+      learner.d = d;
+      learners.push_back(learner);
+    }
+    const double P = static_cast<double>(kernels.size());
+    weights.assign(kernels.size(), reference ? 1.0 / P : -std::log(P));
+  }
+  double step(const double* x, double y) {
+    const std::size_t P = learners.size();
+    std::vector<double> f(P), n2(P), w(P);
+    for (std::size_t p = 0; p < P; ++p) {
+      f[p] = learners[p].predict(x);
+      n2[p] = learners[p].norm2();
+    }
+    const double top = *std::max_element(weights.begin(), weights.end());
+    double num = 0.0, den = 0.0;
+    for (std::size_t p = 0; p < P; ++p) {
+      w[p] = reference ? weights[p] : std::exp(weights[p] - top);
+      num += w[p] * f[p];
+      den += w[p];
+    }
+    if (reference) {
+      std::vector<double> e(P);
+      for (std::size_t p = 0; p < P; ++p) e[p] = (y - f[p]) * (y - f[p]);
+      const double hi = *std::max_element(e.begin(), e.end()), lo = *std::min_element(e.begin(), e.end());
+      for (std::size_t p = 0; p < P; ++p) {
+        const double rho = (e[p] - 0.5 * (hi + lo) + 1e-12) / (0.5 * (hi - lo) + 1e-12);
+        weights[p] = weights[p] * std::pow(0.5, rho) + 1e-12;
+      }
+      if (*std::max_element(weights.begin(), weights.end()) > 1e10) {
+        const double total = std::accumulate(weights.begin(), weights.end(), 0.0);
+        for (double& u : weights) u /= total;
+      }
+    } else {
+      for (std::size_t p = 0; p < P; ++p) weights[p] -= 0.5 * ((y - f[p]) * (y - f[p]) + learners[p].lambda * n2[p]);
+    }
+    for (NaiveKogd& learner : learners) learner.step(x, y);
+    return num / den;
   }
 };
 
@@ -402,6 +467,48 @@ TEST(ExactKernelTest, OmklBWithLargeBudgetEqualsOmklExactly) {
   }
 }
 
+// OMKL and OMKL-B in both profiles against NaiveOmkl: the reference profile's min-max weights
+// and the budget's FIFO truncation, which the other OMKL tests see only through each other.
+TEST(ExactKernelTest, OmklAndOmklBMatchADirectImplementationInBothProfiles) {
+  const Stream s = regression_stream(150, 3, 23);
+  const std::vector<std::string> kernels = {"gauss:0.5", "linear", "poly:2"};
+  for (const Profile profile : {Profile::Paper, Profile::Reference}) {
+    for (const std::size_t budget : {std::size_t{0}, std::size_t{5}, std::size_t{1}}) {
+      SCOPED_TRACE(to_string(profile) + ", B = " + std::to_string(budget));
+      const bool reference = profile == Profile::Reference;
+      NaiveOmkl naive(kernels, reference, 0.1, 0.01, budget, s.d);
+      std::vector<double> expected;
+      for (std::size_t t = 0; t < s.size(); ++t) expected.push_back(naive.step(s.row(t), s.y[t]));
+      Params params{{"eta", "0.1"}, {"dict", "gauss:0.5+linear+poly:2"}};
+      if (budget > 0) params.push_back({"B", std::to_string(budget)});
+      auto algo = make(budget > 0 ? "omkl-b" : "omkl", params, context_for(s.d, Task::Regression, profile));
+      const std::vector<double> got = run(*algo, s);
+      ASSERT_EQ(got.size(), expected.size());
+      for (std::size_t t = 0; t < got.size(); ++t)
+        ASSERT_NEAR(got[t], expected[t], 1e-10 * std::max(1.0, std::fabs(expected[t]))) << "t = " << t + 1;
+    }
+  }
+}
+
+TEST(ExactKernelTest, KogdRescalesItsShrinkBeforeItUnderflows) {
+  // §5.1: the shrink c = 1 − 2ηλ multiplies every α each step; kept as one running product, it
+  // is folded into the coefficients before it underflows (below 1e−200). With c = 0.1, c^400 =
+  // 1e−400: the explicit form, whose old coefficients decay to 0, gives the same predictions.
+  const Stream s = regression_stream(400, 3, 29);
+  NaiveKogd naive;
+  naive.kernels = {parse_kernel("gauss:1")};
+  naive.eta = 0.5;
+  naive.lambda = 0.9;
+  naive.d = s.d;
+  auto algo = make("kogd", {{"kernel", "gauss:1"}, {"eta", "0.5"}, {"lambda", "0.9"}, {"eta_schedule", "const"}},
+                   context_for(s.d, Task::Regression, Profile::Paper));
+  const std::vector<double> got = run(*algo, s);
+  for (std::size_t t = 0; t < s.size(); ++t) {
+    const double expected = naive.step(s.row(t), s.y[t]);
+    ASSERT_NEAR(got[t], expected, 1e-10 * std::max(1e-3, std::fabs(expected))) << "t = " << t + 1;
+  }
+}
+
 // ‖f_p‖²_H kept by the reproducing-property recursion (with the budget correction of §5.4)
 // equals Σ_ij α_i α_j κ(x_i, x_j) over the current support.
 TEST(ExactKernelTest, RkhsNormRecursionEqualsDoubleSum) {
@@ -489,6 +596,28 @@ TEST(ExactKernelTest, ForgetronRemovalOfANegativeExampleByHand) {
 }
 
 // With a budget larger than the stream, a Forgetron learner is the kernel perceptron.
+TEST(ExactKernelTest, ForgetronKernelWeightsCountMistakesByHand) {
+  // §5.6: the kernel weights move on the mistake indicator 1{y f_p ≤ 0} (Profile P: exp_eta,
+  // η_w = 0.5); Profile R's mistake rule counts y f_p < 0 (§3.3). Two learners, gauss:1 and
+  // gauss:0.01 (κ = e^{−5000} = 0 at distance 1), points x = 0, 1, 1, all labelled +1.
+  //  t = 1: both score 0, both err (≤ 0) and store x_1 = 0 with β = 1.
+  //  t = 2: f = (e^{−1/2}, 0): the narrow learner errs again (P: its weight × e^{−1/2}; R: no
+  //         strict mistake) and stores x_2 = 1.
+  //  t = 3: f = (e^{−1/2}, 1): ŷ_3 = (e^{−1/2} + e^{−1/2}·1)/(1 + e^{−1/2}) in P; in R the weights
+  //         are still equal, ŷ_3 = (e^{−1/2} + 1)/2.
+  const double xs[3] = {0.0, 1.0, 1.0}, e = std::exp(-0.5);
+  for (const Profile profile : {Profile::Paper, Profile::Reference}) {
+    auto algo = make("m-forgetron", {{"dict", "gauss:1+gauss:0.01"}, {"B", "1000"}},
+                     context_for(1, Task::Classification, profile));
+    double pred[3];
+    for (int t = 0; t < 3; ++t) algo->step(&xs[t], 1.0, &pred[t]);
+    EXPECT_EQ(pred[0], 0.0);
+    EXPECT_NEAR(pred[1], 0.5 * e, 1e-15);
+    const double expected = profile == Profile::Paper ? 2.0 * e / (1.0 + e) : (e + 1.0) / 2.0;
+    EXPECT_NEAR(pred[2], expected, 1e-15) << to_string(profile);
+  }
+}
+
 TEST(ExactKernelTest, ForgetronWithoutRemovalIsKernelPerceptron) {
   const Stream s = classification_stream(200, 3, 23);
   auto algo = make("m-forgetron", {{"B", "1000"}, {"dict", "gauss:1"}},
@@ -938,7 +1067,7 @@ TEST(ExactKernelTest, ReproducesTable4TomsHardware) {
   const std::string path = std::string(OMKL_SHARED_DATA_DIR) + "/tomshardware.csv";
   if (!std::ifstream(path).good()) GTEST_SKIP() << path << " not found";
 #if (defined(__GNUC__) && !defined(__OPTIMIZE__)) || (!defined(__GNUC__) && !defined(NDEBUG))
-  // About 2 s optimised, but ~2 minutes in an unoptimised build (Eigen without inlining).
+  // About 10 s optimised, but many minutes in an unoptimised build (Eigen without inlining).
   GTEST_SKIP() << "reproduction run needs an optimised build";
 #endif
   const Stream s = read_csv_simple(path);
@@ -951,11 +1080,18 @@ TEST(ExactKernelTest, ReproducesTable4TomsHardware) {
     Params params;
     double table;  // Table 4, Tom's column, ×1e-3
   };
-  const Case cases[] = {{"rbf", {{"sigma", "0.1"}}, 14.4e-3}, {"poly", {{"degree", "2"}}, 22.3e-3}};
+  // Every exact-kernel baseline of the column, within Appendix C item 11's ±0.15 × 10⁻³ of the
+  // printed value (bench/RESULTS.md measures them 0.00–0.06 × 10⁻³ away). AvgMKL's other reading
+  // (one learner on the averaged kernel, §5.3 (a)) would land about 2 × 10⁻³ away.
+  const Case cases[] = {{"rbf", {{"sigma", "0.1"}}, 14.4e-3},   {"rbf", {{"sigma", "1"}}, 17.0e-3},
+                        {"rbf", {{"sigma", "10"}}, 18.8e-3},    {"poly", {{"degree", "2"}}, 22.3e-3},
+                        {"poly", {{"degree", "3"}}, 22.7e-3},   {"linear", {}, 19.5e-3},
+                        {"avgmkl", {}, 17.5e-3},                {"omkl", {}, 14.3e-3},
+                        {"omkl-b", {{"B", "50"}}, 22.1e-3}};
   for (const Case& cs : cases) {
     auto algo = make(cs.name, cs.params, ctx);
     const double mse = reference_mse(*algo, s);
-    EXPECT_NEAR(mse, cs.table, 0.05 * cs.table) << cs.name;
+    EXPECT_NEAR(mse, cs.table, 0.15e-3) << cs.name << (cs.params.empty() ? "" : " " + cs.params[0].second);
   }
 }
 #endif
