@@ -207,6 +207,55 @@ TEST(FrequencyRecipeTest, IsotropicLaplacianOrfRowsAreOrthogonalWithRadialCauchy
   }
 }
 
+// spec/raker.md §1.3 for the Gaussian: rf=orf stacks the Q factors of d × d standard normal
+// matrices, with the sign fix Q·diag(sign R_kk) that makes Q Haar-distributed (so Q is the one
+// with R's diagonal positive, whatever the Householder convention), and scales each row by
+// √χ²_d/σ, χ²_d from the d normals after the blocks'; orf_matlab takes Q without the fix and
+// scales the rows by √χ²₁/σ, one normal each. Checked against Eigen's QR of the same normals.
+TEST(FrequencyRecipeTest, GaussianOrfRowsAreHaarQRowsWithChiLengths) {
+  const std::size_t D = 7, d = 3, n_blocks = 3;
+  const double sigma = 0.8;
+  for (const RfKind kind : {RfKind::Orf, RfKind::OrfMatlab}) {
+    RandomStream rng(5, 1, RngPurpose::Frequencies, 2), by_hand = rng;
+    const std::vector<double> V = draw_frequencies(KernelSpec::gaussian(sigma), D, d, kind, rng);
+    std::vector<Eigen::MatrixXd> haar_q;
+    for (std::size_t b = 0; b < n_blocks; ++b) {
+      Eigen::MatrixXd G(d, d);
+      for (std::size_t i = 0; i < d; ++i)
+        for (std::size_t j = 0; j < d; ++j) G(i, j) = by_hand.normal();
+      const Eigen::HouseholderQR<Eigen::MatrixXd> qr(G);
+      Eigen::MatrixXd Q = qr.householderQ();
+      for (std::size_t k = 0; k < d; ++k)
+        if (qr.matrixQR()(k, k) < 0) Q.col(k) = -Q.col(k);
+      haar_q.push_back(Q);
+    }
+    for (std::size_t r = 0; r < D; ++r) {
+      const double chi = by_hand.chi_square(kind == RfKind::Orf ? int(d) : 1);
+      const double length = std::sqrt(chi) / sigma;
+      Eigen::VectorXd row(d);
+      for (std::size_t k = 0; k < d; ++k) row(k) = V[r * d + k];
+      EXPECT_NEAR(row.norm(), length, 1e-13 * length) << "row " << r;
+      if (kind == RfKind::Orf) {
+        const Eigen::VectorXd q = haar_q[r / d].row(r % d).transpose();
+        EXPECT_LT((row / row.norm() - q).norm(), 1e-12) << "row " << r;
+      } else {
+        // Without the sign fix Q's columns keep the Householder convention's signs: the same
+        // entries up to sign, and the rows of a block still orthogonal.
+        const Eigen::VectorXd q = haar_q[r / d].row(r % d).transpose();
+        EXPECT_LT((row.cwiseAbs() / row.norm() - q.cwiseAbs()).norm(), 1e-12) << "row " << r;
+        for (std::size_t s = r / d * d; s < r; ++s) {
+          double dot = 0.0, other = 0.0;
+          for (std::size_t k = 0; k < d; ++k) {
+            dot += V[r * d + k] * V[s * d + k];
+            other += V[s * d + k] * V[s * d + k];
+          }
+          EXPECT_LE(std::fabs(dot), 1e-12 * row.norm() * std::sqrt(other)) << r << " " << s;
+        }
+      }
+    }
+  }
+}
+
 TEST(FrequencyRecipeTest, UnitsAreBlocksForOrfAndRowsOtherwise) {
   RandomStream rng(1, 0, RngPurpose::Frequencies, 0);
   const std::vector<MatrixRecipe> recipes = {matrix_recipe(KernelSpec::gaussian(1.0), 17, RfKind::Orf, rng),
