@@ -179,26 +179,35 @@ TEST(ReproductionTest, BanditElevatorsSquareLossWithinTable3sTolerance) {
   EXPECT_NEAR(results[1].final_mean, 0.0077, 0.1 * 0.0077) << "IOKS";
 }
 
-TEST(ReproductionTest, RakerJournalTwitterAndDevicesWithinTheTolerance) {
-  // spec/raker.md §7: Table 4's Twitter column (MSE ×10⁻³: Raker 3.000, AdaRaker 2.600, within
-  // ±15 %) and Table 10's Devices column (error %: Raker 2.540, AdaRaker 0.360, within ±20 %), D = 50,
-  // the presets' published steps, mean over 20 RF draws (the paper reports one draw; bench/RESULTS.md
-  // measured 3.297 / 2.659 and 2.562 / 0.363, and every Devices draw and all but 3 Twitter Raker
-  // draws within the tolerance).
+TEST(ReproductionTest, RakerJournalColumnsWithinTheTolerance) {
+  // spec/raker.md §7: Raker and AdaRaker (D = 50, the presets' published steps, mean over 20 RF
+  // draws; the paper reports one draw) on Table 4's Twitter and Tom's columns (MSE ×10⁻³: 3.000 /
+  // 2.600 and 3.400 / 1.900) and Table 10's Devices column (error %: 2.540 / 0.360). Twitter and
+  // Devices within the issue's ±15 % / ±20 %; Tom's within §7.2's ±25 % (its Raker is −17 %, the
+  // draws spreading 1.9–4.5). bench/RESULTS.md measured 3.297 / 2.659, 2.829 / 1.705 and
+  // 2.562 / 0.363. §7's ordering on the regression columns: AdaRaker < Raker < OMKL-B (B = 50).
   struct Column {
     std::string file, preset;
     double raker, ada_raker, tolerance, unit;
   };
   for (const Column& c : {Column{"twitter.csv", "jmlr19-regression", 3.000, 2.600, 0.15, 1e3},
+                          Column{"tomshardware.csv", "jmlr19-regression", 3.400, 1.900, 0.25, 1e3},
                           Column{"devices.csv", "jmlr19-classification", 2.540, 0.360, 0.20, 1e2}}) {
     omkl::StudySource source;
     source.path = shared(c.file);
     source.preset = c.preset;
     if (!std::ifstream(source.path).good()) GTEST_SKIP() << source.path << " not found";
-    const auto results = run_preset(source, {"raker:D=50", "adaraker:D=50"}, 20);
-    ASSERT_EQ(results.size(), 2u);
+    const bool regression = c.preset == "jmlr19-regression";
+    std::vector<std::string> algos = {"raker:D=50", "adaraker:D=50"};
+    if (regression) algos.push_back("omkl-b:B=50");
+    const auto results = run_preset(source, algos, 20);
+    ASSERT_EQ(results.size(), algos.size());
     EXPECT_NEAR(results[0].final_mean * c.unit, c.raker, c.tolerance * c.raker) << "Raker, " << c.file;
     EXPECT_NEAR(results[1].final_mean * c.unit, c.ada_raker, c.tolerance * c.ada_raker) << "AdaRaker, " << c.file;
+    if (regression) {
+      EXPECT_LT(results[1].final_mean, results[0].final_mean) << c.file;
+      EXPECT_LT(results[0].final_mean, results[2].final_mean) << c.file;
+    }
   }
 }
 
