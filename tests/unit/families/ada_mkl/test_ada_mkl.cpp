@@ -1,5 +1,11 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+#include <optional>
+#include <vector>
+
+#include "common/naive_kogd.h"
 #include "common/test_helpers.h"
 #include "omkl/error.h"
 
@@ -10,12 +16,71 @@ using omkl::test::make;
 using omkl::test::random_stream;
 using omkl::test::run_steps;
 
+namespace {
+
+// AdaMKL in the paper profile written directly (spec/raker.md §5.7 with §4.1–4.4): levels
+// j = 0 … ⌊log₂T⌋ with intervals starting at multiples of 2^j (from 2^j on), each a fresh OMKL
+// learner (NaiveOmkl: the five exact kernels, step η_j = min(0.5, η_0/√2^j), λ = 0.01, weights
+// exp(−0.5(C + λ‖f‖²))) that stores only its interval's samples; ŷ = softmax(h) over the active
+// levels, h_j = ln η_j at a start and h_j += η_j (C(ŷ) − C(f_j)).
+std::vector<double> naive_ada_mkl(const Dataset& data, double eta0) {
+  const std::vector<std::string> kernels = {"gauss:0.1", "gauss:1", "gauss:10", "linear", "poly:2"};
+  const std::size_t T = data.n_samples;
+  std::size_t L = 0;
+  while ((std::size_t{1} << L) <= T) ++L;
+  std::vector<double> eta(L), h(L, 0.0), F(L, 0.0), out;
+  for (std::size_t j = 0; j < L; ++j) eta[j] = std::min(0.5, eta0 / std::sqrt(std::pow(2.0, double(j))));
+  std::vector<std::optional<omkl::test::NaiveOmkl>> instance(L);
+  for (std::size_t i = 0; i < T; ++i) {
+    const std::size_t t = i + 1;
+    const double y = data.y[i];
+    double top = -HUGE_VAL;
+    for (std::size_t j = 0; j < L; ++j) {
+      const std::size_t length = std::size_t{1} << j;
+      if (t < length) continue;  // not active yet
+      if (t % length == 0) {     // a new interval: a fresh instance
+        instance[j].emplace(kernels, false, eta[j], 0.01, 0, data.n_features);
+        h[j] = std::log(eta[j]);
+      }
+      F[j] = instance[j]->step(data.row(i), y);
+      top = std::max(top, h[j]);
+    }
+    double num = 0.0, den = 0.0;
+    for (std::size_t j = 0; j < L && t >= (std::size_t{1} << j); ++j) {
+      num += std::exp(h[j] - top) * F[j];
+      den += std::exp(h[j] - top);
+    }
+    const double prediction = num / den;
+    out.push_back(prediction);
+    for (std::size_t j = 0; j < L && t >= (std::size_t{1} << j); ++j)
+      h[j] += eta[j] * ((prediction - y) * (prediction - y) - (F[j] - y) * (F[j] - y));
+  }
+  return out;
+}
+
+}  // namespace
+
 TEST(AdaMklTest, OnePersistentLevelIsOmkl) {
   const Dataset data = random_stream(200, 3, Task::Regression);
   auto ada = make("adamkl", context_for(data), {{"levels", "1"}, {"restart_state", "persistent"}, {"eta0", "0.2"}});
   auto omkl = make("omkl", context_for(data), {{"eta", "0.2"}});
   const auto a = run_steps(*ada, data), o = run_steps(*omkl, data);
   for (std::size_t t = 0; t < a.size(); ++t) ASSERT_NEAR(a[t], o[t], 1e-14) << t;
+}
+
+TEST(AdaMklTest, MatchesADirectImplementation) {
+  // The paper profile at its defaults (the 5-kernel dictionary, η_0 = 10, the cap 0.5, λ, the
+  // weight steps) against naive_ada_mkl() over T = 200 (levels 0 … 7; with η_0 = 10 every η_j is
+  // the cap), and with η_0 = 2, where η_j = 2/√2^j falls below the cap from level 5 on.
+  const Dataset data = random_stream(200, 3, Task::Regression);
+  for (const double eta0 : {10.0, 2.0}) {
+    auto algo = eta0 == 10.0 ? make("adamkl", context_for(data)) : make("adamkl", context_for(data), {{"eta0", "2"}});
+    const auto got = run_steps(*algo, data);
+    const auto want = naive_ada_mkl(data, eta0);
+    ASSERT_EQ(got.size(), want.size());
+    for (std::size_t t = 0; t < got.size(); ++t)
+      ASSERT_NEAR(got[t], want[t], 1e-10 * std::max(1.0, std::fabs(want[t]))) << "η_0 = " << eta0 << ", t = " << t + 1;
+  }
 }
 
 TEST(AdaMklTest, FreshInstancesPredictZeroAtPowersOfTwoAndReplicatesAgree) {
