@@ -107,12 +107,13 @@ TEST(ReproductionTest, GraphJournalConcreteTwentyRepetitions) {
 
 TEST(ReproductionTest, GraphJournalNavalAndBiasTableOneColumn) {
   // Table 1's M = 10 column of the graph-aided methods on the two larger streams, R = 20, from
-  // the files the notebooks read (shared/data/README.md): Naval as printed (5.11 / 5.35 / 7.89;
-  // measured 5.1135 / 5.3482 / 7.8930), Bias as the spec's re-run gives it with the preset's
-  // switch at step 300 (§5.6.1: the Bias notebook's 500 does not give the printed 8.15 / 12.06 /
-  // 13.24).
+  // the files the notebooks read (shared/data/README.md), as the spec's re-run of the authors'
+  // code gives them (§5.6.1; printed 5.11 / 5.35 / 7.89 and 8.15 / 12.06 / 13.24), Bias with the
+  // preset's switch at step 300 (the Bias notebook's 500 does not give the printed values). Naval
+  // to three decimals: its SFG-R comes out 7.893049 against the re-run's 7.8931, 1.4e−6 from the
+  // rounding boundary (the other two agree to four).
   for (const auto& [file, values, decimals] :
-       {std::tuple<std::string, std::vector<double>, int>{"naval_journal.csv", {5.11, 5.35, 7.89}, 2},
+       {std::tuple<std::string, std::vector<double>, int>{"naval_journal.csv", {5.1135, 5.3482, 7.8931}, 3},
         std::tuple<std::string, std::vector<double>, int>{"bias_journal.csv", {8.1504, 12.0574, 13.2418}, 4}}) {
     const std::string path = std::string(OMKL_SHARED_DATA_DIR) + "/" + file;
     if (!std::ifstream(path).good()) GTEST_SKIP() << path << " not found";
