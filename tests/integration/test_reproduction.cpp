@@ -192,6 +192,28 @@ TEST(ReproductionTest, FederatedNavalBaselinesWithinTable1sTolerance) {
   EXPECT_NEAR(results[1].final_mean * 1e3, 33.25, 0.35 * 33.25) << "OFMKL-Avg";
 }
 
+TEST(ReproductionTest, FederatedPofMklCellsAndRanking) {
+  // spec/federated.md §5.5: Air's POF-MKL cells within ±20 % of Table 1 (M = 25: 9.34; measured
+  // 9.00 over 20 draws), and on Naval the ranking that holds, OFMKL-Avg worse than POF-MKL
+  // (33.39 against 24.97). Naval's POF-MKL cells themselves are a documented miss (+55 %,
+  // bench/RESULTS.md: the published η_k leaves the private weights near uniform).
+  omkl::StudySource air;
+  air.path = shared("beijing_air.csv");
+  air.preset = "fed-pofmkl";
+  air.group_column = "site";
+  omkl::StudySource naval;
+  naval.path = shared("naval.csv");
+  naval.preset = "fed-pofmkl";
+  if (!std::ifstream(air.path).good()) GTEST_SKIP() << air.path << " not found";
+  if (!std::ifstream(naval.path).good()) GTEST_SKIP() << naval.path << " not found";
+  const auto on_air = run_preset(air, {"pof-mkl:M=25"}, 1);
+  ASSERT_EQ(on_air.size(), 1u);
+  EXPECT_NEAR(on_air[0].final_mean * 1e3, 9.34, 0.20 * 9.34) << "POF-MKL M = 25, Air";
+  const auto on_naval = run_preset(naval, {"pof-mkl:M=1", "ofmkl-avg"}, 2);
+  ASSERT_EQ(on_naval.size(), 2u);
+  EXPECT_LT(on_naval[0].final_mean, on_naval[1].final_mean) << "Naval: POF-MKL (M = 1) against OFMKL-Avg";
+}
+
 TEST(ReproductionTest, BanditElevatorsSquareLossWithinTable3sTolerance) {
   // spec/bandit.md §8: Table 3 (square loss, elevators, MSE over 10 shuffled repetitions), OKS++
   // 0.0046 and IOKS 0.0077, each within ±10 % as bench/RESULTS.md reproduces them; here the
