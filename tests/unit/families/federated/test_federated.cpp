@@ -144,6 +144,35 @@ TEST(FederatedTest, DFollowsMAndTheUploadCap) {
   EXPECT_EQ(param(*make("em-kofl", c), "D"), "100");
   EXPECT_EQ(param(*make("ofskl", c), "D"), "100");
   EXPECT_EQ(param(*make("pof-mkl", c, {{"M", "25"}}), "M"), "25");
+  // max_D (§2.2, §4.9): the client's largest D; below the upload rule's D it binds, above it the
+  // cap ⌊1000/2M⌋ still does.
+  EXPECT_EQ(param(*make("pof-mkl", c, {{"M", "1"}, {"max_D", "50"}}), "D"), "50");
+  EXPECT_EQ(param(*make("pof-mkl", c, {{"M", "1"}, {"max_D", "600"}}), "D"), "500");
+  EXPECT_EQ(param(*make("pof-mkl", c, {{"M", "25"}, {"max_D", "600"}}), "D"), "20");
+  EXPECT_NE(config_error_message("pof-mkl", c, {{"max_D", "0"}}).find("'max_D'"), std::string::npos);
+  EXPECT_NE(config_error_message("pof-mkl", c, {{"max_D", "50"}, {"D", "60"}}).find("exceeds max_D = 50"), std::string::npos);
+}
+
+TEST(FederatedTest, TheFed51GridAndItsTwoBandwidthConventions) {
+  // §4.4: σ_i = 10^((2i − 52)/25), i = 1 … 51. The authors draw ρ ~ N(0, σ⁻¹I), so κ(δ) =
+  // exp(−‖δ‖²/(2σ)); the textbook reading N(0, σ⁻²I) gives exp(−‖δ‖²/(2σ²)). At ‖δ‖² = 0.01:
+  const double a[2] = {0.1, 0.0}, b[2] = {0.0, 0.0};
+  const Dictionary author = parse_dictionary("fed-51"), textbook = parse_dictionary("fed-51-textbook");
+  ASSERT_EQ(author.size(), 51u);
+  ASSERT_EQ(textbook.size(), 51u);
+  EXPECT_NEAR(author[0].evaluate(a, b, 2), std::exp(-0.01 / (2 * 0.01)), 1e-15);   // σ = 10⁻²
+  EXPECT_NEAR(author[25].evaluate(a, b, 2), std::exp(-0.01 / 2), 1e-15);           // σ = 1
+  EXPECT_NEAR(author[50].evaluate(a, b, 2), std::exp(-0.01 / 200), 1e-15);         // σ = 10²
+  EXPECT_NEAR(textbook[0].evaluate(a, b, 2), std::exp(-0.01 / (2 * 1e-4)), 1e-30);
+  EXPECT_NEAR(textbook[50].evaluate(a, b, 2), std::exp(-0.01 / (2 * 1e4)), 1e-15);
+  // POF-MKL's rbf_convention picks between the two grids, bit for bit.
+  const Dataset data = federated_stream(3, 6, 3);
+  const AlgoContext c = fed_context(data);
+  const auto textbook_run = run_steps(*make("pof-mkl", c, {{"M", "1"}, {"rbf_convention", "textbook"}}), data);
+  EXPECT_EQ(textbook_run, run_steps(*make("pof-mkl", c, {{"M", "1"}, {"dict", "fed-51-textbook"}}), data));
+  EXPECT_NE(textbook_run, run_steps(*make("pof-mkl", c, {{"M", "1"}}), data));
+  EXPECT_EQ(run_steps(*make("pof-mkl", c, {{"M", "1"}}), data),
+            run_steps(*make("pof-mkl", c, {{"M", "1"}, {"dict", "fed-51"}}), data));
 }
 
 TEST(FederatedTest, BadConfigurationsAreRefusedNamingTheParameter) {
@@ -392,14 +421,24 @@ TEST(FederatedTest, CommunicationIsCountedAndWithinTheCap) {
     EXPECT_EQ(n.max_uplink, 200.0);
   }
   {
+    // Bins of 25, 25 and the singleton: each client step uploads 2D·|S| = 1000 or 40 floats,
+    // as its selection says.
     auto a = make("pof-mkl", c, {{"M", "25"}});
-    run_steps(*a, data);
+    double expected = 0.0, full_bins = 0.0;
+    std::vector<double> out(2);
+    for (std::size_t t = 0; t < data.n_samples; ++t) {
+      a->step(data.row(t), data.y[t], out.data());
+      for (std::size_t r = 0; r < 2; ++r) {
+        const std::size_t size = federated_last_selection(*a, r).kernels.size();
+        EXPECT_TRUE(size == 25 || size == 1) << size;
+        expected += 2.0 * 20.0 * double(size);
+        full_bins += size == 25;
+      }
+    }
     const CommunicationCount n = a->communication();
-    // Bins of 25, 25 and the singleton: uploads of 1000 or 40 floats.
-    const double big = (n.uplink_floats - 40.0 * client_steps) / 960.0;
-    EXPECT_EQ(big, std::floor(big));
-    EXPECT_GT(big, 0.0);
-    EXPECT_LT(big, client_steps);
+    EXPECT_EQ(n.uplink_floats, expected);
+    EXPECT_GT(full_bins, 0.0);
+    EXPECT_LT(full_bins, client_steps);
     EXPECT_EQ(n.max_uplink, 1000.0);
   }
   {
