@@ -6,6 +6,7 @@
 // elevators' fastest cells).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <string>
@@ -14,6 +15,7 @@
 
 #include "omkl/algorithm.h"
 #include "omkl/dataset.h"
+#include "omkl/error.h"
 #include "omkl/study.h"
 
 namespace {
@@ -190,6 +192,54 @@ TEST(ReproductionTest, FederatedNavalBaselinesWithinTable1sTolerance) {
   ASSERT_EQ(results.size(), 2u);
   EXPECT_NEAR(results[0].final_mean * 1e3, 77.77, 0.35 * 77.77) << "OFSKL";
   EXPECT_NEAR(results[1].final_mean * 1e3, 33.25, 0.35 * 33.25) << "OFMKL-Avg";
+}
+
+TEST(ReproductionTest, FederatedLayoutsOfTheSharedFiles) {
+  // spec/federated.md §4.1–4.3 and §8.6 on the files themselves: Naval i.i.d. to 23 clients × 500
+  // rounds of 15 features; Air by site to 240 clients × 500 of 14 features, each client 350 rows
+  // of its own site and 50 of each other; then §4.2's scaling over exactly the rows used:
+  // max‖x‖ = 1 and y from 0 to 1. A federated stream is not shuffled per replicate on top.
+  omkl::StudySource naval;
+  naval.path = shared("naval.csv");
+  naval.preset = "fed-pofmkl";
+  omkl::StudySource air = naval;
+  air.path = shared("beijing_air.csv");
+  air.group_column = "site";
+  if (!std::ifstream(naval.path).good()) GTEST_SKIP() << naval.path << " not found";
+  if (!std::ifstream(air.path).good()) GTEST_SKIP() << air.path << " not found";
+  struct Layout {
+    const omkl::StudySource* source;
+    std::size_t clients, features;
+  };
+  for (const Layout& layout : {Layout{&naval, 23, 15}, Layout{&air, 240, 14}}) {
+    const omkl::Dataset data = omkl::load_study_data(*layout.source);
+    SCOPED_TRACE(layout.source->path);
+    ASSERT_EQ(data.n_clients, layout.clients);
+    ASSERT_EQ(data.n_samples, layout.clients * 500);
+    ASSERT_EQ(data.n_features, layout.features);
+    double largest_norm = 0.0;
+    for (std::size_t t = 0; t < data.n_samples; ++t) {
+      double n2 = 0.0;
+      for (std::size_t k = 0; k < data.n_features; ++k) n2 += data.row(t)[k] * data.row(t)[k];
+      largest_norm = std::max(largest_norm, std::sqrt(n2));
+    }
+    EXPECT_NEAR(largest_norm, 1.0, 1e-12);
+    EXPECT_EQ(*std::min_element(data.y.begin(), data.y.end()), 0.0);
+    EXPECT_NEAR(*std::max_element(data.y.begin(), data.y.end()), 1.0, 1e-15);
+  }
+  const omkl::Dataset grouped = omkl::load_study_stream(air);
+  ASSERT_EQ(grouped.groups.size(), grouped.n_samples);
+  const std::size_t K = grouped.n_clients, per_site = K / 4;
+  for (std::size_t k = 0; k < K; ++k) {
+    std::size_t rows_of[4] = {0, 0, 0, 0};
+    for (std::size_t t = 0; t < 500; ++t) ++rows_of[grouped.groups[t * K + k]];
+    for (std::size_t s = 0; s < 4; ++s) ASSERT_EQ(rows_of[s], s == k / per_site ? 350u : 50u) << "client " << k << ", site " << s;
+  }
+  omkl::StudyConfig shuffled;
+  shuffled.algorithms.push_back(omkl::parse_algorithm_spec("ofskl"));
+  shuffled.n_seeds = 1;
+  shuffled.shuffle = true;
+  EXPECT_THROW(omkl::run_study(shuffled, omkl::load_study_data(naval)), omkl::ConfigError);
 }
 
 TEST(ReproductionTest, FederatedPofMklCellsAndRanking) {
