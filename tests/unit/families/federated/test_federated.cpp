@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <functional>
 #include <limits>
 #include <numeric>
@@ -574,6 +575,24 @@ TEST(FederatedTest, WideInputsOfTheUjiShape) {
   }
 }
 
+namespace {
+
+// A linear PerFedAvg's server model w = [weights; bias] (hidden_layers = 0, personalize = none),
+// read through predict(): the bias at 0, each weight at a unit vector less the bias.
+std::vector<double> linear_server_model(Algorithm& algorithm, std::size_t d) {
+  std::vector<double> w(d + 1), x(d, 0.0);
+  algorithm.predict(x.data(), &w[d]);
+  for (std::size_t i = 0; i < d; ++i) {
+    x.assign(d, 0.0);
+    x[i] = 1.0;
+    algorithm.predict(x.data(), &w[i]);
+    w[i] -= w[d];
+  }
+  return w;
+}
+
+}  // namespace
+
 TEST(PerFedAvgTest, SecondOrderVariantsAreTheExactMamlStepOnALinearModel) {
   // §3.6 perfedavg.variant = hessian_free / exact: w' = w − β(I − α∇²ℓ(w))∇ℓ(w̃), the
   // Hessian-vector product by a central difference or by the R-operator. On a linear model
@@ -589,21 +608,9 @@ TEST(PerFedAvgTest, SecondOrderVariantsAreTheExactMamlStepOnALinearModel) {
   const Params base{{"hidden_layers", "0"}, {"personalize", "none"}, {"alpha", "0.3"}, {"beta", "0.2"}};
   auto hf = make("perfedavg", c, omkl::test::with_param(base, "variant", variant));
   auto fo = make("perfedavg", c, base);
-  const auto read_w = [&](Algorithm& a) {
-    std::vector<double> w(d + 1);
-    const double zero[d] = {0.0, 0.0};
-    a.predict(zero, &w[d]);  // b
-    for (std::size_t i = 0; i < d; ++i) {
-      double e[d] = {0.0, 0.0};
-      e[i] = 1.0;
-      a.predict(e, &w[i]);
-      w[i] -= w[d];
-    }
-    return w;
-  };
   bool differs = false;
   for (std::size_t t = 0; t < T; ++t) {
-    const std::vector<double> w = read_w(*hf);
+    const std::vector<double> w = linear_server_model(*hf, d);
     std::vector<double> next(d + 1, 0.0);
     for (std::size_t k = 0; k < K; ++k) {
       const std::size_t row = t * K + k;
@@ -626,7 +633,7 @@ TEST(PerFedAvgTest, SecondOrderVariantsAreTheExactMamlStepOnALinearModel) {
       EXPECT_NEAR(got, dot(w), 1e-12 * (1.0 + std::fabs(got))) << "round " << t;
       differs = differs || got != first_order;
     }
-    const std::vector<double> after = read_w(*hf);
+    const std::vector<double> after = linear_server_model(*hf, d);
     for (std::size_t j = 0; j <= d; ++j) EXPECT_NEAR(after[j], next[j], 1e-9 * (1.0 + std::fabs(next[j]))) << t << "," << j;
   }
   EXPECT_TRUE(differs) << "the Hessian term changes the model";
@@ -638,6 +645,60 @@ TEST(PerFedAvgTest, SecondOrderVariantsAreTheExactMamlStepOnALinearModel) {
   EXPECT_NE(config_error_message("perfedavg", c, {{"hf_delta", "0.1"}}).find("hf_delta"), std::string::npos);
   EXPECT_NE(config_error_message("perfedavg", c, {{"variant", "exact"}, {"hf_delta", "0.1"}}).find("hessian_free"),
             std::string::npos);
+}
+
+TEST(PerFedAvgTest, FirstOrderStepIsTheDefaultOnALinearModel) {
+  // §3.6 steps 3–4, the default first-order variant: w̃ = w − α∇ℓ(w), w'_k = w − β∇ℓ(w̃), and
+  // w_{t+1} = (1/K)Σ_k w'_k. On h = wᵀa, a = [x; 1]: ∇ℓ(v) = 2(vᵀa − y)a. The server's w is read
+  // through predict() with personalize = none (linear_server_model()).
+  const std::size_t K = 2, T = 4, d = 2;
+  const Dataset data = federated_stream(K, T, d);
+  const AlgoContext c = fed_context(data);
+  const double alpha = 0.3, beta = 0.2;
+  auto algo = make("perfedavg", c, {{"hidden_layers", "0"}, {"personalize", "none"}, {"alpha", "0.3"}, {"beta", "0.2"}});
+  // Glorot-uniform weights within ±√(6/(fan_in + fan_out)) and a zero bias (§3.6 initialisation).
+  const std::vector<double> w1 = linear_server_model(*algo, d);
+  EXPECT_EQ(w1[d], 0.0);
+  for (std::size_t i = 0; i < d; ++i) EXPECT_LE(std::fabs(w1[i]), std::sqrt(6.0 / double(d + 1)));
+  for (std::size_t t = 0; t < T; ++t) {
+    const std::vector<double> w = linear_server_model(*algo, d);
+    std::vector<double> next(d + 1, 0.0);
+    for (std::size_t k = 0; k < K; ++k) {
+      const std::size_t row = t * K + k;
+      std::vector<double> a(data.row(row), data.row(row) + d);
+      a.push_back(1.0);
+      const double y = data.y[row];
+      const auto h = [&](const std::vector<double>& v) { return std::inner_product(v.begin(), v.end(), a.begin(), 0.0); };
+      std::vector<double> tilde(d + 1);
+      for (std::size_t j = 0; j <= d; ++j) tilde[j] = w[j] - alpha * 2.0 * (h(w) - y) * a[j];
+      const double residual = h(tilde) - y;
+      for (std::size_t j = 0; j <= d; ++j) next[j] += (w[j] - beta * 2.0 * residual * a[j]) / double(K);
+      double got = 0.0;
+      algo->step(data.row(row), y, &got);
+      EXPECT_NEAR(got, h(w), 1e-12 * (1.0 + std::fabs(got))) << "round " << t;
+    }
+    const std::vector<double> after = linear_server_model(*algo, d);
+    for (std::size_t j = 0; j <= d; ++j) EXPECT_NEAR(after[j], next[j], 1e-12 * (1.0 + std::fabs(next[j]))) << t << "," << j;
+  }
+}
+
+TEST(PerFedAvgTest, DefaultsFollowTheRoundsAndTheArchitectureRule) {
+  // §3.6: α = β = 1/√T for T rounds; the most hidden layers of 20 that keep the parameters below
+  // 1000 — (d + 1)·20 + (L − 1)·420 + 21, or d + 1 for L = 0: Air's d = 14 gives 741, WEC's
+  // d = 48 a linear model of 49 (one layer would be 1001), and the alternative 1 × 19 gives 951.
+  const std::size_t K = 2, T = 20;
+  const Dataset data = federated_stream(K, T, 3);
+  const AlgoContext c = fed_context(data);
+  char step[32];
+  std::snprintf(step, sizeof step, "%.17g", 1.0 / std::sqrt(20.0));
+  EXPECT_EQ(run_steps(*make("perfedavg", c), data), run_steps(*make("perfedavg", c, {{"alpha", step}, {"beta", step}}), data));
+  EXPECT_NE(run_steps(*make("perfedavg", c), data), run_steps(*make("perfedavg", c, {{"alpha", "0.2"}, {"beta", "0.2"}}), data));
+  const auto parameters = [&](std::size_t d, const Params& p) {
+    return param(*make("perfedavg", fed_context(federated_stream(K, 2, d)), p), "parameters");
+  };
+  EXPECT_EQ(parameters(14, {}), "741");
+  EXPECT_EQ(parameters(48, {}), "49");
+  EXPECT_EQ(parameters(48, {{"hidden_layers", "1"}, {"width", "19"}}), "951");
 }
 
 TEST(PerFedAvgTest, HessianVectorProductMatchesFiniteDifferencesOfTheGradient) {
@@ -739,15 +800,7 @@ TEST(PerFedAvgTest, PersonalizedPredictionAdaptsOnTheClientsPreviousSampleWithAl
     return sum;
   };
   for (std::size_t t = 0; t < T; ++t) {
-    std::vector<double> w(d + 1);
-    const double zero[d] = {0.0, 0.0};
-    plain->predict(zero, &w[d]);
-    for (std::size_t i = 0; i < d; ++i) {
-      double e[d] = {0.0, 0.0};
-      e[i] = 1.0;
-      plain->predict(e, &w[i]);
-      w[i] -= w[d];
-    }
+    const std::vector<double> w = linear_server_model(*plain, d);
     for (std::size_t k = 0; k < K; ++k) {
       const std::size_t row = t * K + k;
       const std::vector<double> a = augmented(row);
