@@ -149,6 +149,17 @@ void expect_vectors_near(const Vec& got, const Vec& expected, const std::string&
     EXPECT_NEAR(got[j], expected[j], tolerance(expected[j])) << where << " [" << j << "]";
 }
 
+// eq. (11)'s comparators (§1.8, §3.5): the library's Σ_t (f_ik,t − y)² of every client k and
+// kernel i (client-major) against the direct computation's.
+void expect_comparators(const Algorithm& alg, const std::vector<Vec>& kernel_loss, const std::string& where) {
+  const Vec got = alg.client_kernel_losses(0);
+  const std::size_t N = kernel_loss.front().size();
+  ASSERT_EQ(got.size(), kernel_loss.size() * N) << where;
+  for (std::size_t k = 0; k < kernel_loss.size(); ++k)
+    expect_vectors_near(Vec(got.begin() + k * N, got.begin() + (k + 1) * N), kernel_loss[k],
+                        where + ", eq. (11) comparators of client " + std::to_string(k));
+}
+
 // The round's samples: row (t − 1)·K + k is client k's sample of round t (§4.3).
 std::size_t row_of(std::size_t t, std::size_t k, std::size_t K) { return (t - 1) * K + k; }
 
@@ -181,7 +192,8 @@ struct PofMklObservations {
 // (S3), computes every kernel's loss (S4), selects a bin by Algorithm 1 on the pre- or
 // post-update weights (S5, §7 C4), reweights every kernel (S6) and uploads (η/p)∇ℓ of its bin
 // (S7); the server subtracts (1/K)·Σ over the clients that chose kernel i (S8, divisor K). θ,
-// every client's log-weights, the selections and the predictions are compared every round.
+// every client's log-weights, the selections, the predictions and eq. (11)'s comparators are
+// compared every round.
 PofMklObservations check_pof_mkl(const PofMklCase& c) {
   const std::size_t K = kPofK, T = kPofT, D = kPofD, d = kPofDim;
   const Dataset data = omkl::test::federated_stream(K, T, d, 11);
@@ -197,6 +209,7 @@ PofMklObservations check_pof_mkl(const PofMklCase& c) {
   PofMklObservations seen;
   std::vector<Vec> theta(N, Vec(2 * D, 0.0));
   std::vector<Vec> log_w(K, Vec(N, 0.0));
+  std::vector<Vec> kernel_loss(K, Vec(N, 0.0));  // eq. (11)'s comparators: Σ_t (f_ik − y)², global θ
   for (std::size_t t = 1; t <= T; ++t) {
     const std::vector<Vec> theta_t = theta;  // the broadcast θ_t (S1)
     std::vector<Vec> library_theta_t(N);     // the library's θ_t, for the bit-for-bit check of S8
@@ -212,6 +225,7 @@ PofMklObservations check_pof_mkl(const PofMklCase& c) {
       for (std::size_t i = 0; i < N; ++i) {
         f[i] = dot(theta_t[i], z[i]);
         losses[i] = loss(f[i], y, theta_t[i], kPofLambda);
+        kernel_loss[k][i] += (f[i] - y) * (f[i] - y);
       }
       const Vec w = softmax(log_w[k]);
       const double expected_prediction = dot(w, f);  // S3, eq. (6)
@@ -250,6 +264,7 @@ PofMklObservations check_pof_mkl(const PofMklCase& c) {
     for (std::size_t k = 0; k < K; ++k)
       expect_vectors_near(federated_log_weights(*alg, 0, k), log_w[k],
                           after + ", log w of client " + std::to_string(k));
+    expect_comparators(*alg, kernel_loss, after);
   }
   return seen;
 }
@@ -279,6 +294,7 @@ void check_global_head(GlobalHead head, bool mean_reduction) {
 
   std::vector<Vec> theta(N, Vec(2 * D, 0.0));
   Vec log_omega(N, 0.0);
+  std::vector<Vec> kernel_loss(K, Vec(N, 0.0));  // eq. (11)'s comparators
   for (std::size_t t = 1; t <= T; ++t) {
     std::vector<Vec> step_sum(N, Vec(2 * D, 0.0));
     Vec round_loss(N, 0.0);
@@ -291,6 +307,7 @@ void check_global_head(GlobalHead head, bool mean_reduction) {
         const Vec z = features.z(i, x);
         f[i] = dot(theta[i], z);
         round_loss[i] += loss(f[i], y, theta[i], lambda);
+        kernel_loss[k][i] += (f[i] - y) * (f[i] - y);
         add_scaled(step_sum[i], eta, gradient(f[i], y, z, theta[i], lambda));
       }
       const double expected =
@@ -311,6 +328,7 @@ void check_global_head(GlobalHead head, bool mean_reduction) {
       expect_vectors_near(federated_log_weights(*alg, 0, 0), log_omega, after + ", log ω");
     else
       EXPECT_TRUE(federated_log_weights(*alg, 0, 0).empty()) << label;
+    expect_comparators(*alg, kernel_loss, after);
   }
   // §2.2 / §6.3: up every kernel's 2D floats (and vM-KOFL's N losses); down every θ (and ω̄).
   const double per_step = 2.0 * D * N + (head == GlobalHead::Hedge ? double(N) : 0.0);
