@@ -1,9 +1,10 @@
 // The graph-aided family's profile switches (spec/graph-aided.md §3) where the two profiles part:
 // what SFG and SFG-R do after the switch step (R13, R14, §7 A-4), SFG-R's prediction set (R17),
 // GF's last regenerated graph (R11), the floors of q and p (R6–R8) that the paper profile does
-// not have, the conference variants' configuration (§2.7), and the log-domain fallback when the
-// weights of a step's set underflow (§6.4, A-18) — each checked on what the step does, not only
-// on the walk agreeing with the host path.
+// not have, the conference variants' configuration (§2.7), the graph and refinement switches
+// (R1–R4, R16, R18, R19), and the log-domain fallback when the weights of a step's set underflow
+// (§6.4, A-18) — each checked on what the step or the configuration does, not only on the walk
+// agreeing with the host path.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -344,4 +345,53 @@ TEST(GraphAidedSwitchesTest, SfgFamilySurvivesWeightsThatUnderflow) {
       }
     }
   }
+}
+
+TEST(GraphAidedSwitchesTest, GraphAndRefinementSwitchesReachTheConfiguration) {
+  // §3 R1–R4, R16, R18, R19: each switch of the graph and the refinement is what the
+  // configuration holds, against the graph functions called directly. §7 A-3's example: exact
+  // Δ_S with d = 1 (divergence_dim = 1), jmlr23-76, M = 10: the journal's greedy rule gives
+  // N_out(0) = [0, 75, 51, 74, 52, 53, 73, 54, 50, 55], the conference's nearest rule {0 … 5, 56 … 59}.
+  const auto data = random_stream(10, 5, Task::Regression);
+  const Dictionary dict = parse_dictionary("jmlr23-76");
+  const AlgoContext paper = context_for(data), reference = context_for(data, Profile::Reference);
+  const Params base{{"dict", "jmlr23-76"}, {"M", "10"}};
+  const auto with = [&](Params extra) {
+    Params p = base;
+    p.insert(p.end(), extra.begin(), extra.end());
+    return p;
+  };
+
+  const GraphAidedConfig one_dim = config("omkl-sfg", paper, GraphFamily::Sfg, false, with({{"divergence_dim", "1"}}));
+  EXPECT_EQ(one_dim.graph.out_neighbours(0), (std::vector<std::size_t>{0, 75, 51, 74, 52, 53, 73, 54, 50, 55}));
+  const FeedbackGraph greedy_d = dissimilar_graph(divergence_matrix(dict, DivergenceForm::Exact, 5), 10, GreedyMask::NegInf);
+  const GraphAidedConfig by_default = config("omkl-sfg", paper, GraphFamily::Sfg, false, base);
+  for (std::size_t i = 0; i < dict.size(); ++i) ASSERT_EQ(by_default.graph.out_neighbours(i), greedy_d.out_neighbours(i)) << i;
+
+  const GraphAidedConfig nearest =
+      config("omkl-sfg", paper, GraphFamily::Sfg, false, with({{"divergence_dim", "1"}, {"graph_rule", "conference_nearest"}}));
+  const std::vector<std::size_t> n0 = nearest.graph.out_neighbours(0);
+  EXPECT_EQ(std::set<std::size_t>(n0.begin(), n0.end()), (std::set<std::size_t>{0, 1, 2, 3, 4, 5, 56, 57, 58, 59}));
+
+  // dominating_candidates (R4): every vertex in the paper profile, the uncovered ones in the
+  // reference's; either by name.
+  EXPECT_EQ(by_default.dominating, dominating_set(by_default.graph, DominatingCandidates::All));
+  const GraphAidedConfig uncovered =
+      config("omkl-sfg", paper, GraphFamily::Sfg, false, with({{"dominating_candidates", "uncovered"}}));
+  EXPECT_EQ(uncovered.dominating, dominating_set(uncovered.graph, DominatingCandidates::Uncovered));
+  const GraphAidedConfig ref_sfg = config("omkl-sfg", reference, GraphFamily::Sfg, false, base);
+  EXPECT_EQ(ref_sfg.dominating, dominating_set(ref_sfg.graph, DominatingCandidates::Uncovered));
+
+  // The refinement's switches (R16, R18, R19): profile defaults, then each given.
+  const GraphAidedConfig p = config("omkl-sfg-r", paper, GraphFamily::SfgR, false, base);
+  const GraphAidedConfig r = config("omkl-sfg-r", reference, GraphFamily::SfgR, false, base);
+  EXPECT_EQ(p.refinement.pick, RefinePick::Argmax);
+  EXPECT_FALSE(p.refinement.refine_all_vertices);
+  EXPECT_TRUE(r.refinement.refine_all_vertices);
+  EXPECT_EQ(p.beta_eps, 1e-7);
+  const GraphAidedConfig given = config("omkl-sfg-r", paper, GraphFamily::SfgR, false,
+                                        with({{"refine_pick", "argmin"}, {"sfgr_refine_all_vertices", "true"}, {"sfgr_beta_eps", "0"}}));
+  EXPECT_EQ(given.refinement.pick, RefinePick::Argmin);
+  EXPECT_TRUE(given.refinement.refine_all_vertices);
+  EXPECT_EQ(given.beta_eps, 0.0);
 }
