@@ -193,6 +193,12 @@ bool is_libsvm_path(const std::string& path);
 /// the name (is_libsvm_path; standard input "-" is CSV). Another format is a ConfigError.
 bool reads_libsvm(const std::string& path, const std::string& format);
 
+/// spec/bandit.md §8.2: classification labels as −1 / +1. A target with exactly two distinct
+/// values (0/1, 1/2, …) becomes −1 for the smaller and +1 for the larger, and the stream a
+/// classification task; one already in {−1, +1} is only marked classification. ConfigError
+/// naming the stream when its target has one value, or more than two (the first three found).
+void map_labels_to_pm1(Dataset& data);
+
 /// Writes a dataset as CSV (header x1..xd,y), atomically (temporary file + rename).
 /// Values are printed with "%.17g", so load_csv reads back the same doubles. The temporary
 /// file is "path.tmp.<pid>" in the same directory; on any failure it is removed and

@@ -236,6 +236,9 @@ struct StudySource {
   std::string target_column;   ///< CSV: the target's column name (empty: the last column)
   std::string format;          ///< "csv" or "libsvm"; empty: by the file's name (load_stream)
   std::string group_column;    ///< CSV: each row's group, for the federated non-i.i.d. deal (not a feature)
+  /// The target as written ("as_written" or empty) or, "pm1", two classes mapped to −1/+1
+  /// (map_labels_to_pm1; spec/bandit.md §8.2), before the deal and the normalisation.
+  std::string labels;
   std::string preset;          ///< its normalisation and, if federated, its protocol (empty: none)
   std::string normalize;       ///< a normalisation that overrides the preset's (empty: the preset's)
   std::size_t clients = 0;     ///< federated clients K (0: the preset's rule or from the groups)

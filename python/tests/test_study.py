@@ -149,3 +149,20 @@ def test_twitter_study_gives_the_command_line_mse(tmp_path, cli):
     written = omkl.plot(study, out=tmp_path / "plot" / "curves")
     assert [os.path.basename(p) for p in written] == ["curves.png", "curves.svg"]
     assert all(os.path.getsize(p) > 10000 for p in written)
+
+
+def test_two_class_labels_map_to_plus_minus_one(tmp_path):
+    # labels="pm1" (--labels pm1, the bandit paper's §8.2): 0/1 classes become −1/+1, so the
+    # logistic loss and the error rate apply; as written they are a regression target.
+    rng = np.random.default_rng(5)
+    X = rng.uniform(-1, 1, size=(60, 2))
+    y = (X[:, 0] + X[:, 1] > 0).astype(int)
+    rows = ["a,b,y"] + [f"{float(a)!r},{float(b)!r},{int(t)}" for (a, b), t in zip(X, y)]
+    (tmp_path / "b.csv").write_text("\n".join(rows) + "\n")
+    common = dict(data=tmp_path / "b.csv", algos="oks++", seeds=1, preset="bandit-oks", loss="logistic")
+    result = omkl.study(**common, labels="pm1")
+    assert result.results[0]["metric"] == "error_rate"
+    with pytest.raises(omkl.ConfigError, match="--labels pm1"):
+        omkl.study(**common)
+    with pytest.raises(omkl.ConfigError, match="as_written, pm1"):
+        omkl.study(**common, labels="01")

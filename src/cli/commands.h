@@ -24,6 +24,7 @@ struct CommonOptions {
   std::string target;
   std::string format;         // csv or libsvm (empty: by the file's extension; standard input: csv)
   std::string group_column;   // CSV column holding each row's group (federated non-i.i.d. split)
+  std::string labels;         // as_written (empty) or pm1: two classes mapped to −1/+1 (bandit §8.2)
   std::string within_site_order;  // grouped deal: each group's order, chronological (default) or shuffled (§4.3)
   std::string client_order;       // grouped deal: each client's time order, shuffled (default) or listed
   std::size_t clients = 0;    // federated clients K (0: the preset's rule / from the data)
@@ -43,6 +44,8 @@ struct CommonOptions {
 void add_common_options(CLI::App& app, CommonOptions& options, bool with_seeds);
 /// --format csv|libsvm (the common options' and predict's).
 void add_format_option(CLI::App& app, std::string& format);
+/// --labels as_written|pm1 (run's and study's; not predict's, whose rows are read one by one).
+void add_labels_option(CLI::App& app, std::string& labels);
 /// Loads and normalises the stream named by the options (the preset's normalisation unless
 /// --normalize overrides it); a federated preset, --clients or --rounds first deals the rows to
 /// the clients (arrange_federated), so that the normalisation covers the rows used.

@@ -133,6 +133,9 @@ int live_run_command(const CommonOptions& o, const RunOptions& r, const CLI::App
       !o.client_order.empty())
     throw ConfigError("--clients / --rounds / --group-column / --within-site-order / --client-order deal a whole "
                       "file to federated clients; a live stream is one client's rows");
+  if (o.labels == "pm1")
+    throw ConfigError("--labels pm1 maps the two values of a whole stream's target, which rows read live do not "
+                      "have yet; write the labels as −1 and +1");
   const auto specs = parse_algos(o, {"raker"}, true);
   if (specs.size() != 1) throw ConfigError("run: give exactly one --algo");
   std::optional<Learner> resumed;

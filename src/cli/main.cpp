@@ -86,6 +86,13 @@ void add_format_option(CLI::App& app, std::string& format) {
       ->check(CLI::IsMember({"csv", "libsvm"}));
 }
 
+void add_labels_option(CLI::App& app, std::string& labels) {
+  app.add_option("--labels", labels,
+                 "the target as written (as_written, the default) or pm1: a two-class target such as 0/1 mapped "
+                 "to −1 (the smaller value) and +1, a classification stream (spec/bandit.md §8.2)")
+      ->check(CLI::IsMember({"as_written", "pm1"}));
+}
+
 void add_common_options(CLI::App& app, CommonOptions& o, bool with_seeds) {
   app.add_option("--algo", o.algos,
                  "algorithm with optional parameters, repeatable: raker, adaraker:eta0=10, "
@@ -100,6 +107,7 @@ void add_common_options(CLI::App& app, CommonOptions& o, bool with_seeds) {
   app.add_option("--group-column", o.group_column,
                  "CSV column holding each row's group, not a feature: federated clients are then "
                  "dealt by group (non-i.i.d. split)");
+  add_labels_option(app, o.labels);
   app.add_option("--clients", o.clients,
                  "federated clients K (default with a federated preset: as many as the data allow)")
       ->check(kPositiveCount);
@@ -145,6 +153,7 @@ StudySource study_source(const CommonOptions& o) {
   source.target_column = o.target;
   source.format = o.format;
   source.group_column = o.group_column;
+  source.labels = o.labels;
   source.preset = o.preset;
   source.normalize = o.normalize;
   source.clients = o.clients;

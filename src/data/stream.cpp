@@ -1,10 +1,14 @@
 /// @file stream.cpp
-/// @brief load_stream: one string names a file or a synthetic generator.
+/// @brief load_stream: one string names a file or a synthetic generator; map_labels_to_pm1.
+#include <algorithm>
 #include <cctype>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "omkl/dataset.h"
 #include "omkl/error.h"
@@ -14,6 +18,18 @@ namespace omkl {
 namespace {
 
 constexpr const char* kSyntheticPrefix = "synthetic:";
+
+// A target value as a message shows it: the shortest form that reads back the same.
+std::string format_number(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.17g", v);
+  for (int digits = 1; digits < 17; ++digits) {
+    char shorter[32];
+    std::snprintf(shorter, sizeof shorter, "%.*g", digits, v);
+    if (std::strtod(shorter, nullptr) == v) return shorter;
+  }
+  return text;
+}
 
 bool ends_with_ci(const std::string& text, const std::string& suffix) {
   if (text.size() < suffix.size()) return false;
@@ -73,6 +89,31 @@ Dataset load_stream(const std::string& spec, std::uint64_t seed, const CsvOption
     return load_synthetic(spec, seed);
   }
   return libsvm ? load_libsvm(spec) : load_csv(spec, csv);
+}
+
+void map_labels_to_pm1(Dataset& data) {
+  // The distinct values, in the order first met (at most three are kept: a third is the error).
+  std::vector<double> seen;
+  for (const double v : data.y) {
+    if (std::find(seen.begin(), seen.end(), v) != seen.end()) continue;
+    seen.push_back(v);
+    if (seen.size() > 2) break;
+  }
+  const auto listed = [&] {
+    std::string text;
+    for (std::size_t i = 0; i < seen.size(); ++i) text += (i ? ", " : "") + format_number(seen[i]);
+    return text;
+  };
+  if (seen.size() > 2)
+    throw ConfigError("labels pm1: " + data.name + "'s target takes more than two values (" + listed() +
+                      ", …): it is not a two-class label to map to −1/+1");
+  if (seen.size() < 2)
+    throw ConfigError("labels pm1: " + data.name + "'s target takes " +
+                      (seen.empty() ? std::string("no value") : "the one value " + listed()) +
+                      ": two classes are needed to map them to −1/+1");
+  const double low = std::min(seen[0], seen[1]);
+  for (double& v : data.y) v = v == low ? -1.0 : 1.0;
+  data.task = Task::Classification;
 }
 
 bool is_libsvm_path(const std::string& path) {

@@ -108,7 +108,7 @@ const std::vector<Preset>& presets() {
       {"bandit-oks",
        "Online kernel selection under bandit feedback, ECML-PKDD 2022: 6 Gaussians σ ∈ {0.25 … 8} (oks-6), "
        "features to [−1, 1], targets to [0, 1], a fresh permutation per repetition; --loss "
-       "logistic|square|absolute picks the table; use --seeds 10",
+       "logistic|square|absolute picks the table; use --seeds 10; classes written 0/1: --labels pm1",
        {{"dict", "oks-6"}},
        Normalization::Symmetric,
        true,

@@ -37,7 +37,7 @@ std::string study_metric(const StudyConfig& config, Task task) {
   // rate would be made up.
   if (config.metric == "error_rate" && task != Task::Classification)
     throw ConfigError("study: the error rate (--loss logistic) needs labels ±1; the stream's targets are not all "
-                      "−1 or +1");
+                      "−1 or +1 (two classes written otherwise, e.g. 0/1, map to ±1 with --labels pm1)");
   return config.metric;
 }
 

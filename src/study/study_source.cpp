@@ -14,6 +14,9 @@ Dataset load_study_stream(const StudySource& source) {
   csv.target_column = source.target_column;
   csv.group_column = source.group_column;
   Dataset data = load_stream(source.path, source.seed, csv, source.format);
+  if (source.labels == "pm1") map_labels_to_pm1(data);
+  else if (!source.labels.empty() && source.labels != "as_written")
+    throw ConfigError("--labels (labels) '" + source.labels + "': one of as_written, pm1");
   if (!source.group_column.empty() && data.groups.empty())
     throw ConfigError("group column '" + source.group_column + "': " + source.path +
                       " is not a CSV file with a header (only CSV streams have named columns)");

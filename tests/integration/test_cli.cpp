@@ -237,6 +237,28 @@ TEST_F(CliTest, ClassifierLabelsDivergenceAndStudyFoldersAreCheckedWithTheirName
   EXPECT_FALSE(fs::exists(dir_ / "o1" / "summary.json"));
 }
 
+TEST_F(CliTest, TwoClassLabelsMapToPlusMinusOneOnRequest) {
+  // spec/bandit.md §8.2: classes written 0/1 are a classification stream with --labels pm1 (0 → −1,
+  // 1 → +1); as written they are a regression target, and the logistic loss says how to map them.
+  write("b.csv", "a,b,y\n0.1,0.2,1\n0.4,0.5,0\n0.3,0.1,1\n0.8,0.6,0\n0.2,0.2,1\n");
+  Outcome o = omkl("run --data b.csv --algo raker:D=8,loss=logistic --labels pm1 --predictions p.csv");
+  ASSERT_EQ(o.code, 0) << o.err;
+  const auto rows = lines_of(read_text(dir_ / "p.csv"));
+  ASSERT_EQ(rows.size(), 6u);
+  EXPECT_EQ(rows[1].substr(0, 5), "1,1,0") << rows[1];   // t, y (1 → +1), the first prediction 0
+  EXPECT_EQ(rows[2].substr(0, 5), "2,-1,") << rows[2];   // 0 → −1
+  EXPECT_NE(o.out.find("error_rate"), std::string::npos) << o.out;
+  expect_run_fails("--data b.csv --algo raker:D=8,loss=logistic", {"needs labels ±1", "--labels pm1"});
+  expect_study_fails("--data b.csv --algo oks++ --preset bandit-oks --loss logistic", {"--labels pm1"});
+  o = omkl("study --data b.csv --algo oks++ --preset bandit-oks --loss logistic --labels pm1 --seeds 1 --out s");
+  EXPECT_EQ(o.code, 0) << o.err;
+  // A third class, or a live stream whose classes are not known yet, is refused by name.
+  write("three.csv", "a,b,y\n0.1,0.2,1\n0.4,0.5,0\n0.3,0.1,2\n");
+  expect_run_fails("--data three.csv --algo raker:D=8 --labels pm1", {"three", "more than two values (1, 0, 2"});
+  expect_run_fails("--data - --algo raker:D=8 --horizon 5 --labels pm1", {"--labels pm1", "live"});
+  expect_run_fails("--data b.csv --algo raker:D=8 --labels zero_one", {"--labels"});
+}
+
 TEST_F(CliTest, PredictTakesRowsWithoutATarget) {
   write("f.csv", "a,b,y\n0.1,0.2,0.3\n0.4,0.5,0.6\n0.7,0.8,0.9\n");
   ASSERT_EQ(omkl("run --data f.csv --algo raker:D=8 --save m.ckpt").code, 0);

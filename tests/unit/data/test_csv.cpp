@@ -298,3 +298,34 @@ TEST_F(CsvTest, AFirstRowOfNumbersIsNotAHeader) {
   // A header with one name among numbers is a header.
   EXPECT_EQ(omkl::load_csv(write("mixed.csv", "1,2,y\n4,5,6\n")).n_samples, 1u);
 }
+
+TEST(LabelsTest, TwoClassesMapToMinusOneAndPlusOne) {
+  // spec/bandit.md §8.2: the smaller value → −1, the larger → +1, the stream a classifier's.
+  const auto mapped = [](std::vector<double> y) {
+    Dataset data;
+    data.name = "s";
+    data.n_samples = y.size();
+    data.y = std::move(y);
+    map_labels_to_pm1(data);
+    EXPECT_EQ(data.task, Task::Classification);
+    return data.y;
+  };
+  EXPECT_EQ(mapped({0, 1, 1, 0}), (std::vector<double>{-1, 1, 1, -1}));
+  EXPECT_EQ(mapped({2, 1, 2}), (std::vector<double>{1, -1, 1}));
+  EXPECT_EQ(mapped({1, -1}), (std::vector<double>{1, -1}));
+  const auto refused = [](std::vector<double> y) {
+    Dataset data;
+    data.name = "s";
+    data.n_samples = y.size();
+    data.y = std::move(y);
+    try {
+      map_labels_to_pm1(data);
+    } catch (const ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_NE(refused({0, 1, 0.5, 3}).find("s's target takes more than two values (0, 1, 0.5, …)"), std::string::npos);
+  EXPECT_NE(refused({5, 5}).find("the one value 5"), std::string::npos);
+  EXPECT_NE(refused({}).find("no value"), std::string::npos);
+}
