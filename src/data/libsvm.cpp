@@ -185,8 +185,8 @@ Dataset load_libsvm(const std::string& path, std::size_t n_features) {
     for (std::size_t k = row_start[t]; k < row_start[t + 1]; ++k) row[indices[k] - 1] = values[k];
   }
   data.y = std::move(labels);
-  // Labels are kept as written: 0/1 labels are NOT mapped to −1/+1, so such a file is read as
-  // a regression stream; convert the labels beforehand to get a classification task.
+  // Labels are kept as written: 0/1 labels are NOT mapped to −1/+1 here, so such a file is read
+  // as a regression stream; map_labels_to_pm1() (--labels pm1) makes it a classification one.
   data.task = detail::infer_task(data.y);
   return data;
 }
