@@ -1,11 +1,13 @@
 // The bandit family's arithmetic against re-implementations written here from spec/bandit.md:
 // OKS++'s δ_t past its δ = 1/2 regime (§4.3), IOKS's loss estimate, mixing and rate schedule
-// (§5.3), and whole runs of OKS (§3), OKS++ (§4), IOKS (§5), their random-feature versions (§6.3)
-// and LKMBooks (§7.2) compared prediction by prediction.
+// (§5.3), whole runs of OKS (§3), OKS++ (§4), IOKS (§5), their random-feature versions (§6.3, §7.1)
+// and LKMBooks (§7.2) compared prediction by prediction, and the switches' profile defaults.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -284,7 +286,8 @@ class DirectHypotheses {
     for (std::size_t j = 0; j < 2 * D_; ++j) f += w_[i][j] * z[j];
     return f;
   }
-  // f_i ← project(f_i + a·κ_i(x_t, ·)): the ball ‖f‖ ≤ U (kernel) or the box |w_j| ≤ U/√D (RF).
+  // f_i ← project(f_i + a·κ_i(x_t, ·)): the ball ‖f‖ ≤ U (kernel) or the box |w_j| ≤ U/√D (RF);
+  // OKS and RF-OKS do not project (U = ∞).
   void update(std::size_t i, std::size_t t, double a, double U) {
     if (D_ == 0) {
       rows_[i].push_back(t);
@@ -293,7 +296,7 @@ class DirectHypotheses {
       for (std::size_t j = 0; j < rows_[i].size(); ++j)
         for (std::size_t k = 0; k < rows_[i].size(); ++k) n2 += alpha_[i][j] * alpha_[i][k] * kappa(i, rows_[i][j], rows_[i][k]);
       const double norm = std::sqrt(n2);
-      if (norm > U) {
+      if (std::isfinite(U) && norm > U) {
         for (double& v : alpha_[i]) v *= U / norm;
         ++projections;
       }
@@ -305,8 +308,10 @@ class DirectHypotheses {
       const double v = w_[i][j] + a * z[j];
       w_[i][j] = std::max(-box, std::min(box, v));
       projections += v != w_[i][j];
+      largest_weight = std::max(largest_weight, std::fabs(w_[i][j]));
     }
   }
+  double largest_weight = 0.0;  // RF: max |w_j| over the run
   std::size_t projections = 0;  // ball projections, or box-clipped coordinates
 
  private:
@@ -334,10 +339,11 @@ class DirectHypotheses {
 };
 
 struct DirectRun {
-  std::vector<double> predictions, p, selected;
+  std::vector<double> predictions, p, selected, kernel_loss;  // §8.6's logs: Σ ℓ of each kernel's rounds
   std::size_t projections = 0;
   std::size_t small_p_rounds = 0, rate_increases = 0, bisected_rounds = 0;  // IOKS
   double smallest_delta = 1.0;                                             // OKS++
+  double largest_weight = 0.0;                                             // RF: max |w_j|
 };
 
 std::size_t direct_draw(const std::vector<double>& p, double u) {
@@ -349,21 +355,55 @@ std::size_t direct_draw(const std::vector<double>& p, double u) {
   return p.size() - 1;
 }
 
-// OKS++ (§4.3, Appendix B), U, C₀ and G as §1.3's table; `reference` is §4.4's logistic A = e_t.
-DirectRun direct_oks_plus_plus(const Dataset& data, DirectLoss loss, bool reference, std::size_t D, double U) {
+// OKS (§3) on random features, RF-OKS (§7.1): L_I += c/p_I, q = softmax(−ηL), p = (1 − δ)q + δ/K
+// with δ = (K/T)^{1/3}, η = √(2(1 − δ) ln K/(KT)), λ = c_λ√(δ/(KT)), and no projection.
+DirectRun direct_rf_oks(const Dataset& data, DirectLoss loss, std::size_t D, double c_lambda) {
   const std::size_t K = 6, T = data.n_samples;
-  const double Kd = 6.0, C0 = loss == DirectLoss::Square ? 4.0 : 1.0, G = 1.0;
+  const double Kd = 6.0, Td = static_cast<double>(T), delta = std::cbrt(Kd / Td);
+  const double eta = std::sqrt(2.0 * (1.0 - delta) * std::log(Kd) / (Kd * Td)), lambda = c_lambda * std::sqrt(delta / (Kd * Td));
+  RandomStream draws(3, 0, RngPurpose::Selection, 0xb0a0u);
+  DirectHypotheses f(data, K, D);
+  DirectRun run;
+  std::vector<double> p(K, 1.0 / Kd), L(K, 0.0);
+  run.selected.assign(K, 0.0);
+  run.kernel_loss.assign(K, 0.0);
+  for (std::size_t t = 0; t < T; ++t) {
+    const std::size_t I = direct_draw(p, draws.uniform());
+    const double F = f.evaluate(I, t), y = data.y[t];
+    run.predictions.push_back(F);
+    run.kernel_loss[I] += direct_loss(loss, F, y);
+    L[I] += direct_loss(loss, F, y) / p[I];
+    f.update(I, t, -lambda * direct_derivative(loss, F, y) / p[I], INFINITY);
+    run.selected[I] += 1.0;
+    double total = 0.0;
+    std::vector<double> w(K);
+    for (std::size_t i = 0; i < K; ++i) total += (w[i] = std::exp(-eta * L[i]));
+    for (std::size_t i = 0; i < K; ++i) p[i] = (1.0 - delta) * w[i] / total + delta / Kd;
+  }
+  run.p = p;
+  run.largest_weight = f.largest_weight;
+  return run;
+}
+
+// OKS++ (§4.3, Appendix B), U, C₀ and G as §1.3's table (G given: A21's alternative); `reference`
+// is §4.4's logistic A = e_t.
+DirectRun direct_oks_plus_plus(const Dataset& data, DirectLoss loss, bool reference, std::size_t D, double U,
+                               double G = 1.0) {
+  const std::size_t K = 6, T = data.n_samples;
+  const double Kd = 6.0, C0 = loss == DirectLoss::Square ? 4.0 : 1.0;
   const double A = std::cbrt(G * C0) * std::pow(U * Kd, 2.0 / 3.0);
   RandomStream draws(3, 0, RngPurpose::Selection, 0xb0a1u);
   DirectHypotheses f(data, K, D);
   DirectRun run;
   std::vector<double> p(K, 1.0 / Kd), q(K, 1.0 / Kd), Delta(K, 0.0);
   run.selected.assign(K, 0.0);
+  run.kernel_loss.assign(K, 0.0);
   double C = 0.0, V = 0.0;
   for (std::size_t t = 0; t < T; ++t) {
     const std::size_t I = direct_draw(p, draws.uniform());
     const double F = f.evaluate(I, t), y = data.y[t];
     run.predictions.push_back(F);
+    run.kernel_loss[I] += direct_loss(loss, F, y);
     const double ct = direct_loss(loss, F, y) / p[I];
     C += ct;
     V += q[I] * ct * ct;
@@ -385,23 +425,27 @@ DirectRun direct_oks_plus_plus(const Dataset& data, DirectLoss loss, bool refere
   return run;
 }
 
-// IOKS (§5.2–§5.4, Appendix B), U and G₁ as §1.3's table, ℓ_max = 1, the experiments' η.
-DirectRun direct_ioks(const Dataset& data, DirectLoss loss, std::size_t D, double U, double eta_scale = 8.0) {
+// IOKS (§5.2–§5.4, Appendix B), U and G₁ as §1.3's table, the experiments' η (eta_scale 8) and
+// ℓ_max = 1 unless given: c = ℓ/ℓ_max, η₀ ∝ ℓ_max.
+DirectRun direct_ioks(const Dataset& data, DirectLoss loss, std::size_t D, double U, double eta_scale = 8.0,
+                      double lmax = 1.0) {
   const std::size_t K = 6, T = data.n_samples;
   const double Kd = 6.0, Td = static_cast<double>(T), lnT = std::log(Td);
   const double G1 = loss == DirectLoss::Square ? 2.0 * (U + 1.0) : 1.0;
-  const double eta0 = eta_scale * std::pow(Kd, 3.0 / 8.0) / (U * G1 * std::sqrt(Td * lnT));
+  const double eta0 = eta_scale * lmax * std::pow(Kd, 3.0 / 8.0) / (U * G1 * std::sqrt(Td * lnT));
   const double nu = std::exp(2.0 / (3.0 * lnT)), delta = std::pow(Td, -0.75);
   RandomStream draws(3, 0, RngPurpose::Selection, 0xb0a2u);
   DirectHypotheses f(data, K, D);
   DirectRun run;
   std::vector<double> p(K, 1.0 / Kd), q(K, 1.0 / Kd), eta(K, eta0), rho(K, 2.0 * Kd), Gs(K, 0.0);
   run.selected.assign(K, 0.0);
+  run.kernel_loss.assign(K, 0.0);
   for (std::size_t t = 0; t < T; ++t) {
     const std::size_t I = direct_draw(p, draws.uniform());
     const double F = f.evaluate(I, t), y = data.y[t];
     run.predictions.push_back(F);
-    const double c = direct_loss(loss, F, y), g = direct_derivative(loss, F, y);
+    const double c = direct_loss(loss, F, y) / lmax, g = direct_derivative(loss, F, y);
+    run.kernel_loss[I] += direct_loss(loss, F, y);
     // ‖∇̃‖² = ℓ'²/p², the absolute loss's |sign|² counted as 1 even at F = y [REF].
     Gs[I] += (loss == DirectLoss::Absolute ? 1.0 : g * g) / (p[I] * p[I]);
     const double lambda = U / (std::sqrt(2.0) * std::sqrt(1.0 + Gs[I]));
@@ -463,6 +507,8 @@ void expect_runs_match(const std::string& name, const Dataset& data, const Param
     for (std::size_t i = 0; i < direct.p.size(); ++i) {
       EXPECT_NEAR(log.p[i], direct.p[i], 1e-10) << name << ", " << path << ", kernel " << i;
       EXPECT_EQ(log.selected[i], direct.selected[i]) << name << ", " << path << ", kernel " << i;
+      EXPECT_NEAR(log.kernel_loss[i], direct.kernel_loss[i], 1e-10 * std::max(1.0, direct.kernel_loss[i]))
+          << name << ", " << path << ", kernel " << i;
     }
   }
 }
@@ -477,8 +523,9 @@ Dataset bandit_labels(std::size_t n, std::size_t d) {
 }  // namespace
 
 TEST(BanditReferenceTest, OksPlusPlusRunsMatchADirectImplementation) {
-  // §4.3 with the ball projection binding, on the square loss (U = 1 and a smaller U = 0.3) and
-  // the logistic loss in both of §4.4's modes, kernelized and on D = 16 random features.
+  // §4.3 with the ball projection binding, on the square loss (U = 1 and a smaller U = 0.3; G = 4,
+  // A21's alternative to the paper's G = 1) and the logistic loss in both of §4.4's modes,
+  // kernelized and on D = 16 random features; §8.6's per-kernel loss logs too.
   const std::size_t T = 160, d = 3;
   const Dataset regression = bandit_stream(T, d), labels = bandit_labels(T, d);
   struct Case {
@@ -487,8 +534,10 @@ TEST(BanditReferenceTest, OksPlusPlusRunsMatchADirectImplementation) {
     bool reference;
     double U;
     std::size_t D;
+    double G = 1.0;
   };
   for (const Case& c : {Case{"oks++", DirectLoss::Square, false, 1.0, 0}, Case{"oks++", DirectLoss::Square, false, 0.3, 0},
+                        Case{"oks++", DirectLoss::Square, false, 0.3, 0, 4.0},
                         Case{"oks++", DirectLoss::Logistic, false, 15.0, 0}, Case{"oks++", DirectLoss::Logistic, true, 15.0, 0},
                         Case{"rf-oks++", DirectLoss::Square, false, 0.3, 16},
                         Case{"rf-oks++", DirectLoss::Logistic, true, 15.0, 16}}) {
@@ -497,9 +546,10 @@ TEST(BanditReferenceTest, OksPlusPlusRunsMatchADirectImplementation) {
     Params params{{"U", std::to_string(c.U)}};
     if (logistic) params.emplace_back("logistic_mode", c.reference ? "reference" : "paper");
     if (c.D > 0) params.emplace_back("D", std::to_string(c.D));
-    const DirectRun direct = direct_oks_plus_plus(data, c.loss, c.reference, c.D, c.U);
+    if (c.G != 1.0) params.emplace_back("G", std::to_string(c.G));
+    const DirectRun direct = direct_oks_plus_plus(data, c.loss, c.reference, c.D, c.U, c.G);
     SCOPED_TRACE(std::string(c.name) + (logistic ? (c.reference ? " logistic reference" : " logistic paper") : " square") +
-                 ", U = " + std::to_string(c.U));
+                 ", U = " + std::to_string(c.U) + ", G = " + std::to_string(c.G));
     expect_runs_match(c.name, data, params, direct);
     // The paths the comparison is meant to cover were taken.
     EXPECT_GE(std::count_if(direct.selected.begin(), direct.selected.end(), [](double n) { return n > 0; }), 3);
@@ -510,7 +560,8 @@ TEST(BanditReferenceTest, OksPlusPlusRunsMatchADirectImplementation) {
 
 TEST(BanditReferenceTest, IoksRunsMatchADirectImplementation) {
   // §5.3–§5.4 on the square, absolute and logistic losses (U = 15: costs above 1, §10 A8),
-  // kernelized and on D = 16 random features, with the experiments' η and one 5 times larger;
+  // kernelized and on D = 16 random features, with the experiments' η and one 5 times larger, and
+  // ℓ_max = 2 (costs halved, η₀ doubled);
   // between them, both branches of eq. (4) and, in the long random-feature runs, the rates
   // growing several times (step 7).
   const std::size_t d = 3;
@@ -519,22 +570,25 @@ TEST(BanditReferenceTest, IoksRunsMatchADirectImplementation) {
     DirectLoss loss;
     double U;
     std::size_t D, T;
-    double eta_scale = 8.0;
+    double eta_scale = 8.0, lmax = 1.0;
   };
   std::size_t small_p_rounds = 0, rounds = 0, most_increases = 0;
   for (const Case& c : {Case{"ioks", DirectLoss::Square, 1.0, 0, 300}, Case{"ioks", DirectLoss::Absolute, 1.0, 0, 300},
                         Case{"ioks", DirectLoss::Logistic, 15.0, 0, 300}, Case{"ioks", DirectLoss::Square, 0.2, 0, 300},
                         Case{"rf-ioks", DirectLoss::Absolute, 0.2, 16, 300}, Case{"rf-ioks", DirectLoss::Logistic, 15.0, 16, 300},
                         Case{"rf-ioks", DirectLoss::Absolute, 1.0, 16, 4000},
-                        Case{"rf-ioks", DirectLoss::Square, 1.0, 16, 4000, 40.0}}) {
+                        Case{"rf-ioks", DirectLoss::Square, 1.0, 16, 4000, 40.0},
+                        Case{"ioks", DirectLoss::Absolute, 1.0, 0, 300, 8.0, 2.0}}) {
     const bool logistic = c.loss == DirectLoss::Logistic;
     const Dataset data = logistic ? bandit_labels(c.T, d) : bandit_stream(c.T, d);
     const char* loss = c.loss == DirectLoss::Square ? "squared" : (logistic ? "logistic" : "absolute");
     Params params{{"U", std::to_string(c.U)}, {"loss", loss}};
     if (c.D > 0) params.emplace_back("D", std::to_string(c.D));
     params.emplace_back("eta_scale", std::to_string(c.eta_scale));
-    const DirectRun direct = direct_ioks(data, c.loss, c.D, c.U, c.eta_scale);
-    SCOPED_TRACE(std::string(c.name) + " " + loss + ", U = " + std::to_string(c.U) + ", T = " + std::to_string(c.T));
+    if (c.lmax != 1.0) params.emplace_back("lmax", std::to_string(c.lmax));
+    const DirectRun direct = direct_ioks(data, c.loss, c.D, c.U, c.eta_scale, c.lmax);
+    SCOPED_TRACE(std::string(c.name) + " " + loss + ", U = " + std::to_string(c.U) + ", T = " + std::to_string(c.T) +
+                 ", ℓ_max = " + std::to_string(c.lmax));
     expect_runs_match(c.name, data, params, direct);
     EXPECT_GT(direct.bisected_rounds, c.T / 2);
     if (c.U < 1.0) EXPECT_GT(direct.projections, 0u) << "the projection binds";
@@ -545,4 +599,52 @@ TEST(BanditReferenceTest, IoksRunsMatchADirectImplementation) {
   EXPECT_GE(most_increases, 5u);
   EXPECT_GT(small_p_rounds, 0u);
   EXPECT_LT(small_p_rounds, rounds);
+}
+
+TEST(BanditReferenceTest, RfOksRunMatchesADirectImplementation) {
+  // §7.1: OKS on the shared-Ω random features, no clipping, λ = c_λ√(δ/(KT)) with c_λ = 25; the
+  // weights grow past the box U/√D that RF-OKS++ would clip them to.
+  const std::size_t T = 160, d = 3, D = 16;
+  const Dataset data = bandit_stream(T, d);
+  const DirectRun direct = direct_rf_oks(data, DirectLoss::Square, D, 25.0);
+  expect_runs_match("rf-oks", data, {{"D", std::to_string(D)}, {"c_lambda", "25"}}, direct);
+  EXPECT_GT(direct.largest_weight * std::sqrt(double(D)), 1.0) << "a U = 1 box would have bound";
+}
+
+TEST(BanditReferenceTest, ProfileDefaultsOfTheSwitches) {
+  // §10 A1: OKS++'s logistic A is the paper's in the paper profile and e_t in the reference
+  // profile; §5.4: IOKS's bisection is the reference one unless `clean`, which renormalises q so
+  // that Σp = 1 to rounding; §7.2: LKMBooks' ν_B and λ follow the loss (1/7 and 10/√T logistic,
+  // 1/5 and √((1 + ν_B)B)/(√(1 − ν_B)T) absolute).
+  const std::size_t T = 120, d = 3;
+  const Dataset labels = bandit_labels(T, d), regression = bandit_stream(T, d);
+  for (const char* name : {"oks++", "rf-oks++"}) {
+    const Params base = std::string(name) == "rf-oks++" ? Params{{"D", "20"}} : Params{};
+    const auto run = [&](Profile profile, const char* mode) {
+      Params params = base;
+      if (mode) params.emplace_back("logistic_mode", mode);
+      return run_steps(*make(name, context_for(labels, profile), params), labels);
+    };
+    EXPECT_EQ(run(Profile::Paper, nullptr), run(Profile::Paper, "paper")) << name;
+    EXPECT_NE(run(Profile::Paper, nullptr), run(Profile::Paper, "reference")) << name;
+    EXPECT_EQ(run(Profile::Reference, nullptr), run(Profile::Reference, "reference")) << name;
+  }
+  const auto final_mass = [&](const char* bisection) {
+    auto algo = make("ioks", context_for(labels), {{"bisection", bisection}});
+    run_steps(*algo, labels);
+    const std::vector<double> p = bandit_log(*algo, 0).p;
+    return std::accumulate(p.begin(), p.end(), 0.0);
+  };
+  EXPECT_NEAR(final_mass("clean"), 1.0, 1e-14);
+  EXPECT_GT(std::fabs(final_mass("reference") - 1.0), 1e-9) << "q not renormalised: Σp misses 1 by the tolerance's order";
+  char lambda[32];
+  std::snprintf(lambda, sizeof lambda, "%.17g", 10.0 / std::sqrt(double(T)));
+  EXPECT_EQ(run_steps(*make("lkmbooks", context_for(labels), {{"B", "10"}}), labels),
+            run_steps(*make("lkmbooks", context_for(labels), {{"B", "10"}, {"nu_B", "0.14285714285714285"}, {"lambda", lambda}}), labels));
+  std::snprintf(lambda, sizeof lambda, "%.17g", std::sqrt(1.2 * 10.0) / (std::sqrt(0.8) * double(T)));
+  const Params absolute{{"B", "10"}, {"loss", "absolute"}};
+  EXPECT_EQ(run_steps(*make("lkmbooks", context_for(regression), absolute), regression),
+            run_steps(*make("lkmbooks", context_for(regression), omkl::test::with_param(omkl::test::with_param(absolute, "nu_B", "0.2"), "lambda", lambda)), regression));
+  EXPECT_NE(run_steps(*make("lkmbooks", context_for(regression), absolute), regression),
+            run_steps(*make("lkmbooks", context_for(regression), omkl::test::with_param(absolute, "nu_B", "0.25")), regression));
 }
