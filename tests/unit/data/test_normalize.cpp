@@ -59,6 +59,11 @@ TEST(NormalizeTest, SymmetricKeepBinaryKeepsZeroOneColumnsAndScalesTheRest) {
   }
   EXPECT_EQ(data.y, symmetric.y);
   EXPECT_EQ(data.y, (std::vector<double>{0, 0.25, 0.5, 1}));
+  // symmetric itself (spec/bandit.md §8.2): per-feature min–max to [−1, 1], a constant column to 0.
+  for (std::size_t t = 0; t < 4; ++t) {
+    EXPECT_EQ(symmetric.x[t * 5 + 2], 0.0) << "a constant column";
+    EXPECT_EQ(symmetric.x[t * 5 + 3], (std::vector<double>{-1, 1, 0, -1})[t]) << "{3, 5, 4, 3}";
+  }
   double row[5] = {1, 0, 1, 5, 0.5}, y = 3;
   keep.apply_row(row, 5, &y);
   EXPECT_EQ(row[0], 1.0);

@@ -73,6 +73,18 @@ TEST(PresetsTest, Jmlr23GraphHasTheJournalProtocol) {
   EXPECT_EQ(value_of(p, "beta"), "<missing>");
 }
 
+// spec/bandit.md §8.2–§8.4: the oks-6 dictionary, features to [−1, 1] and targets to [0, 1], a
+// fresh permutation per repetition, the sample standard deviation (R's sd).
+TEST(PresetsTest, BanditOksHasThePapersProtocol) {
+  const omkl::Preset& p = omkl::find_preset("bandit-oks");
+  EXPECT_EQ(p.normalization, omkl::Normalization::Symmetric);
+  EXPECT_EQ(value_of(p, "dict"), "oks-6");
+  EXPECT_TRUE(p.shuffle);
+  EXPECT_EQ(p.federated_rounds, 0u);
+  EXPECT_EQ(p.spread, omkl::Spread::Sample);
+  EXPECT_EQ(p.algorithms, (std::vector<std::string>{"oks++", "ioks", "rf-oks++", "rf-ioks"}));
+}
+
 // spec/graph-aided.md §2.7.
 TEST(PresetsTest, ConfSfgHasTheConferenceProtocol) {
   const omkl::Preset& p = omkl::find_preset("conf-sfg");

@@ -144,6 +144,32 @@ TEST(BanditRulesTest, IoksMirrorStepIsABregmanProjection) {
   EXPECT_THROW(ioks_mirror_step(stuck, eta, 3, c_hat, -1.0), Error);
 }
 
+TEST(BanditRulesTest, ExponentialWeightsAreMaxShiftedAndEquationFoursTieUsesTheFirstBranch) {
+  // §4.3 step 8: q = softmax(−ηΔ) computed with the max-shift, so sums far beyond exp's range
+  // still give q_0/q_1 = e and a finite p.
+  const double L[3] = {1000.0, 1001.0, 1e6};
+  double q[3], p[3];
+  exponential_weights(L, 3, 1.0, 0.3, q, p);
+  const double e = std::exp(-1.0);
+  EXPECT_NEAR(q[0], 1.0 / (1.0 + e), 1e-15);
+  EXPECT_NEAR(q[1], e / (1.0 + e), 1e-15);
+  EXPECT_EQ(q[2], 0.0);
+  for (int i = 0; i < 3; ++i) EXPECT_NEAR(p[i], 0.7 * q[i] + 0.1, 1e-15) << i;
+  // §10 A6: eq. (4) with p_I = η̄ takes the first branch, ĉ = c/p_I (the paper's ≥), not c/(p_I + η̄).
+  auto rule = make_ioks_rule(2, 1000, bandit_constants(LossKind::Absolute), 8.0, true);
+  RuleState s = rule->state();
+  s.eta[0] = s.eta[1] = 0.5;  // p = (1/2, 1/2) = η̄
+  const double c = 0.3;
+  rule->observe(0, 0.3, 0.0, c, 1.0);
+  const std::vector<double> eta{0.5, 0.5};
+  std::vector<double> by_ge{0.5, 0.5}, by_gt{0.5, 0.5};
+  ioks_mirror_step(by_ge, eta, 0, c / 0.5, 1e-12);
+  ioks_mirror_step(by_gt, eta, 0, c / 1.0, 1e-12);
+  const double delta = std::pow(1000.0, -0.75);
+  EXPECT_NEAR(rule->p()[0], (1.0 - delta) * by_ge[0] / (by_ge[0] + by_ge[1]) + delta / 2.0, 1e-10);
+  EXPECT_GT(std::fabs(by_ge[0] - by_gt[0]), 1e-3) << "the two branches are told apart";
+}
+
 TEST(BanditHypothesesTest, BallProjectionTracksTheRkhsNorm) {
   // ‖f‖² = αᵀKα computed directly equals the recursion, and stays ≤ U² after each projection.
   const Dictionary dict = parse_dictionary("gauss:0.5+gauss:2");
