@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "common/bandit_cases.h"
 #include "common/recipe_grid.h"
 #include "common/test_helpers.h"
 #include "core/state_io.h"
@@ -30,59 +31,19 @@ using omkl::test::shuffled_orders;
 using omkl::test::shuffled_streams;
 using omkl::test::run_steps;
 using omkl::test::with_param;
+using omkl::test::BanditCase;
+using omkl::test::bandit_cases;
+using omkl::test::bandit_case_stream;
 
 namespace {
 
 using Params = std::vector<std::pair<std::string, std::string>>;
 
-// Inputs in [−1, 1]^d; targets in [0, 1] (regression) or ±1 (classification).
-Dataset stream(std::size_t n, Task task) {
-  Dataset data = random_stream(n, 4, Task::Regression, 21);
-  for (double& v : data.x) v = 2.0 * v - 1.0;
-  if (task == Task::Classification) {
-    data.task = Task::Classification;
-    for (double& v : data.y) v = v > 0.5 ? 1.0 : -1.0;
-  }
-  return data;
-}
-
-const char* const kExpansionDict = "gauss:0.5+lap:1+cauchy:2+gauss:4+lap_l2:1.5";
-
-struct BanditCase {
-  const char* name;
-  Task task;
-  Params params;
-};
-
-std::vector<BanditCase> bandit_cases() {
-  const Params base = {{"D", "24"}, {"dict", "gauss:0.5+gauss:1+gauss:2+gauss:4"}};
-  const auto plus = [&](Params extra) {
-    Params p = base;
-    p.insert(p.end(), extra.begin(), extra.end());
-    return p;
-  };
-  return {
-      {"rf-oks", Task::Regression, plus({{"c_lambda", "5"}})},
-      {"rf-oks++", Task::Regression, base},
-      {"rf-oks++", Task::Classification, plus({{"logistic_mode", "reference"}})},
-      {"rf-oks++", Task::Classification, plus({{"logistic_mode", "paper"}, {"independent_omega", "true"}})},
-      {"rf-ioks", Task::Regression, base},
-      {"rf-ioks", Task::Regression, plus({{"loss", "absolute"}, {"bisection", "clean"}})},
-      {"rf-ioks", Task::Classification, base},
-      // The kernel expansions (resident_support.h), over all three bounded kernel families.
-      {"oks", Task::Regression, {{"dict", kExpansionDict}, {"c_lambda", "5"}}},
-      {"oks++", Task::Regression, {{"dict", kExpansionDict}}},
-      {"oks++", Task::Classification, {{"dict", kExpansionDict}, {"logistic_mode", "reference"}}},
-      {"ioks", Task::Regression, {{"dict", kExpansionDict}, {"loss", "absolute"}}},
-      {"ioks", Task::Classification, {{"dict", kExpansionDict}, {"bisection", "clean"}}},
-  };
-}
-
 }  // namespace
 
 TEST(ResidentBanditTest, WalkMakesTheHostPathsDraws) {
   for (const BanditCase& c : bandit_cases()) {
-    const Dataset data = stream(150, c.task);
+    const Dataset data = bandit_case_stream(150, c.task);
     const auto ctx = context_for(data, Profile::Paper, {0, 2, 7});
     auto host = make(c.name, ctx, with_param(c.params, "step_path", "host"));
     auto walk = make(c.name, ctx, with_param(c.params, "step_path", "resident"));
@@ -113,7 +74,7 @@ TEST(ResidentBanditTest, WalkMakesTheHostPathsDraws) {
 // One walk of many rounds and many walks of one round leave the same state, bit for bit.
 TEST(ResidentBanditTest, BlocksOfRoundsEqualSingleRounds) {
   for (const BanditCase& c : bandit_cases()) {
-    const Dataset data = stream(90, c.task);
+    const Dataset data = bandit_case_stream(90, c.task);
     const auto ctx = context_for(data, Profile::Paper, {1, 4});
     auto single = make(c.name, ctx, with_param(c.params, "step_path", "resident"));
     const auto expected = run_steps(*single, data);
@@ -135,7 +96,7 @@ TEST(ResidentBanditTest, BlocksOfRoundsEqualSingleRounds) {
 // A checkpoint written on one path continues on the other.
 TEST(ResidentBanditTest, CheckpointsCrossBetweenThePaths) {
   for (const BanditCase& c : bandit_cases()) {
-    const Dataset data = stream(80, c.task);
+    const Dataset data = bandit_case_stream(80, c.task);
     const auto ctx = context_for(data, Profile::Paper, {0, 1});
     for (const char* first : {"host", "resident"}) {
       const char* second = std::string(first) == "host" ? "resident" : "host";
@@ -156,7 +117,7 @@ TEST(ResidentBanditTest, CheckpointsCrossBetweenThePaths) {
 
 TEST(ResidentBanditTest, PredictAfterAWalkEqualsTheNextRound) {
   const BanditCase c = bandit_cases()[1];
-  const Dataset data = stream(40, c.task);
+  const Dataset data = bandit_case_stream(40, c.task);
   auto a = make(c.name, context_for(data, Profile::Paper, {0, 1}), with_param(c.params, "step_path", "resident"));
   for (std::size_t t = 0; t < 30; ++t) {
     double p[2], s[2];
@@ -167,7 +128,7 @@ TEST(ResidentBanditTest, PredictAfterAWalkEqualsTheNextRound) {
 }
 
 TEST(ResidentBanditTest, ConfigurationsTheWalkDoesNotHoldAreRefused) {
-  const Dataset data = stream(20, Task::Regression);
+  const Dataset data = bandit_case_stream(20, Task::Regression);
   const auto ctx = context_for(data);
   std::string dict = "gauss:1";
   for (int k = 1; k < 130; ++k) dict += "+gauss:" + std::to_string(1 + k);
@@ -198,7 +159,7 @@ TEST(ResidentBanditTest, ConfigurationsTheWalkDoesNotHoldAreRefused) {
 TEST(ResidentBanditTest, RepetitionsOnTheirOwnStreamsEqualSeparateRuns) {
   const std::vector<std::uint64_t> replicates = {0, 2, 7};
   for (const BanditCase& c : bandit_cases()) {
-    const Dataset data = stream(120, c.task);
+    const Dataset data = bandit_case_stream(120, c.task);
     const auto orders = shuffled_orders(data.n_samples, replicates.size());
     const std::vector<Dataset> streams = shuffled_streams(data, replicates.size());
     const std::string what = std::string(c.name) + " " + c.params.back().second;
@@ -220,7 +181,7 @@ TEST(ResidentBanditTest, RepetitionsOnTheirOwnStreamsEqualSeparateRuns) {
 // The host path runs repetitions as separate learners: it says so rather than mixing streams.
 TEST(ResidentBanditTest, TheHostPathHasNoReplicatedStreams) {
   const BanditCase c = bandit_cases()[1];
-  const Dataset data = stream(10, c.task);
+  const Dataset data = bandit_case_stream(10, c.task);
   auto host = make(c.name, context_for(data, Profile::Paper, {0, 1}), with_param(c.params, "step_path", "host"));
   EXPECT_FALSE(host->replicated_streams());
   EXPECT_THROW(run_replicated_blocks(*host, data, shuffled_orders(data.n_samples, 2), 5), Error);
