@@ -64,9 +64,12 @@ TEST(KernelSpecTest, ParsesKernelsAndDictionaries) {
   ASSERT_EQ(graph.size(), 76u);
   // Gaussians γ = σ² from 1e-2 to 1e2, then Laplacians with scale 1e-2 … 1e2 (graph-aided §1.3).
   EXPECT_NEAR(graph[0].sigma, 0.1, 1e-12);
+  EXPECT_NEAR(graph[25].sigma, 1.0, 1e-12);  // Appendix A item 2: γ_25 = 1
   EXPECT_NEAR(graph[50].sigma, 10.0, 1e-12);
   EXPECT_EQ(graph[51].family, KernelFamily::Laplacian);
   EXPECT_NEAR(graph[51].sigma, 0.01, 1e-15);
+  EXPECT_EQ(graph[63].family, KernelFamily::Laplacian);
+  EXPECT_NEAR(graph[63].sigma, 1.0, 1e-12);  // γ_63 = 1
   EXPECT_NEAR(graph[75].sigma, 100.0, 1e-10);
   EXPECT_EQ(parse_dictionary("gauss:1+lap:2+poly:2").size(), 3u);
   EXPECT_THROW(parse_kernel("gauss:-1"), ConfigError);

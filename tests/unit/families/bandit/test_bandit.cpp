@@ -569,6 +569,18 @@ TEST(BanditStudyTest, ShuffledReplicatesAndTheAbsoluteLoss) {
   double mae = 0.0;
   for (std::size_t t = 0; t < data.n_samples; ++t) mae += std::fabs(kogd.partial_fit(data.row(t), data.y[t]) - data.y[t]);
   EXPECT_NEAR(plain.results[1].final_mean, mae / double(data.n_samples), 1e-12);
+  // §8.6: the per-kernel loss log adds up, over the kernels, to the study's metric × T (each
+  // round's loss is its drawn kernel's), per seed.
+  ASSERT_EQ(a.results[0].logs.size(), 3u);
+  for (std::size_t s = 0; s < 3; ++s) {
+    std::vector<double> kernel_loss;
+    for (const auto& [name, values] : a.results[0].logs[s])
+      if (name == "kernel_loss") kernel_loss = values;
+    ASSERT_EQ(kernel_loss.size(), 6u) << "seed " << s;
+    EXPECT_NEAR(std::accumulate(kernel_loss.begin(), kernel_loss.end(), 0.0) / double(data.n_samples),
+                a.results[0].final_per_seed[s], 1e-12)
+        << "seed " << s;
+  }
 }
 
 TEST(BanditStudyTest, AScoreOfZeroPredictsPlusOne) {
