@@ -664,6 +664,22 @@ bool device_available() {
   return true;
 }
 
+std::string device_description() {
+  int device = 0, driver = 0;
+  cudaDeviceProp prop{};
+  if (cudaGetDevice(&device) != cudaSuccess || cudaGetDeviceProperties(&prop, device) != cudaSuccess) {
+    cudaGetLastError();  // a failed query is no error of the study's: say only the backend
+    return "cuda";
+  }
+  std::string text = std::string("cuda: ") + prop.name + " (sm_" + std::to_string(prop.major) + std::to_string(prop.minor) +
+                     ", " + std::to_string((prop.totalGlobalMem + (std::size_t{1} << 29)) >> 30) + " GiB";
+  if (cudaDriverGetVersion(&driver) == cudaSuccess)
+    text += ", driver " + std::to_string(driver / 1000) + "." + std::to_string(driver % 1000 / 10);
+  else
+    cudaGetLastError();
+  return text + ")";
+}
+
 std::shared_ptr<DeviceContexts> make_device_contexts(double* seconds) {
   auto contexts = std::make_shared<DeviceContexts>();
   contexts->acquire();  // one made now, and given back at once

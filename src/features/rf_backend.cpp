@@ -220,6 +220,14 @@ bool cuda_available() {
 #endif
 }
 
+std::string cuda_device_description() {
+#if OMKL_WITH_CUDA
+  return cuda::device_description();
+#else
+  return "cuda";
+#endif
+}
+
 void require_cuda_device() {
 #if OMKL_WITH_CUDA
   cuda::require_device();

@@ -273,6 +273,11 @@ std::unique_ptr<RfBackend> make_rf_backend(BackendKind kind, const RfProblem& pr
 /// True when this build has the CUDA backend and a usable device is visible.
 bool cuda_available();
 
+/// What a study's summary.json records as its `device` for the CUDA backend: the GPU's name,
+/// compute capability, memory and driver ("cuda: NVIDIA H200 (sm_90, 140 GiB, driver 13.0)"), or
+/// "cuda" where no device can be queried.
+std::string cuda_device_description();
+
 /// Whether make_rf_backend(kind, …) gives a GPU backend (Cuda; Auto where cuda_available()):
 /// where an algorithm's device work would run.
 bool backend_on_gpu(BackendKind kind);
@@ -298,6 +303,8 @@ std::shared_ptr<DeviceContexts> make_device_contexts(double* seconds);
 void require_device();
 double device_context_seconds(const DeviceContexts& contexts);
 bool device_available();
+/// The current device as a study records it: "cuda: NAME (sm_XY, N GiB, driver A.B)".
+std::string device_description();
 }  // namespace cuda
 #endif
 

@@ -210,7 +210,8 @@ std::string device_name(BackendKind backend) {
     // The SIMD level says which kernels ran (timings differ; Avx512 and Avx2Fma results do not).
     return "cpu (" + std::to_string(n) + " hardware threads, " + detail::cpu::to_string(detail::cpu::default_simd_level()) + ")";
   }
-  return "cuda";
+  // Which GPU produced the timings: its name, compute capability, memory and driver.
+  return detail::cuda_device_description();
 }
 
 // One algorithm configuration of the study.

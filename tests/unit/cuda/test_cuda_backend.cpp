@@ -959,6 +959,9 @@ TEST_F(CudaTest, StudiesReuseTheirDeviceContexts) {
   config.backend = BackendKind::Cuda;
   const StudyResult own = run_study(config, data);
   EXPECT_GT(own.device_setup_seconds, 0.0);
+  // summary.json's device names the GPU (ARCHITECTURE.md's output contract: which device ran).
+  EXPECT_EQ(own.device.rfind("cuda: ", 0), 0u) << own.device;
+  EXPECT_NE(own.device.find("sm_"), std::string::npos) << own.device;
   double seconds = 0.0;
   config.device_contexts = make_device_contexts(&seconds);
   ASSERT_NE(config.device_contexts, nullptr);
