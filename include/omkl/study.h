@@ -61,6 +61,9 @@ struct Preset {
   std::vector<std::string> algorithms;
   /// The standard deviation its paper's tables report (StudyConfig::spread).
   Spread spread = Spread::Sample;
+  /// The repetitions its paper's tables average (R), which `omkl study --preset` and
+  /// omkl.study(preset=…) run when no seed count is given; 0: none stated (one RF draw).
+  std::size_t repetitions = 0;
 };
 
 /// Looks a preset up by name. Throws ConfigError listing the known names.

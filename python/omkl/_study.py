@@ -97,7 +97,7 @@ class Study:
         return "\n".join(lines)
 
 
-def study(data: str = "synthetic:dataset2", algos: Optional[Union[str, Iterable[str]]] = None, seeds: int = 5,
+def study(data: str = "synthetic:dataset2", algos: Optional[Union[str, Iterable[str]]] = None, seeds: Optional[int] = None,
           preset: str = "", profile: str = "paper", seed: int = 0, normalize: str = "", target: str = "",
           group_column: str = "", clients: int = 0, rounds: int = 0, backend: str = "cpu", threads: int = 0,
           metric: str = "", loss: str = "", curve_points: int = 200, out: Optional[Union[str, os.PathLike]] = None,
@@ -109,7 +109,8 @@ def study(data: str = "synthetic:dataset2", algos: Optional[Union[str, Iterable[
     ``data`` is a CSV or LIBSVM file or a built-in stream (``"synthetic:dataset1"``); ``algos``
     one spec or several (``"raker:D=50"``; by default the preset's algorithms, or Raker and
     AdaRaker without a preset); ``seeds`` the number of Monte Carlo replicates, which
-    draw from (``seed``, replicate). ``preset`` sets a paper's protocol (``omkl.presets()``),
+    draw from (``seed``, replicate) — by default the preset's repetitions (10 for bandit-oks, 20
+    for jmlr23-graph and fed-pofmkl, 50 for conf-sfg), else 5, as ``omkl study``. ``preset`` sets a paper's protocol (``omkl.presets()``),
     ``profile`` "paper" or "reference". With ``out`` the output files are written there too (and
     finished cells are reused by a later run with the same configuration). The other options are
     the command line's (``omkl study --help``); ``time_match="rf-oks++:D=400"`` is the bandit paper's
@@ -124,6 +125,8 @@ def study(data: str = "synthetic:dataset2", algos: Optional[Union[str, Iterable[
     two-class target such as 0/1 to −1/+1, a classification stream (the bandit paper's §8.2). The
     GIL is released while the study runs.
     """
+    if seeds is None:
+        seeds = (_omkl.preset_repetitions(preset) if preset else 0) or 5
     if algos is None:
         algos = [] if preset else ["raker", "adaraker"]  # [] : the library takes the preset's own
     elif isinstance(algos, str):

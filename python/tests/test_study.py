@@ -166,3 +166,6 @@ def test_two_class_labels_map_to_plus_minus_one(tmp_path):
         omkl.study(**common)
     with pytest.raises(omkl.ConfigError, match="as_written, pm1"):
         omkl.study(**common, labels="01")
+    # Without seeds, the preset's repetitions (the bandit paper's 10, §8.4), as omkl study.
+    del common["seeds"]
+    assert omkl.study(**common, labels="pm1").results[0]["seeds"] == 10

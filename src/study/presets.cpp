@@ -24,7 +24,7 @@ const std::vector<Preset>& presets() {
        false,
        0,
        {"raker", "adaraker"}},
-      // spec/graph-aided.md §5.1 (journal tables). R = 20 repetitions is the study's --seeds;
+      // spec/graph-aided.md §5.1 (journal tables). R = 20 repetitions, the study's default --seeds here;
       // their spread is the population standard deviation (§1.7, ddof = 0), as POF-MKL's (§4.6).
       // Keys are soft defaults shared by every algorithm of a study; each algorithm reads only
       // the ones it knows: dict/D/lambda/eta/eta_schedule/switch_step/M by omkl-gf, omkl-sfg,
@@ -38,7 +38,7 @@ const std::vector<Preset>& presets() {
       {"jmlr23-graph",
        "Graph-aided OMKL, JMLR 2023 tables: 76 kernels (51 Gaussians + 25 Laplacians, jmlr23-76), "
        "D = 50, λ = 1e-3, η_t = ξ_t = η_e,t = 0.1/√t, switch step 300, M = 10 (OMKL-GF J = 2); "
-       "targets min-max scaled, inputs divided by the largest row norm (§1.2); use --seeds 20",
+       "targets min-max scaled, inputs divided by the largest row norm (§1.2); 20 repetitions",
        {{"dict", "jmlr23-76"},
         {"D", "50"},
         {"lambda", "0.001"},
@@ -61,15 +61,16 @@ const std::vector<Preset>& presets() {
        false,
        0,
        {"omkl-gf", "omkl-sfg", "omkl-sfg-r"},
-       Spread::Population},
+       Spread::Population,
+       20},
       // spec/graph-aided.md §2.7 / §5.5b (conference tables; no reference code exists, so use it
       // with the paper profile). ξ = η = 1/√T is the default of eta_schedule=const. M is left to
       // the algorithms (SFG-MKL / SFG-MKL-R default 5, OMKL-GF 10, as in [C]); J = 1 is read by
-      // OMKL-GF only. R = 50 repetitions is the study's --seeds.
+      // OMKL-GF only. R = 50 repetitions, the study's default --seeds with this preset.
       {"conf-sfg",
        "Graph-aided OMKL, conference version (SFG-MKL / SFG-MKL-R): 41 Gaussians (conf-41), "
        "D = 50, λ = 1e-3, ξ = η = 1/√T constant, switch step 300, M = 5 for SFG-MKL(-R) and "
-       "M = 10, J = 1 for OMKL-GF (algorithm defaults); §1.2 preprocessing; use --seeds 50",
+       "M = 10, J = 1 for OMKL-GF (algorithm defaults); §1.2 preprocessing; 50 repetitions",
        {{"dict", "conf-41"},
         {"D", "50"},
         {"lambda", "0.001"},
@@ -85,7 +86,9 @@ const std::vector<Preset>& presets() {
        Normalization::Jmlr23,
        false,
        0,
-       {"sfg-mkl", "sfg-mkl-r", "omkl-gf"}},
+       {"sfg-mkl", "sfg-mkl-r", "omkl-gf"},
+       Spread::Sample,
+       50},
       // spec/federated.md §4 (POF-MKL, NeurIPS 2022): T = 500 rounds, K from the data (Naval 23,
       // UJI 42, Air 240 with --group-column site), i.i.d. or by-group split (§4.3), inputs divided
       // by the largest row norm and targets min-max scaled over the rows used (§4.2); the 51
@@ -94,26 +97,29 @@ const std::vector<Preset>& presets() {
       {"fed-pofmkl",
        "POF-MKL, NeurIPS 2022: K clients × T = 500 rounds (K from the data; --group-column for the "
        "non-i.i.d. split), 51 Gaussians (fed-51), λ = 1e-3, η = η_k = 1/√T, ξ = 1, D from M under "
-       "1000 uploaded floats per client-step; x / max‖x‖, y min-max (§4.2); use --seeds 20",
+       "1000 uploaded floats per client-step; x / max‖x‖, y min-max (§4.2); 20 draws",
        {{"lambda", "0.001"}, {"xi", "1"}},
        Normalization::Jmlr23,
        false,
        500,
        {"pof-mkl:M=1", "pof-mkl:M=25", "pof-mkl:M=51", "em-kofl", "vm-kofl", "ofmkl-avg", "ofskl", "perfedavg"},
-       Spread::Population},
+       Spread::Population,
+       20},
       // spec/bandit.md §8 (OKS++ / IOKS, ECML-PKDD 2022): the six Gaussians σ = 2^−2 … 2^3, every
       // feature to [−1, 1] and regression targets to [0, 1] (§8.2), a fresh permutation of the
       // stream per repetition (§8.4); the loss (and so the table) from --loss; U, C₀, G, G₁, ℓ_max
-      // follow the loss (§1.3). Use --seeds 10; OKS's c_λ and Raker's c_η are grids (§8.5).
+      // follow the loss (§1.3). 10 repetitions (§8.4); OKS's c_λ and Raker's c_η are grids (§8.5).
       {"bandit-oks",
        "Online kernel selection under bandit feedback, ECML-PKDD 2022: 6 Gaussians σ ∈ {0.25 … 8} (oks-6), "
        "features to [−1, 1], targets to [0, 1], a fresh permutation per repetition; --loss "
-       "logistic|square|absolute picks the table; use --seeds 10; classes written 0/1: --labels pm1",
+       "logistic|square|absolute picks the table; 10 repetitions; classes written 0/1: --labels pm1",
        {{"dict", "oks-6"}},
        Normalization::Symmetric,
        true,
        0,
-       {"oks++", "ioks", "rf-oks++", "rf-ioks"}},
+       {"oks++", "ioks", "rf-oks++", "rf-ioks"},
+       Spread::Sample,
+       10},
   };
   return all;
 }

@@ -252,6 +252,13 @@ TEST_F(CliTest, TwoClassLabelsMapToPlusMinusOneOnRequest) {
   expect_study_fails("--data b.csv --algo oks++ --preset bandit-oks --loss logistic", {"--labels pm1"});
   o = omkl("study --data b.csv --algo oks++ --preset bandit-oks --loss logistic --labels pm1 --seeds 1 --out s");
   EXPECT_EQ(o.code, 0) << o.err;
+  // Without --seeds a preset's study runs its paper's repetitions (§8.4: 10), without one 5.
+  o = omkl("study --data b.csv --algo ioks --preset bandit-oks --loss logistic --labels pm1 --out s10");
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_NE(read_text(dir_ / "s10" / "summary.json").find("\"seeds\": 10"), std::string::npos);
+  o = omkl("study --data b.csv --algo raker:D=4 --out s5");
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_NE(read_text(dir_ / "s5" / "summary.json").find("\"seeds\": 5"), std::string::npos);
   // A third class, or a live stream whose classes are not known yet, is refused by name.
   write("three.csv", "a,b,y\n0.1,0.2,1\n0.4,0.5,0\n0.3,0.1,2\n");
   expect_run_fails("--data three.csv --algo raker:D=8 --labels pm1", {"three", "more than two values (1, 0, 2"});

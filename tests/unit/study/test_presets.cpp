@@ -83,6 +83,18 @@ TEST(PresetsTest, BanditOksHasThePapersProtocol) {
   EXPECT_EQ(p.federated_rounds, 0u);
   EXPECT_EQ(p.spread, omkl::Spread::Sample);
   EXPECT_EQ(p.algorithms, (std::vector<std::string>{"oks++", "ioks", "rf-oks++", "rf-ioks"}));
+  EXPECT_EQ(p.repetitions, 10u);  // §8.4: repetitions 0 … 9
+}
+
+TEST(PresetsTest, RepetitionsAreThePapersR) {
+  // The count a study runs by default with the preset: graph journal R = 20 (§5.1), conference
+  // R = 50 (Appendix B), POF-MKL's 20 draws (§4.6), the bandit paper's 10 (§8.4); the Raker paper
+  // reports one RF draw and states none.
+  EXPECT_EQ(omkl::find_preset("jmlr23-graph").repetitions, 20u);
+  EXPECT_EQ(omkl::find_preset("conf-sfg").repetitions, 50u);
+  EXPECT_EQ(omkl::find_preset("fed-pofmkl").repetitions, 20u);
+  EXPECT_EQ(omkl::find_preset("jmlr19-regression").repetitions, 0u);
+  EXPECT_EQ(omkl::find_preset("jmlr19-classification").repetitions, 0u);
 }
 
 // spec/graph-aided.md §2.7.
