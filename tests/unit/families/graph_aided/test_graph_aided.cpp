@@ -820,6 +820,28 @@ TEST_F(DivergenceTableTest, BadTablesAreRefusedNamingTheFileLineAndColumn) {
   EXPECT_EQ(with(good), "");
 }
 
+TEST_F(DivergenceTableTest, GreedyMaskFollowsTheProfile) {
+  // §3 R3 greedy_mask: the paper profile masks chosen vertices with −∞ (neg_inf), so a table of
+  // negative divergences still gives M distinct out-neighbours, dissimilar_graph(Δ, M, NegInf);
+  // the reference's zero mask would pick a chosen vertex again there and is refused, by default
+  // in the reference profile or by name in the paper's.
+  const Dataset data = random_stream(20, 3, Task::Regression, 7);
+  const std::vector<double> values = {0, -1, -2, -1, 0, -1, -2, -1, 0};
+  const std::string negative = matrix("negative.txt", values, 3);
+  const Params p{{"dict", kDict3}, {"M", "2"}, {"divergence", "table:" + negative}};
+  const GraphAidedConfig paper = config(context_for(data), GraphFamily::Sfg, p);
+  DivergenceMatrix delta;
+  delta.n = 3;
+  delta.values = values;
+  const FeedbackGraph expected = dissimilar_graph(delta, 2, GreedyMask::NegInf);
+  for (std::size_t i = 0; i < 3; ++i) EXPECT_EQ(paper.graph.out_neighbours(i), expected.out_neighbours(i)) << i;
+  Params zero = p;
+  zero.emplace_back("greedy_mask", "zero");
+  EXPECT_TRUE(error("omkl-sfg", context_for(data), zero).find("cannot build the similarity graph") != std::string::npos);
+  EXPECT_TRUE(error("omkl-sfg", context_for(data, Profile::Reference), p).find("cannot build the similarity graph") !=
+              std::string::npos);
+}
+
 TEST_F(DivergenceTableTest, ACheckpointRefusesAChangedTable) {
   const Dataset data = random_stream(30, 3, Task::Regression, 7);
   const AlgoContext c = context_for(data);
