@@ -26,6 +26,12 @@ namespace omkl::detail {
 /// for every losing kernel. Host and device (the resident walk, resident_graph.h).
 OMKL_HD double exp_or_zero(double d) { return d < -745.2 ? 0.0 : std::exp(d); }
 
+/// A linear copy exp(log w − ref) of log-domain weights, kept current by multiplying one entry a
+/// step, is rebuilt from the log weights (ref moved to their maximum) once its largest entry falls
+/// below this: well before that entry, and the others with it, underflow. The graph family's host
+/// path (graph_selection.cpp) and resident walk (resident_graph.h) must rebuild at the same step.
+constexpr double kLinearWeightRefreshFloor = 1e-200;
+
 enum class WeightRule { ExpEta, PowBeta, MinMax, Mistake };
 /// Which loss drives exp_eta / pow_beta.
 enum class WeightLoss { RegularizedPre, DataOnly };

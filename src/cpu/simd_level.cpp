@@ -3,9 +3,9 @@
 #include "cpu/simd_level.h"
 
 #include <cstdlib>
-#include <cstring>
 #include <string>
 
+#include "core/env_switch.h"
 #include "cpu/fast_sincos.h"  // OMKL_CPU_HAVE_AVX2_KERNELS
 #include "cpu/simd_kernels.h"
 #include "omkl/error.h"
@@ -53,11 +53,13 @@ void require_simd_level(SimdLevel level, const char* who) {
 }
 
 SimdLevel default_simd_level() {
+  // Read once: every kernel of a process runs at one level (the study records it as its device).
+  // A value other than the three is refused by name, not taken for `auto` (if the first call
+  // throws, the next reads the variable again).
   static const SimdLevel level = [] {
-    const char* forced = std::getenv("OMKL_CPU_SIMD");
-    if (forced && std::strcmp(forced, "portable") == 0) return SimdLevel::Portable;
-    if (simd_level_available(SimdLevel::Avx512) && !(forced && std::strcmp(forced, "avx2") == 0))
-      return SimdLevel::Avx512;
+    const std::string forced = env_switch("OMKL_CPU_SIMD", "auto", {"auto", "avx2", "portable"});
+    if (forced == "portable") return SimdLevel::Portable;
+    if (simd_level_available(SimdLevel::Avx512) && forced != "avx2") return SimdLevel::Avx512;
     return simd_level_available(SimdLevel::Avx2Fma) ? SimdLevel::Avx2Fma : SimdLevel::Portable;
   }();
   return level;

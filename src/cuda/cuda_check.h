@@ -72,3 +72,12 @@ inline const char* cublas_status_name(cublasStatus_t s) {
       std::fprintf(stderr, "omkl: %s failed at %s:%d: %s\n", #expr, __FILE__, __LINE__,          \
                    cudaGetErrorString(omkl_status_));                                            \
   } while (0)
+
+/// The cuBLAS form of OMKL_CUDA_CHECK_NOTHROW, for destructors.
+#define OMKL_CUBLAS_CHECK_NOTHROW(expr)                                                          \
+  do {                                                                                           \
+    const cublasStatus_t omkl_status_ = (expr);                                                  \
+    if (omkl_status_ != CUBLAS_STATUS_SUCCESS)                                                   \
+      std::fprintf(stderr, "omkl: %s failed at %s:%d: %s\n", #expr, __FILE__, __LINE__,          \
+                   ::omkl::cuda::cublas_status_name(omkl_status_));                              \
+  } while (0)

@@ -136,17 +136,17 @@ class CudaContext {
  public:
   CudaContext() {
     OMKL_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
-    const cublasStatus_t status = cublasCreate(&cublas_);
-    if (status != CUBLAS_STATUS_SUCCESS) {
-      OMKL_CUDA_CHECK_NOTHROW(cudaStreamDestroy(stream_));
-      OMKL_CUBLAS_CHECK(status);
+    // A constructor that throws runs no destructor: what was made before the failing call is
+    // released here.
+    try {
+      OMKL_CUBLAS_CHECK(cublasCreate(&cublas_));
+      OMKL_CUBLAS_CHECK(cublasSetStream(cublas_, stream_));
+    } catch (...) {
+      release();
+      throw;
     }
-    OMKL_CUBLAS_CHECK(cublasSetStream(cublas_, stream_));
   }
-  ~CudaContext() {
-    if (cublas_) cublasDestroy(cublas_);
-    if (stream_) OMKL_CUDA_CHECK_NOTHROW(cudaStreamDestroy(stream_));
-  }
+  ~CudaContext() { release(); }
   CudaContext(const CudaContext&) = delete;
   CudaContext& operator=(const CudaContext&) = delete;
 
@@ -162,6 +162,12 @@ class CudaContext {
   void synchronize() const { OMKL_CUDA_CHECK(cudaStreamSynchronize(stream_)); }
 
  private:
+  void release() noexcept {
+    if (cublas_) OMKL_CUBLAS_CHECK_NOTHROW(cublasDestroy(cublas_));
+    if (stream_) OMKL_CUDA_CHECK_NOTHROW(cudaStreamDestroy(stream_));
+    cublas_ = nullptr;
+    stream_ = nullptr;
+  }
   cudaStream_t stream_ = nullptr;
   cublasHandle_t cublas_ = nullptr;
 };

@@ -31,7 +31,7 @@ class MpiCommunicator final : public Communicator {
     int provided = 0;
     check(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided), "MPI_Init_thread");
     // Errors come back as codes (and become exceptions) instead of aborting inside MPI.
-    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    check(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
     check(MPI_Comm_rank(MPI_COMM_WORLD, &rank_), "MPI_Comm_rank");
     check(MPI_Comm_size(MPI_COMM_WORLD, &size_), "MPI_Comm_size");
   }
@@ -85,6 +85,9 @@ bool under_mpi_launcher() {
 }  // namespace
 
 std::shared_ptr<Communicator> mpi_communicator() {
+  // One per process, made on first use: MPI may be initialised (and finalised) once in a
+  // process's life, so every caller (the CLI, a library user's study) must share this one,
+  // whichever asks first.
   static std::mutex mutex;
   static std::shared_ptr<Communicator> instance;
   std::lock_guard<std::mutex> lock(mutex);

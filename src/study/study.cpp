@@ -267,8 +267,9 @@ std::vector<Cell> prepare_cells(const StudyConfig& cfg, const Preset* preset, co
             cell.reused = detail::result_from_cell(stored);
             cell.done = true;
           }
-        } catch (const std::exception&) {
-          // A damaged cache entry is recomputed, never trusted.
+        } catch (const json::exception&) {
+          // A damaged cache entry (unparsable, or missing a field) is recomputed, never trusted.
+          // Only the reader's own errors: anything else (no memory, a bug) is not a damaged file.
         }
       }
     }

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "common/scoped_env.h"
 #include "common/temp_dir_test.h"
 #include "common/text_files.h"
 
@@ -264,6 +265,16 @@ TEST_F(CliTest, TwoClassLabelsMapToPlusMinusOneOnRequest) {
   expect_run_fails("--data three.csv --algo raker:D=8 --labels pm1", {"three", "more than two values (1, 0, 2"});
   expect_run_fails("--data - --algo raker:D=8 --horizon 5 --labels pm1", {"--labels pm1", "live"});
   expect_run_fails("--data b.csv --algo raker:D=8 --labels zero_one", {"--labels"});
+}
+
+TEST_F(CliTest, AMistypedPathSwitchIsRefusedByName) {
+  // The CPU's SIMD level is a path switch like the CUDA ones: a value other than auto, avx2 or
+  // portable is a configuration error naming it, not the default taken silently (a process reads
+  // it once, so the check runs in a child process).
+  omkl::test::ScopedEnv simd("OMKL_CPU_SIMD", "portible");
+  const Outcome o = omkl("run --data synthetic:dataset2:50 --algo raker:D=8");
+  EXPECT_EQ(o.code, 2) << o.err;
+  EXPECT_NE(o.err.find("OMKL_CPU_SIMD must be auto, avx2 or portable, not 'portible'"), std::string::npos) << o.err;
 }
 
 TEST_F(CliTest, PredictTakesRowsWithoutATarget) {

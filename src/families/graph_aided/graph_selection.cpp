@@ -22,12 +22,12 @@ std::size_t argmax_first(const std::vector<double>& v) {
 }
 
 /// exp(log_u − u_ref), refreshed in full (u_ref = max log_u) only when it is missing or its
-/// largest entry has drifted below 1e-200; otherwise step() keeps it current.
+/// largest entry has drifted below kLinearWeightRefreshFloor; otherwise step() keeps it current.
 const std::vector<double>& vertex_weights_lin(GraphReplicate& rep) {
   double top = 0.0;
   if (rep.u_valid)
     for (double v : rep.u_lin) top = std::max(top, v);
-  if (!rep.u_valid || top < 1e-200) {
+  if (!rep.u_valid || top < kLinearWeightRefreshFloor) {
     rep.u_ref = -std::numeric_limits<double>::infinity();
     for (double a : rep.log_u) rep.u_ref = std::max(rep.u_ref, a);
     refresh_vertex_weights(rep);

@@ -585,7 +585,7 @@ struct GraphProgram {
   }
 
   /// vertex_weights_lin(): exp(log_u − u_ref), refreshed (u_ref = max log_u, and the order by
-  /// weight) when missing or when its largest entry has drifted below 1e-200.
+  /// weight) when missing or when its largest entry has drifted below kLinearWeightRefreshFloor.
   template <typename Team>
   OMKL_HD const double* vertex_weights(std::size_t r, Team& team) {
     const std::uint32_t n = c.n;
@@ -593,7 +593,7 @@ struct GraphProgram {
     const double* log_u = s.log_u + r * n;
     // u ≥ 0, so the largest entry is the same from −∞ as from 0 (n ≥ 1); u_valid is the
     // leader's, written before a barrier, so every lane takes the same branch.
-    const bool refresh = !s.u_valid[r] || max_of(u, n, team) < 1e-200;
+    const bool refresh = !s.u_valid[r] || max_of(u, n, team) < kLinearWeightRefreshFloor;
     if (!refresh) return u;
     const double ref = max_of(log_u, n, team);
     if (team.leader()) s.u_ref[r] = ref;
