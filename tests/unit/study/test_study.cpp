@@ -220,6 +220,28 @@ TEST_F(StudyTest, SummaryRecordsThePathSwitchesSet) {
   EXPECT_TRUE(summary_of("plain").first.results.at(0).reused);
 }
 
+TEST_F(StudyTest, ADamagedCellCacheIsRecomputed) {
+  // A cell file cut short, or missing a field, is not trusted: the cell runs again and gives the
+  // numbers of a fresh study.
+  const Dataset data = omkl::test::random_stream(kSamples, kFeatures, Task::Regression);
+  StudyConfig c = config({"raker:D=8"}, 2);
+  c.out_dir = (dir_ / "cached").string();
+  const StudyResult first = omkl::run_study(c, data);
+  std::vector<fs::path> cells;
+  for (const auto& entry : fs::directory_iterator(dir_ / "cached" / "cells")) cells.push_back(entry.path());
+  ASSERT_EQ(cells.size(), 1u);
+  const std::string whole = read_text(cells[0]);
+  json without_result = json::parse(whole);
+  without_result.erase("result");  // the right key, a field missing
+  for (const std::string& damaged : {whole.substr(0, whole.size() / 2), without_result.dump()}) {
+    std::ofstream(cells[0], std::ios::trunc) << damaged;
+    const StudyResult again = omkl::run_study(c, data);
+    EXPECT_FALSE(again.results.at(0).reused);
+    EXPECT_EQ(again.results.at(0).final_per_seed, first.results.at(0).final_per_seed);
+  }
+  EXPECT_TRUE(omkl::run_study(c, data).results.at(0).reused);  // rewritten whole by the rerun
+}
+
 TEST_F(StudyTest, MetricNameFollowsTheTask) {
   const Dataset reg = omkl::test::random_stream(200, kFeatures, Task::Regression);
   const Dataset cls = omkl::test::random_stream(200, kFeatures, Task::Classification);
