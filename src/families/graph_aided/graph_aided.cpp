@@ -90,23 +90,16 @@ class GraphAided final : public Algorithm {
 
   std::size_t n_replicates() const override { return context_.n_replicates(); }
 
+  // One step is a block of one: the same selection, backend step and learning.
   void step(const double* x, double y, double* predictions) override {
-    if (config_.resident) return walk_resident(x, &y, 1, context_.n_features, predictions);
-    const std::int64_t t = t_ + 1;
-    const double eta = config_.eta_at(t);
-    const std::size_t R = reps_.size();
-    // Each replicate's selection is independent of the others': on the step pool when the
-    // context grants host threads (lockstep GPU runs), inline otherwise.
-    pool_->run(R, [&](std::size_t r) { plan_pairs(r, t, eta); });
-    backend_step(x, y);
-    vertex_ridge_terms();
-    pool_->run(R, [&](std::size_t r) { learn(r, y, eta, predictions); });
-    t_ = t;
+    step_block(x, &y, 1, context_.n_features, predictions);
   }
 
-  // Within a block, replicate r's learning at t and its selection at t + 1 share one pass over
-  // the step pool (one hand-off and one wait per step instead of two); each replicate does the
-  // same work in the same order as step() by step(), so the numbers are the same.
+  // Each replicate's selection is independent of the others': on the step pool when the context
+  // grants host threads (lockstep GPU runs), inline otherwise. Within a block, replicate r's
+  // learning at t and its selection at t + 1 share one pass over the pool (one hand-off and one
+  // wait per step instead of two); each replicate does the same work in the same order as in
+  // blocks of one, so the numbers are the same.
   void step_block(const double* x, const double* y, std::size_t n, std::size_t n_features,
                   double* predictions) override {
     if (n == 0) return;

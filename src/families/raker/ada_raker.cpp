@@ -18,6 +18,7 @@
 #include "core/interval_weights.h"
 #include "core/parallel.h"
 #include "features/rf_ensemble.h"
+#include "features/window_advance.h"
 #include "core/step_pool.h"
 #include "core/timing.h"
 #include "omkl/error.h"
@@ -99,32 +100,18 @@ class AdaRaker final : public Algorithm {
                   double* predictions) override {
     const std::size_t R = n_replicates(), S = schedules_.size();
     updates_ += active_level_steps(t_ + 1, n) * R * config_.dictionary.size();
-    const bool need_norm2 = backend_->problem().need_norm2;
     if (fused_) {
       step_block_fused(x, y, n, d, predictions);
       return;
     }
-    const std::size_t window = backend_->preferred_window();
-    for (std::size_t start = 0; start < n; start += window) {
-      const std::size_t m = std::min(window, n - start);
-      f_.resize(m * R * S);
-      norm2_.resize(need_norm2 ? m * R * S : 0);
-      backend_->advance(x + start * d, y + start, m, t_ + 1, schedules_, f_.data(),
-                        need_norm2 ? norm2_.data() : nullptr);
-      // Host pass: replicates are independent, so they are split over threads.
-      parallel_for(R, 0, [&](std::size_t r0, std::size_t r1) {
-        std::vector<double> instance_f, scratch;
-        for (std::size_t r = r0; r < r1; ++r) {
-          for (std::size_t i = 0; i < m; ++i) {
-            const std::int64_t t = t_ + 1 + static_cast<std::int64_t>(i);
-            const double* f = f_.data() + (i * R + r) * S;
-            const double* n2 = need_norm2 ? norm2_.data() + (i * R + r) * S : nullptr;
-            predictions[(start + i) * R + r] = ensemble_step(r, t, f, n2, y[start + i], instance_f, scratch);
-          }
-        }
-      });
-      t_ += static_cast<std::int64_t>(m);
-    }
+    struct Scratch {
+      std::vector<double> instance_f, weights;
+    };
+    advance_in_windows<Scratch>(
+        *backend_, schedules_, x, y, n, d, R, S, t_, f_, norm2_,
+        [&](std::size_t r, std::size_t row, std::int64_t t, const double* f, const double* n2, Scratch& scratch) {
+          predictions[row * R + r] = ensemble_step(r, t, f, n2, y[row], scratch.instance_f, scratch.weights);
+        });
   }
 
   void predict(const double* x, double* predictions) override {

@@ -11,6 +11,7 @@
 
 #include "core/parallel.h"
 #include "features/rf_ensemble.h"
+#include "features/window_advance.h"
 #include "omkl/error.h"
 
 namespace omkl::detail {
@@ -77,34 +78,17 @@ class Raker final : public Algorithm {
                   double* predictions) override {
     const std::size_t R = n_replicates(), P = config_.dictionary.size();
     updates_ += static_cast<std::uint64_t>(n) * R * P;  // every kernel learns at every step
-    const bool need_norm2 = backend_->problem().need_norm2;
     if (fused_) {
       backend_->advance_fused(x, y, n, t_ + 1, schedules_, fused_weights_, predictions);
       t_ += static_cast<std::int64_t>(n);
       return;
     }
-    const std::size_t window = backend_->preferred_window();
-    for (std::size_t start = 0; start < n; start += window) {
-      const std::size_t m = std::min(window, n - start);
-      f_.resize(m * R * P);
-      norm2_.resize(need_norm2 ? m * R * P : 0);
-      backend_->advance(x + start * d, y + start, m, t_ + 1, schedules_, f_.data(),
-                        need_norm2 ? norm2_.data() : nullptr);
-      // Host pass: replicates are independent, so they are split over threads.
-      parallel_for(R, 0, [&](std::size_t r0, std::size_t r1) {
-        std::vector<double> scratch;
-        for (std::size_t r = r0; r < r1; ++r) {
-          for (std::size_t i = 0; i < m; ++i) {
-            const double* f = f_.data() + (i * R + r) * P;
-            const double* n2 = need_norm2 ? norm2_.data() + (i * R + r) * P : nullptr;
-            predictions[(start + i) * R + r] = weights_[r].combine(f);
-            update_kernel_weights(config_, schedules_, 0, t_ + 1 + static_cast<std::int64_t>(i), y[start + i],
-                                  f, n2, weights_[r], scratch);
-          }
-        }
-      });
-      t_ += static_cast<std::int64_t>(m);
-    }
+    advance_in_windows<std::vector<double>>(
+        *backend_, schedules_, x, y, n, d, R, P, t_, f_, norm2_,
+        [&](std::size_t r, std::size_t row, std::int64_t t, const double* f, const double* n2, std::vector<double>& scratch) {
+          predictions[row * R + r] = weights_[r].combine(f);
+          update_kernel_weights(config_, schedules_, 0, t, y[row], f, n2, weights_[r], scratch);
+        });
   }
 
   void predict(const double* x, double* predictions) override {
