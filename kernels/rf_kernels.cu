@@ -449,9 +449,12 @@ __host__ __device__ constexpr std::size_t group_shared_reals(std::size_t max_gro
 }
 
 // At most 128 threads a block and 3 blocks an SM: ≤ 168 registers a thread, so that the 32
-// reduction values stay in registers while 12 warps an SM (1 584 on an H100) are resident.
+// reduction values stay in registers while 12 warps an SM (1 584 on an H100) are resident. The
+// launch (launch_groups_with) uses at most this many warps a block.
+constexpr int kGroupWarpsPerBlock = 4;
 template <typename Real, int J>
-__global__ void __launch_bounds__(128, 3) advance_kernel_groups_kernel(TrajectoryArgs<Real> args, KernelGroups groups) {
+__global__ void __launch_bounds__(32 * kGroupWarpsPerBlock, 3)
+    advance_kernel_groups_kernel(TrajectoryArgs<Real> args, KernelGroups groups) {
   constexpr unsigned kAll = 0xffffffffu;
   extern __shared__ __align__(16) unsigned char group_shared[];
   const int lane = threadIdx.x & 31;
@@ -548,7 +551,7 @@ __global__ void __launch_bounds__(128, 3) advance_kernel_groups_kernel(Trajector
         const double loss = detail::loss_value(static_cast<LossKind>(args.loss), static_cast<double>(dot),
                                                static_cast<double>(y_step)) +
                             args.fused_lambda * static_cast<double>(n2);
-        my_log_w -= args.fused_rate * loss / args.fused_loss_scale;
+        my_log_w = next_log_weight(my_log_w, loss, args.fused_rate, args.fused_loss_scale);
       }
       if (args.update) {
         const double eta = omkl::detail::scheduled_rate(my_sc.eta, my_sc.inv_sqrt_t, t);
@@ -597,8 +600,9 @@ __global__ void __launch_bounds__(128, 3) advance_kernel_groups_kernel(Trajector
 template <typename Real, int J>
 void launch_groups_with(const TrajectoryArgs<Real>& args, const KernelGroups& groups, cudaStream_t stream) {
   const std::size_t per_warp = group_shared_reals<Real, J>(groups.max_group) * sizeof(Real);
-  // Up to 4 warps a block, as many as share the 48 KB.
-  const std::size_t warps_per_block = std::max<std::size_t>(1, std::min<std::size_t>(4, kGroupSharedBytes / per_warp));
+  // Up to kGroupWarpsPerBlock warps a block (the kernel's launch bounds), as many as share the 48 KB.
+  const std::size_t warps_per_block =
+      std::max<std::size_t>(1, std::min<std::size_t>(kGroupWarpsPerBlock, kGroupSharedBytes / per_warp));
   const std::size_t warps = args.n_replicates * args.n_kernels;
   const unsigned blocks = static_cast<unsigned>((warps + warps_per_block - 1) / warps_per_block);
   advance_kernel_groups_kernel<Real, J><<<blocks, static_cast<unsigned>(32 * warps_per_block),
