@@ -4,12 +4,11 @@
 #include <cctype>
 #include <cstddef>
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
 #include <limits>
 #include <string>
 #include <vector>
 
+#include "core/decimal.h"
 #include "omkl/dataset.h"
 #include "omkl/error.h"
 
@@ -18,18 +17,6 @@ namespace omkl {
 namespace {
 
 constexpr const char* kSyntheticPrefix = "synthetic:";
-
-// A target value as a message shows it: the shortest form that reads back the same.
-std::string format_number(double v) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.17g", v);
-  for (int digits = 1; digits < 17; ++digits) {
-    char shorter[32];
-    std::snprintf(shorter, sizeof shorter, "%.*g", digits, v);
-    if (std::strtod(shorter, nullptr) == v) return shorter;
-  }
-  return text;
-}
 
 bool ends_with_ci(const std::string& text, const std::string& suffix) {
   if (text.size() < suffix.size()) return false;
@@ -101,7 +88,7 @@ void map_labels_to_pm1(Dataset& data) {
   }
   const auto listed = [&] {
     std::string text;
-    for (std::size_t i = 0; i < seen.size(); ++i) text += (i ? ", " : "") + format_number(seen[i]);
+    for (std::size_t i = 0; i < seen.size(); ++i) text += (i ? ", " : "") + detail::shortest_decimal(seen[i]);
     return text;
   };
   if (seen.size() > 2)
