@@ -355,6 +355,26 @@ std::size_t direct_draw(const std::vector<double>& p, double u) {
   return p.size() - 1;
 }
 
+// The part of a round every rule shares (§2.2, §8.6): draw I ~ p from the rule's stream, evaluate
+// F = f_I(x_t) alone, and log the prediction, the selection and the drawn kernel's loss.
+struct DirectRound {
+  std::size_t I;
+  double F, y;
+};
+DirectRound play_direct_round(RandomStream& draws, const std::vector<double>& p, DirectHypotheses& f, const Dataset& data,
+                              std::size_t t, DirectLoss loss, DirectRun& run) {
+  if (run.selected.empty()) {
+    run.selected.assign(p.size(), 0.0);
+    run.kernel_loss.assign(p.size(), 0.0);
+  }
+  const std::size_t I = direct_draw(p, draws.uniform());
+  const double F = f.evaluate(I, t), y = data.y[t];
+  run.predictions.push_back(F);
+  run.selected[I] += 1.0;
+  run.kernel_loss[I] += direct_loss(loss, F, y);
+  return {I, F, y};
+}
+
 // OKS (§3) on random features, RF-OKS (§7.1): L_I += c/p_I, q = softmax(−ηL), p = (1 − δ)q + δ/K
 // with δ = (K/T)^{1/3}, η = √(2(1 − δ) ln K/(KT)), λ = c_λ√(δ/(KT)), and no projection.
 DirectRun direct_rf_oks(const Dataset& data, DirectLoss loss, std::size_t D, double c_lambda) {
@@ -365,16 +385,10 @@ DirectRun direct_rf_oks(const Dataset& data, DirectLoss loss, std::size_t D, dou
   DirectHypotheses f(data, K, D);
   DirectRun run;
   std::vector<double> p(K, 1.0 / Kd), L(K, 0.0);
-  run.selected.assign(K, 0.0);
-  run.kernel_loss.assign(K, 0.0);
   for (std::size_t t = 0; t < T; ++t) {
-    const std::size_t I = direct_draw(p, draws.uniform());
-    const double F = f.evaluate(I, t), y = data.y[t];
-    run.predictions.push_back(F);
-    run.kernel_loss[I] += direct_loss(loss, F, y);
+    const auto [I, F, y] = play_direct_round(draws, p, f, data, t, loss, run);
     L[I] += direct_loss(loss, F, y) / p[I];
     f.update(I, t, -lambda * direct_derivative(loss, F, y) / p[I], INFINITY);
-    run.selected[I] += 1.0;
     double total = 0.0;
     std::vector<double> w(K);
     for (std::size_t i = 0; i < K; ++i) total += (w[i] = std::exp(-eta * L[i]));
@@ -396,14 +410,9 @@ DirectRun direct_oks_plus_plus(const Dataset& data, DirectLoss loss, bool refere
   DirectHypotheses f(data, K, D);
   DirectRun run;
   std::vector<double> p(K, 1.0 / Kd), q(K, 1.0 / Kd), Delta(K, 0.0);
-  run.selected.assign(K, 0.0);
-  run.kernel_loss.assign(K, 0.0);
   double C = 0.0, V = 0.0;
   for (std::size_t t = 0; t < T; ++t) {
-    const std::size_t I = direct_draw(p, draws.uniform());
-    const double F = f.evaluate(I, t), y = data.y[t];
-    run.predictions.push_back(F);
-    run.kernel_loss[I] += direct_loss(loss, F, y);
+    const auto [I, F, y] = play_direct_round(draws, p, f, data, t, loss, run);
     const double ct = direct_loss(loss, F, y) / p[I];
     C += ct;
     V += q[I] * ct * ct;
@@ -412,7 +421,6 @@ DirectRun direct_oks_plus_plus(const Dataset& data, DirectLoss loss, bool refere
     const double lambda = std::pow(U, 4.0 / 3.0) * std::pow(std::max(a * a * a, 8.0 * C), -1.0 / 6.0) /
                           (std::sqrt(4.0 / 3.0) * std::pow(Kd, 1.0 / 6.0) * std::cbrt(G * C0) * std::sqrt(1.0 + Delta[I]));
     f.update(I, t, -lambda * direct_derivative(loss, F, y) / p[I], U);
-    run.selected[I] += 1.0;
     const double delta = a / (2.0 * std::max(a, 2.0 * std::cbrt(C)));
     const double eta = std::sqrt(2.0 * std::log(Kd)) / std::sqrt(1.0 + V);
     run.smallest_delta = std::min(run.smallest_delta, delta);
@@ -438,19 +446,15 @@ DirectRun direct_ioks(const Dataset& data, DirectLoss loss, std::size_t D, doubl
   DirectHypotheses f(data, K, D);
   DirectRun run;
   std::vector<double> p(K, 1.0 / Kd), q(K, 1.0 / Kd), eta(K, eta0), rho(K, 2.0 * Kd), Gs(K, 0.0);
-  run.selected.assign(K, 0.0);
-  run.kernel_loss.assign(K, 0.0);
   for (std::size_t t = 0; t < T; ++t) {
-    const std::size_t I = direct_draw(p, draws.uniform());
-    const double F = f.evaluate(I, t), y = data.y[t];
-    run.predictions.push_back(F);
+    const DirectRound round = play_direct_round(draws, p, f, data, t, loss, run);
+    const std::size_t I = round.I;  // a variable, not a structured binding: the bisection's lambda captures it
+    const double F = round.F, y = round.y;
     const double c = direct_loss(loss, F, y) / lmax, g = direct_derivative(loss, F, y);
-    run.kernel_loss[I] += direct_loss(loss, F, y);
     // ‖∇̃‖² = ℓ'²/p², the absolute loss's |sign|² counted as 1 even at F = y [REF].
     Gs[I] += (loss == DirectLoss::Absolute ? 1.0 : g * g) / (p[I] * p[I]);
     const double lambda = U / (std::sqrt(2.0) * std::sqrt(1.0 + Gs[I]));
     f.update(I, t, -lambda * g / p[I], U);
-    run.selected[I] += 1.0;
     const double eta_bar = *std::max_element(eta.begin(), eta.end());
     run.small_p_rounds += p[I] < eta_bar;
     const double c_hat = p[I] >= eta_bar ? c / p[I] : c / (p[I] + eta_bar);
