@@ -66,6 +66,11 @@ struct Preset {
   std::size_t repetitions = 0;
 };
 
+/// The replicates a study runs when no count is given (`omkl study` without --seeds,
+/// omkl.study(seeds=None)): the preset's repetitions where it states them, else 5. An empty name
+/// is no preset; an unknown one a ConfigError, as find_preset().
+std::size_t default_seeds(const std::string& preset);
+
 /// Looks a preset up by name. Throws ConfigError listing the known names.
 const Preset& find_preset(const std::string& name);
 std::vector<std::string> preset_names();

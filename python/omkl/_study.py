@@ -126,7 +126,7 @@ def study(data: str = "synthetic:dataset2", algos: Optional[Union[str, Iterable[
     GIL is released while the study runs.
     """
     if seeds is None:
-        seeds = (_omkl.preset_repetitions(preset) if preset else 0) or 5
+        seeds = _omkl.default_seeds(preset or "")
     if algos is None:
         algos = [] if preset else ["raker", "adaraker"]  # [] : the library takes the preset's own
     elif isinstance(algos, str):

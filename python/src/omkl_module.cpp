@@ -254,7 +254,5 @@ NB_MODULE(_omkl, m) {
   });
   m.def("describe_algorithm", &omkl::describe_algorithm, nb::arg("name"));
   m.def("preset_names", &omkl::preset_names);
-  m.def(
-      "preset_repetitions", [](const std::string& name) { return omkl::find_preset(name).repetitions; },
-      nb::arg("name"));
+  m.def("default_seeds", &omkl::default_seeds, nb::arg("preset"));
 }

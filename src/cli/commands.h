@@ -30,7 +30,7 @@ struct CommonOptions {
   std::size_t clients = 0;    // federated clients K (0: the preset's rule / from the data)
   std::size_t rounds = 0;     // federated rounds T (0: the preset's, if it is federated)
   std::string normalize = "";  // empty: the preset's, else none
-  std::size_t seeds = 0;  // 0: not given (study_seeds(): the preset's repetitions, else kDefaultSeeds)
+  std::size_t seeds = 0;  // 0: not given (study_seeds(): default_seeds() of the preset)
   std::uint64_t seed = 0;
   std::string profile = "paper";
   std::string command;  // the whole command line, recorded in summary.json
@@ -42,9 +42,7 @@ struct CommonOptions {
 };
 
 void add_common_options(CLI::App& app, CommonOptions& options, bool with_seeds);
-/// A study's replicates without a preset that states its repetitions and without --seeds.
-inline constexpr std::size_t kDefaultSeeds = 5;
-/// --seeds if given, else the preset's repetitions (Preset::repetitions), else kDefaultSeeds.
+/// --seeds if given, else default_seeds() of the preset (its repetitions, else 5).
 std::size_t study_seeds(const CommonOptions& o);
 /// --format csv|libsvm (the common options' and predict's).
 void add_format_option(CLI::App& app, std::string& format);

@@ -168,12 +168,7 @@ StudySource study_source(const CommonOptions& o) {
 }
 }  // namespace
 
-// --seeds, or the preset's repetitions where it states them, or 5.
-std::size_t study_seeds(const CommonOptions& o) {
-  if (o.seeds > 0) return o.seeds;
-  if (!o.preset.empty() && find_preset(o.preset).repetitions > 0) return find_preset(o.preset).repetitions;
-  return kDefaultSeeds;
-}
+std::size_t study_seeds(const CommonOptions& o) { return o.seeds > 0 ? o.seeds : default_seeds(o.preset); }
 
 // The stream as read (and dealt to federated clients), before any normalisation.
 Dataset load_raw_data(const CommonOptions& o) { return load_study_stream(study_source(o)); }

@@ -125,6 +125,13 @@ const std::vector<Preset>& presets() {
 }
 }  // namespace
 
+std::size_t default_seeds(const std::string& preset) {
+  constexpr std::size_t kWithoutRepetitions = 5;
+  if (preset.empty()) return kWithoutRepetitions;
+  const std::size_t stated = find_preset(preset).repetitions;
+  return stated > 0 ? stated : kWithoutRepetitions;
+}
+
 const Preset& find_preset(const std::string& name) {
   std::string known;
   for (const auto& p : presets()) {

@@ -105,12 +105,12 @@ class AdaRaker final : public Algorithm {
       return;
     }
     struct Scratch {
-      std::vector<double> instance_f, weights;
+      std::vector<double> instance_f, scratch;
     };
     advance_in_windows<Scratch>(
         *backend_, schedules_, x, y, n, d, R, S, t_, f_, norm2_,
         [&](std::size_t r, std::size_t row, std::int64_t t, const double* f, const double* n2, Scratch& scratch) {
-          predictions[row * R + r] = ensemble_step(r, t, f, n2, y[row], scratch.instance_f, scratch.weights);
+          predictions[row * R + r] = ensemble_step(r, t, f, n2, y[row], scratch.instance_f, scratch.scratch);
         });
   }
 

@@ -95,6 +95,12 @@ TEST(PresetsTest, RepetitionsAreThePapersR) {
   EXPECT_EQ(omkl::find_preset("fed-pofmkl").repetitions, 20u);
   EXPECT_EQ(omkl::find_preset("jmlr19-regression").repetitions, 0u);
   EXPECT_EQ(omkl::find_preset("jmlr19-classification").repetitions, 0u);
+  // A study given no count runs those, or 5 where none is stated or there is no preset.
+  EXPECT_EQ(omkl::default_seeds("bandit-oks"), 10u);
+  EXPECT_EQ(omkl::default_seeds("conf-sfg"), 50u);
+  EXPECT_EQ(omkl::default_seeds("jmlr19-regression"), 5u);
+  EXPECT_EQ(omkl::default_seeds(""), 5u);
+  EXPECT_THROW(omkl::default_seeds("no-such-preset"), omkl::ConfigError);
 }
 
 // spec/graph-aided.md §2.7.
