@@ -26,6 +26,11 @@ std::string to_string(LossKind loss);
 inline bool needs_labels(LossKind loss) {
   return loss == LossKind::Logistic || loss == LossKind::Hinge || loss == LossKind::SquaredHinge;
 }
+/// The end of every refusal of a stream whose targets are not ±1: how two classes written
+/// otherwise become ±1 (map_labels_to_pm1, --labels pm1).
+inline constexpr const char* kLabelsHint =
+    "the stream's targets are not all −1 or +1 (two classes written otherwise, e.g. 0/1, map to ±1 with "
+    "--labels pm1)";
 /// Fails the parameter "loss" (ParamReader::fail) where `loss` needs labels and the stream's
 /// targets are not all ±1 (`labels` false): every family's one check of its loss against the task.
 void check_loss_labels(detail::ParamReader& params, LossKind loss, bool labels);

@@ -34,8 +34,7 @@ std::string to_string(LossKind loss) {
 
 void check_loss_labels(detail::ParamReader& params, LossKind loss, bool labels) {
   if (needs_labels(loss) && !labels)
-    params.fail("loss", to_string(loss) + " needs labels ±1; the stream's targets are not all −1 or +1 (two "
-                        "classes written otherwise, e.g. 0/1, map to ±1 with --labels pm1)");
+    params.fail("loss", to_string(loss) + " needs labels ±1; " + kLabelsHint);
 }
 
 namespace detail {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/loss.h"
 #include "core/parallel.h"
 #include "omkl/error.h"
 #include "random/rng.h"
@@ -36,8 +37,7 @@ std::string study_metric(const StudyConfig& config, Task task) {
   // A mistake is sign(f) ≠ y: on targets other than ±1 (0/1 labels, a regression target) the
   // rate would be made up.
   if (config.metric == "error_rate" && task != Task::Classification)
-    throw ConfigError("study: the error rate (--loss logistic) needs labels ±1; the stream's targets are not all "
-                      "−1 or +1 (two classes written otherwise, e.g. 0/1, map to ±1 with --labels pm1)");
+    throw ConfigError(std::string("study: the error rate (--loss logistic) needs labels ±1; ") + kLabelsHint);
   return config.metric;
 }
 
