@@ -74,8 +74,10 @@ RAKER_CUMULATIVE = "gauss:0.25+gauss:0.125+gauss:0.125+gauss:0.25+gauss:1+gauss:
 def raker_spec(D: int, c: float, T: int, loss: str, dictionary: str = "oks-6") -> str:
     mu, scale = RAKER[loss]
     eta = c / math.sqrt(T)
+    # shared_omega: one Omega per repetition, divided by each sigma_i, as the script computes it (section 7.3).
     return (f"raker:dict={dictionary},rf=rf,feature_scale=inv_sqrt_D,D={D},eta={eta:.10g},eta_w={eta:.10g},"
-            f"lambda={mu},loss_scale={scale},weight_rule=exp_eta,step_scale=1,shrink_scale=2,first_error_is_one=false")
+            f"lambda={mu},loss_scale={scale},weight_rule=exp_eta,step_scale=1,shrink_scale=2,first_error_is_one=false,"
+            f"shared_omega=true")
 
 
 def specs_for(table: dict) -> dict[str, list[tuple[str, str]]]:

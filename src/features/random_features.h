@@ -36,6 +36,14 @@ struct RfFeatures {
   /// Kernel k draws from the stream (seed, replicate, Frequencies, first_stream + k): an
   /// algorithm whose spec keys its matrices apart (OFSKL, spec/federated.md §4.4) moves them.
   std::uint64_t first_stream = 0;
+  /// Every kernel draws from kernel 0's stream (`shared_omega`): one matrix of the common
+  /// spectral law per replicate, scaled by each kernel's 1/σ, as the bandit paper's Raker script
+  /// computes Ωx once and divides it by σ_i (spec/bandit.md §7.3, §10 A10). Each kernel's
+  /// features keep their law; only their correlation across kernels changes.
+  bool shared_omega = false;
+
+  /// The stream index of kernel k's matrix (RngPurpose::Frequencies).
+  std::uint64_t frequency_stream(std::size_t k) const { return first_stream + (shared_omega ? 0 : k); }
 };
 
 /// Draws the frequency matrix V (n_rff × n_features, row-major) of one kernel.

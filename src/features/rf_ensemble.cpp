@@ -50,6 +50,19 @@ RfFeatures read_rf_features(ParamReader& params, const std::string& default_dict
                                      "notebook's NumPy stream replayed bit for bit") == "numpy_legacy";
   if (f.numpy_legacy && f.rf_kind != RfKind::Rf)
     params.fail("rng", "numpy_legacy draws i.i.d. frequencies: it needs rf=rf");
+  f.shared_omega = params.get_bool("shared_omega", false,
+                                   "one frequency matrix per replicate shared by every kernel, scaled by its 1/σ (the "
+                                   "bandit paper's Raker script, spec/bandit.md §7.3), instead of one per kernel");
+  if (f.shared_omega) {
+    if (f.numpy_legacy)
+      params.fail("shared_omega", "takes counter streams; rng=numpy_legacy draws each kernel's matrix as the notebook does");
+    // One matrix scaled by 1/σ_i is the same law for each kernel only if their spectral laws
+    // differ by the scale alone, i.e. the kernels are of one family.
+    for (const KernelSpec& k : f.dictionary)
+      if (k.family != f.dictionary.front().family)
+        params.fail("shared_omega", "needs kernels of one family (their frequencies differ only by 1/σ), but the "
+                                    "dictionary has " + f.dictionary.front().name() + " and " + k.name());
+  }
   return f;
 }
 
@@ -119,11 +132,11 @@ StepConfig read_step_config(ParamReader& params, const AlgoContext& context) {
   return s;
 }
 
-void for_each_frequency_matrix(const Dictionary& dictionary, std::size_t n_rff, RfKind rf_kind, bool numpy_legacy,
-                               const AlgoContext& context, const FrequencySink& sink, std::uint64_t first_stream) {
+void for_each_frequency_matrix(const RfFeatures& features, const AlgoContext& context, const FrequencySink& sink) {
+  const Dictionary& dictionary = features.dictionary;
   const std::size_t R = context.n_replicates(), P = dictionary.size();
-  if (numpy_legacy) {
-    NotebookShape shape{dictionary, n_rff, context.n_features, context.horizon};
+  if (features.numpy_legacy) {
+    NotebookShape shape{dictionary, features.n_rff, context.n_features, context.horizon};
     const auto starts = notebook_starts(numpy_seed(context), context.replicates, NotebookRun::FeaturesOnly, 0, shape);
     for (std::size_t r = 0; r < R; ++r)
       for (std::size_t k = 0; k < P; ++k) sink(r, k, starts[r].frequencies[k].data());
@@ -138,23 +151,23 @@ void for_each_frequency_matrix(const Dictionary& dictionary, std::size_t n_rff, 
     parallel_for(n, R > 1 ? 0 : 1, [&](std::size_t begin, std::size_t end) {
       for (std::size_t i = begin; i < end; ++i) {
         const std::size_t r = first + i / P, k = i % P;
-        RandomStream rng(context.seed, context.replicates[r], RngPurpose::Frequencies, first_stream + k);
-        drawn[i] = draw_frequencies(dictionary[k], n_rff, context.n_features, rf_kind, rng);
+        RandomStream rng(context.seed, context.replicates[r], RngPurpose::Frequencies, features.frequency_stream(k));
+        drawn[i] = draw_frequencies(dictionary[k], features.n_rff, context.n_features, features.rf_kind, rng);
       }
     });
     for (std::size_t i = 0; i < n; ++i) sink(first + i / P, i % P, drawn[i].data());
   }
 }
 
-std::vector<MatrixRecipe> frequency_recipes(const Dictionary& dictionary, RfKind rf_kind, const AlgoContext& context,
-                                            std::uint64_t first_stream) {
+std::vector<MatrixRecipe> frequency_recipes(const RfFeatures& features, const AlgoContext& context) {
+  const Dictionary& dictionary = features.dictionary;
   std::vector<MatrixRecipe> recipes;
   recipes.reserve(context.n_replicates() * dictionary.size());
   for (std::size_t r = 0; r < context.n_replicates(); ++r)
     for (std::size_t k = 0; k < dictionary.size(); ++k)
-      recipes.push_back(matrix_recipe(dictionary[k], context.n_features, rf_kind,
+      recipes.push_back(matrix_recipe(dictionary[k], context.n_features, features.rf_kind,
                                       RandomStream(context.seed, context.replicates[r], RngPurpose::Frequencies,
-                                                   first_stream + k)));
+                                                   features.frequency_stream(k))));
   return recipes;
 }
 
@@ -209,11 +222,10 @@ std::unique_ptr<RfBackend> make_rf_ensemble_backend(const RfEnsembleConfig& conf
                                                     const AlgoContext& context,
                                                     std::vector<std::uint32_t> slot_kernel) {
   const auto source = [&](const FrequencySink& sink) {
-    for_each_frequency_matrix(config.dictionary, config.n_rff, config.rf_kind, config.numpy_legacy, context, sink,
-                              config.first_stream);
+    for_each_frequency_matrix(config, context, sink);
   };
   if (config.numpy_legacy) return build_backend(config, context, std::move(slot_kernel), source, {});
-  const auto recipes = [&] { return frequency_recipes(config.dictionary, config.rf_kind, context, config.first_stream); };
+  const auto recipes = [&] { return frequency_recipes(config, context); };
   return build_backend(config, context, std::move(slot_kernel), source, recipes);
 }
 

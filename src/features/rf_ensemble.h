@@ -42,8 +42,8 @@ Dictionary read_dictionary_param(ParamReader& params, const std::string& default
                                  const std::string& meaning, std::string* text = nullptr);
 
 /// Reads the feature part of a configuration: dict (shift-invariant kernels only), D, rf and
-/// feature_scale with the caller's defaults, and `rng` (counter | numpy_legacy; numpy_legacy
-/// needs rf = rf).
+/// feature_scale with the caller's defaults, `rng` (counter | numpy_legacy; numpy_legacy
+/// needs rf = rf) and `shared_omega` (kernels of one family, counter streams only).
 RfFeatures read_rf_features(ParamReader& params, const std::string& default_dictionary,
                             const std::string& default_rf, const std::string& default_scale,
                             const std::string& rf_meaning, const std::string& scale_meaning);
@@ -63,18 +63,16 @@ StepConfig read_step_config(ParamReader& params, const AlgoContext& context);
 
 /// The frequency matrices of every (replicate, kernel), each D × d row-major, handed to
 /// `sink(replicate index, kernel, V)` in (replicate, kernel) order: from the counter-based stream
-/// (seed, replicate, Frequencies, k), so adding kernels or replicates never changes the others'
-/// draws; or, with numpy_legacy, exactly as the journal notebook draws repetition `replicate`
+/// (seed, replicate, Frequencies, features.frequency_stream(k)), so adding kernels or replicates
+/// never changes the others' draws; or, with numpy_legacy, exactly as the journal notebook draws repetition `replicate`
 /// from np.random.seed(seed) (notebook_stream.h). Drawn a chunk of replicates at a time (in
 /// parallel), so memory stays bounded for many replicates.
 using FrequencySink = std::function<void(std::size_t, std::size_t, const double*)>;
-void for_each_frequency_matrix(const Dictionary& dictionary, std::size_t n_rff, RfKind rf_kind, bool numpy_legacy,
-                               const AlgoContext& context, const FrequencySink& sink, std::uint64_t first_stream = 0);
+void for_each_frequency_matrix(const RfFeatures& features, const AlgoContext& context, const FrequencySink& sink);
 
 /// The recipes (frequency_recipe.h) of the matrices for_each_frequency_matrix() draws in
 /// counter mode, R × P in the same order: what a backend needs to draw them itself.
-std::vector<MatrixRecipe> frequency_recipes(const Dictionary& dictionary, RfKind rf_kind, const AlgoContext& context,
-                                            std::uint64_t first_stream = 0);
+std::vector<MatrixRecipe> frequency_recipes(const RfFeatures& features, const AlgoContext& context);
 
 /// The base seed as np.random.seed takes it; ConfigError beyond 32 bits.
 std::uint32_t numpy_seed(const AlgoContext& context);

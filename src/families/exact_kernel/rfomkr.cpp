@@ -33,7 +33,7 @@ Rfomkr::Rfomkr(RfomkrConfig config, const AlgoContext& context)
   // Same draws as make_rf_ensemble_backend: common random numbers with Raker and the
   // graph-aided methods of the same (seed, replicate).
   const std::size_t size = config_.n_rff * n_features_;
-  for_each_frequency_matrix(config_.dictionary, config_.n_rff, config_.rf_kind, config_.numpy_legacy, context,
+  for_each_frequency_matrix(config_, context,
                             [&](std::size_t r, std::size_t k, const double* V) { reps_[r].V[k].assign(V, V + size); });
   z_.assign(N * twoD, 0.0);
   f_.assign(N, 0.0);

@@ -1115,7 +1115,8 @@ TEST_F(CudaTest, CheckpointsAndPredictWorkOnTheDevicePath) {
 
 // OMKL_CUDA_DRAWS=device: the backend draws the counter-mode matrices on the device (cuRAND's
 // Philox, features/frequency_recipe.h): they must be the host's draws bit for bit, for every law
-// and construction, odd sizes, several replicates, in double and float backends.
+// and construction, odd sizes, several replicates, in double and float backends, and with every
+// kernel on one stream (shared_omega).
 TEST_F(CudaTest, DeviceDrawsEqualTheHostDraws) {
   ScopedEnv draws("OMKL_CUDA_DRAWS", "device");
   const Dictionary dictionary = {KernelSpec::gaussian(0.7), KernelSpec::laplacian(2.0), KernelSpec::cauchy(1.5),
@@ -1123,7 +1124,7 @@ TEST_F(CudaTest, DeviceDrawsEqualTheHostDraws) {
                                  KernelSpec::gaussian(3.0)};
   for (RfKind kind : {RfKind::Rf, RfKind::Orf, RfKind::OrfMatlab}) {
     for (auto [D, d] : std::vector<std::pair<std::size_t, std::size_t>>{{1, 1}, {7, 3}, {2, 5}, {50, 17}, {33, 40}}) {
-      for (bool single : {false, true}) {
+      for (auto [single, shared] : std::vector<std::pair<bool, bool>>{{false, false}, {true, false}, {false, true}}) {
         AlgoContext ctx;
         ctx.seed = 21;
         ctx.replicates = {0, 5, 2};
@@ -1136,15 +1137,19 @@ TEST_F(CudaTest, DeviceDrawsEqualTheHostDraws) {
         problem.slot_kernel = {0, 1, 2, 3};
         problem.single_precision = single;
         auto gpu = make_rf_backend(BackendKind::Cuda, problem);
-        ASSERT_TRUE(gpu->draw_frequencies([&] { return frequency_recipes(dictionary, kind, ctx); }));
+        RfFeatures features;
+        features.dictionary = dictionary;
+        features.rf_kind = kind;
+        features.shared_omega = shared;  // every kernel on stream 0 (the recipes need not share a family)
+        ASSERT_TRUE(gpu->draw_frequencies([&] { return frequency_recipes(features, ctx); }));
         std::vector<double> got(D * d);
         for (std::size_t r = 0; r < problem.n_replicates; ++r) {
           for (std::size_t k = 0; k < dictionary.size(); ++k) {
-            RandomStream rng(ctx.seed, ctx.replicates[r], RngPurpose::Frequencies, k);
+            RandomStream rng(ctx.seed, ctx.replicates[r], RngPurpose::Frequencies, shared ? 0 : k);
             const std::vector<double> want = draw_frequencies(dictionary[k], D, d, kind, rng);
             gpu->get_frequencies(r, k, got.data());
             ASSERT_EQ(got, want) << to_string(kind) << " D=" << D << " d=" << d << " replicate " << r
-                                 << " kernel " << k << (single ? " float" : " double");
+                                 << " kernel " << k << (single ? " float" : " double") << (shared ? " shared" : "");
           }
         }
       }

@@ -143,51 +143,60 @@ TEST(RakerTest, TheBanditPapersConfigurationIsItsSection73) {
   // spec/bandit.md §7.3, the configuration bench/reproduce_bandit.py runs (raker_spec()): i.i.d.
   // frequencies, z = D^{−1/2}[sin; cos], ŷ = Σ p_i θ_iᵀz_i with the previous round's p,
   // L_i += (ℓ(θ_iᵀz_i, y) + μ‖θ_i‖²)/ℓ_scale with θ before the step, θ ← (1 − 2ημ)θ − ηℓ'z, p =
-  // softmax(−ηL) — one η for both. Logistic: μ = 0.005, ℓ_scale = 2; η = 5/√T; oks-6.
-  const std::size_t T = 100, D = 8, d = 3;
-  const Dataset data = random_stream(T, d, Task::Classification);
-  const Dictionary dict = parse_dictionary("oks-6");
-  const std::size_t P = dict.size();
-  const double eta = 5.0 / std::sqrt(double(T)), mu = 0.005, scale = 2.0;
-  char spec[256];
-  std::snprintf(spec, sizeof spec, "%.17g", eta);
-  const std::vector<std::pair<std::string, std::string>> params = {
-      {"dict", "oks-6"}, {"rf", "rf"}, {"feature_scale", "inv_sqrt_D"}, {"D", "8"}, {"eta", spec}, {"eta_w", spec},
-      {"lambda", "0.005"}, {"loss_scale", "2"}, {"weight_rule", "exp_eta"}, {"step_scale", "1"}, {"shrink_scale", "2"},
-      {"first_error_is_one", "false"}, {"loss", "logistic"}};
-  const auto got = run_steps(*make("raker", context_for(data), params), data);
-  std::vector<std::vector<double>> V(P), theta(P, std::vector<double>(2 * D, 0.0));
-  for (std::size_t i = 0; i < P; ++i) {
-    RandomStream rng(3, 0, RngPurpose::Frequencies, i);
-    V[i] = draw_frequencies(dict[i], D, d, RfKind::Rf, rng);
-  }
-  std::vector<double> L(P, 0.0), p(P, 1.0 / double(P));
-  for (std::size_t t = 0; t < T; ++t) {
-    const double y = data.y[t];
-    double prediction = 0.0;
+  // softmax(−ηL) — one η for both. Logistic: μ = 0.005, ℓ_scale = 2; η = 5/√T; oks-6. With
+  // shared_omega, as the authors' script: one N(0, I) matrix Ω, r = Ωx once, kernel i's angles r/σ_i.
+  for (const bool shared : {false, true}) {
+    SCOPED_TRACE(shared ? "shared_omega" : "one Ω per kernel");
+    const std::size_t T = 100, D = 8, d = 3;
+    const Dataset data = random_stream(T, d, Task::Classification);
+    const Dictionary dict = parse_dictionary("oks-6");
+    const std::size_t P = dict.size();
+    const double eta = 5.0 / std::sqrt(double(T)), mu = 0.005, scale = 2.0;
+    char spec[256];
+    std::snprintf(spec, sizeof spec, "%.17g", eta);
+    const std::vector<std::pair<std::string, std::string>> params = {
+        {"dict", "oks-6"}, {"rf", "rf"}, {"feature_scale", "inv_sqrt_D"}, {"D", "8"}, {"eta", spec}, {"eta_w", spec},
+        {"lambda", "0.005"}, {"loss_scale", "2"}, {"weight_rule", "exp_eta"}, {"step_scale", "1"}, {"shrink_scale", "2"},
+        {"first_error_is_one", "false"}, {"loss", "logistic"}, {"shared_omega", shared ? "true" : "false"}};
+    const auto got = run_steps(*make("raker", context_for(data), params), data);
+    std::vector<std::vector<double>> V(P), theta(P, std::vector<double>(2 * D, 0.0));
     for (std::size_t i = 0; i < P; ++i) {
-      std::vector<double> z(2 * D);
-      for (std::size_t j = 0; j < D; ++j) {
-        double a = 0.0;
-        for (std::size_t k = 0; k < d; ++k) a += V[i][j * d + k] * data.row(t)[k];
-        z[j] = std::sin(a) / std::sqrt(double(D));
-        z[D + j] = std::cos(a) / std::sqrt(double(D));
-      }
-      double f = 0.0, n2 = 0.0;
-      for (std::size_t j = 0; j < 2 * D; ++j) {
-        f += theta[i][j] * z[j];
-        n2 += theta[i][j] * theta[i][j];
-      }
-      prediction += p[i] * f;
-      L[i] += (std::log1p(std::exp(-y * f)) + mu * n2) / scale;
-      const double g = -y / (1.0 + std::exp(y * f));
-      for (std::size_t j = 0; j < 2 * D; ++j) theta[i][j] = (1.0 - 2.0 * eta * mu) * theta[i][j] - eta * g * z[j];
+      // Shared: every kernel reads Ω itself (the unit-bandwidth draw of stream 0) and divides by σ_i.
+      RandomStream rng(3, 0, RngPurpose::Frequencies, shared ? 0 : i);
+      V[i] = draw_frequencies(shared ? KernelSpec::gaussian(1.0) : dict[i], D, d, RfKind::Rf, rng);
     }
-    ASSERT_NEAR(got[t], prediction, 1e-12 * std::max(1.0, std::fabs(prediction))) << "t = " << t + 1;
-    const double lowest = *std::min_element(L.begin(), L.end());
-    double total = 0.0;
-    for (std::size_t i = 0; i < P; ++i) total += (p[i] = std::exp(-eta * (L[i] - lowest)));
-    for (double& v : p) v /= total;
+    if (shared) {
+      for (std::size_t i = 1; i < P; ++i) ASSERT_EQ(V[i], V[0]);
+    }
+    std::vector<double> L(P, 0.0), p(P, 1.0 / double(P));
+    for (std::size_t t = 0; t < T; ++t) {
+      const double y = data.y[t];
+      double prediction = 0.0;
+      for (std::size_t i = 0; i < P; ++i) {
+        std::vector<double> z(2 * D);
+        for (std::size_t j = 0; j < D; ++j) {
+          double a = 0.0;
+          for (std::size_t k = 0; k < d; ++k) a += V[i][j * d + k] * data.row(t)[k];
+          if (shared) a /= dict[i].sigma;
+          z[j] = std::sin(a) / std::sqrt(double(D));
+          z[D + j] = std::cos(a) / std::sqrt(double(D));
+        }
+        double f = 0.0, n2 = 0.0;
+        for (std::size_t j = 0; j < 2 * D; ++j) {
+          f += theta[i][j] * z[j];
+          n2 += theta[i][j] * theta[i][j];
+        }
+        prediction += p[i] * f;
+        L[i] += (std::log1p(std::exp(-y * f)) + mu * n2) / scale;
+        const double g = -y / (1.0 + std::exp(y * f));
+        for (std::size_t j = 0; j < 2 * D; ++j) theta[i][j] = (1.0 - 2.0 * eta * mu) * theta[i][j] - eta * g * z[j];
+      }
+      ASSERT_NEAR(got[t], prediction, 1e-12 * std::max(1.0, std::fabs(prediction))) << "t = " << t + 1;
+      const double lowest = *std::min_element(L.begin(), L.end());
+      double total = 0.0;
+      for (std::size_t i = 0; i < P; ++i) total += (p[i] = std::exp(-eta * (L[i] - lowest)));
+      for (double& v : p) v /= total;
+    }
   }
 }
 
@@ -311,6 +320,11 @@ TEST(RakerTest, RejectsInvalidParameters) {
   EXPECT_THROW(make("raker", context_for(data), {{"dict", "linear"}}), ConfigError);
   EXPECT_THROW(make("raker", context_for(data), {{"bogus", "1"}}), ConfigError);
   EXPECT_THROW(make("rf-ogd", context_for(data), {{"dict", "gauss:1+gauss:2"}}), ConfigError);
+  // One Ω scaled by 1/σ_i is each kernel's law only within a family; NumPy's replay has no shared draw.
+  EXPECT_THROW(make("raker", context_for(data), {{"dict", "gauss:1+lap:2"}, {"shared_omega", "true"}}), ConfigError);
+  EXPECT_THROW(make("raker", context_for(data), {{"rf", "rf"}, {"rng", "numpy_legacy"}, {"shared_omega", "true"}}),
+               ConfigError);
+  EXPECT_NO_THROW(make("raker", context_for(data), {{"dict", "lap:1+lap:2"}, {"shared_omega", "true"}}));
   auto unknown_length = context_for(data);
   unknown_length.horizon = 0;
   EXPECT_THROW(make("raker", unknown_length), ConfigError) << "1/√T needs T";
