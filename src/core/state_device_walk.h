@@ -5,7 +5,8 @@
 /// kernels/resident_walk.cuh per block of steps, the draws from cuRAND's Philox at the host
 /// streams' positions. The random-feature bandit walk and eM-KOFL's are this class over their
 /// programs; the definitions are in kernels/state_device_walk.cuh, instantiated by each
-/// program's .cu file.
+/// program's .cu file (in a build without CUDA, by src/cuda/no_cuda.cpp, whose constructor
+/// throws).
 #pragma once
 
 #include <memory>
@@ -15,7 +16,6 @@
 
 namespace omkl::detail {
 
-#if OMKL_WITH_CUDA
 /// `Program<Philox>{tables, state.view(device state)}` is the program the kernel runs; StateData
 /// has data(), size_bytes() and view(base).
 template <template <typename> class Program, typename Tables, typename StateData>
@@ -34,6 +34,5 @@ class StateDeviceWalk {
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
-#endif
 
 }  // namespace omkl::detail

@@ -211,48 +211,23 @@ bool backend_on_gpu(BackendKind kind) {
   return kind == BackendKind::Cuda || (kind == BackendKind::Auto && cuda_available());
 }
 
-bool cuda_available() {
-#if OMKL_WITH_CUDA
-  return cuda::device_available();
-#else
-  return false;
-#endif
-}
+bool cuda_available() { return cuda::device_available(); }
 
-std::string cuda_device_description() {
-#if OMKL_WITH_CUDA
-  return cuda::device_description();
-#else
-  return "cuda";
-#endif
-}
+std::string cuda_device_description() { return cuda::device_description(); }
 
-void require_cuda_device() {
-#if OMKL_WITH_CUDA
-  cuda::require_device();
-#else
-  throw CudaError("--backend cuda: this omkl build has no CUDA backend (configure with OMKL_ENABLE_CUDA=ON)");
-#endif
-}
+void require_cuda_device() { cuda::require_device(); }
 
 std::unique_ptr<RfBackend> make_rf_backend(BackendKind kind, const RfProblem& problem, DeviceContexts* contexts) {
   if (problem.n_slots() == 0 || problem.n_rff == 0 || problem.n_features == 0)
     throw ConfigError("random-feature backend: empty problem (no slots, features or D = 0)");
-  (void)contexts;  // a CPU-only build has no device contexts to use
   switch (kind) {
     case BackendKind::Cpu:
       return cpu::make_cpu_rf_backend(problem);
     case BackendKind::Auto:
-#if OMKL_WITH_CUDA
       if (cuda::device_available()) return cuda::make_cuda_rf_backend(problem, contexts);
-#endif
       return cpu::make_cpu_rf_backend(problem);
     case BackendKind::Cuda:
-#if OMKL_WITH_CUDA
       return cuda::make_cuda_rf_backend(problem, contexts);
-#else
-      throw CudaError("--backend cuda: this omkl build has no CUDA backend (configure with OMKL_ENABLE_CUDA=ON)");
-#endif
   }
   throw ConfigError("unknown backend");
 }
@@ -261,19 +236,10 @@ std::unique_ptr<RfBackend> make_rf_backend(BackendKind kind, const RfProblem& pr
 
 std::shared_ptr<DeviceContexts> make_device_contexts(double* seconds) {
   if (seconds) *seconds = 0.0;
-#if OMKL_WITH_CUDA
   if (detail::cuda::device_available()) return detail::cuda::make_device_contexts(seconds);
-#endif
   return nullptr;
 }
 
-double device_context_seconds(const DeviceContexts& contexts) {
-#if OMKL_WITH_CUDA
-  return detail::cuda::device_context_seconds(contexts);
-#else
-  (void)contexts;
-  return 0.0;  // never reached: a build without CUDA makes no DeviceContexts
-#endif
-}
+double device_context_seconds(const DeviceContexts& contexts) { return detail::cuda::device_context_seconds(contexts); }
 
 }  // namespace omkl

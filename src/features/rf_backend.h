@@ -16,7 +16,6 @@
 #include <optional>
 #include <vector>
 
-#include "omkl/config.h"
 #include "omkl/device_contexts.h"
 #include "omkl/types.h"
 #include "features/frequency_recipe.h"
@@ -295,7 +294,8 @@ inline bool schedule_resets(const SlotSchedule& s, std::int64_t t) {
 namespace cpu {
 std::unique_ptr<RfBackend> make_cpu_rf_backend(const RfProblem& problem);
 }
-#if OMKL_WITH_CUDA
+/// The CUDA backend's entry points: src/cuda/cuda_rf_backend.cu, or in a build without CUDA
+/// src/cuda/no_cuda.cpp (no device available; making a backend or contexts throws CudaError).
 namespace cuda {
 std::unique_ptr<RfBackend> make_cuda_rf_backend(const RfProblem& problem, DeviceContexts* contexts);
 std::shared_ptr<DeviceContexts> make_device_contexts(double* seconds);
@@ -306,6 +306,5 @@ bool device_available();
 /// The current device as a study records it: "cuda: NAME (sm_XY, N GiB, driver A.B)".
 std::string device_description();
 }  // namespace cuda
-#endif
 
 }  // namespace omkl::detail

@@ -230,16 +230,12 @@ class BanditSelection final : public Algorithm {
     }
     DeviceLease lease;
     if (resident_backend() && resident_backend_->device_lease(lease)) {
-#if OMKL_WITH_CUDA
       if (upload) resident_backend_->set_all_theta(walk_theta_.data());
       if (!device_walk_) device_walk_ = std::make_unique<BanditDeviceWalk>(lease);
       // θ is the device's from here until pull_walk_theta() (walk_theta_ is then stale).
       walk_theta_current_ = true;
       weights_current_ = false;
       device_walk_->walk(tables, state, lease, a, x, y, predictions);
-#else
-      throw Error("step_path = resident: a backend lent device memory to a build without CUDA");
-#endif
     } else {
       BanditProgram<HostPhilox> program{tables, state.view()};
       walk_theta_current_ = true;
@@ -254,9 +250,7 @@ class BanditSelection final : public Algorithm {
   void pull_walk_theta() const {
     if (weights_current_) return;
     const std::size_t R = reps_.size(), K = dictionary_.size(), D = n_rff_;
-#if OMKL_WITH_CUDA
     if (resident_backend_) resident_backend_->get_all_theta(walk_theta_.data());
-#endif
     for (std::size_t r = 0; r < R; ++r)
       for (std::size_t k = 0; k < K; ++k)
         static_cast<FeatureHypotheses&>(*reps_[r].hypotheses).weights_from_theta(k, walk_theta_.data() + (r * K + k) * 2 * D);
@@ -291,9 +285,7 @@ class BanditSelection final : public Algorithm {
       }
     }
     if (gpu) {
-#if OMKL_WITH_CUDA
       pool_device_->walk(tables, pool_tables_, pool_layout_, state, a, x, y, predictions);
-#endif
     } else {
       KernelBanditProgram<HostPhilox> program{BanditProgram<HostPhilox>{tables, s}, pool_tables_,
                                               pool_layout_.view(pool_host_.data())};
@@ -301,9 +293,7 @@ class BanditSelection final : public Algorithm {
     }
     const auto read = [&](std::size_t offset, std::size_t bytes, void* dst) {
       if (bytes == 0) return;
-#if OMKL_WITH_CUDA
       if (gpu) return pool_device_->read(offset, bytes, dst);
-#endif
       std::memcpy(dst, reinterpret_cast<const unsigned char*>(pool_host_.data()) + offset, bytes);
     };
     std::vector<double> rows, norms2, coef;
@@ -376,11 +366,9 @@ class BanditSelection final : public Algorithm {
     }
     if (gpu) {
       require_cuda_device();
-#if OMKL_WITH_CUDA
       if (!pool_device_) pool_device_ = std::make_unique<KernelBanditDeviceWalk>(context_.device_contexts.get());
       pool_device_->upload(words);
       pool_host_.clear();
-#endif
     } else {
       pool_host_ = std::move(words);
     }
@@ -661,10 +649,8 @@ class BanditSelection final : public Algorithm {
   std::vector<std::uint64_t> pool_host_;  // the host driver's pool
   std::vector<std::uint64_t> pool_used_;  // R: its rows in use
   bool pool_built_ = false;
-#if OMKL_WITH_CUDA
   std::unique_ptr<BanditDeviceWalk> device_walk_;
   std::unique_ptr<KernelBanditDeviceWalk> pool_device_;
-#endif
 };
 
 const BanditSelection& as_bandit(const Algorithm& algorithm) {

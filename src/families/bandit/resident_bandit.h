@@ -152,11 +152,10 @@ class BanditStateData {
   bool expansions_ = false;
 };
 
-#if OMKL_WITH_CUDA
-/// The program on the GPU (core/state_device_walk.h, instantiated in resident_bandit.cu): the
+/// The program on the GPU (core/state_device_walk.h, instantiated in resident_bandit.cu, or
+/// src/cuda/no_cuda.cpp without CUDA): the
 /// state uploaded and read back around each walk, θ and V a CUDA RfBackend's (device_lease()).
 using BanditDeviceWalk = StateDeviceWalk<BanditProgram, BanditTables, BanditStateData>;
 extern template class StateDeviceWalk<BanditProgram, BanditTables, BanditStateData>;
-#endif
 
 }  // namespace omkl::detail

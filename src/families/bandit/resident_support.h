@@ -186,9 +186,9 @@ struct KernelBanditProgram {
   }
 };
 
-#if OMKL_WITH_CUDA
-/// The program on the GPU (resident_bandit.cu): the pool in device memory on a stream of its
-/// own, the rule's state and counters uploaded and read back around each walk.
+/// The program on the GPU (resident_bandit.cu; in a build without CUDA src/cuda/no_cuda.cpp's, whose
+/// constructor throws): the pool in device memory on a stream of its own, the rule's state and
+/// counters uploaded and read back around each walk.
 class KernelBanditDeviceWalk {
  public:
   /// Its stream from `contexts` where given, else its own.
@@ -208,6 +208,5 @@ class KernelBanditDeviceWalk {
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
-#endif
 
 }  // namespace omkl::detail

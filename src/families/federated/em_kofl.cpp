@@ -200,12 +200,8 @@ class EmKofl final : public Algorithm {
     shape.loss = backend_->problem().loss;
     DeviceLease lease;
     if (backend_->device_lease(lease)) {
-#if OMKL_WITH_CUDA
       if (!device_walk_) device_walk_ = std::make_unique<EmKoflDeviceWalk>(lease);
       device_walk_->walk(tables, state, lease, shape, x, y, predictions);
-#else
-      throw Error("step_path = resident: a backend lent device memory to a build without CUDA");
-#endif
     } else {
       EmKoflProgram<HostPhilox> program{tables, s};
       walk_on_backend(program, *backend_, resident_frequencies_, shape, x, y, predictions);
@@ -478,9 +474,7 @@ class EmKofl final : public Algorithm {
   // step_path = resident
   bool resident_ = false;
   std::vector<double> resident_frequencies_;  // host driver: V of every (replicate, kernel)
-#if OMKL_WITH_CUDA
   std::unique_ptr<EmKoflDeviceWalk> device_walk_;
-#endif
 };
 
 }  // namespace

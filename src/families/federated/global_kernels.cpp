@@ -262,13 +262,9 @@ class GlobalKernelFederation final : public Algorithm {
     std::vector<double> theta(R * N * D2);
     DeviceLease lease;
     if (backend_->device_lease(lease)) {
-#if OMKL_WITH_CUDA
       if (!device_walk_) device_walk_ = std::make_unique<FederationDeviceWalk>(client_streams_, lease);
       device_walk_->walk(tables, state, lease, shape, x, y, predictions);
       backend_->get_all_theta(theta.data());
-#else
-      throw Error("step_path = resident: a backend lent device memory to a build without CUDA");
-#endif
     } else {
       // The host driver, on θ and V through the backend's accessors (the GPU walk's reference).
       const std::size_t block = D * d;
@@ -807,9 +803,7 @@ class GlobalKernelFederation final : public Algorithm {
   bool resident_ = false;
   std::vector<StreamPosition> client_streams_;  // R × K: each client's draw stream at position 0
   std::vector<double> resident_frequencies_;    // host driver: V of every (replicate, kernel)
-#if OMKL_WITH_CUDA
   std::unique_ptr<FederationDeviceWalk> device_walk_;
-#endif
 };
 
 }  // namespace

@@ -164,15 +164,11 @@ class PerFedAvg final : public Algorithm {
     shape.t0 = seen_ + 1;
     const bool gpu = backend_on_gpu(context_.backend);
     if (gpu) {
-#if OMKL_WITH_CUDA
       if (!device_walk_) {
         require_cuda_device();
         device_walk_ = std::make_unique<PerFedAvgDeviceWalk>(context_.device_contexts.get());
       }
       device_walk_->walk(tables, state, shape, x, y, predictions);
-#else
-      require_cuda_device();  // throws: this build has no CUDA backend
-#endif
     } else {
       PerFedAvgProgram program{tables, s};
       walk_on_host(program, shape, nullptr, nullptr, x, y, predictions);
@@ -384,9 +380,7 @@ class PerFedAvg final : public Algorithm {
   std::vector<char> has_previous_;
   std::vector<double> g_, w_, upload_;  // scratch
   bool resident_ = false;          // step_path = resident
-#if OMKL_WITH_CUDA
   std::unique_ptr<PerFedAvgDeviceWalk> device_walk_;
-#endif
 };
 
 }  // namespace

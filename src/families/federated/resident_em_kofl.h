@@ -144,11 +144,10 @@ class EmKoflStateData {
   std::size_t server_stream_, log_w_, round_loss_, kernel_loss_, scratch_, sampled_, opening_;
 };
 
-#if OMKL_WITH_CUDA
-/// The program on the GPU (core/state_device_walk.h, instantiated in resident_em_kofl.cu): the
+/// The program on the GPU (core/state_device_walk.h, instantiated in resident_em_kofl.cu, or
+/// src/cuda/no_cuda.cpp without CUDA): the
 /// state uploaded and read back around each walk, θ and V a CUDA RfBackend's (device_lease()).
 using EmKoflDeviceWalk = StateDeviceWalk<EmKoflProgram, EmKoflTables, EmKoflStateData>;
 extern template class StateDeviceWalk<EmKoflProgram, EmKoflTables, EmKoflStateData>;
-#endif
 
 }  // namespace omkl::detail

@@ -264,8 +264,8 @@ class FederationStateData {
       probability_, n_chosen_, updates_, n_updates_, chosen_total_, chosen_max_;
 };
 
-#if OMKL_WITH_CUDA
-/// The program on the GPU (resident_federation.cu): a block per replicate walks the rounds.
+/// The program on the GPU (resident_federation.cu; in a build without CUDA src/cuda/no_cuda.cpp's,
+/// whose constructor throws): a block per replicate walks the rounds.
 class FederationDeviceWalk {
  public:
   /// Uploads the client streams (R × K) on the lease's stream.
@@ -281,6 +281,5 @@ class FederationDeviceWalk {
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
-#endif
 
 }  // namespace omkl::detail

@@ -145,9 +145,9 @@ class PerFedAvgStateData {
       client_;
 };
 
-#if OMKL_WITH_CUDA
-/// The program on the GPU (resident_perfedavg.cu): kernels/resident_walk.cuh's walk on a stream
-/// of its own (from `contexts` where given), the state uploaded and read back around each walk.
+/// The program on the GPU (resident_perfedavg.cu; in a build without CUDA src/cuda/no_cuda.cpp's,
+/// whose constructor throws): kernels/resident_walk.cuh's walk on a stream of its own (from
+/// `contexts` where given), the state uploaded and read back around each walk.
 class PerFedAvgDeviceWalk {
  public:
   explicit PerFedAvgDeviceWalk(DeviceContexts* contexts);
@@ -161,6 +161,5 @@ class PerFedAvgDeviceWalk {
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
-#endif
 
 }  // namespace omkl::detail

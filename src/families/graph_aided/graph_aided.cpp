@@ -168,12 +168,8 @@ class GraphAided final : public Algorithm {
     }
     DeviceLease lease;
     if (backend_->device_lease(lease)) {
-#if OMKL_WITH_CUDA
       if (!device_walk_) device_walk_ = std::make_unique<GraphDeviceWalk>(*resident_tables_, lease);
       device_walk_->walk(state, lease, shape, x, y, predictions);
-#else
-      throw Error("step_path = resident: a backend lent device memory to a build without CUDA");
-#endif
     } else {
       GraphProgram<HostPhilox> program{resident_tables_->view(), state.view()};
       walk_on_backend(program, *backend_, resident_frequencies_, shape, x, y, predictions);
@@ -475,9 +471,7 @@ class GraphAided final : public Algorithm {
   // step_path = resident
   std::optional<GraphTableData> resident_tables_;
   std::vector<double> resident_frequencies_;  // host driver: V of every (replicate, kernel)
-#if OMKL_WITH_CUDA
   std::unique_ptr<GraphDeviceWalk> device_walk_;
-#endif
 };
 
 const GraphAided& as_graph_aided(const Algorithm& algorithm) {

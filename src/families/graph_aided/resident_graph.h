@@ -828,10 +828,9 @@ class GraphStateData {
   std::size_t slices_at_ = 0;  // the arena's copy of slices_ (read by a device walk)
 };
 
-#if OMKL_WITH_CUDA
-/// The program on the GPU (resident_graph.cu): the tables uploaded once, the state uploaded and
-/// read back around each walk (one copy each way), θ and V the CUDA backend's own
-/// (RfBackend::device_lease()).
+/// The program on the GPU (resident_graph.cu; in a build without CUDA src/cuda/no_cuda.cpp's, whose
+/// constructor throws): the tables uploaded once, the state uploaded and read back around each
+/// walk (one copy each way), θ and V the CUDA backend's own (RfBackend::device_lease()).
 class GraphDeviceWalk {
  public:
   /// Uploads the tables on the lease's stream; keeps a reference to them (they must outlive it).
@@ -849,6 +848,5 @@ class GraphDeviceWalk {
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
-#endif
 
 }  // namespace omkl::detail

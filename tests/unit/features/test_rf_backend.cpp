@@ -7,11 +7,17 @@
 #include <vector>
 
 #include "common/test_helpers.h"
+#include "families/bandit/resident_bandit.h"
+#include "families/bandit/resident_support.h"
+#include "families/federated/resident_em_kofl.h"
+#include "families/federated/resident_federation.h"
+#include "families/federated/resident_perfedavg.h"
 #include "features/random_features.h"
-#include "omkl/algorithm.h"
-#include "omkl/learner.h"
 #include "features/rf_backend.h"
+#include "omkl/algorithm.h"
+#include "omkl/config.h"
 #include "omkl/error.h"
+#include "omkl/learner.h"
 
 using namespace omkl;
 using namespace omkl::detail;
@@ -327,4 +333,28 @@ TEST(RfBackendTest, LeanStepAppliesOnlyToRakersCommonPass) {
   EXPECT_FALSE(lean_step_applies(late, 1, LossKind::Squared, true));
   EXPECT_FALSE(lean_step_applies(late, 8, LossKind::Squared, true));
   EXPECT_TRUE(lean_step_applies(late, 9, LossKind::Squared, true));
+}
+
+// A build without CUDA has src/cuda/no_cuda.cpp's entry points: no device, and every way to one
+// refused with the CudaError that names the build (in a CUDA build on a machine without a GPU
+// the backend's entry points refuse as well, naming the missing device).
+TEST(RfBackendTest, WithoutADeviceEveryWayToOneIsRefused) {
+  if (cuda_available()) GTEST_SKIP() << "a CUDA device is visible";
+  EXPECT_THROW(require_cuda_device(), CudaError);
+  EXPECT_THROW(backend_with_features(BackendKind::Cuda, 1, 3), CudaError);
+  EXPECT_EQ(make_device_contexts(nullptr), nullptr);
+  auto cpu = backend_with_features(BackendKind::Auto, 1, 3);
+  DeviceLease lease;
+  EXPECT_FALSE(cpu->device_lease(lease)) << "auto without a device is the CPU backend";
+  if (OMKL_WITH_CUDA) return;  // the device walks below are the real ones there
+  try {
+    PerFedAvgDeviceWalk walk(nullptr);
+    ADD_FAILURE() << "a device walk was made in a build without CUDA";
+  } catch (const CudaError& e) {
+    EXPECT_NE(std::string(e.what()).find("OMKL_ENABLE_CUDA=ON"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(KernelBanditDeviceWalk(nullptr), CudaError);
+  EXPECT_THROW(BanditDeviceWalk{lease}, CudaError);
+  EXPECT_THROW(EmKoflDeviceWalk{lease}, CudaError);
+  EXPECT_THROW(FederationDeviceWalk({}, lease), CudaError);
 }
