@@ -71,29 +71,29 @@ struct BanditProgram {
   // A round evaluates and updates only the drawn kernel: one pair, which the GPU driver gives the
   // whole thread block (core/resident_walk.h, FewPairs).
   static constexpr bool kFewPairs = true;
-  BanditTables c;
-  BanditStates s;
+  BanditTables tables;
+  BanditStates states;
 
   OMKL_HD RuleState rule_state(std::size_t r) const {
-    const std::size_t K = c.rule.K;
+    const std::size_t K = tables.rule.K;
     RuleState st;
-    st.p = s.p + r * K;
-    st.q = s.q + r * K;
-    st.sums = s.sums + r * K;
-    st.eta = s.eta + r * K;
-    st.rho = s.rho + r * K;
-    st.C = s.C + r;
-    st.V = s.V + r;
-    st.scratch = s.scratch + r * 2 * K;
+    st.p = states.p + r * K;
+    st.q = states.q + r * K;
+    st.sums = states.sums + r * K;
+    st.eta = states.eta + r * K;
+    st.rho = states.rho + r * K;
+    st.C = states.C + r;
+    st.V = states.V + r;
+    st.scratch = states.scratch + r * 2 * K;
     return st;
   }
 
   /// bandit.cpp's play_round() up to the evaluation: I ~ p.
   OMKL_HD std::size_t plan(std::size_t r, std::int64_t /*t*/, ResidentPair* pairs) {
-    const std::size_t K = c.rule.K;
+    const std::size_t K = tables.rule.K;
     const std::uint32_t I =
-        static_cast<std::uint32_t>(bandit_draw(s.p + r * K, K, s.rng[r].template uniform<Philox>()));
-    s.drawn[r] = I;
+        static_cast<std::uint32_t>(bandit_draw(states.p + r * K, K, states.rng[r].template uniform<Philox>()));
+    states.drawn[r] = I;
     pairs[0].slot = I;
     pairs[0].kernel = I;
     pairs[0].rate = 0.0;  // set by learn() from the rule's λ
@@ -106,16 +106,16 @@ struct BanditProgram {
   /// Returns the rule's λ; `derivative` is ℓ'(F, y) and `pI` the drawn kernel's p before the
   /// rule moved it.
   OMKL_HD double observe(std::size_t r, double F, double y, double& derivative, double& pI) {
-    const std::size_t K = c.rule.K, I = s.drawn[r];
-    const double loss = loss_value(c.loss, F, y);
-    derivative = loss_derivative(c.loss, F, y);
-    pI = s.p[r * K + I];
+    const std::size_t K = tables.rule.K, I = states.drawn[r];
+    const double loss = loss_value(tables.loss, F, y);
+    derivative = loss_derivative(tables.loss, F, y);
+    pI = states.p[r * K + I];
     bool failed = false;
-    const double lambda = rule_observe(c.rule, rule_state(r), I, F, y, loss, derivative, failed);
-    if (failed) s.failed[r] = 1;
-    s.selected[r * K + I] += 1.0;
-    s.kernel_loss[r * K + I] += loss;
-    if (c.classification) s.kernel_mistakes[r * K + I] += bandit_mistake(F, y);
+    const double lambda = rule_observe(tables.rule, rule_state(r), I, F, y, loss, derivative, failed);
+    if (failed) states.failed[r] = 1;
+    states.selected[r * K + I] += 1.0;
+    states.kernel_loss[r * K + I] += loss;
+    if (tables.classification) states.kernel_mistakes[r * K + I] += bandit_mistake(F, y);
     return lambda;
   }
 
@@ -127,7 +127,7 @@ struct BanditProgram {
     const double lambda = observe(r, F, y, derivative, pI);
     // θ ← θ − (λ/p_I)·ℓ'(F, y)·z, the host's w ← w + (−λ·ℓ'/p_I)·z.
     pairs[0].rate = lambda / pI;
-    pairs[0].box = c.box;
+    pairs[0].box = tables.box;
     return F;
   }
 };

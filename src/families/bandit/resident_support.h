@@ -122,7 +122,7 @@ struct KernelBanditProgram {
   OMKL_HD void pair_features(std::size_t r, const ResidentPair& pair, const Real* x, unsigned lane, unsigned n_lanes,
                              double& f, double& norm2) const {
     const std::size_t K = k.K, d = k.d, cap = k.capacity, I = pair.kernel;
-    const std::size_t n = bandit.s.count[r * K + I];
+    const std::size_t n = bandit.states.count[r * K + I];
     double x_norm2 = 0.0;
     if (k.family[I] == 0 || k.family[I] == 3)  // the distance from the norms
       for (std::size_t c = 0; c < d; ++c) x_norm2 += static_cast<double>(x[c]) * static_cast<double>(x[c]);
@@ -145,8 +145,8 @@ struct KernelBanditProgram {
                        ResidentPair* pairs) {
     (void)t;
     (void)norm2;
-    const std::size_t K = k.K, cap = k.capacity, I = bandit.s.drawn[r], rk = r * K + I;
-    BanditStates& s = bandit.s;
+    const std::size_t K = k.K, cap = k.capacity, I = bandit.states.drawn[r], rk = r * K + I;
+    BanditStates& s = bandit.states;
     const double F = s.scale[rk] * f[0];
     double derivative = 0.0, pI = 1.0;
     const double lambda = bandit.observe(r, F, y, derivative, pI);
@@ -170,7 +170,7 @@ struct KernelBanditProgram {
   OMKL_HD void pair_update(std::size_t r, const ResidentPair& pair, const Real* x, unsigned lane,
                            unsigned n_lanes) {
     const std::size_t K = k.K, d = k.d, cap = k.capacity, rk = r * K + pair.kernel;
-    const BanditStates& s = bandit.s;
+    const BanditStates& s = bandit.states;
     const std::size_t row = static_cast<std::size_t>(s.used[r] - 1);
     double* dst = a.rows + (r * cap + row) * d;
     for (std::size_t c = lane; c < d; c += n_lanes) dst[c] = static_cast<double>(x[c]);

@@ -64,28 +64,28 @@ struct EmKoflStates {
 template <typename Philox>
 struct EmKoflProgram {
   static constexpr bool kMixesSlots = true;
-  EmKoflTables c;
-  EmKoflStates s;
+  EmKoflTables tables;
+  EmKoflStates states;
 
   /// The client of the step at 1-based sample t, and its round.
-  OMKL_HD std::uint32_t client_of(std::int64_t t) const { return static_cast<std::uint32_t>((t - 1) % c.K); }
-  OMKL_HD std::int64_t round_of(std::int64_t t) const { return (t - 1) / static_cast<std::int64_t>(c.K) + 1; }
+  OMKL_HD std::uint32_t client_of(std::int64_t t) const { return static_cast<std::uint32_t>((t - 1) % tables.K); }
+  OMKL_HD std::int64_t round_of(std::int64_t t) const { return (t - 1) / static_cast<std::int64_t>(tables.K) + 1; }
 
   OMKL_HD std::size_t plan(std::size_t r, std::int64_t t, ResidentPair* pairs) {
-    const std::size_t N = c.N;
+    const std::size_t N = tables.N;
     const std::uint32_t client = client_of(t);
-    s.opening[r] = client == 0 ? 1 : 0;
+    states.opening[r] = client == 0 ? 1 : 0;
     if (client == 0) {
-      StreamPosition stream = s.server_stream[r];
+      StreamPosition stream = states.server_stream[r];
       stream.position = 2 * static_cast<std::uint64_t>(round_of(t) - 1);
       const double u = stream.template uniform<Philox>();
-      s.sampled[r] = static_cast<std::uint32_t>(em_kofl_draw(s.log_w + r * N, N, c.explore, u, s.scratch + r * N));
+      states.sampled[r] = static_cast<std::uint32_t>(em_kofl_draw(states.log_w + r * N, N, tables.explore, u, states.scratch + r * N));
     }
     for (std::size_t i = 0; i < N; ++i) {
       pairs[i].slot = static_cast<std::uint32_t>(client * N + i);
       pairs[i].kernel = static_cast<std::uint32_t>(i);
-      pairs[i].rate = c.eta;
-      pairs[i].shrink = 1.0 - 2.0 * c.eta * c.lambda;
+      pairs[i].rate = tables.eta;
+      pairs[i].shrink = 1.0 - 2.0 * tables.eta * tables.lambda;
       pairs[i].box = 0.0;
     }
     return N;
@@ -94,8 +94,8 @@ struct EmKoflProgram {
   /// §3.4 steps 2–3: θ̄_J = (1/K)·Σ_k θ_{J,k} into every client's copy of J.
   template <typename Real>
   OMKL_HD void mix(std::size_t r, std::int64_t /*t*/, Real* theta, std::size_t D, unsigned lane, unsigned n_lanes) {
-    if (!s.opening[r]) return;
-    const std::size_t N = c.N, K = c.K, J = s.sampled[r], D2 = 2 * D;
+    if (!states.opening[r]) return;
+    const std::size_t N = tables.N, K = tables.K, J = states.sampled[r], D2 = 2 * D;
     for (std::size_t j = lane; j < D2; j += n_lanes) {
       Real mean = Real(0);
       for (std::size_t k = 0; k < K; ++k) mean += theta[(k * N + J) * D2 + j];
@@ -108,24 +108,24 @@ struct EmKoflProgram {
   /// round's end the server's weights.
   OMKL_HD double learn(std::size_t r, std::int64_t t, double y, const double* f, const double* norm2,
                        ResidentPair* /*pairs*/) {
-    const std::size_t N = c.N, K = c.K;
+    const std::size_t N = tables.N, K = tables.K;
     const std::uint32_t client = client_of(t);
-    double* cumulative = s.kernel_loss + (r * K + client) * N;
-    double* round_loss = s.round_loss + r * N;
+    double* cumulative = states.kernel_loss + (r * K + client) * N;
+    double* round_loss = states.round_loss + r * N;
     for (std::size_t i = 0; i < N; ++i) {
       const double e = f[i] - y;
       cumulative[i] += e * e;
-      round_loss[i] += e * e + c.lambda * norm2[i];
+      round_loss[i] += e * e + tables.lambda * norm2[i];
     }
     if (client + 1 == K) {
-      const double reduce = c.sum_losses ? 1.0 : 1.0 / static_cast<double>(K);
-      double* log_w = s.log_w + r * N;
+      const double reduce = tables.sum_losses ? 1.0 : 1.0 / static_cast<double>(K);
+      double* log_w = states.log_w + r * N;
       for (std::size_t i = 0; i < N; ++i) {
-        log_w[i] -= c.eta_w * reduce * round_loss[i];
+        log_w[i] -= tables.eta_w * reduce * round_loss[i];
         round_loss[i] = 0.0;
       }
     }
-    return f[s.sampled[r]];
+    return f[states.sampled[r]];
   }
 };
 

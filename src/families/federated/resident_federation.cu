@@ -48,8 +48,8 @@ __global__ void __launch_bounds__(kRoundThreads) federation_rounds_kernel(Federa
       dot = round_warp_sum(dot);
       n2 = round_warp_sum(n2);
       if (lane == 0) {
-        program.s.f[(r * K + k) * N + i] = static_cast<double>(dot);
-        if (k == 0) program.s.norm2[r * N + i] = static_cast<double>(n2);
+        program.states.f[(r * K + k) * N + i] = static_cast<double>(dot);
+        if (k == 0) program.states.norm2[r * N + i] = static_cast<double>(n2);
       }
     }
     __syncthreads();
@@ -62,7 +62,7 @@ __global__ void __launch_bounds__(kRoundThreads) federation_rounds_kernel(Federa
     // C: the server's sums, a warp per kernel.
     for (std::size_t i = warp; i < N; i += n_warps)
       aggregate_slot(V + i * D * d, x, d, theta + i * 2 * D, D, program.uploads(r, i), a.feature_scale,
-                     1.0 / static_cast<double>(K), program.c.upload, lane, 32u);
+                     1.0 / static_cast<double>(K), program.tables.upload, lane, 32u);
     __syncthreads();
     if (threadIdx.x == 0) program.close_round(r);
     __syncthreads();

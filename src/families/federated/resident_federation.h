@@ -85,123 +85,123 @@ OMKL_HD double softmax_combine(const double* log_w, const double* f, std::size_t
 
 template <typename Philox>
 struct FederationProgram {
-  FederationTables c;
-  FederationStates s;
+  FederationTables tables;
+  FederationStates states;
 
   /// global_kernels.cpp's client_step() for client k of replicate r at round t: returns its
   /// prediction; leaves its uploads in chosen/a/b.
   OMKL_HD double client_step(std::size_t r, std::uint32_t k, std::int64_t t, double y) {
-    const std::size_t N = c.N, K = c.K, row = r * K + k;
-    const double* f = s.f + row * N;
-    const double* norm2 = s.norm2 + r * N;
+    const std::size_t N = tables.N, K = tables.K, row = r * K + k;
+    const double* f = states.f + row * N;
+    const double* norm2 = states.norm2 + r * N;
     const double prediction = combine(r, k, f);
-    double* cumulative = s.kernel_loss + row * N;
-    double* losses = s.losses + row * N;
+    double* cumulative = states.kernel_loss + row * N;
+    double* losses = states.losses + row * N;
     for (std::size_t i = 0; i < N; ++i) {
       const double e2 = (f[i] - y) * (f[i] - y);
       cumulative[i] += e2;
-      losses[i] = e2 + c.lambda * norm2[i];
+      losses[i] = e2 + tables.lambda * norm2[i];
     }
-    std::uint32_t* ranking = s.ranking + row * N;
+    std::uint32_t* ranking = states.ranking + row * N;
     std::uint32_t first = 0, last = static_cast<std::uint32_t>(N);
     double probability = 1.0;
-    if (c.bins) {
-      double* log_w = s.log_w + row * N;
-      StreamPosition stream = c.client_streams[row];
+    if (tables.bins) {
+      double* log_w = states.log_w + row * N;
+      StreamPosition stream = tables.client_streams[row];
       stream.position = 2 * static_cast<std::uint64_t>(t - 1);
       const double u = stream.template uniform<Philox>();
-      if (!c.post_update_selection) select(row, log_w, u);
-      for (std::size_t i = 0; i < N; ++i) log_w[i] -= c.eta_w * losses[i];
-      if (c.post_update_selection) select(row, log_w, u);
-      first = s.bin[row] * c.M;
-      last = first + c.M < N ? first + c.M : static_cast<std::uint32_t>(N);
-      probability = s.probability[row];
+      if (!tables.post_update_selection) select(row, log_w, u);
+      for (std::size_t i = 0; i < N; ++i) log_w[i] -= tables.eta_w * losses[i];
+      if (tables.post_update_selection) select(row, log_w, u);
+      first = states.bin[row] * tables.M;
+      last = first + tables.M < N ? first + tables.M : static_cast<std::uint32_t>(N);
+      probability = states.probability[row];
     } else {
       for (std::uint32_t i = 0; i < N; ++i) ranking[i] = i;
-      s.bin[row] = 0;
-      s.probability[row] = 1.0;
+      states.bin[row] = 0;
+      states.probability[row] = 1.0;
     }
     // The client's update of each selected kernel (§1.3 S7): g = (η/p)(2(f − y)z + 2λθ).
-    std::uint8_t* chosen = s.chosen + row * N;
+    std::uint8_t* chosen = states.chosen + row * N;
     for (std::size_t i = 0; i < N; ++i) chosen[i] = 0;
-    const double scale = c.eta / probability;
+    const double scale = tables.eta / probability;
     for (std::uint32_t j = first; j < last; ++j) {
       const std::uint32_t i = ranking[j];
       chosen[i] = 1;
-      s.a[row * N + i] = scale * 2.0 * (f[i] - y);
-      s.b[row * N + i] = scale * 2.0 * c.lambda;
+      states.a[row * N + i] = scale * 2.0 * (f[i] - y);
+      states.b[row * N + i] = scale * 2.0 * tables.lambda;
     }
-    s.n_chosen[row] = last - first;
+    states.n_chosen[row] = last - first;
     return prediction;
   }
 
   /// After every client's step: the uploads by kernel in client order, the counts, and
   /// (vM-KOFL) the reported losses added to the round's, client after client.
   OMKL_HD void collect(std::size_t r) {
-    const std::size_t N = c.N, K = c.K;
-    for (std::size_t i = 0; i < N; ++i) s.n_updates[r * N + i] = 0;
+    const std::size_t N = tables.N, K = tables.K;
+    for (std::size_t i = 0; i < N; ++i) states.n_updates[r * N + i] = 0;
     for (std::uint32_t k = 0; k < K; ++k) {
       const std::size_t row = r * K + k;
       for (std::size_t i = 0; i < N; ++i) {
-        if (!s.chosen[row * N + i]) continue;
-        std::uint32_t& n = s.n_updates[r * N + i];
-        s.updates[(r * N + i) * K + n] = RoundUpdate{k, s.a[row * N + i], s.b[row * N + i]};
+        if (!states.chosen[row * N + i]) continue;
+        std::uint32_t& n = states.n_updates[r * N + i];
+        states.updates[(r * N + i) * K + n] = RoundUpdate{k, states.a[row * N + i], states.b[row * N + i]};
         ++n;
       }
-      const double count = static_cast<double>(s.n_chosen[row]);
-      s.chosen_total[r] += count;
-      s.chosen_max[r] = s.chosen_max[r] < count ? count : s.chosen_max[r];
-      if (c.head == 1)
-        for (std::size_t i = 0; i < N; ++i) s.round_loss[r * N + i] += s.losses[row * N + i];
+      const double count = static_cast<double>(states.n_chosen[row]);
+      states.chosen_total[r] += count;
+      states.chosen_max[r] = states.chosen_max[r] < count ? count : states.chosen_max[r];
+      if (tables.head == 1)
+        for (std::size_t i = 0; i < N; ++i) states.round_loss[r * N + i] += states.losses[row * N + i];
     }
   }
 
   /// After the server's sums: vM-KOFL's global weights (close_global_weights()).
   OMKL_HD void close_round(std::size_t r) {
-    if (c.head != 1) return;
-    const double reduce = c.sum_losses ? 1.0 : 1.0 / static_cast<double>(c.K);
-    for (std::size_t i = 0; i < c.N; ++i) {
-      s.log_w[r * c.N + i] -= c.eta_w * reduce * s.round_loss[r * c.N + i];
-      s.round_loss[r * c.N + i] = 0.0;
+    if (tables.head != 1) return;
+    const double reduce = tables.sum_losses ? 1.0 : 1.0 / static_cast<double>(tables.K);
+    for (std::size_t i = 0; i < tables.N; ++i) {
+      states.log_w[r * tables.N + i] -= tables.eta_w * reduce * states.round_loss[r * tables.N + i];
+      states.round_loss[r * tables.N + i] = 0.0;
     }
   }
 
   /// Kernel i's uploads of the round, as aggregate_slot() reads them.
   OMKL_HD UpdateRange uploads(std::size_t r, std::size_t i) const {
-    return {s.updates + (r * c.N + i) * c.K, 0u, s.n_updates[r * c.N + i]};
+    return {states.updates + (r * tables.N + i) * tables.K, 0u, states.n_updates[r * tables.N + i]};
   }
 
  private:
   /// softmax_combine() with the client's or the server's weights, or the mean.
   OMKL_HD double combine(std::size_t r, std::size_t k, const double* f) const {
-    const std::size_t N = c.N;
-    if (c.head == 2) {
+    const std::size_t N = tables.N;
+    if (tables.head == 2) {
       double sum = 0.0;
       for (std::size_t i = 0; i < N; ++i) sum += f[i];
       return sum / static_cast<double>(N);
     }
-    return softmax_combine(c.head == 0 ? s.log_w + (r * c.K + k) * N : s.log_w + r * N, f, N);
+    return softmax_combine(tables.head == 0 ? states.log_w + (r * tables.K + k) * N : states.log_w + r * N, f, N);
   }
 
   /// kernel_selection.cpp's select_kernels(): the ranking (descending log-weight, ties by
   /// descending index: a strict order, so this insertion sort gives std::sort's result), then
   /// draw_bin(), the host's own bin masses and draw.
   OMKL_HD void select(std::size_t row, const double* log_w, double uniform) {
-    const std::size_t N = c.N, M = c.M, m = c.n_bins;
-    std::uint32_t* ranking = s.ranking + row * N;
+    const std::size_t N = tables.N, M = tables.M, m = tables.n_bins;
+    std::uint32_t* ranking = states.ranking + row * N;
     for (std::uint32_t i = 0; i < N; ++i) {
       std::uint32_t j = i;
-      if (c.sort)
+      if (tables.sort)
         while (j > 0 && (log_w[i] > log_w[ranking[j - 1]] || (log_w[i] == log_w[ranking[j - 1]] && i > ranking[j - 1]))) {
           ranking[j] = ranking[j - 1];
           --j;
         }
       ranking[j] = i;
     }
-    double* q = s.q + row * m;
-    const std::size_t bin = draw_bin(log_w, ranking, N, M, c.xi, uniform, q);
-    s.bin[row] = static_cast<std::uint32_t>(bin);
-    s.probability[row] = q[bin];
+    double* q = states.q + row * m;
+    const std::size_t bin = draw_bin(log_w, ranking, N, M, tables.xi, uniform, q);
+    states.bin[row] = static_cast<std::uint32_t>(bin);
+    states.probability[row] = q[bin];
   }
 };
 
@@ -234,15 +234,15 @@ void walk_rounds_on_host(Program& program, const RoundWalkArgs<double>& a) {
           double dot, n2;
           resident_pair_features(a.frequencies + (r * N + i) * D * d, x + k * d, a.theta + (r * N + i) * 2 * D,
                                  static_cast<double*>(nullptr), D, d, a.feature_scale, 0u, 1u, dot, n2);
-          program.s.f[(r * K + k) * N + i] = dot;
-          if (k == 0) program.s.norm2[r * N + i] = n2;
+          program.states.f[(r * K + k) * N + i] = dot;
+          if (k == 0) program.states.norm2[r * N + i] = n2;
         }
       for (std::uint32_t k = 0; k < K; ++k)
         a.predictions[(round * K + k) * R + r] = program.client_step(r, k, t, y[k]);
       program.collect(r);
       for (std::size_t i = 0; i < N; ++i)
         aggregate_slot(a.frequencies + (r * N + i) * D * d, x, d, a.theta + (r * N + i) * 2 * D, D,
-                       program.uploads(r, i), a.feature_scale, 1.0 / static_cast<double>(K), program.c.upload, 0u,
+                       program.uploads(r, i), a.feature_scale, 1.0 / static_cast<double>(K), program.tables.upload, 0u,
                        1u);
       program.close_round(r);
     }

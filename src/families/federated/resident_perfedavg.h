@@ -52,11 +52,11 @@ struct PerFedAvgStates {
 
 struct PerFedAvgProgram {
   static constexpr bool kOwnFeatures = true;
-  PerFedAvgTables c;
-  PerFedAvgStates s;
+  PerFedAvgTables tables;
+  PerFedAvgStates states;
 
   OMKL_HD std::size_t plan(std::size_t r, std::int64_t t, ResidentPair* pairs) {
-    s.client[r] = static_cast<std::uint32_t>((t - 1) % c.K);
+    states.client[r] = static_cast<std::uint32_t>((t - 1) % tables.K);
     pairs[0].slot = 0;
     pairs[0].kernel = 0;
     pairs[0].rate = 0.0;  // no random-feature update: pair_update() is the step
@@ -69,21 +69,21 @@ struct PerFedAvgProgram {
   template <typename Real>
   OMKL_HD void pair_features(std::size_t r, const ResidentPair& /*pair*/, const Real* x, unsigned lane,
                              unsigned n_lanes, double& f, double& norm2) const {
-    const std::size_t P = c.net.n_params, K = c.K, d = c.d;
-    const double* w = s.model + r * P;
-    double* acts = s.acts + r * c.net.activations;
-    const std::size_t k = s.client[r];
+    const std::size_t P = tables.net.n_params, K = tables.K, d = tables.d;
+    const double* w = states.model + r * P;
+    double* acts = states.acts + r * tables.net.activations;
+    const std::size_t k = states.client[r];
     double out;
-    if (!c.personalize || !s.has_previous[r * K + k]) {
-      out = mlp_forward(c.net, w, x, acts, lane, n_lanes);
+    if (!tables.personalize || !states.has_previous[r * K + k]) {
+      out = mlp_forward(tables.net, w, x, acts, lane, n_lanes);
     } else {
-      double* g = s.grad + r * P;
-      double* adapted = s.adapted + r * P;
-      mlp_gradient(c.net, w, s.previous_x + (r * K + k) * d, s.previous_y[r * K + k], g, acts,
-                   s.deltas + r * 2 * c.net.widest, lane, n_lanes);
-      for (std::size_t j = lane; j < P; j += n_lanes) adapted[j] = w[j] - c.alpha * g[j];
+      double* g = states.grad + r * P;
+      double* adapted = states.adapted + r * P;
+      mlp_gradient(tables.net, w, states.previous_x + (r * K + k) * d, states.previous_y[r * K + k], g, acts,
+                   states.deltas + r * 2 * tables.net.widest, lane, n_lanes);
+      for (std::size_t j = lane; j < P; j += n_lanes) adapted[j] = w[j] - tables.alpha * g[j];
       block_barrier();
-      out = mlp_forward(c.net, adapted, x, acts, lane, n_lanes);
+      out = mlp_forward(tables.net, adapted, x, acts, lane, n_lanes);
     }
     f = lane == 0 ? out : 0.0;
     norm2 = 0.0;
@@ -91,7 +91,7 @@ struct PerFedAvgProgram {
 
   OMKL_HD double learn(std::size_t r, std::int64_t /*t*/, double y, const double* f, const double* /*norm2*/,
                        ResidentPair* /*pairs*/) {
-    s.y[r] = y;
+    states.y[r] = y;
     return f[0];
   }
 
@@ -101,24 +101,24 @@ struct PerFedAvgProgram {
   template <typename Real>
   OMKL_HD void pair_update(std::size_t r, const ResidentPair& /*pair*/, const Real* x, unsigned lane,
                            unsigned n_lanes) {
-    const std::size_t P = c.net.n_params, K = c.K, d = c.d;
-    double* w = s.model + r * P;
-    double* g = s.grad + r * P;
-    double* adapted = s.adapted + r * P;
-    double* acts = s.acts + r * c.net.activations;
-    double* deltas = s.deltas + r * 2 * c.net.widest;
-    const double y = s.y[r];
-    const std::size_t k = s.client[r];
-    mlp_gradient(c.net, w, x, y, g, acts, deltas, lane, n_lanes);
-    for (std::size_t j = lane; j < P; j += n_lanes) adapted[j] = w[j] - c.alpha * g[j];
+    const std::size_t P = tables.net.n_params, K = tables.K, d = tables.d;
+    double* w = states.model + r * P;
+    double* g = states.grad + r * P;
+    double* adapted = states.adapted + r * P;
+    double* acts = states.acts + r * tables.net.activations;
+    double* deltas = states.deltas + r * 2 * tables.net.widest;
+    const double y = states.y[r];
+    const std::size_t k = states.client[r];
+    mlp_gradient(tables.net, w, x, y, g, acts, deltas, lane, n_lanes);
+    for (std::size_t j = lane; j < P; j += n_lanes) adapted[j] = w[j] - tables.alpha * g[j];
     block_barrier();
-    mlp_gradient(c.net, adapted, x, y, g, acts, deltas, lane, n_lanes);
-    double* sum = s.round_sum + r * P;
-    for (std::size_t j = lane; j < P; j += n_lanes) sum[j] += w[j] - c.beta * g[j];
-    for (std::size_t e = lane; e < d; e += n_lanes) s.previous_x[(r * K + k) * d + e] = static_cast<double>(x[e]);
+    mlp_gradient(tables.net, adapted, x, y, g, acts, deltas, lane, n_lanes);
+    double* sum = states.round_sum + r * P;
+    for (std::size_t j = lane; j < P; j += n_lanes) sum[j] += w[j] - tables.beta * g[j];
+    for (std::size_t e = lane; e < d; e += n_lanes) states.previous_x[(r * K + k) * d + e] = static_cast<double>(x[e]);
     if (lane == 0) {
-      s.previous_y[r * K + k] = y;
-      s.has_previous[r * K + k] = 1;
+      states.previous_y[r * K + k] = y;
+      states.has_previous[r * K + k] = 1;
     }
     block_barrier();
     if (k + 1 == K)

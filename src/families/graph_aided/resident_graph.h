@@ -227,52 +227,52 @@ template <typename Philox>
 struct GraphProgram {
   static constexpr bool kTeamSteps = true;
   static constexpr bool kLocalState = true;
-  GraphTables c;
-  GraphStates s;
+  GraphTables tables;
+  GraphStates states;
 
   /// One replicate's own copy of the state (OMKL_WALK_STATE=local: core/resident_walk.h's LocalState).
-  OMKL_HD std::size_t local_state_bytes() const { return s.local_bytes; }
+  OMKL_HD std::size_t local_state_bytes() const { return states.local_bytes; }
   /// Replicate r's state from the arena into `copy` (into_copy) or back, on a team's lanes.
   OMKL_HD void copy_state(std::size_t r, void* copy, bool into_copy, unsigned lane, unsigned lanes) const {
-    s.slices->copy(s.arena, r, copy, into_copy, lane, lanes);
+    states.slices->copy(states.arena, r, copy, into_copy, lane, lanes);
   }
   /// This program over a replicate's own copy at `copy`, as its replicate 0.
   OMKL_HD GraphProgram localized(void* copy) const {
     GraphProgram local = *this;
-    local.s = graph_states_at(c, copy, *s.slices, true);
+    local.states = graph_states_at(tables, copy, *states.slices, true);
     return local;
   }
 
-  OMKL_HD double eta_at(std::int64_t t) const { return scheduled_rate(c.eta, c.inv_sqrt_t != 0, t); }
+  OMKL_HD double eta_at(std::int64_t t) const { return scheduled_rate(tables.eta, tables.inv_sqrt_t != 0, t); }
   OMKL_HD double explore_at(std::int64_t t) const {
-    return scheduled_rate(c.explore, c.explore_inv_sqrt_t != 0, t);
+    return scheduled_rate(tables.explore, tables.explore_inv_sqrt_t != 0, t);
   }
 
   /// graph_selection.cpp's plan_selection(), then the pairs of graph_aided.cpp's plan_pairs().
   template <typename Team>
   OMKL_HD std::size_t plan(std::size_t r, std::int64_t t, ResidentPair* pairs, Team& team) {
     const double eta = eta_at(t), explore = explore_at(t);
-    std::uint32_t* updated = s.updated + r * c.max_pairs;
-    double* q = s.q + r * c.max_pairs;
+    std::uint32_t* updated = states.updated + r * tables.max_pairs;
+    double* q = states.q + r * tables.max_pairs;
     std::uint32_t count = 0;
-    if (c.family == 0) {
+    if (tables.family == 0) {
       count = plan_gf(r, t, explore, updated, q, team);
     } else {
       count = plan_sfg(r, t, explore, updated, q, team);
     }
-    double* q_used = s.q_used + r * c.max_pairs;
+    double* q_used = states.q_used + r * tables.max_pairs;
     for (std::uint32_t i = team.lane(); i < count; i += team.size()) {
-      const double qu = q[i] > c.q_floor ? q[i] : c.q_floor;  // std::max(q, q_floor)
+      const double qu = q[i] > tables.q_floor ? q[i] : tables.q_floor;  // std::max(q, q_floor)
       q_used[i] = qu;
       pairs[i].slot = updated[i];
       pairs[i].kernel = updated[i];
       pairs[i].rate = eta / qu;
-      pairs[i].shrink = 1.0 - 2.0 * eta * c.lambda / qu;
+      pairs[i].shrink = 1.0 - 2.0 * eta * tables.lambda / qu;
       pairs[i].box = 0.0;  // no clipping
     }
     if (team.leader()) {
-      s.n_pairs[r] = count;
-      s.updates[r] += count;  // rate = η/q̃ > 0: every pair updates
+      states.n_pairs[r] = count;
+      states.updates[r] += count;  // rate = η/q̃ > 0: every pair updates
     }
     return count;
   }
@@ -282,18 +282,18 @@ struct GraphProgram {
   template <typename Team>
   OMKL_HD double learn(std::size_t r, std::int64_t t, double y, const double* f, const double* norm2,
                        ResidentPair* /*pairs: plan() set their steps*/, Team& team) {
-    const std::size_t n = c.n;
+    const std::size_t n = tables.n;
     const double eta = eta_at(t);
-    const std::uint32_t count = s.n_pairs[r], predicted = s.n_predicted[r];
-    const std::uint32_t* updated = s.updated + r * c.max_pairs;
-    const double* q_used = s.q_used + r * c.max_pairs;
-    double* log_w = s.log_w + r * n;
+    const std::uint32_t count = states.n_pairs[r], predicted = states.n_predicted[r];
+    const std::uint32_t* updated = states.updated + r * tables.max_pairs;
+    const double* q_used = states.q_used + r * tables.max_pairs;
+    double* log_w = states.log_w + r * n;
     // combine_prediction(): the predicted kernels are the first `predicted` of S_t; their
     // shifted weights by the lanes into the scratch (|S_t| ≤ n), the sums by the team.
     double prediction = 0.0;
     if (predicted > 0) {
       const double m = max_over(predicted, [&](std::size_t i) { return log_w[updated[i]]; }, team);
-      double* w = s.scratch + r * graph_scratch_stride(c);
+      double* w = states.scratch + r * graph_scratch_stride(tables);
       for (std::uint32_t i = team.lane(); i < predicted; i += team.size()) w[i] = std::exp(log_w[updated[i]] - m);
       team.sync();
       const double num = sum_over(predicted, [&](std::size_t i) { return w[i] * f[i]; }, team);
@@ -305,23 +305,23 @@ struct GraphProgram {
     for (std::uint32_t i = team.lane(); i < count; i += team.size()) {
       const double fi = f[i];
       double n2 = norm2[i];
-      if (c.updated_theta_loss) {
-        const double rate = eta / q_used[i], shrink = 1.0 - 2.0 * eta * c.lambda / q_used[i];
+      if (tables.updated_theta_loss) {
+        const double rate = eta / q_used[i], shrink = 1.0 - 2.0 * eta * tables.lambda / q_used[i];
         const double g = rate * 2.0 * (fi - y);
-        n2 = shrink * shrink * n2 - 2.0 * shrink * g * fi + g * g * c.z2;
+        n2 = shrink * shrink * n2 - 2.0 * shrink * g * fi + g * g * tables.z2;
         if (n2 < 0) n2 = 0;
       }
-      const double loss = ((fi - y) * (fi - y) + c.lambda * n2) / q_used[i];
+      const double loss = ((fi - y) * (fi - y) + tables.lambda * n2) / q_used[i];
       log_w[updated[i]] -= eta * loss;
     }
-    if (c.family != 0 && team.leader()) {
-      const std::uint32_t node = s.node[r];
+    if (tables.family != 0 && team.leader()) {
+      const std::uint32_t node = states.node[r];
       const double err = (prediction - y) * (prediction - y);
-      const double p_node = s.pmf[r * pmf_stride() + node];
-      const double p_tilde = p_node > c.p_floor ? p_node : c.p_floor;
-      double* log_u = s.log_u + r * n;
+      const double p_node = states.pmf[r * pmf_stride() + node];
+      const double p_tilde = p_node > tables.p_floor ? p_node : tables.p_floor;
+      double* log_u = states.log_u + r * n;
       log_u[node] -= eta * err / p_tilde;
-      if (s.u_valid[r]) set_vertex_weight(r, node, exp_or_zero(log_u[node] - s.u_ref[r]));
+      if (states.u_valid[r]) set_vertex_weight(r, node, exp_or_zero(log_u[node] - states.u_ref[r]));
     }
     return prediction;
   }
@@ -329,10 +329,10 @@ struct GraphProgram {
   /// Whether this step's sums take the tree order: asked for, and the team has it (a GPU thread alone does not).
   template <typename Team>
   OMKL_HD bool tree(const Team&) const {
-    return Team::kTreeSums && c.tree_sums != 0;
+    return Team::kTreeSums && tables.tree_sums != 0;
   }
 
-  OMKL_HD std::size_t pmf_stride() const { return c.n > c.J ? c.n : c.J; }
+  OMKL_HD std::size_t pmf_stride() const { return tables.n > tables.J ? tables.n : tables.J; }
 
  private:
   // ---- OMKL-GF ---------------------------------------------------------------------------------
@@ -343,23 +343,23 @@ struct GraphProgram {
   template <typename Team>
   OMKL_HD std::uint32_t plan_gf(std::size_t r, std::int64_t t, double eta_e, std::uint32_t* updated, double* q,
                                 Team& team) {
-    const std::uint32_t n = c.n, J = c.J, M = c.M;
-    const double* log_w = s.log_w + r * n;
-    if (t <= c.last_regen) regenerate(r, eta_e, team);
+    const std::uint32_t n = tables.n, J = tables.J, M = tables.M;
+    const double* log_w = states.log_w + r * n;
+    if (t <= tables.last_regen) regenerate(r, eta_e, team);
     // Selective-node weights, shifted by the heaviest linked kernel (plan_selection()).
-    const std::uint32_t* lists = s.node_kernels + r * J * M;
-    const std::uint32_t* counts = s.node_count + r * J;
+    const std::uint32_t* lists = states.node_kernels + r * J * M;
+    const std::uint32_t* counts = states.node_count + r * J;
     const double top = max_over(static_cast<std::size_t>(J) * M, [&](std::size_t idx) {
       const std::size_t j = idx / M;
       return idx - j * M < counts[j] ? log_w[lists[idx]] : -INFINITY;
     }, team);
-    double* e = s.scratch + r * graph_scratch_stride(c);  // J × M, as the lists
+    double* e = states.scratch + r * graph_scratch_stride(tables);  // J × M, as the lists
     for (std::uint32_t idx = team.lane(); idx < J * M; idx += team.size()) {
       const std::uint32_t j = idx / M, i = idx - j * M;
       if (i < counts[j]) e[idx] = std::exp(log_w[lists[idx]] - top);
     }
     team.sync();
-    double* p = s.pmf + r * pmf_stride();
+    double* p = states.pmf + r * pmf_stride();
     for (std::uint32_t j = team.lane(); j < J; j += team.size()) {
       double u = 0.0;
       for (std::uint32_t i = 0; i < counts[j]; ++i) u += e[j * M + i];
@@ -371,9 +371,9 @@ struct GraphProgram {
     for (std::uint32_t j = team.lane(); j < J; j += team.size())
       p[j] = (1.0 - eta_e) * p[j] / total + eta_e / static_cast<double>(J);
     team.sync();
-    const double uniform = team.leader() ? s.rng[r].template uniform<Philox>() : 0.0;
+    const double uniform = team.leader() ? states.rng[r].template uniform<Philox>() : 0.0;
     const auto node = static_cast<std::uint32_t>(draw_of(p, J, uniform, false, team));
-    const double* P = s.link_p + r * n * J;
+    const double* P = states.link_p + r * n * J;
     const std::uint32_t count = counts[node];
     for (std::uint32_t i = team.lane(); i < count; i += team.size()) {
       const std::uint32_t k = lists[node * M + i];
@@ -383,8 +383,8 @@ struct GraphProgram {
       q[i] = qk;
     }
     if (team.leader()) {
-      s.node[r] = node;
-      s.n_predicted[r] = count;
+      states.node[r] = node;
+      states.n_predicted[r] = count;
     }
     team.sync();  // plan() reads every lane's updated and q
     return count;
@@ -395,22 +395,22 @@ struct GraphProgram {
   /// node lists by the leader.
   template <typename Team>
   OMKL_HD void regenerate(std::size_t r, double eta_e, Team& team) {
-    const std::uint32_t n = c.n, J = c.J, M = c.M;
-    const double* log_w = s.log_w + r * n;
-    double* w = s.regen_w + r * n;
+    const std::uint32_t n = tables.n, J = tables.J, M = tables.M;
+    const double* log_w = states.log_w + r * n;
+    double* w = states.regen_w + r * n;
     const double m = max_of(log_w, n, team);
     for (std::uint32_t k = team.lane(); k < n; k += team.size()) w[k] = exp_or_zero(log_w[k] - m);
-    double* uniforms = s.regen_uniforms + r * J * M;
+    double* uniforms = states.regen_uniforms + r * J * M;
     if (team.leader()) {
-      for (std::uint32_t i = 0; i < J * M; ++i) uniforms[i] = s.rng[r].template uniform<Philox>();
-      s.regen_eta[r] = eta_e;
-      s.has_graph[r] = 1;
+      for (std::uint32_t i = 0; i < J * M; ++i) uniforms[i] = states.rng[r].template uniform<Philox>();
+      states.regen_eta[r] = eta_e;
+      states.has_graph[r] = 1;
     }
     team.sync();  // every lane's w: a tree sum reads the entries where they are
     const double total = sum_of(w, n, team);
-    double* P = s.link_p + r * n * J;
-    std::uint8_t* A = s.linked + r * n * J;
-    double* cdf = s.scratch + r * graph_scratch_stride(c);
+    double* P = states.link_p + r * n * J;
+    std::uint8_t* A = states.linked + r * n * J;
+    double* cdf = states.scratch + r * graph_scratch_stride(tables);
     const double nd = static_cast<double>(n);
     for (std::uint32_t j = 0; j < J; ++j) {
       const double explore = std::pow(eta_e, static_cast<double>(j + 1));
@@ -428,12 +428,12 @@ struct GraphProgram {
           cdf[k] = acc;
         }
         for (std::uint32_t i = 0; i < M; ++i)
-          A[sample_from_cdf(cdf, n, uniforms[j * M + i], c.shifted != 0) * J + j] = 1;
-        std::uint32_t* list = s.node_kernels + (r * J + j) * M;
+          A[sample_from_cdf(cdf, n, uniforms[j * M + i], tables.shifted != 0) * J + j] = 1;
+        std::uint32_t* list = states.node_kernels + (r * J + j) * M;
         std::uint32_t count = 0;
         for (std::uint32_t k = 0; k < n; ++k)
           if (A[k * J + j]) list[count++] = k;
-        s.node_count[r * J + j] = count;
+        states.node_count[r * J + j] = count;
       }
       team.sync();  // the leader is done with cdf (the next column's π) and the lists
     }
@@ -444,21 +444,21 @@ struct GraphProgram {
   template <typename Team>
   OMKL_HD std::uint32_t plan_sfg(std::size_t r, std::int64_t t, double xi, std::uint32_t* updated, double* q,
                                  Team& team) {
-    const std::uint32_t n = c.n;
+    const std::uint32_t n = tables.n;
     const double* u = vertex_weights(r, team);
-    const bool before = t <= c.switch_step;
-    const std::uint32_t* exploration = c.exploration;
-    std::uint32_t n_exploration = c.n_exploration;
+    const bool before = t <= tables.switch_step;
+    const std::uint32_t* exploration = tables.exploration;
+    std::uint32_t n_exploration = tables.n_exploration;
     bool refined_now = false;
     double total = 0.0;  // Σ u (sum_of()'s order)
-    if (c.family == 2) {
-      refined_now = team.share(!s.refined[r] || before || !c.freeze_refinement);
+    if (tables.family == 2) {
+      refined_now = team.share(!states.refined[r] || before || !tables.freeze_refinement);
       if (refined_now) total = refine(r, xi, team);  // its sum of the same u
-      exploration = s.refined_set + r * n;
-      n_exploration = s.set_size[r];
+      exploration = states.refined_set + r * n;
+      n_exploration = states.set_size[r];
     }
     // vertex_probabilities(u, ξ, E): the entries by the lanes, the total by sum_of().
-    double* p = s.pmf + r * pmf_stride();
+    double* p = states.pmf + r * pmf_stride();
     if (!refined_now) total = sum_of(u, n, team);
     for (std::uint32_t i = team.lane(); i < n; i += team.size()) p[i] = (1.0 - xi) * (u[i] / total);
     team.sync();
@@ -469,19 +469,19 @@ struct GraphProgram {
     const double p_total = drawn.p_total;
     const std::uint32_t node = drawn.node;
     // S_t = N_out(node), then (SFG-R) the refinement edges out of it, ascending.
-    const std::uint32_t out_begin = c.out_offsets[node], base_count = c.out_offsets[node + 1] - out_begin;
-    for (std::uint32_t i = team.lane(); i < base_count; i += team.size()) updated[i] = c.out_list[out_begin + i];
+    const std::uint32_t out_begin = tables.out_offsets[node], base_count = tables.out_offsets[node + 1] - out_begin;
+    for (std::uint32_t i = team.lane(); i < base_count; i += team.size()) updated[i] = tables.out_list[out_begin + i];
     std::uint32_t count = base_count;
-    if (c.family == 2) {
-      const std::uint32_t* start = s.added_start + r * (n + 1);
-      const std::uint32_t* targets = s.added_targets + r * n;
+    if (tables.family == 2) {
+      const std::uint32_t* start = states.added_start + r * (n + 1);
+      const std::uint32_t* targets = states.added_targets + r * n;
       const std::uint32_t added = start[node + 1] - start[node];
       for (std::uint32_t i = team.lane(); i < added; i += team.size()) updated[base_count + i] = targets[start[node] + i];
       count += added;
     }
-    if (team.leader()) s.n_predicted[r] = c.family == 2 && c.predict_with_refined ? count : base_count;
+    if (team.leader()) states.n_predicted[r] = tables.family == 2 && tables.predict_with_refined ? count : base_count;
     team.sync();
-    const std::uint32_t* added_from = c.family == 2 ? s.added_from + r * n : nullptr;
+    const std::uint32_t* added_from = tables.family == 2 ? states.added_from + r * n : nullptr;
     for (std::uint32_t i = team.lane(); i < count; i += team.size())
       q[i] = observation(updated[i], p, p_total, added_from ? added_from[updated[i]] : kNoVertex);
     team.sync();  // plan() reads every q
@@ -497,21 +497,21 @@ struct GraphProgram {
   /// plan_sfg()'s Σ p and vertex draw (SFG-R's discarded uniform first), by the team.
   template <typename Team>
   OMKL_HD DrawnVertex draw_vertex(std::size_t r, const double* p, const double* u, bool before, Team& team) {
-    const std::uint32_t n = c.n;
+    const std::uint32_t n = tables.n;
     DrawnVertex drawn = {0.0, 0u};
     drawn.p_total = sum_of(p, n, team);
-    const int mode = before ? 2 : c.after_switch;
+    const int mode = before ? 2 : tables.after_switch;
     if (mode == 2) {
       double uniform = 0.0;
       if (team.leader()) {
-        if (c.family == 2 && c.double_draw && before) (void)s.rng[r].template uniform<Philox>();
-        uniform = s.rng[r].template uniform<Philox>();
+        if (tables.family == 2 && tables.double_draw && before) (void)states.rng[r].template uniform<Philox>();
+        uniform = states.rng[r].template uniform<Philox>();
       }
-      drawn.node = static_cast<std::uint32_t>(draw_of(p, n, uniform, c.shifted != 0, team));
+      drawn.node = static_cast<std::uint32_t>(draw_of(p, n, uniform, tables.shifted != 0, team));
     } else if (mode == 1) {
       drawn.node = team.share(team.leader() ? argmax_first(u, n) : 0u);
     }
-    if (team.leader()) s.node[r] = drawn.node;
+    if (team.leader()) states.node[r] = drawn.node;
     return drawn;
   }
 
@@ -588,20 +588,20 @@ struct GraphProgram {
   /// weight) when missing or when its largest entry has drifted below kLinearWeightRefreshFloor.
   template <typename Team>
   OMKL_HD const double* vertex_weights(std::size_t r, Team& team) {
-    const std::uint32_t n = c.n;
-    double* u = s.u_lin + r * n;
-    const double* log_u = s.log_u + r * n;
+    const std::uint32_t n = tables.n;
+    double* u = states.u_lin + r * n;
+    const double* log_u = states.log_u + r * n;
     // u ≥ 0, so the largest entry is the same from −∞ as from 0 (n ≥ 1); u_valid is the
     // leader's, written before a barrier, so every lane takes the same branch.
-    const bool refresh = !s.u_valid[r] || max_of(u, n, team) < kLinearWeightRefreshFloor;
+    const bool refresh = !states.u_valid[r] || max_of(u, n, team) < kLinearWeightRefreshFloor;
     if (!refresh) return u;
     const double ref = max_of(log_u, n, team);
-    if (team.leader()) s.u_ref[r] = ref;
+    if (team.leader()) states.u_ref[r] = ref;
     for (std::uint32_t i = team.lane(); i < n; i += team.size()) u[i] = exp_or_zero(log_u[i] - ref);
     team.sync();
     if (team.leader()) {
-      s.u_valid[r] = 1;
-      if (c.family == 2) sort_by_weight(r);
+      states.u_valid[r] = 1;
+      if (tables.family == 2) sort_by_weight(r);
     }
     team.sync();
     return u;
@@ -610,9 +610,9 @@ struct GraphProgram {
   /// refresh_vertex_weights()'s order: stable, by u descending (an insertion sort: n ≤ 128 and
   /// refreshes are rare).
   OMKL_HD void sort_by_weight(std::size_t r) {
-    const std::uint32_t n = c.n;
-    const double* u = s.u_lin + r * n;
-    std::uint32_t* order = s.by_weight + r * n;
+    const std::uint32_t n = tables.n;
+    const double* u = states.u_lin + r * n;
+    std::uint32_t* order = states.by_weight + r * n;
     for (std::uint32_t i = 0; i < n; ++i) {
       std::uint32_t k = i;
       while (k > 0 && u[order[k - 1]] < u[i]) {
@@ -621,17 +621,17 @@ struct GraphProgram {
       }
       order[k] = i;
     }
-    for (std::uint32_t k = 0; k < n; ++k) s.weight_rank[r * n + order[k]] = k;
+    for (std::uint32_t k = 0; k < n; ++k) states.weight_rank[r * n + order[k]] = k;
   }
 
   /// graph_selection.cpp's set_vertex_weight(): u[v] and v's place in the order.
   OMKL_HD void set_vertex_weight(std::size_t r, std::uint32_t v, double value) {
-    const std::uint32_t n = c.n;
-    double* u = s.u_lin + r * n;
+    const std::uint32_t n = tables.n;
+    double* u = states.u_lin + r * n;
     u[v] = value;
-    if (c.family != 2) return;  // only the refinement reads the order
-    std::uint32_t* order = s.by_weight + r * n;
-    std::uint32_t* rank = s.weight_rank + r * n;
+    if (tables.family != 2) return;  // only the refinement reads the order
+    std::uint32_t* order = states.by_weight + r * n;
+    std::uint32_t* rank = states.weight_rank + r * n;
     std::uint32_t k = rank[v];
     while (k + 1 < n && u[order[k + 1]] > value) {
       order[k] = order[k + 1];
@@ -656,15 +656,15 @@ struct GraphProgram {
   /// the set is the serial reading's whatever the team.
   template <typename Team>
   OMKL_HD double refine(std::size_t r, double xi, Team& team) {
-    const std::uint32_t n = c.n;
-    const double* u = s.u_lin + r * n;
-    std::uint8_t* marks = s.marks + r * n;
-    std::uint32_t* candidate = s.candidate + r * n;
+    const std::uint32_t n = tables.n;
+    const double* u = states.u_lin + r * n;
+    std::uint8_t* marks = states.marks + r * n;
+    std::uint32_t* candidate = states.candidate + r * n;
     for (std::uint32_t i = team.lane(); i < n; i += team.size()) marks[i] = 0;
     const double total = sum_of(u, n, team);  // its barriers order the marks' reset too
     const double nd = static_cast<double>(n);
-    if (c.beta_fixed > 0) {
-      const double threshold = (c.beta_fixed - xi / nd) / (1.0 - xi);
+    if (tables.beta_fixed > 0) {
+      const double threshold = (tables.beta_fixed - xi / nd) / (1.0 - xi);
       for (std::uint32_t i = team.lane(); i < n; i += team.size())
         if (u[i] / total >= threshold) marks[i] = 1;
       team.sync();
@@ -676,9 +676,9 @@ struct GraphProgram {
     } else {
       // The vertices in the order by weight while they pass: each one's test by a lane (into
       // the candidate scratch), the first that fails by the leader.
-      const std::uint32_t* order = s.by_weight + r * n;
-      const double top = u[order[c.beta_rank - 1]] / total;
-      const double beta = (1.0 - xi) * top + xi / nd - c.beta_eps;
+      const std::uint32_t* order = states.by_weight + r * n;
+      const double top = u[order[tables.beta_rank - 1]] / total;
+      const double beta = (1.0 - xi) * top + xi / nd - tables.beta_eps;
       double threshold = (beta - xi / nd) / (1.0 - xi);
       threshold = top < threshold ? top : threshold;  // std::min(threshold, top)
       for (std::uint32_t k = team.lane(); k < n; k += team.size()) candidate[k] = u[order[k]] / total >= threshold;
@@ -703,17 +703,17 @@ struct GraphProgram {
       // Compared with D'_{t−1}.
       std::uint32_t size = 0;
       for (std::uint32_t i = 0; i < n; ++i) size += marks[i] != 0;
-      std::uint32_t* set = s.refined_set + r * n;
-      bool same = s.refined[r] && size == s.set_size[r];
+      std::uint32_t* set = states.refined_set + r * n;
+      bool same = states.refined[r] && size == states.set_size[r];
       for (std::uint32_t i = 0; same && i < size; ++i) same = candidate[i] == set[i];
       if (!same) {
         for (std::uint32_t i = 0; i < size; ++i) set[i] = candidate[i];
-        s.set_size[r] = size;
+        states.set_size[r] = size;
       }
       changed = !same;
     }
     if (team.share(changed)) rebuild_refined(r, team);
-    if (team.leader()) s.refined[r] = 1;
+    if (team.leader()) states.refined[r] = 1;
     team.sync();
     return total;
   }
@@ -725,9 +725,9 @@ struct GraphProgram {
   /// edge, and its place in the index of added edges (counts, so the index is the serial one's).
   template <typename Team>
   OMKL_HD void rebuild_refined(std::size_t r, Team& team) {
-    const std::uint32_t n = c.n, size = s.set_size[r];
-    const std::uint32_t* set = s.refined_set + r * n;
-    std::uint8_t* marks = s.marks + r * n;
+    const std::uint32_t n = tables.n, size = states.set_size[r];
+    const std::uint32_t* set = states.refined_set + r * n;
+    std::uint8_t* marks = states.marks + r * n;
     for (std::uint32_t i = team.lane(); i < n; i += team.size()) marks[i] = 0;
     team.sync();
     for (std::uint32_t e = team.lane(); e < size; e += team.size()) marks[set[e]] = 1;  // distinct members
@@ -739,22 +739,22 @@ struct GraphProgram {
       }
       bool dominated = false;
       for (std::uint32_t e = 0; e < size && !dominated; ++e)
-        dominated = c.adjacency[static_cast<std::size_t>(set[e]) * n + i] != 0;
+        dominated = tables.adjacency[static_cast<std::size_t>(set[e]) * n + i] != 0;
       marks[i] = dominated ? 2 : 0;
     }
     team.sync();
-    std::uint32_t* added_from = s.added_from + r * n;
+    std::uint32_t* added_from = states.added_from + r * n;
     for (std::uint32_t i = team.lane(); i < n; i += team.size()) {
       added_from[i] = kNoVertex;
-      if (!c.refine_all_vertices && marks[i] != 0) continue;
-      const std::uint32_t* candidates = c.dominator_order + static_cast<std::size_t>(i) * n;
+      if (!tables.refine_all_vertices && marks[i] != 0) continue;
+      const std::uint32_t* candidates = tables.dominator_order + static_cast<std::size_t>(i) * n;
       std::uint32_t k = 0;
       while (!(marks[candidates[k]] & 1u)) ++k;  // D'_t is non-empty
       const std::uint32_t d = candidates[k];
-      if (!c.adjacency[static_cast<std::size_t>(d) * n + i]) added_from[i] = d;
+      if (!tables.adjacency[static_cast<std::size_t>(d) * n + i]) added_from[i] = d;
     }
     team.sync();
-    index_added_edges(n, added_from, s.added_start + r * (n + 1), s.added_targets + r * n, team.lane(), team.size());
+    index_added_edges(n, added_from, states.added_start + r * (n + 1), states.added_targets + r * n, team.lane(), team.size());
     team.sync();
   }
 
@@ -767,15 +767,15 @@ struct GraphProgram {
 
   /// ObservationSums::q(k, p, p_total, extra).
   OMKL_HD double observation(std::uint32_t k, const double* p, double p_total, std::uint32_t extra) const {
-    if (c.use_complement[k]) {
+    if (tables.use_complement[k]) {
       double sum = 0.0;
-      for (std::uint32_t i = c.complement_offsets[k]; i < c.complement_offsets[k + 1]; ++i)
-        if (c.complement_list[i] != extra) sum += p[c.complement_list[i]];
+      for (std::uint32_t i = tables.complement_offsets[k]; i < tables.complement_offsets[k + 1]; ++i)
+        if (tables.complement_list[i] != extra) sum += p[tables.complement_list[i]];
       const double q = p_total - sum;
       if (q >= 0.5 * p_total) return q;
     }
     double sum = 0.0;
-    for (std::uint32_t i = c.in_offsets[k]; i < c.in_offsets[k + 1]; ++i) sum += p[c.in_list[i]];
+    for (std::uint32_t i = tables.in_offsets[k]; i < tables.in_offsets[k + 1]; ++i) sum += p[tables.in_list[i]];
     return extra == kNoVertex ? sum : sum + p[extra];
   }
 };

@@ -442,7 +442,7 @@ TEST(ResidentGraphTest, AReplicatesOwnCopyHoldsItsEntriesOfEveryArray) {
     GraphProgram<HostPhilox> program{c, state.view()};
     // Every entry of every array a value of its own: its array, replicate and index.
     std::size_t arrays = 0;
-    visit_graph_state(c, program.s, [&](auto*& array, std::size_t count) {
+    visit_graph_state(c, program.states, [&](auto*& array, std::size_t count) {
       using T = std::remove_pointer_t<std::remove_reference_t<decltype(array)>>;
       unsigned char* bytes = reinterpret_cast<unsigned char*>(array);
       for (std::size_t b = 0; b < 3 * count * sizeof(T); ++b) bytes[b] = static_cast<unsigned char>(arrays * 37 + b);
@@ -455,7 +455,7 @@ TEST(ResidentGraphTest, AReplicatesOwnCopyHoldsItsEntriesOfEveryArray) {
     std::vector<std::uint64_t> copy((program.local_state_bytes() + 7) / 8 + 1, 0);
     program.copy_state(1, copy.data(), true, 0u, 1u);
     GraphProgram<HostPhilox> local = program.localized(copy.data());
-    GraphStates arena_view = program.s, local_view = local.s;
+    GraphStates arena_view = program.states, local_view = local.states;
     std::vector<unsigned char*> arena_arrays, local_arrays;
     std::vector<std::size_t> sizes;
     visit_graph_state(c, arena_view, [&](auto*& array, std::size_t count) {
@@ -471,7 +471,7 @@ TEST(ResidentGraphTest, AReplicatesOwnCopyHoldsItsEntriesOfEveryArray) {
       EXPECT_EQ(std::memcmp(local_arrays[k], arena_arrays[k] + sizes[k], sizes[k]), 0) << family << " array " << k;
       for (std::size_t b = 0; b < sizes[k]; ++b) local_arrays[k][b] ^= 0xffu;  // the walk changes them
     }
-    EXPECT_EQ(local.s.log_w, reinterpret_cast<double*>(local_arrays[1]));
+    EXPECT_EQ(local.states.log_w, reinterpret_cast<double*>(local_arrays[1]));
     program.copy_state(1, copy.data(), false, 0u, 1u);
     for (std::size_t k = 0; k < sizes.size(); ++k)
       for (std::size_t r = 0; r < 3; ++r)
