@@ -567,10 +567,10 @@ class ResidentArena {
     a.local_state = shape.local_state;
     a.rows = shape.rows ? rows_.data() : nullptr;
     a.n_rows = shape.n_rows;
-    // Unset switches: the program's own shape (features/rf_backend.h, DeviceLease).
-    a.block_per_pair = lease.block_per_pair.value_or(detail::FewPairs<Program>::value);
-    a.team_steps = lease.team_steps;
-    a.block_threads = lease.walk_threads.value_or(detail::TeamSteps<Program>::value ? 0u : kDefaultResidentThreads);
+    // Unset switches: the program's own shape (features/rf_backend.h, WalkLaunch).
+    a.block_per_pair = lease.launch.block_per_pair.value_or(detail::FewPairs<Program>::value);
+    a.team_steps = lease.launch.team_steps;
+    a.block_threads = lease.launch.walk_threads.value_or(detail::TeamSteps<Program>::value ? 0u : kDefaultResidentThreads);
     overflow_.resize(1);
     overflow_.zero();
     a.overflow = overflow_.data();

@@ -162,7 +162,7 @@ class CudaRfBackend final : public RfBackend {
     device_draws_ = env_switch("OMKL_CUDA_DRAWS", "device", {"host", "device"}) == "device";
     // How the resident walks launch (OMKL_CUDA_WALK_PAIRS, _PLAN, _THREADS: each program's
     // measured fastest shape unless set); the walks take them from the lease.
-    read_walk_switches(walk_shape_);
+    walk_launch_ = read_walk_switches();
     // The exact double host copy is made when first needed (set_frequencies, or a download
     // for get_frequencies): with device draws and 1000 replicates it is 517 MB never touched.
     frequencies_.resize(p.n_replicates * p.n_kernels * p.n_rff * p.n_features);
@@ -340,9 +340,7 @@ class CudaRfBackend final : public RfBackend {
     lease.frequencies = frequencies_.data();
     lease.single_precision = std::is_same_v<Real, float>;
     lease.stream = context_->stream();
-    lease.block_per_pair = walk_shape_.block_per_pair;
-    lease.team_steps = walk_shape_.team_steps;
-    lease.walk_threads = walk_shape_.walk_threads;
+    lease.launch = walk_launch_;
     return true;
   }
 
@@ -635,7 +633,7 @@ class CudaRfBackend final : public RfBackend {
   PinnedBuffer<DevicePair> staging_pairs_{true};    // the step's pairs, then x
   bool native_selected_ = false;
   bool native_round_ = false;  // aggregate_round() on the device (the default; OMKL_CUDA_ROUND=generic: off)
-  DeviceLease walk_shape_;  // its launch fields only (read_walk_switches())
+  WalkLaunch walk_launch_;  // read_walk_switches() when the backend is made
   bool log_w_initialized_ = false;
   // Exact double copy of the matrices (checkpoints, float mode), made on first use; stale
   // after device draws until downloaded.

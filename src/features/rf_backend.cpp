@@ -39,7 +39,8 @@ void check_loss_labels(detail::ParamReader& params, LossKind loss, bool labels) 
 
 namespace detail {
 
-void read_walk_switches(DeviceLease& lease) {
+WalkLaunch read_walk_switches() {
+  WalkLaunch launch;
   // The defaults are the shapes measured fastest on an H200 (bench/RESULTS.md, 2026-11-26, third
   // lease): each program's own where they differ, so an unset switch leaves the choice to it.
   // A step with fewer pairs than warps: a warp per pair (`warp`) or the whole block per pair
@@ -47,16 +48,16 @@ void read_walk_switches(DeviceLease& lease) {
   // repetitions: 10.6 against 17.7 µs a step), a warp for the graph family's 10-40 pairs
   // (OMKL-GF at one seed: 150 against 329 ms).
   const std::string pairs = env_switch("OMKL_CUDA_WALK_PAIRS", "", {"warp", "auto"});
-  lease.block_per_pair = pairs.empty() ? std::nullopt : std::optional<bool>(pairs == "auto");
+  launch.block_per_pair = pairs.empty() ? std::nullopt : std::optional<bool>(pairs == "auto");
   // A team program's plan and learn (the graph-aided family's) by the block (2.2-2.4x faster
   // than thread 0 alone at 20 seeds) or on thread 0.
-  lease.team_steps = env_switch("OMKL_CUDA_WALK_PLAN", "block", {"thread", "block"}) == "block";
+  launch.team_steps = env_switch("OMKL_CUDA_WALK_PLAN", "block", {"thread", "block"}) == "block";
   // Threads per replicate's block: more warps take more of a step's pairs at once, and fewer
   // blocks fit a multiprocessor; `auto` (0) picks at launch. Unset: `auto` for a team program,
   // 128 for the others (not measured wider).
   const std::string threads = env_switch("OMKL_CUDA_WALK_THREADS", "", {"128", "256", "512", "auto"});
-  if (threads.empty()) lease.walk_threads.reset();
-  else lease.walk_threads = threads == "auto" ? 0u : static_cast<unsigned>(std::stoul(threads));
+  if (!threads.empty()) launch.walk_threads = threads == "auto" ? 0u : static_cast<unsigned>(std::stoul(threads));
+  return launch;
 }
 
 SlotsByKernel slots_by_kernel(const RfProblem& problem) {

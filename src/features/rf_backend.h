@@ -109,14 +109,9 @@ struct ClientUpdate {
   double b = 0.0;
 };
 
-/// The device memory a GPU backend lends to a device-resident walk (core/resident_walk.h): θ
-/// (R × S × 2D) and the frequency matrices (R × P × D × d) in the backend's precision, and the
-/// stream the walk must be ordered on. The lease stays valid while the backend lives.
-struct DeviceLease {
-  void* theta = nullptr;
-  const void* frequencies = nullptr;
-  bool single_precision = false;
-  void* stream = nullptr;  ///< cudaStream_t
+/// How a resident walk is launched on the GPU (kernels/resident_walk.cuh), from the switches
+/// OMKL_CUDA_WALK_PAIRS, OMKL_CUDA_WALK_PLAN and OMKL_CUDA_WALK_THREADS (read_walk_switches()).
+struct WalkLaunch {
   /// A resident walk's step with fewer pairs than warps gives each pair the whole thread block
   /// (OMKL_CUDA_WALK_PAIRS=auto) or a warp (=warp), read when the CUDA backend is made
   /// (kernels/resident_walk.cuh). Unset: the program's choice (detail::FewPairs: the whole block
@@ -131,11 +126,23 @@ struct DeviceLease {
   std::optional<unsigned> walk_threads;
 };
 
-/// Sets a lease's launch fields (block_per_pair, team_steps, walk_threads) from the switches
-/// OMKL_CUDA_WALK_PAIRS, OMKL_CUDA_WALK_PLAN and OMKL_CUDA_WALK_THREADS; a value that is not one
-/// of a switch's choices is a ConfigError naming it. Read when a walk's device side is made (the
-/// CUDA backend, the kernel-expansion bandit's own walk).
-void read_walk_switches(DeviceLease& lease);
+/// The launch from the switches OMKL_CUDA_WALK_PAIRS, OMKL_CUDA_WALK_PLAN and
+/// OMKL_CUDA_WALK_THREADS; a value that is not one of a switch's choices is a ConfigError naming
+/// it. Read when a walk's device side is made (the CUDA backend, the kernel-expansion bandit's
+/// and PerFedAvg's own walks).
+WalkLaunch read_walk_switches();
+
+/// The device memory a GPU backend lends to a device-resident walk (core/resident_walk.h): θ
+/// (R × S × 2D) and the frequency matrices (R × P × D × d) in the backend's precision, the
+/// stream the walk must be ordered on, and how the backend's walks launch. The lease stays valid
+/// while the backend lives.
+struct DeviceLease {
+  void* theta = nullptr;
+  const void* frequencies = nullptr;
+  bool single_precision = false;
+  void* stream = nullptr;  ///< cudaStream_t
+  WalkLaunch launch;
+};
 
 /// The most random features per kernel (D) the CUDA backend holds: a slot's 2D features in one
 /// thread block's registers and shared memory (kernels/rf_kernels.cuh's kMaxRff, which equals

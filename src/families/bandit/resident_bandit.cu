@@ -17,12 +17,11 @@ struct KernelBanditDeviceWalk::Impl {
   explicit Impl(DeviceContexts* contexts)
       : context(DeviceContexts::lease_from(contexts)), arena(context->stream()) {
     pool.set_stream(context->stream());
-    read_walk_switches(launch);
   }
   DeviceContexts::Lease context;  // the kernel expansions have no RfBackend to lend a stream
   omkl::cuda::ResidentArena arena;
   omkl::cuda::DeviceBuffer<std::uint64_t> pool;
-  DeviceLease launch;  // the walk's launch switches (OMKL_CUDA_WALK_THREADS, …)
+  WalkLaunch launch = read_walk_switches();  // OMKL_CUDA_WALK_THREADS, …
 };
 
 KernelBanditDeviceWalk::KernelBanditDeviceWalk(DeviceContexts* contexts) : impl_(std::make_unique<Impl>(contexts)) {}
@@ -45,7 +44,8 @@ void KernelBanditDeviceWalk::read(std::size_t offset, std::size_t bytes, void* d
 void KernelBanditDeviceWalk::walk(const BanditTables& bandit, const SupportTables& tables, const SupportLayout& layout,
                                   BanditStateData& state, const ResidentWalkArgs<double>& shape, const double* x,
                                   const double* y, double* predictions) {
-  DeviceLease lease = impl_->launch;  // no θ or frequencies: the program evaluates its sets itself
+  DeviceLease lease;  // no θ or frequencies: the program evaluates its sets itself
+  lease.launch = impl_->launch;
   lease.stream = impl_->context->stream();
   const SupportArrays arrays = layout.view(impl_->pool.data());
   impl_->arena.walk(state.data(), state.size_bytes(), lease, shape, x, y, predictions,

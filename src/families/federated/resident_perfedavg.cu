@@ -10,11 +10,10 @@ namespace omkl::detail {
 struct PerFedAvgDeviceWalk::Impl {
   explicit Impl(DeviceContexts* contexts)
       : context(DeviceContexts::lease_from(contexts)), arena(context->stream()) {
-    read_walk_switches(launch);
   }
   DeviceContexts::Lease context;  // no RfBackend to lend a stream: the network is the model
   omkl::cuda::ResidentArena arena;
-  DeviceLease launch;  // the walk's launch switches (OMKL_CUDA_WALK_THREADS, …)
+  WalkLaunch launch = read_walk_switches();  // OMKL_CUDA_WALK_THREADS, …
 };
 
 PerFedAvgDeviceWalk::PerFedAvgDeviceWalk(DeviceContexts* contexts) : impl_(std::make_unique<Impl>(contexts)) {}
@@ -24,7 +23,8 @@ PerFedAvgDeviceWalk::~PerFedAvgDeviceWalk() = default;
 void PerFedAvgDeviceWalk::walk(const PerFedAvgTables& tables, PerFedAvgStateData& state,
                                const ResidentWalkArgs<double>& shape, const double* x, const double* y,
                                double* predictions) {
-  DeviceLease lease = impl_->launch;  // no θ or frequencies
+  DeviceLease lease;  // no θ or frequencies
+  lease.launch = impl_->launch;
   lease.stream = impl_->context->stream();
   impl_->arena.walk(state.data(), state.size_bytes(), lease, shape, x, y, predictions,
                     [&](const void*, void* device_state) {

@@ -20,11 +20,11 @@ GraphDeviceWalk::GraphDeviceWalk(const GraphTableData& tables, const DeviceLease
     : impl_(std::make_unique<Impl>(tables, static_cast<cudaStream_t>(lease.stream))) {
   // Thread 0 alone keeps the index order on the device (core/resident_team.h's SerialTeam): the
   // tree order's reference loops would have to be compiled into every launch shape.
-  if (tables.sums == WalkSums::Tree && !lease.team_steps)
+  if (tables.sums == WalkSums::Tree && !lease.launch.team_steps)
     throw ConfigError("OMKL_WALK_SUMS=tree: the GPU walk takes the tree order with the whole block's plan "
                       "(OMKL_CUDA_WALK_PLAN=block, the default), not with thread 0's");
   // auto: the block's tree order, measured faster than its leader's index order (bench/RESULTS.md).
-  impl_->tree_sums = tables.sums == WalkSums::Tree || (tables.sums == WalkSums::Auto && lease.team_steps) ? 1 : 0;
+  impl_->tree_sums = tables.sums == WalkSums::Tree || (tables.sums == WalkSums::Auto && lease.launch.team_steps) ? 1 : 0;
   impl_->arena.upload_tables(tables.bytes);
 }
 

@@ -159,56 +159,45 @@ TEST(HostTeamTest, TheLanesSwitchTakesOneToOneHundredTwentyEight) {
   }
 }
 
-// The launch switches of the GPU's resident walks, read into a lease (features/rf_backend.h):
+// The launch switches of the GPU's resident walks (features/rf_backend.h, WalkLaunch):
 // defaults (pairs and threads left to each program, the plan by the block), each choice, and a
 // value that is not a choice as a ConfigError naming the switch.
-TEST(WalkSwitchesTest, TheLeaseTakesEachChoiceAndRefusesOthers) {
+TEST(WalkSwitchesTest, TheLaunchTakesEachChoiceAndRefusesOthers) {
   {
     ScopedEnv pairs("OMKL_CUDA_WALK_PAIRS", nullptr), plan("OMKL_CUDA_WALK_PLAN", nullptr),
         threads("OMKL_CUDA_WALK_THREADS", nullptr);
-    DeviceLease lease;
-    lease.block_per_pair = true;
-    lease.team_steps = false;
-    lease.walk_threads = 7;
-    read_walk_switches(lease);
-    EXPECT_FALSE(lease.block_per_pair.has_value());
-    EXPECT_TRUE(lease.team_steps);
-    EXPECT_FALSE(lease.walk_threads.has_value());
+    const WalkLaunch launch = read_walk_switches();
+    EXPECT_FALSE(launch.block_per_pair.has_value());
+    EXPECT_TRUE(launch.team_steps);
+    EXPECT_FALSE(launch.walk_threads.has_value());
   }
   {
     ScopedEnv pairs("OMKL_CUDA_WALK_PAIRS", "warp"), plan("OMKL_CUDA_WALK_PLAN", "thread"),
         threads("OMKL_CUDA_WALK_THREADS", "128");
-    DeviceLease lease;
-    lease.block_per_pair = true;
-    lease.team_steps = true;
-    lease.walk_threads = 7;
-    read_walk_switches(lease);
-    EXPECT_EQ(lease.block_per_pair, std::optional<bool>(false));
-    EXPECT_FALSE(lease.team_steps);
-    EXPECT_EQ(lease.walk_threads, std::optional<unsigned>(128u));
+    const WalkLaunch launch = read_walk_switches();
+    EXPECT_EQ(launch.block_per_pair, std::optional<bool>(false));
+    EXPECT_FALSE(launch.team_steps);
+    EXPECT_EQ(launch.walk_threads, std::optional<unsigned>(128u));
   }
   {
     ScopedEnv pairs("OMKL_CUDA_WALK_PAIRS", "auto"), plan("OMKL_CUDA_WALK_PLAN", "block"),
         threads("OMKL_CUDA_WALK_THREADS", "512");
-    DeviceLease lease;
-    read_walk_switches(lease);
-    EXPECT_EQ(lease.block_per_pair, std::optional<bool>(true));
-    EXPECT_TRUE(lease.team_steps);
-    EXPECT_EQ(lease.walk_threads, std::optional<unsigned>(512u));
+    const WalkLaunch launch = read_walk_switches();
+    EXPECT_EQ(launch.block_per_pair, std::optional<bool>(true));
+    EXPECT_TRUE(launch.team_steps);
+    EXPECT_EQ(launch.walk_threads, std::optional<unsigned>(512u));
   }
   {
     ScopedEnv threads("OMKL_CUDA_WALK_THREADS", "auto");
-    DeviceLease lease;
-    read_walk_switches(lease);
-    EXPECT_EQ(lease.walk_threads, std::optional<unsigned>(0u));  // chosen at launch
+    const WalkLaunch launch = read_walk_switches();
+    EXPECT_EQ(launch.walk_threads, std::optional<unsigned>(0u));  // chosen at launch
   }
   for (const auto& [name, bad] : {std::pair<const char*, const char*>{"OMKL_CUDA_WALK_PAIRS", "block"},
                                   {"OMKL_CUDA_WALK_PLAN", "warp"},
                                   {"OMKL_CUDA_WALK_THREADS", "1024"}}) {
     ScopedEnv set(name, bad);
-    DeviceLease lease;
     try {
-      read_walk_switches(lease);
+      read_walk_switches();
       ADD_FAILURE() << name << "=" << bad << " was taken";
     } catch (const ConfigError& e) {
       EXPECT_NE(std::string(e.what()).find(name), std::string::npos) << e.what();
