@@ -3,7 +3,12 @@
 ///
 /// Parameterisation (§1.3): γ is the Gaussian variance (γ = σ², κ = exp(−‖ρ‖²/(2γ))) and the
 /// Laplacian scale (γ = σ, κ = exp(−‖ρ‖₁/γ)); KernelSpec stores σ, so γ is derived from it.
-/// Only Gaussian and Laplacian kernels have a divergence here; other families are a ConfigError.
+/// The exact forms extend §2.2.2 to the other shift-invariant kernels: the Cauchy kernel
+/// Π 1/(1 + ρ_k²/σ²) against every product kernel (its Laplacian pair by quadrature), and the
+/// isotropic Laplacian exp(−‖ρ‖₂/σ) against itself and the Gaussian (radially). An isotropic
+/// Laplacian against a Laplacian or a Cauchy kernel has a form only at divergence_dim = 1; the
+/// reference code's forms know the Gaussian and the Laplacian only. Anything else is a
+/// ConfigError.
 #pragma once
 
 #include <cstddef>
@@ -32,8 +37,12 @@ enum class DivergenceForm {
   NormalizedExact,
 };
 
-/// γ of a Gaussian or Laplacian kernel in the §1.3 convention; ConfigError for other families.
+/// γ of a Gaussian or Laplacian kernel in the §1.3 convention (the reference code's forms);
+/// ConfigError for other families.
 double kernel_gamma(const KernelSpec& kernel);
+
+/// ConfigError unless the kernel is shift-invariant (the kernels a divergence can compare).
+void check_divergence_kernel(const KernelSpec& kernel);
 
 /// log I_ab = log ∫_{R^dim} κ_a(ρ) κ_b(ρ) dρ (§2.2.2), evaluated in log space because the
 /// magnitudes reach 1e40 for d = 20, γ = 100.

@@ -206,7 +206,7 @@ FeedbackGraph similarity_graph(const Dictionary& dictionary, std::size_t m,
   // All-NaN Δ: both rules degenerate to index order (first NaN wins every arg-extremum), so skip
   // the N² evaluations; divergence_matrix() still validates the kernel families.
   if (options.divergence == DivergenceForm::ReferenceNan) {
-    for (const auto& k : dictionary) (void)kernel_gamma(k);
+    for (const auto& k : dictionary) check_divergence_kernel(k);
     return index_order_graph(dictionary.size(), m);
   }
   const DivergenceMatrix delta = divergence_matrix(dictionary, options.divergence, options.divergence_dim);

@@ -269,17 +269,137 @@ TEST(DivergenceTest, InvalidInputsThrowConfigErrorNamingTheProblem) {
   } catch (const ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find("dictionary"), std::string::npos) << e.what();
   }
+  // The reference code's formulas know the Gaussian and the Laplacian only.
   try {
-    kernel_divergence(KernelSpec::cauchy(1.0), gauss(1.0), DivergenceForm::Exact, 1);
+    kernel_divergence(KernelSpec::cauchy(1.0), gauss(1.0), DivergenceForm::ReferenceFormula, 1);
     FAIL() << "expected ConfigError";
   } catch (const ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find("cauchy"), std::string::npos) << e.what();
   }
+  // An isotropic Laplacian against a product kernel has no form over R^d, d ≥ 2 (it has in 1D).
+  for (const KernelSpec& product : {lap(1.0), KernelSpec::cauchy(2.0)}) {
+    try {
+      kernel_divergence(KernelSpec::isotropic_laplacian(1.0), product, DivergenceForm::Exact, 2);
+      FAIL() << "expected ConfigError";
+    } catch (const ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find("divergence=table:FILE"), std::string::npos) << e.what();
+    }
+    EXPECT_NO_THROW(kernel_divergence(KernelSpec::isotropic_laplacian(1.0), product, DivergenceForm::Exact, 1));
+  }
   EXPECT_THROW(kernel_divergence(KernelSpec::polynomial(2), gauss(1.0), DivergenceForm::ReferenceNan, 1), ConfigError);
+  EXPECT_THROW(kernel_divergence(KernelSpec::linear(), gauss(1.0), DivergenceForm::Exact, 1), ConfigError);
   try {
     kernel_divergence(gauss(1.0), gauss(2.0), DivergenceForm::Exact, 0);
     FAIL() << "expected ConfigError";
   } catch (const ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find("divergence_dim"), std::string::npos) << e.what();
   }
+}
+
+namespace {
+
+// κ(ρ) of any kernel for one coordinate, through KernelSpec::evaluate (the kernel's own
+// definition, independent of the closed forms).
+double kernel_at(const KernelSpec& k, double x) {
+  const double zero = 0.0;
+  return k.evaluate(&x, &zero, 1);
+}
+double kernel_at(const KernelSpec& k, double x, double y) {
+  const double point[2] = {x, y}, zero[2] = {0.0, 0.0};
+  return k.evaluate(point, zero, 2);
+}
+
+// ∫_R κ_a κ_b with a Cauchy kernel among them, of scale c: x = c·tan θ maps R onto (−π/2, π/2)
+// and the Cauchy factor cancels the Jacobian, leaving a bounded smooth integrand.
+double cauchy_overlap_by_quadrature(const KernelSpec& a, const KernelSpec& b) {
+  const double c = a.family == KernelFamily::Cauchy ? a.sigma : b.sigma;
+  const double half_pi = 0.5 * kPi;
+  auto f = [&](double theta) {
+    if (theta >= half_pi) return 0.0;
+    const double x = c * std::tan(theta), cos2 = std::cos(theta) * std::cos(theta);
+    return kernel_at(a, x) * kernel_at(b, x) * c / cos2;
+  };
+  return 2.0 * omkl::test::integrate(f, 0.0, half_pi, 1e-13 * c);
+}
+
+}  // namespace
+
+// The exact Δ_S beyond §2.2.2's Gaussian and Laplacian (divergence.h): the Cauchy kernel against
+// every product kernel and the isotropic Laplacian, each overlap against quadrature of the
+// kernels' own definitions.
+TEST(DivergenceTest, CauchyOverlapsMatchQuadratureInOneDimension) {
+  const KernelSpec cauchy_small = KernelSpec::cauchy(0.05), cauchy = KernelSpec::cauchy(1.3),
+                   cauchy_wide = KernelSpec::cauchy(40.0);
+  const std::vector<std::pair<KernelSpec, KernelSpec>> pairs = {
+      {cauchy, cauchy},        {cauchy_small, cauchy_wide}, {cauchy, gauss(0.01)},   {cauchy, gauss(100.0)},
+      {cauchy_wide, gauss(0.3)}, {cauchy, lap(0.01)},       {cauchy, lap(1.0)},      {cauchy_small, lap(100.0)},
+      {cauchy_wide, lap(0.02)}, {cauchy, KernelSpec::isotropic_laplacian(0.7)}};
+  for (const auto& [a, b] : pairs) {
+    const double closed = std::exp(log_overlap_integral(a, b, 1));
+    EXPECT_NEAR(closed, cauchy_overlap_by_quadrature(a, b), 1e-10 * closed) << a.name() << " vs " << b.name();
+    EXPECT_EQ(log_overlap_integral(a, b, 1), log_overlap_integral(b, a, 1));
+    // Product kernels: the d-dimensional overlap is the 1D one to the d-th power.
+    if (b.family != KernelFamily::IsotropicLaplacian) {
+      const double one = log_overlap_integral(a, b, 1);
+      EXPECT_NEAR(log_overlap_integral(a, b, 7), 7.0 * one, 1e-12 * (7.0 * std::fabs(one) + 1.0));
+    }
+  }
+  // Hand values: two equal Cauchy kernels πc/2; unequal ones πab/(a + b).
+  EXPECT_NEAR(std::exp(log_overlap_integral(cauchy, cauchy, 1)), kPi * 1.3 / 2.0, 1e-14);
+  EXPECT_NEAR(std::exp(log_overlap_integral(KernelSpec::cauchy(1.0), KernelSpec::cauchy(3.0), 1)), kPi * 3.0 / 4.0, 1e-14);
+}
+
+TEST(DivergenceTest, IsotropicLaplacianOverlapsMatchTheirDefinitions) {
+  const KernelSpec narrow = KernelSpec::isotropic_laplacian(0.4), wide = KernelSpec::isotropic_laplacian(3.0);
+  // In 1D the isotropic Laplacian is the Laplacian.
+  for (const KernelSpec& other : {gauss(0.5), lap(2.0), narrow, KernelSpec::cauchy(0.8)}) {
+    const KernelSpec other_1d = other.family == KernelFamily::IsotropicLaplacian ? lap(other.sigma) : other;
+    EXPECT_EQ(log_overlap_integral(wide, other, 1), log_overlap_integral(lap(3.0), other_1d, 1)) << other.name();
+  }
+  // Against itself in R^d: S_{d−1} Γ(d) / (1/a + 1/b)^d; in R³ 8π/c³, in R² 2π/c².
+  const double c = 1.0 / 0.4 + 1.0 / 3.0;
+  EXPECT_NEAR(std::exp(log_overlap_integral(narrow, wide, 3)), 8.0 * kPi / (c * c * c), 1e-13 * 8.0 * kPi / (c * c * c));
+  EXPECT_NEAR(std::exp(log_overlap_integral(narrow, wide, 2)), 2.0 * kPi / (c * c), 1e-13 * 2.0 * kPi / (c * c));
+  // Against a Gaussian: as the Laplacian widens, the Gaussian's own integral (2πγ)^{d/2}; in R²
+  // a Cartesian quadrature of the definitions.
+  for (double d : {2.0, 5.0, 17.0}) {
+    const std::size_t dim = static_cast<std::size_t>(d);
+    const double gaussian_alone = 0.5 * d * std::log(2.0 * kPi * 0.7);
+    EXPECT_NEAR(log_overlap_integral(gauss(0.7), KernelSpec::isotropic_laplacian(1e9), dim), gaussian_alone, 1e-7)
+        << "d = " << d;
+    EXPECT_LT(log_overlap_integral(gauss(0.7), KernelSpec::isotropic_laplacian(0.5), dim), gaussian_alone);
+  }
+  for (const auto& [g, l] : std::vector<std::pair<double, double>>{{0.5, 0.3}, {4.0, 2.0}, {0.01, 5.0}}) {
+    const KernelSpec a = gauss(g), b = KernelSpec::isotropic_laplacian(l);
+    const double hi = std::max(std::sqrt(120.0 * g), 60.0 * l), lo = 1e-2 * std::min(std::sqrt(g), l);
+    auto outer = [&](double x) {
+      auto inner = [&](double y) { return kernel_at(a, x, y) * kernel_at(b, x, y); };
+      return omkl::test::integrate_half_line(inner, lo, hi, 1e-13 * hi);
+    };
+    const double numeric = 4.0 * omkl::test::integrate_half_line(outer, lo, hi, 1e-11 * hi * hi);
+    const double closed = std::exp(log_overlap_integral(a, b, 2));
+    EXPECT_NEAR(closed, numeric, 1e-7 * closed) << a.name() << " vs " << b.name();
+  }
+}
+
+TEST(DivergenceTest, ExactOverADictionaryOfEveryShiftInvariantKernel) {
+  // Every pair a closed form (or the radial quadrature) supports, in R^4: symmetric,
+  // non-negative, zero diagonal, and the graph builds on it.
+  const Dictionary dict = parse_dictionary("gauss:0.5+gauss:4+cauchy:0.3+cauchy:2+lap:1+lap:0.2");
+  for (std::size_t dim : {1u, 4u}) {
+    const DivergenceMatrix m = divergence_matrix(dict, DivergenceForm::Exact, dim);
+    for (std::size_t i = 0; i < m.n; ++i) {
+      EXPECT_EQ(m(i, i), 0.0);
+      for (std::size_t j = 0; j < m.n; ++j) {
+        EXPECT_EQ(m(i, j), m(j, i));
+        if (i != j) EXPECT_GT(m(i, j), 0.0) << dict[i].name() << " vs " << dict[j].name() << " d=" << dim;
+      }
+    }
+  }
+  const Dictionary radial = parse_dictionary("gauss:0.5+lap_l2:1+lap_l2:0.3+gauss:2");
+  const DivergenceMatrix m = divergence_matrix(radial, DivergenceForm::Exact, 6);
+  for (std::size_t i = 0; i < m.n; ++i)
+    for (std::size_t j = 0; j < m.n; ++j)
+      if (i != j) EXPECT_GT(m(i, j), 0.0) << radial[i].name() << " vs " << radial[j].name();
+  EXPECT_THROW(divergence_matrix(parse_dictionary("lap_l2:1+cauchy:1"), DivergenceForm::Exact, 2), ConfigError);
 }
