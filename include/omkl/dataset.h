@@ -199,6 +199,47 @@ bool reads_libsvm(const std::string& path, const std::string& format);
 /// naming the stream when its target has one value, or more than two (the first three found).
 void map_labels_to_pm1(Dataset& data);
 
+/// The most distinct values one_hot_encode() takes in a column: more is no categorical column.
+inline constexpr std::size_t kMaxOneHotValues = 256;
+
+/// Replaces categorical feature columns by indicator columns, one per distinct value in
+/// ascending order (1 where the row holds that value, 0 elsewhere), in place, the other columns
+/// kept where they stand: `columns` is "all" or CSV header names joined by ','. LIBSVM's
+/// binarised data sets are made so: its `phishing` is the UCI file's 30 columns as 68 (spec/
+/// bandit.md §10 A13). The new columns are named "NAME=VALUE" ("xJ=VALUE" without a header), so
+/// that a model learned on them refuses a stream encoded otherwise. ConfigError for an empty
+/// stream, a name the header lacks, names without a header, or a column with more than
+/// kMaxOneHotValues values.
+void one_hot_encode(Dataset& data, const std::string& columns);
+
+/// How a model learned on one_hot_encode()'s columns reads a stream written as before the
+/// encoding: given the model's feature names, each "NAME=VALUE" is the indicator of VALUE in the
+/// stream's column NAME (0 for a value the model never saw) and each other name the stream's
+/// column of that name ("xJ": column J of a stream without a header). Inactive where the names
+/// are the stream's own, hold no indicator, or name a column the stream lacks (the caller's
+/// checks then say what differs).
+class OneHotColumns {
+ public:
+  /// From a stream whose `width` columns `header` names (empty: none) to `model_names`.
+  OneHotColumns(const std::vector<std::string>& header, std::size_t width, const std::vector<std::string>& model_names);
+  bool active() const { return !sources_.empty(); }
+  /// The model's width (active only).
+  std::size_t width() const { return sources_.size(); }
+  /// One stream row as the model's width() values.
+  void encode(const double* row, double* out) const;
+
+ private:
+  struct Source {
+    std::size_t column;  ///< the stream's column
+    bool indicator;      ///< its indicator of `value`, or the column as written
+    double value;
+  };
+  std::vector<Source> sources_;
+};
+
+/// A whole stream through OneHotColumns; false, leaving it as it is, where they are inactive.
+bool one_hot_encode_like(Dataset& data, const std::vector<std::string>& model_names);
+
 /// Writes a dataset as CSV (header x1..xd,y), atomically (temporary file + rename).
 /// Values are printed with "%.17g", so load_csv reads back the same doubles. The temporary
 /// file is "path.tmp.<pid>" in the same directory; on any failure it is removed and

@@ -247,6 +247,9 @@ struct StudySource {
   /// The target as written ("as_written" or empty) or, "pm1", two classes mapped to −1/+1
   /// (map_labels_to_pm1; spec/bandit.md §8.2), before the deal and the normalisation.
   std::string labels;
+  /// Categorical feature columns as 0/1 indicators (one_hot_encode): "all", header names joined
+  /// by ',', or empty (none); before the deal and the normalisation.
+  std::string one_hot;
   std::string preset;          ///< its normalisation and, if federated, its protocol (empty: none)
   std::string normalize;       ///< a normalisation that overrides the preset's (empty: the preset's)
   std::size_t clients = 0;     ///< federated clients K (0: the preset's rule or from the groups)

@@ -103,7 +103,8 @@ def study(data: str = "synthetic:dataset2", algos: Optional[Union[str, Iterable[
           metric: str = "", loss: str = "", curve_points: int = 200, out: Optional[Union[str, os.PathLike]] = None,
           shuffle: bool = False, regret: bool = False, time_match: str = "", regret_include_reg: bool = False,
           within_site_order: str = "", format: str = "", std: str = "", regret_comparator: str = "auto",
-          client_order: str = "", regret_lambda: float = 1e-3, regret_dict: str = "", labels: str = "") -> Study:
+          client_order: str = "", regret_lambda: float = 1e-3, regret_dict: str = "", labels: str = "",
+          one_hot: str = "") -> Study:
     """Runs a study as ``omkl study`` does, with the same options and the same numbers.
 
     ``data`` is a CSV or LIBSVM file or a built-in stream (``"synthetic:dataset1"``); ``algos``
@@ -122,8 +123,10 @@ def study(data: str = "synthetic:dataset2", algos: Optional[Union[str, Iterable[
     says which); ``regret_comparator`` ("auto", "exact" or "rf", ``--regret-comparator``) the federated
     regret's comparator, ``regret_lambda`` and ``regret_dict`` (``--regret-lambda``, ``--regret-dict``)
     its ridge λ and its kernels (by default the papers'). ``labels="pm1"`` (``--labels pm1``) maps a
-    two-class target such as 0/1 to −1/+1, a classification stream (the bandit paper's §8.2). The
-    GIL is released while the study runs.
+    two-class target such as 0/1 to −1/+1, a classification stream (the bandit paper's §8.2);
+    ``one_hot="all"`` (``--one-hot``, or header names joined by ",") turns categorical columns into
+    0/1 indicator columns, one per value, as LIBSVM's binarised sets are made. The GIL is released
+    while the study runs.
     """
     if seeds is None:
         seeds = _omkl.default_seeds(preset or "")
@@ -136,6 +139,7 @@ def study(data: str = "synthetic:dataset2", algos: Optional[Union[str, Iterable[
     source.target_column = target
     source.group_column = group_column
     source.labels = labels or ""
+    source.one_hot = one_hot or ""
     source.format = format or ""
     source.preset = preset or ""
     source.normalize = normalize or ""

@@ -232,6 +232,7 @@ NB_MODULE(_omkl, m) {
       .def_rw("format", &omkl::StudySource::format)
       .def_rw("group_column", &omkl::StudySource::group_column)
       .def_rw("labels", &omkl::StudySource::labels)
+      .def_rw("one_hot", &omkl::StudySource::one_hot)
       .def_rw("preset", &omkl::StudySource::preset)
       .def_rw("normalize", &omkl::StudySource::normalize)
       .def_rw("clients", &omkl::StudySource::clients)

@@ -169,3 +169,20 @@ def test_two_class_labels_map_to_plus_minus_one(tmp_path):
     # Without seeds, the preset's repetitions (the bandit paper's 10, §8.4), as omkl study.
     del common["seeds"]
     assert omkl.study(**common, labels="pm1").results[0]["seeds"] == 10
+
+
+def test_one_hot_columns_become_indicator_columns(tmp_path):
+    # one_hot (--one-hot): each categorical column as 0/1 indicators, one per value, as LIBSVM's
+    # binarised sets (phishing's 68 columns from the UCI file's 30, spec/bandit.md §10 A13).
+    rng = np.random.default_rng(7)
+    a = rng.choice([-1, 0, 1], size=80)
+    b = rng.choice([0, 1], size=80)
+    y = np.where(a + b > 0, 1, -1)
+    rows = ["a,b,y"] + [f"{int(p)},{int(q)},{int(t)}" for p, q, t in zip(a, b, y)]
+    (tmp_path / "c.csv").write_text("\n".join(rows) + "\n")
+    common = dict(data=tmp_path / "c.csv", algos="oks++", seeds=1, preset="bandit-oks", loss="logistic")
+    assert omkl.study(**common).summary["n_features"] == 2
+    assert omkl.study(**common, one_hot="all").summary["n_features"] == 5
+    assert omkl.study(**common, one_hot="a").summary["n_features"] == 4
+    with pytest.raises(omkl.ConfigError, match="no feature column 'z'"):
+        omkl.study(**common, one_hot="z")

@@ -25,6 +25,7 @@ struct CommonOptions {
   std::string format;         // csv or libsvm (empty: by the file's extension; standard input: csv)
   std::string group_column;   // CSV column holding each row's group (federated non-i.i.d. split)
   std::string labels;         // as_written (empty) or pm1: two classes mapped to −1/+1 (bandit §8.2)
+  std::string one_hot;        // categorical columns as indicators: all, or header names joined by ","
   std::string within_site_order;  // grouped deal: each group's order, chronological (default) or shuffled (§4.3)
   std::string client_order;       // grouped deal: each client's time order, shuffled (default) or listed
   std::size_t clients = 0;    // federated clients K (0: the preset's rule / from the data)

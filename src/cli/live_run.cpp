@@ -136,6 +136,9 @@ int live_run_command(const CommonOptions& o, const RunOptions& r, const CLI::App
   if (o.labels == "pm1")
     throw ConfigError("--labels pm1 maps the two values of a whole stream's target, which rows read live do not "
                       "have yet; write the labels as −1 and +1");
+  if (!o.one_hot.empty())
+    throw ConfigError("--one-hot takes each column's values from the whole stream, which rows read live do not "
+                      "have yet; write the indicator columns into the rows");
   const auto specs = parse_algos(o, {"raker"}, true);
   if (specs.size() != 1) throw ConfigError("run: give exactly one --algo");
   std::optional<Learner> resumed;
@@ -157,11 +160,16 @@ int live_run_command(const CommonOptions& o, const RunOptions& r, const CLI::App
   if (r.features > 0 && r.features != d)  // a CSV header sets the width; --features must agree with it
     throw ConfigError("--features " + std::to_string(r.features) + ": " + rows.name() + " has " + std::to_string(d) +
                       " features");
-  if (resumed && resumed->n_features() != d)
+  // A resumed model learned on --one-hot's indicator columns reads the rows as written through them.
+  const OneHotColumns one_hot(rows.feature_names(), d, resumed ? resumed->feature_names() : std::vector<std::string>{});
+  const std::size_t width = one_hot.active() ? one_hot.width() : d;
+  if (resumed && resumed->n_features() != width)
     throw InputError(rows.name() + ": stream has " + std::to_string(d) + " features, the model in " + r.resume +
                      " expects " + std::to_string(resumed->n_features()));
-  if (resumed) check_feature_names(*resumed, rows.feature_names(), rows.name(), r.resume);
-  Normalizer transform = live_normalizer(o, resumed, r.resume, d);
+  if (resumed)
+    check_feature_names(*resumed, one_hot.active() ? resumed->feature_names() : rows.feature_names(), rows.name(),
+                        r.resume);
+  Normalizer transform = live_normalizer(o, resumed, r.resume, width);
   Learner learner = [&] {
     if (resumed) return std::move(*resumed);
     // A live stream's task cannot be read off its targets in advance: the logistic loss means ±1 labels.
@@ -193,10 +201,16 @@ int live_run_command(const CommonOptions& o, const RunOptions& r, const CLI::App
     learner.save(r.save);
   };
   StreamRow row;
+  std::vector<double> encoded;
   while (rows.next(row)) {
     ++n_rows;
-    transform.observe_row(row.x.data(), d);  // an online scaler learns the row; the others do nothing
-    transform.apply_row(row.x.data(), d, row.has_target ? &row.y : nullptr);
+    if (one_hot.active()) {
+      encoded.resize(width);
+      one_hot.encode(row.x.data(), encoded.data());
+      row.x.swap(encoded);
+    }
+    transform.observe_row(row.x.data(), width);  // an online scaler learns the row; the others do nothing
+    transform.apply_row(row.x.data(), width, row.has_target ? &row.y : nullptr);
     double prediction = 0.0;
     try {
       prediction = row.has_target ? learner.partial_fit(row.x, row.y) : learner.predict(row.x);
@@ -308,18 +322,27 @@ int predict_command(const CommonOptions& o, const std::string& model, const std:
     RowStream rows(o.data, stream_options);
     name = rows.name();
     const std::size_t d = rows.n_features();
-    if (d != learner.n_features())
+    // A model learned on --one-hot's indicator columns reads the rows as written through them.
+    const OneHotColumns one_hot(rows.feature_names(), d, learner.feature_names());
+    const std::size_t width = one_hot.active() ? one_hot.width() : d;
+    if (width != learner.n_features())
       throw InputError(rows.name() + ": stream has " + std::to_string(d) + " features, the model in " + model +
                        " expects " + std::to_string(learner.n_features()) +
                        (d + 1 == learner.n_features() && stream_options.format == RowStreamOptions::Format::Csv
                             ? " (the header's last column is the target: for rows without one, name a target "
                               "column in the header and leave its cells empty or out)"
                             : ""));
-    check_feature_names(learner, rows.feature_names(), rows.name(), model);
-    const Normalizer transform = live_normalizer(o, loaded, model, d);
+    check_feature_names(learner, one_hot.active() ? learner.feature_names() : rows.feature_names(), rows.name(), model);
+    const Normalizer transform = live_normalizer(o, loaded, model, width);
     StreamRow row;
+    std::vector<double> encoded;
     while (rows.next(row)) {
-      transform.apply_row(row.x.data(), d, row.has_target ? &row.y : nullptr);
+      if (one_hot.active()) {
+        encoded.resize(width);
+        one_hot.encode(row.x.data(), encoded.data());
+        row.x.swap(encoded);
+      }
+      transform.apply_row(row.x.data(), width, row.has_target ? &row.y : nullptr);
       predict_row(row.x.data(), row.has_target ? &row.y : nullptr,
                   [&] { return rows.name() + ":" + std::to_string(row.line); });
     }

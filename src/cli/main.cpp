@@ -108,6 +108,10 @@ void add_common_options(CLI::App& app, CommonOptions& o, bool with_seeds) {
                  "CSV column holding each row's group, not a feature: federated clients are then "
                  "dealt by group (non-i.i.d. split)");
   add_labels_option(app, o.labels);
+  app.add_option("--one-hot", o.one_hot,
+                 "categorical feature columns as 0/1 indicator columns, one per distinct value: all, or CSV header "
+                 "names joined by ',' (LIBSVM's binarised sets, e.g. phishing's 68 columns from the UCI file's 30); "
+                 "a model learned so encodes predict's and --resume's rows by its own columns");
   app.add_option("--clients", o.clients,
                  "federated clients K (default with a federated preset: as many as the data allow)")
       ->check(kPositiveCount);
@@ -157,6 +161,7 @@ StudySource study_source(const CommonOptions& o) {
   source.format = o.format;
   source.group_column = o.group_column;
   source.labels = o.labels;
+  source.one_hot = o.one_hot;
   source.preset = o.preset;
   source.normalize = o.normalize;
   source.clients = o.clients;
@@ -275,6 +280,8 @@ void check_feature_names(const Learner& learner, const std::vector<std::string>&
 Dataset load_data_for_model(const CommonOptions& o, const Learner& learner, const std::string& model_path,
                             std::optional<Normalizer>* online) {
   Dataset data = load_raw_data(o);
+  // A model learned on --one-hot's indicator columns reads a stream as written through them.
+  one_hot_encode_like(data, learner.feature_names());
   widen_libsvm_to_model(o, learner, data);
   check_feature_names(learner, data.feature_names, o.data, model_path);
   const Normalizer& stored = learner.preprocessing();
@@ -484,7 +491,7 @@ int run_study_command(const CommonOptions& o, const std::string& out_dir, std::s
 // Options that would change what a model is: refused beside --resume / --model, which fix them
 // (given there, they would be silently ignored).
 void refuse_model_options(const CLI::App& command, const char* with) {
-  for (const char* name : {"--algo", "--seed", "--profile", "--preset", "--backend", "--loss", "--replicate"})
+  for (const char* name : {"--algo", "--seed", "--profile", "--preset", "--backend", "--loss", "--replicate", "--one-hot"})
     if (command.get_option_no_throw(name) && command.count(name) > 0)
       throw ConfigError(std::string(name) + " cannot be given with " + with + ": the model fixes it");
 }

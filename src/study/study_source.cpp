@@ -17,6 +17,7 @@ Dataset load_study_stream(const StudySource& source) {
   if (source.labels == "pm1") map_labels_to_pm1(data);
   else if (!source.labels.empty() && source.labels != "as_written")
     throw ConfigError("--labels (labels) '" + source.labels + "': one of as_written, pm1");
+  if (!source.one_hot.empty()) one_hot_encode(data, source.one_hot);
   if (!source.group_column.empty() && data.groups.empty())
     throw ConfigError("group column '" + source.group_column + "': " + source.path +
                       " is not a CSV file with a header (only CSV streams have named columns)");

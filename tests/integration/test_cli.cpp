@@ -267,6 +267,32 @@ TEST_F(CliTest, TwoClassLabelsMapToPlusMinusOneOnRequest) {
   expect_run_fails("--data b.csv --algo raker:D=8 --labels zero_one", {"--labels"});
 }
 
+TEST_F(CliTest, OneHotTurnsCategoricalColumnsIntoIndicatorColumns) {
+  // --one-hot (LIBSVM's binarisation, spec/bandit.md §10 A13): the model learns on one column per
+  // value, named by column and value; a stream read live, whose values are not known yet, is refused.
+  write("c.csv", "a,b,y\n-1,0,1\n1,1,-1\n0,1,1\n1,0,-1\n-1,1,1\n");
+  Outcome o = omkl("run --data c.csv --algo raker:D=8,loss=logistic --one-hot all --save m.ckpt");
+  ASSERT_EQ(o.code, 0) << o.err;
+  o = omkl("study --data c.csv --algo oks++ --preset bandit-oks --loss logistic --one-hot a --seeds 1 --out s");
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_NE(read_text(dir_ / "s" / "summary.json").find("\"n_features\": 4"), std::string::npos);
+  // The model's columns are the indicators: predict and --resume read a stream as written
+  // through them, a value the model never saw as no indicator set; the options are the model's.
+  write("new.csv", "a,b,y\n-1,0,1\n2,1,-1\n");
+  o = omkl("predict --model m.ckpt --data new.csv --predictions p.csv");
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_EQ(lines_of(read_text(dir_ / "p.csv")).size(), 3u);
+  o = omkl("run --resume m.ckpt --data new.csv --save m2.ckpt");
+  ASSERT_EQ(o.code, 0) << o.err;
+  expect_run_fails("--resume m.ckpt --data new.csv --one-hot all", {"--one-hot", "the model fixes it"});
+  write("other.csv", "a,c,y\n-1,0,1\n");
+  o = omkl("predict --model m.ckpt --data other.csv");
+  EXPECT_NE(o.code, 0);
+  EXPECT_NE(o.err.find("features"), std::string::npos) << o.err;
+  expect_run_fails("--data c.csv --algo raker:D=8 --one-hot z", {"no feature column 'z'"});
+  expect_run_fails("--data - --algo raker:D=8 --horizon 5 --one-hot all", {"--one-hot", "live"});
+}
+
 TEST_F(CliTest, AMistypedPathSwitchIsRefusedByName) {
   // The CPU's SIMD level is a path switch like the CUDA ones: a value other than auto, avx2 or
   // portable is a configuration error naming it, not the default taken silently (a process reads

@@ -425,3 +425,17 @@ TEST_F(LiveCliTest, MemoryDoesNotGrowWithTheStream) {
 }
 
 }  // namespace
+
+TEST_F(LiveCliTest, AModelLearnedOnOneHotColumnsReadsLiveRowsThroughThem) {
+  // --one-hot's model encodes a stream as written by its own columns' names: live rows, read one
+  // at a time, are encoded as a file's rows are (a value it never saw sets no indicator).
+  std::ofstream(dir_ / "train.csv") << "a,b,y\n-1,0.5,1\n1,0.25,-1\n0,0.5,1\n1,0.75,-1\n-1,0.1,1\n";
+  ASSERT_EQ(omkl("run --data train.csv --algo raker:D=8,loss=logistic --one-hot a --save m.ckpt"), 0) << err();
+  std::ofstream(dir_ / "new.csv") << "a,b,y\n-1,0.3,1\n2,0.5,-1\n1,0.2,-1\n";
+  ASSERT_EQ(omkl("run --resume m.ckpt --data new.csv --predictions file.csv"), 0) << err();
+  const std::string live = "cd '" + dir_.string() + "' && '" + cli_ +
+                           "' run --resume m.ckpt --data - --predictions live.csv <new.csv >out.txt 2>err.txt";
+  ASSERT_EQ(std::system(live.c_str()), 0) << read_text(dir_ / "err.txt");
+  EXPECT_EQ(read_text(dir_ / "live.csv"), read_text(dir_ / "file.csv"));
+  EXPECT_EQ(lines_of(read_text(dir_ / "live.csv")).size(), 4u);
+}

@@ -329,3 +329,107 @@ TEST(LabelsTest, TwoClassesMapToMinusOneAndPlusOne) {
   EXPECT_NE(refused({5, 5}).find("the one value 5"), std::string::npos);
   EXPECT_NE(refused({}).find("no value"), std::string::npos);
 }
+
+TEST(OneHotTest, CategoricalColumnsBecomeIndicatorColumnsOnePerValue) {
+  // LIBSVM's binarisation (spec/bandit.md §10 A13): each chosen column's distinct values,
+  // ascending, as 0/1 columns in its place; the other columns kept; names say column and value.
+  const auto stream = [] {
+    Dataset data;
+    data.name = "s";
+    data.n_samples = 4;
+    data.n_features = 3;
+    data.x = {-1, 0.5, 1,   //
+              1, 0.25, 0,   //
+              0, 0.5, 1,    //
+              1, 0.75, 1};
+    data.y = {1, -1, 1, -1};
+    data.feature_names = {"a", "b", "c"};
+    return data;
+  };
+  Dataset all = stream();
+  one_hot_encode(all, "all");
+  EXPECT_EQ(all.n_features, 3u + 3u + 2u);
+  EXPECT_EQ(all.feature_names, (std::vector<std::string>{"a=-1", "a=0", "a=1", "b=0.25", "b=0.5", "b=0.75", "c=0",
+                                                         "c=1"}));
+  EXPECT_EQ(all.x, (std::vector<double>{1, 0, 0, 0, 1, 0, 0, 1,    //
+                                        0, 0, 1, 1, 0, 0, 1, 0,    //
+                                        0, 1, 0, 0, 1, 0, 0, 1,    //
+                                        0, 0, 1, 0, 0, 1, 0, 1}));
+  EXPECT_EQ(all.y, stream().y);
+  Dataset some = stream();
+  one_hot_encode(some, "c,a");
+  EXPECT_EQ(some.feature_names, (std::vector<std::string>{"a=-1", "a=0", "a=1", "b", "c=0", "c=1"}));
+  EXPECT_EQ(some.x, (std::vector<double>{1, 0, 0, 0.5, 0, 1,    //
+                                         0, 0, 1, 0.25, 1, 0,   //
+                                         0, 1, 0, 0.5, 0, 1,    //
+                                         0, 0, 1, 0.75, 0, 1}));
+  // Refusals, by name: a column the header lacks, names without a header, too many values.
+  const auto refused = [](Dataset data, const std::string& columns) {
+    try {
+      one_hot_encode(data, columns);
+    } catch (const ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_NE(refused(stream(), "a,z").find("s has no feature column 'z'"), std::string::npos);
+  EXPECT_NE(refused(stream(), "a,").find("no feature column ''"), std::string::npos);
+  Dataset unnamed = stream();
+  unnamed.feature_names.clear();
+  EXPECT_NE(refused(unnamed, "a").find("no column names"), std::string::npos);
+  one_hot_encode(unnamed, "all");
+  EXPECT_EQ(unnamed.feature_names.front(), "x1=-1");
+  Dataset wide;
+  wide.name = "w";
+  wide.n_samples = kMaxOneHotValues + 1;
+  wide.n_features = 1;
+  for (std::size_t t = 0; t < wide.n_samples; ++t) wide.x.push_back(static_cast<double>(t));
+  wide.y.assign(wide.n_samples, 1.0);
+  wide.feature_names = {"id"};
+  EXPECT_NE(refused(wide, "all").find("w's column 'id' takes more than 256 values"), std::string::npos);
+  wide.x.pop_back();
+  wide.y.pop_back();
+  wide.n_samples = kMaxOneHotValues;
+  one_hot_encode(wide, "id");
+  EXPECT_EQ(wide.n_features, kMaxOneHotValues);
+}
+
+TEST(OneHotTest, AStreamIsEncodedAsTheModelsColumnsReadIt) {
+  // one_hot_encode_like(): the indicators a model learned on, from a stream as written; a value
+  // the model never saw sets none; plain names copy their column; the stream's own names, names
+  // without an indicator, or a missing column leave it alone.
+  Dataset data;
+  data.name = "s";
+  data.n_samples = 3;
+  data.n_features = 2;
+  data.x = {1, 0.5, -1, 0.25, 7, 0.75};
+  data.y = {1, 1, -1};
+  data.feature_names = {"a", "b"};
+  const std::vector<std::string> model = {"a=-1", "a=1", "b"};
+  Dataset encoded = data;
+  ASSERT_TRUE(one_hot_encode_like(encoded, model));
+  EXPECT_EQ(encoded.n_features, 3u);
+  EXPECT_EQ(encoded.feature_names, model);
+  EXPECT_EQ(encoded.x, (std::vector<double>{0, 1, 0.5, 1, 0, 0.25, 0, 0, 0.75}));
+  // Learned and read back the same way: the training encoding's columns are reproduced.
+  Dataset trained = data;
+  trained.x = {1, 0.5, -1, 0.25, -1, 0.75};
+  one_hot_encode(trained, "a");
+  Dataset reread = trained;
+  reread.x = data.x;
+  reread.n_features = 2;
+  reread.feature_names = {"a", "b"};
+  reread.x = {1, 0.5, -1, 0.25, -1, 0.75};
+  ASSERT_TRUE(one_hot_encode_like(reread, trained.feature_names));
+  EXPECT_EQ(reread.x, trained.x);
+  for (const std::vector<std::string>& names :
+       {std::vector<std::string>{"a", "b"}, {"b", "a"}, {"a=1", "c"}, {"z=1", "b"}, std::vector<std::string>{}}) {
+    Dataset same = data;
+    EXPECT_FALSE(one_hot_encode_like(same, names));
+    EXPECT_EQ(same.x, data.x);
+  }
+  Dataset unnamed = data;
+  unnamed.feature_names.clear();
+  ASSERT_TRUE(one_hot_encode_like(unnamed, {"x1=1", "x2"}));
+  EXPECT_EQ(unnamed.x, (std::vector<double>{1, 0.5, 0, 0.25, 0, 0.75}));
+}
