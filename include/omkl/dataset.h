@@ -207,7 +207,8 @@ inline constexpr std::size_t kMaxOneHotValues = 256;
 /// kept where they stand: `columns` is "all" or CSV header names joined by ','. LIBSVM's
 /// binarised data sets are made so: its `phishing` is the UCI file's 30 columns as 68 (spec/
 /// bandit.md §10 A13). The new columns are named "NAME=VALUE" ("xJ=VALUE" without a header), so
-/// that a model learned on them refuses a stream encoded otherwise. ConfigError for an empty
+/// that a model learned on them reads a stream written as before through them (OneHotColumns)
+/// and refuses one encoded otherwise. ConfigError for an empty
 /// stream, a name the header lacks, names without a header, or a column with more than
 /// kMaxOneHotValues values.
 void one_hot_encode(Dataset& data, const std::string& columns);

@@ -1,5 +1,6 @@
 /// @file one_hot.cpp
-/// @brief one_hot_encode: categorical feature columns as 0/1 indicator columns, one per value.
+/// @brief one_hot_encode: categorical feature columns as 0/1 indicator columns, one per value;
+/// OneHotColumns: a stream as written, read through a model's indicator columns.
 #include <algorithm>
 #include <cstddef>
 #include <cstdlib>
@@ -91,9 +92,6 @@ void one_hot_encode(Dataset& data, const std::string& columns) {
   data.feature_names = std::move(names);
 }
 
-}  // namespace omkl
-
-namespace omkl {
 
 OneHotColumns::OneHotColumns(const std::vector<std::string>& header, std::size_t width,
                              const std::vector<std::string>& model_names) {
