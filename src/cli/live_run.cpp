@@ -120,6 +120,15 @@ RowStreamOptions::Format live_format(const std::string& path, const std::string&
   return reads_libsvm(path, format) ? RowStreamOptions::Format::Libsvm : RowStreamOptions::Format::Csv;
 }
 
+// A row read as written, put through a one-hot model's indicator columns where it has them
+// (`scratch` keeps the row's old storage for the next one).
+void encode_row(const OneHotColumns& one_hot, StreamRow& row, std::vector<double>& scratch) {
+  if (!one_hot.active()) return;
+  scratch.resize(one_hot.width());
+  one_hot.encode(row.x.data(), scratch.data());
+  row.x.swap(scratch);
+}
+
 }  // namespace
 
 int live_run_command(const CommonOptions& o, const RunOptions& r, const CLI::App& command) {
@@ -204,11 +213,7 @@ int live_run_command(const CommonOptions& o, const RunOptions& r, const CLI::App
   std::vector<double> encoded;
   while (rows.next(row)) {
     ++n_rows;
-    if (one_hot.active()) {
-      encoded.resize(width);
-      one_hot.encode(row.x.data(), encoded.data());
-      row.x.swap(encoded);
-    }
+    encode_row(one_hot, row, encoded);
     transform.observe_row(row.x.data(), width);  // an online scaler learns the row; the others do nothing
     transform.apply_row(row.x.data(), width, row.has_target ? &row.y : nullptr);
     double prediction = 0.0;
@@ -337,11 +342,7 @@ int predict_command(const CommonOptions& o, const std::string& model, const std:
     StreamRow row;
     std::vector<double> encoded;
     while (rows.next(row)) {
-      if (one_hot.active()) {
-        encoded.resize(width);
-        one_hot.encode(row.x.data(), encoded.data());
-        row.x.swap(encoded);
-      }
+      encode_row(one_hot, row, encoded);
       transform.apply_row(row.x.data(), width, row.has_target ? &row.y : nullptr);
       predict_row(row.x.data(), row.has_target ? &row.y : nullptr,
                   [&] { return rows.name() + ":" + std::to_string(row.line); });

@@ -491,7 +491,8 @@ int run_study_command(const CommonOptions& o, const std::string& out_dir, std::s
 // Options that would change what a model is: refused beside --resume / --model, which fix them
 // (given there, they would be silently ignored).
 void refuse_model_options(const CLI::App& command, const char* with) {
-  for (const char* name : {"--algo", "--seed", "--profile", "--preset", "--backend", "--loss", "--replicate", "--one-hot"})
+  for (const char* name :
+       {"--algo", "--seed", "--profile", "--preset", "--backend", "--loss", "--replicate", "--one-hot"})
     if (command.get_option_no_throw(name) && command.count(name) > 0)
       throw ConfigError(std::string(name) + " cannot be given with " + with + ": the model fixes it");
 }
