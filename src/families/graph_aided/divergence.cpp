@@ -31,11 +31,11 @@ bool ordered(const KernelSpec& a, const KernelSpec& b) {
 // ∫_0^∞ h(x) dx by exp-sinh quadrature, x = exp((π/2)·sinh t) (Takahasi and Mori's double
 // exponential rule for a half-line): the step halves until two levels agree to 1e-14 of the
 // sum. `h` must be smooth on (0, ∞), scaled so that its features lie near x ~ 1, and decay
-// at least like 1/x² (the callers' integrands do). The Cauchy pairs' overlaps need it, which
-// have no elementary closed form.
+// at least like 1/x² (the callers' integrands do). The overlaps without an elementary closed
+// form need it: a Cauchy kernel's with a Laplacian, a Gaussian's with an isotropic Laplacian.
 template <typename F>
 double integrate_half_line(const F& h) {
-  constexpr double kHalfPi = 1.57079632679489661923, kT = 4.5;  // |t| ≤ 4.5: x from 1e-24 to 1e24
+  constexpr double kHalfPi = 1.57079632679489661923, kT = 4.5;  // |t| ≤ 4.5: x from 2e-31 to 5e30
   const auto node = [&](double t) {
     const double x = std::exp(kHalfPi * std::sinh(t));
     const double v = h(x);
