@@ -175,9 +175,8 @@ int live_run_command(const CommonOptions& o, const RunOptions& r, const CLI::App
   if (resumed && resumed->n_features() != width)
     throw InputError(rows.name() + ": stream has " + std::to_string(d) + " features, the model in " + r.resume +
                      " expects " + std::to_string(resumed->n_features()));
-  if (resumed)
-    check_feature_names(*resumed, one_hot.active() ? resumed->feature_names() : rows.feature_names(), rows.name(),
-                        r.resume);
+  // Rows read through the model's indicator columns have its names by construction.
+  if (resumed && !one_hot.active()) check_feature_names(*resumed, rows.feature_names(), rows.name(), r.resume);
   Normalizer transform = live_normalizer(o, resumed, r.resume, width);
   Learner learner = [&] {
     if (resumed) return std::move(*resumed);
@@ -337,7 +336,7 @@ int predict_command(const CommonOptions& o, const std::string& model, const std:
                             ? " (the header's last column is the target: for rows without one, name a target "
                               "column in the header and leave its cells empty or out)"
                             : ""));
-    check_feature_names(learner, one_hot.active() ? learner.feature_names() : rows.feature_names(), rows.name(), model);
+    if (!one_hot.active()) check_feature_names(learner, rows.feature_names(), rows.name(), model);
     const Normalizer transform = live_normalizer(o, loaded, model, width);
     StreamRow row;
     std::vector<double> encoded;
