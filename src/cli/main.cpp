@@ -21,6 +21,7 @@
 #include <chrono>
 
 #include "cli/commands.h"
+#include "core/closest_name.h"
 #include "core/decimal.h"
 #include "features/rf_backend.h"
 #include "core/state_io.h"
@@ -50,6 +51,34 @@ bool finite_number(const std::string& text, double& value) {
   char* end = nullptr;
   value = detail::strtod_decimal(text.c_str(), &end);
   return !text.empty() && *end == '\0' && std::isfinite(value);
+}
+// A malformed command line as the tool's other errors read ("omkl: error: …"): an unknown command
+// or option is named, with the nearest known one. CLI11's own wording for everything else.
+std::string usage_error(const CLI::App& app, const CLI::ParseError& e) {
+  if (dynamic_cast<const CLI::ExtrasError*>(&e) == nullptr) return e.what();
+  const std::vector<std::string> extras = app.remaining(true);
+  if (extras.empty()) return e.what();
+  const std::string& first = extras.front();
+  const std::vector<CLI::App*> parsed = app.get_subcommands();
+  const CLI::App& command = parsed.empty() ? app : *parsed.front();
+  const std::string where = parsed.empty() ? "" : " of 'omkl " + command.get_name() + "'";
+  if (first.size() > 1 && first[0] == '-') {
+    const std::string name = first.substr(0, first.find('='));
+    std::vector<std::string> options;
+    for (const CLI::Option* option : command.get_options())
+      for (const std::string& long_name : option->get_lnames()) options.push_back("--" + long_name);
+    return "unknown option '" + name + "'" + where + detail::did_you_mean(name, options);
+  }
+  if (parsed.empty()) {
+    std::vector<std::string> commands;
+    std::string known;
+    for (const CLI::App* sub : app.get_subcommands({})) {
+      commands.push_back(sub->get_name());
+      known += (known.empty() ? "" : ", ") + sub->get_name();
+    }
+    return "unknown command '" + first + "'" + detail::did_you_mean(first, commands) + " (commands: " + known + ")";
+  }
+  return "unexpected argument '" + first + "'" + where + " (options start with --)";
 }
 }  // namespace
 
@@ -831,7 +860,11 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     // --help and --version end here with 0; a malformed command line is a usage error.
-    return app.exit(e) == 0 ? kExitOk : kExitUsage;
+    if (e.get_exit_code() == 0) return app.exit(e) == 0 ? kExitOk : kExitUsage;
+    const std::vector<CLI::App*> parsed = app.get_subcommands();
+    std::cerr << "omkl: error: " << usage_error(app, e) << "\nRun 'omkl "
+              << (parsed.empty() ? "" : parsed.front()->get_name() + " ") << "--help' for more information.\n";
+    return kExitUsage;
   }
   // Started by mpirun (and built with MPI): one of several processes of one study.
   std::shared_ptr<Communicator> comm;

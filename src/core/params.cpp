@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "core/closest_name.h"
 #include "core/decimal.h"
 #include "omkl/error.h"
 
@@ -151,10 +152,14 @@ std::string ParamReader::get_choice(const std::string& key, const std::string& f
 void ParamReader::finish() const {
   for (std::size_t i = 0; i < explicit_.size(); ++i) {
     if (used_[i]) continue;
+    std::vector<std::string> keys;
     std::string known;
-    for (const auto& d : docs_) known += (known.empty() ? "" : ", ") + d.key;
-    throw ConfigError("algorithm '" + algorithm_ + "': unknown parameter '" + explicit_[i].first +
-                      "' (known: " + known + ")");
+    for (const auto& d : docs_) {
+      keys.push_back(d.key);
+      known += (known.empty() ? "" : ", ") + d.key;
+    }
+    throw ConfigError("algorithm '" + algorithm_ + "': unknown parameter '" + explicit_[i].first + "'" +
+                      did_you_mean(explicit_[i].first, keys) + " (known: " + known + ")");
   }
 }
 

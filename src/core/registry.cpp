@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "core/algorithm_base.h"
+#include "core/closest_name.h"
 #include "omkl/algorithm.h"
 #include "omkl/error.h"
 
@@ -70,38 +71,16 @@ const std::vector<AlgorithmInfo>& algorithm_registry() {
   return registry;
 }
 
-namespace {
-// Levenshtein distance, for "did you mean".
-std::size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = up;
-    }
-  }
-  return row[b.size()];
-}
-}  // namespace
-
 const AlgorithmInfo& find_algorithm(const std::string& name) {
   for (const auto& info : algorithm_registry())
     if (info.name == name) return info;
-  std::string known, closest;
-  std::size_t best = 3;  // suggest only names within two edits
+  std::vector<std::string> names;
+  std::string known;
   for (const auto& info : algorithm_registry()) {
+    names.push_back(info.name);
     known += (known.empty() ? "" : ", ") + info.name;
-    const std::size_t d = edit_distance(name, info.name);
-    if (d < best) {
-      best = d;
-      closest = info.name;
-    }
   }
-  throw ConfigError("unknown algorithm '" + name + "'" + (closest.empty() ? "" : " (did you mean '" + closest + "'?)") +
+  throw ConfigError("unknown algorithm '" + name + "'" + did_you_mean(name, names) +
                     " (known: " + known + ")");
 }
 

@@ -904,6 +904,27 @@ TEST_F(CliTest, TimeMatchedStudyReportsTheBudgetsItFound) {
   expect_study_fails("--preset bandit-oks --loss square --data f.csv --algo rf-ioks --time-match rf-okz", {"rf-okz"});
 }
 
+TEST_F(CliTest, AnUnknownCommandOrOptionIsNamedWithTheNearestKnownOne) {
+  write("f.csv", "a,y\n0.1,0.2\n0.3,0.4\n");
+  const std::vector<std::pair<std::string, std::vector<std::string>>> cases = {
+      {"studdy --data f.csv", {"omkl: error: unknown command 'studdy' (did you mean 'study'?)", "commands: study, run"}},
+      {"frobnicate", {"omkl: error: unknown command 'frobnicate' (commands:"}},
+      {"run --data f.csv --sed 3", {"omkl: error: unknown option '--sed' of 'omkl run' (did you mean '--seed'?)",
+                                    "Run 'omkl run --help'"}},
+      {"study --data f.csv --normalise=zscore", {"unknown option '--normalise' of 'omkl study' (did you mean '--normalize'?)"}},
+      {"run --data f.csv --frobnicate", {"unknown option '--frobnicate' of 'omkl run'\n"}},
+      {"--frob", {"omkl: error: unknown option '--frob'", "Run 'omkl --help'"}},
+      {"study --data f.csv stray", {"omkl: error: unexpected argument 'stray' of 'omkl study'"}},
+      {"study --data f.csv --seeds abc", {"omkl: error: --seeds: expected a non-negative integer, not 'abc'"}},
+  };
+  for (const auto& [args, messages] : cases) {
+    const Outcome o = omkl(args);
+    EXPECT_EQ(o.code, 2) << args << "\n" << o.err;
+    for (const auto& message : messages) EXPECT_NE(o.err.find(message), std::string::npos) << args << ": " << o.err;
+  }
+  EXPECT_EQ(omkl("--help").code, 0);
+}
+
 TEST_F(CliTest, VersionSuggestionsDuplicatesAndHeaderlessFiles) {
   const Outcome v = omkl("--version");
   EXPECT_EQ(v.code, 0);

@@ -15,6 +15,7 @@
 
 #include "core/algorithm_base.h"
 #include "core/env_switch.h"
+#include "core/closest_name.h"
 #include "core/params.h"
 #include "core/state_io.h"
 #include "families/exact_kernel/support_set.h"
@@ -45,6 +46,35 @@ TEST(ParamsTest, ReadsTypedValuesAndRejectsUnknownOnes) {
   EXPECT_NE(msg.find("unknown parameter 'oops'"), std::string::npos) << msg;
   EXPECT_NE(msg.find("raker"), std::string::npos);
   EXPECT_NE(msg.find("lambda"), std::string::npos) << "lists the known parameters";
+}
+
+TEST(ParamsTest, AnUnknownParameterNamesTheNearestKnownOneWithinTwoEdits) {
+  ParamReader typo("raker", {{"D", "20"}, {"lamda", "0.1"}});
+  typo.get_int("D", 50, "features");
+  typo.get_double("lambda", 0.01, "ridge");
+  typo.get_double("eta", 1.0, "step");
+  const std::string msg = message_of([&] { typo.finish(); });
+  EXPECT_NE(msg.find("unknown parameter 'lamda' (did you mean 'lambda'?)"), std::string::npos) << msg;
+  ParamReader far("raker", {{"zzzzzz", "1"}});
+  far.get_double("lambda", 0.01, "ridge");
+  const std::string none = message_of([&] { far.finish(); });
+  EXPECT_EQ(none.find("did you mean"), std::string::npos) << "no suggestion past two edits: " << none;
+}
+
+TEST(ClosestNameTest, EditDistanceByHandAndTheFirstOfEqualCandidates) {
+  using omkl::detail::closest_name;
+  using omkl::detail::edit_distance;
+  EXPECT_EQ(edit_distance("", ""), 0u);
+  EXPECT_EQ(edit_distance("abc", ""), 3u);
+  EXPECT_EQ(edit_distance("kitten", "sitting"), 3u);  // k→s, e→i, +g
+  EXPECT_EQ(edit_distance("study", "studdy"), 1u);
+  EXPECT_EQ(edit_distance("ab", "ba"), 2u);           // no transpositions: two substitutions
+  EXPECT_EQ(closest_name("studdy", {"run", "study", "gen"}), "study");
+  EXPECT_EQ(closest_name("kitten", {"sitting"}), "") << "three edits is another word";
+  EXPECT_EQ(closest_name("kitten", {"sitting"}, 3), "sitting");
+  EXPECT_EQ(closest_name("ab", {"aa", "bb"}), "aa") << "equal distances: the first listed";
+  EXPECT_EQ(omkl::detail::did_you_mean("--sed", {"--seed", "--seeds"}), " (did you mean '--seed'?)");
+  EXPECT_EQ(omkl::detail::did_you_mean("xyzzy", {"--seed"}), "");
 }
 
 TEST(ParamsTest, BadValuesNameTheParameter) {
