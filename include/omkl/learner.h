@@ -56,6 +56,8 @@ class Learner {
 
   /// Every parameter of the algorithm with the value it uses — given in the spec, from a preset,
   /// or the default — in the order the algorithm reads them (e.g. {"D", "50"}, {"eta", "0.0141…"}).
+  /// Given back as the spec's parameters they build the same learner; a parameter that does not
+  /// apply to this configuration (the logistic rule's switch under another loss) is not listed.
   std::vector<std::pair<std::string, std::string>> parameters() const;
   /// The current kernel weights, normalised to sum 1, one per dictionary kernel, for algorithms
   /// that keep one weight per kernel: raker, rf-ogd (its one weight, 1), the graph-aided family (omkl-gf, omkl-sfg,

@@ -1,5 +1,6 @@
 #include "core/params.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -76,6 +77,11 @@ void ParamReader::resolve(const std::string& key, const std::string& value) {
   for (const auto& kv : resolved_)
     if (kv.first == key) return;
   resolved_.emplace_back(key, value);
+}
+
+void ParamReader::inapplicable(const std::string& key) {
+  resolved_.erase(std::remove_if(resolved_.begin(), resolved_.end(), [&](const auto& kv) { return kv.first == key; }),
+                  resolved_.end());
 }
 
 void ParamReader::fail(const std::string& key, const std::string& message) const {

@@ -37,6 +37,12 @@ class ParamReader {
   /// True when the user gave `key` (not a preset's soft default).
   bool given(const std::string& key) const;
 
+  /// Leaves `key` out of resolved(): read, and so known, but its value does not apply to this
+  /// configuration (the logistic loss's rule under another loss, a default dictionary's
+  /// convention beside a given one). resolved() lists the parameters that, given back
+  /// explicitly, build the same learner; such a key would be refused or ignored there.
+  void inapplicable(const std::string& key);
+
   /// Throws ConfigError for any explicit parameter that was never read.
   void finish() const;
 

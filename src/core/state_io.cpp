@@ -124,6 +124,16 @@ void StateReader::expect_tag(const std::string& tag) {
   if (found != tag) fail("state section '" + found + "' where '" + tag + "' was expected");
 }
 
+std::string StateReader::expect_one_of_tags(const std::vector<std::string>& tags) {
+  const std::string found = get_string();
+  std::string listed;
+  for (const std::string& tag : tags) {
+    if (found == tag) return found;
+    listed += (listed.empty() ? "'" : " or '") + tag + "'";
+  }
+  fail("state section '" + found + "' where " + listed + " was expected");
+}
+
 std::uint64_t fnv1a64(const std::string& bytes) {
   std::uint64_t h = 0xcbf29ce484222325ull;
   for (unsigned char c : bytes) {

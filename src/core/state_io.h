@@ -48,6 +48,9 @@ class StateReader {
   void get_f64s(double* out, std::size_t n);
   std::vector<std::uint64_t> get_u64s();
   void expect_tag(const std::string& tag);
+  /// Reads a tag that must be one of `tags` (a section's format versions, newest first) and
+  /// returns it.
+  std::string expect_one_of_tags(const std::vector<std::string>& tags);
   /// Throws (InputError for stored state) unless n values of `size` bytes each remain: lets a
   /// reader check that a stored count is backed by data before it allocates for it.
   void require_values(std::uint64_t n, std::size_t size);

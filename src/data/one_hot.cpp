@@ -70,9 +70,18 @@ void one_hot_encode(Dataset& data, const std::string& columns) {
   names.reserve(width);
   for (std::size_t j = 0; j < d; ++j) {
     const std::string base = data.feature_names.empty() ? "x" + std::to_string(j + 1) : data.feature_names[j];
-    if (!chosen[j]) names.push_back(base);
-    else
-      for (const double value : values[j]) names.push_back(base + "=" + detail::shortest_decimal(value));
+    if (!chosen[j]) {
+      names.push_back(base);
+      continue;
+    }
+    for (const double value : values[j]) {
+      names.push_back(base + "=" + detail::shortest_decimal(value));
+      // A model reads a name the header has as that column (OneHotColumns): an indicator named
+      // like another column would be read as that column.
+      if (std::find(data.feature_names.begin(), data.feature_names.end(), names.back()) != data.feature_names.end())
+        throw ConfigError("one-hot: " + data.name + "'s column '" + base + "' would have an indicator named '" +
+                          names.back() + "', the name of another column: rename one of them");
+    }
   }
   for (std::size_t t = 0; t < n; ++t) {
     double* out = x.data() + t * width;

@@ -479,6 +479,43 @@ TEST_F(LearnerApiTest, FederatedAndBanditLearnersSaveAndResume) {
   }
 }
 
+// OKS's checkpoints kept only the loss sums (section "oks/1") and recomputed p from them on
+// load, which before the first round is not the uniform p_1 = 1/K to the last bit; "oks/2" keeps
+// p and q. An "oks/1" checkpoint written after some rounds still loads and continues bit for bit.
+TEST_F(LearnerApiTest, AnOksCheckpointOfTheFirstFormatStillLoads) {
+  const Dataset data = omkl::test::random_stream(200, kApiFeatures, Task::Regression);
+  const Case c{"oks", Profile::Paper, Task::Regression};
+  Learner straight = make(c, data);
+  const std::vector<double> expected = run_steps(straight, data, 0, data.n_samples);
+  Learner first = make(c, data);
+  run_steps(first, data, 0, 80);
+  const std::string payload = omkl::detail::open_checkpoint(first.to_bytes(), "<buffer>");
+  // The section as the first format wrote it: the tag, then the K sums, and no q and p.
+  omkl::detail::StateWriter tag2, tag1;
+  tag2.put_tag("oks/2");
+  tag1.put_tag("oks/1");
+  const std::size_t at = payload.find(tag2.bytes());
+  ASSERT_NE(at, std::string::npos);
+  ASSERT_EQ(payload.find(tag2.bytes(), at + 1), std::string::npos) << "one OKS section";
+  const std::size_t K = first.kernel_weights().size();
+  const std::size_t array = sizeof(std::uint64_t) + K * sizeof(double);  // put_f64s: count, values
+  const std::size_t sums_end = at + tag2.bytes().size() + array;
+  const std::string old_payload = payload.substr(0, at) + tag1.bytes() + payload.substr(at + tag2.bytes().size(),
+                                                                                          array) +
+                                  payload.substr(sums_end + 2 * array);
+  Learner resumed = Learner::from_bytes(omkl::detail::seal_checkpoint(old_payload));
+  EXPECT_EQ(resumed.kernel_weights(), first.kernel_weights()) << "p recomputed from the sums after 80 rounds";
+  const std::vector<double> rest = run_steps(resumed, data, 80, data.n_samples);
+  EXPECT_TRUE(same_bits(rest, std::vector<double>(expected.begin() + 80, expected.end())))
+      << first_difference(rest, std::vector<double>(expected.begin() + 80, expected.end()));
+  // A section of neither format is refused by name.
+  omkl::detail::StateWriter other;
+  other.put_tag("oks/9");
+  const std::string bad = payload.substr(0, at) + other.bytes() + payload.substr(at + tag2.bytes().size());
+  const std::string message = input_error_of([&] { Learner::from_bytes(omkl::detail::seal_checkpoint(bad)); });
+  EXPECT_NE(message.find("'oks/9' where 'oks/2' or 'oks/1' was expected"), std::string::npos) << message;
+}
+
 // Strict inputs: NaN/Inf features and targets, and classifier labels other than ±1, are refused
 // with an InputError naming the sample, and the learner is left as it was.
 TEST_F(LearnerApiTest, BadSamplesAreRefusedAndChangeNothing) {

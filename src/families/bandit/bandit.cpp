@@ -87,6 +87,7 @@ class BanditSelection final : public Algorithm {
       // The switch reads the logistic loss only (§4.4): asked for on another loss it would change nothing.
       if (params.given("logistic_mode") && loss_ != LossKind::Logistic)
         params.fail("logistic_mode", "chooses the logistic loss's rule; the loss is " + to_string(loss_));
+      if (loss_ != LossKind::Logistic) params.inapplicable("logistic_mode");
       const bool reference_logistic = reference && loss_ == LossKind::Logistic;
       rule_factory_ = [K, c, reference_logistic] { return make_oks_plus_plus_rule(K, c, reference_logistic); };
     } else {

@@ -54,8 +54,12 @@ class Rule final : public SelectionRule {
   void save(StateWriter& out) const override {
     switch (c_.kind) {
       case RuleKind::Oks:
-        out.put_tag("oks/1");
+        // oks/2 keeps p and q: before the first round they are the uniform p_1 = q_1 = 1/K
+        // (spec §3), which the weights of zero sums, (1 − δ)/K + δ/K, are not to the last bit.
+        out.put_tag("oks/2");
         out.put_f64s(sums_);
+        out.put_f64s(q_);
+        out.put_f64s(p_);
         break;
       case RuleKind::OksPlusPlus:
         out.put_tag("oks++/1");
@@ -77,11 +81,18 @@ class Rule final : public SelectionRule {
   }
   void load(StateReader& in) override {
     switch (c_.kind) {
-      case RuleKind::Oks:
-        in.expect_tag("oks/1");
+      case RuleKind::Oks: {
+        const bool stored_weights = in.expect_one_of_tags({"oks/2", "oks/1"}) == "oks/2";
         in.get_f64s(sums_.data(), sums_.size());
-        exponential_weights(sums_.data(), sums_.size(), c_.eta, c_.delta, q_.data(), p_.data());
+        if (stored_weights) {
+          in.get_f64s(q_.data(), q_.size());
+          in.get_f64s(p_.data(), p_.size());
+        } else {
+          // An older checkpoint: the weights of its sums, exact after any round.
+          exponential_weights(sums_.data(), sums_.size(), c_.eta, c_.delta, q_.data(), p_.data());
+        }
         break;
+      }
       case RuleKind::OksPlusPlus:
         in.expect_tag("oks++/1");
         C_ = in.get_f64();

@@ -36,26 +36,42 @@ Dictionary read_federated_dictionary(ParamReader& params, bool single_kernel, do
   const bool textbook = params.get_choice("rbf_convention", "author", {"author", "textbook"},
                                           "Gaussian bandwidth σ: the authors' variance, ρ ~ N(0, σ⁻¹I), or the "
                                           "textbook bandwidth, ρ ~ N(0, σ⁻²I) (§4.4)") == "textbook";
-  // The convention picks the default dictionary; a given dict= names its kernels' bandwidths itself.
-  if (params.has("rbf_convention") && params.has("dict"))
-    params.fail("rbf_convention", "picks the default dictionary's bandwidths and cannot apply to dict=...: write "
-                                  "the kernels as gauss:σ (textbook) or gauss2:σ² (the authors' variance) instead");
+  const bool dict_given = params.has("dict");
   std::string fallback = textbook ? "fed-51-textbook" : "fed-51";
-  if (single_kernel && params.has("dict")) {
-    if (params.has("sigma")) params.fail("sigma", "and dict= both name the kernel: give one of them");
-  } else if (single_kernel) {
+  if (single_kernel) {
     // §4.9's ofskl.sigma: the one Gaussian's bandwidth, read under the convention above (not read
-    // beside dict=, which names the kernel itself).
-    const double sigma = params.get_double("sigma", single_sigma,
-                                           "the single kernel's Gaussian bandwidth σ, under rbf_convention (§4.9 "
-                                           "ofskl.sigma; or dict= with one kernel)");
+    // beside dict=, which names the kernel itself, unless given too: then both must agree).
+    const double sigma = dict_given && !params.has("sigma")
+                             ? single_sigma
+                             : params.get_double("sigma", single_sigma,
+                                                 "the single kernel's Gaussian bandwidth σ, under rbf_convention (§4.9 "
+                                                 "ofskl.sigma; or dict= with one kernel)");
     if (!(sigma > 0) || !std::isfinite(sigma)) params.fail("sigma", "must be a finite number > 0");
     char number[32];
     std::snprintf(number, sizeof number, "%.17g", sigma);
     fallback = (textbook ? "gauss:" : "gauss2:") + std::string(number);
   }
+  std::string dict_text;
   Dictionary dict = read_dictionary_param(params, fallback, "kernel dictionary: a preset name or kernels joined by '+'",
-                                          text);
+                                          &dict_text);
+  if (text) *text = dict_text;
+  // The convention (and a single kernel's σ) pick the default dictionary; a given dict= names its
+  // kernels itself. Beside it they are accepted only where they pick that same dictionary, as
+  // parameters() lists them for a learner that took the default; anything else would be ignored.
+  const auto picks_the_same = [&] {
+    const Dictionary picked = parse_dictionary(fallback);
+    if (picked.size() != dict.size()) return false;
+    for (std::size_t i = 0; i < dict.size(); ++i)
+      if (picked[i].family != dict[i].family || picked[i].sigma != dict[i].sigma) return false;
+    return true;
+  };
+  if (dict_given && !picks_the_same()) {
+    if (single_kernel && params.has("sigma")) params.fail("sigma", "and dict= both name the kernel: give one of them");
+    if (params.has("rbf_convention"))
+      params.fail("rbf_convention", "picks the default dictionary's bandwidths and cannot apply to dict=...: write "
+                                    "the kernels as gauss:σ (textbook) or gauss2:σ² (the authors' variance) instead");
+  }
+  if (dict_given && !params.has("rbf_convention")) params.inapplicable("rbf_convention");
   for (const auto& k : dict)
     if (!k.shift_invariant()) params.fail("dict", "contains " + k.name() + ", which has no random features");
   if (single_kernel && dict.size() != 1) params.fail("dict", "must name exactly one kernel for a single-kernel learner");

@@ -143,6 +143,8 @@ void read_graph(ParamReader& params, const AlgoContext& context, bool reference,
   c.beta_rank = static_cast<std::size_t>(rank);
   c.beta_fixed = params.get_double("beta", 0.0, "fixed β ∈ (0, 1] instead of the rank rule (0: rank rule)");
   if (params.has("beta") && !(c.beta_fixed > 0 && c.beta_fixed <= 1)) params.fail("beta", "must be in (0, 1]");
+  // Without it the rank rule decides β, and 0 is no value to give back (it is refused above).
+  if (!params.has("beta")) params.inapplicable("beta");
   // The refinement's Δ: the one the graph was built from, or all NaN (§2.2.3).
   if (nan_delta) {
     c.delta.n = N;

@@ -392,6 +392,16 @@ TEST(OneHotTest, CategoricalColumnsBecomeIndicatorColumnsOnePerValue) {
   wide.n_samples = kMaxOneHotValues;
   one_hot_encode(wide, "id");
   EXPECT_EQ(wide.n_features, kMaxOneHotValues);
+  // An indicator named like another column ("a" = 1 beside a column "a=1"; found by the fuzzer)
+  // would be read back as that column: refused, naming both.
+  Dataset clash = stream();
+  clash.feature_names = {"a", "a=1", "c"};
+  EXPECT_NE(refused(clash, "a").find("column 'a' would have an indicator named 'a=1', the name of another column"),
+            std::string::npos)
+      << refused(clash, "a");
+  EXPECT_NE(refused(clash, "all").find("'a=1'"), std::string::npos);
+  one_hot_encode(clash, "c");  // no indicator of c is named like a column
+  EXPECT_EQ(clash.feature_names, (std::vector<std::string>{"a", "a=1", "c=0", "c=1"}));
 }
 
 TEST(OneHotTest, AStreamIsEncodedAsTheModelsColumnsReadIt) {

@@ -46,8 +46,8 @@ std::vector<std::size_t> support_sizes(const Algorithm& a, std::size_t r, std::s
   for (std::size_t rep = 0; rep <= r; ++rep) {
     in.get_u64();  // the draws' position
     const std::string tag = in.get_string();
-    EXPECT_TRUE(tag == "oks/1" || tag == "oks++/1" || tag == "ioks/1") << tag;
-    const int vectors = tag == "oks/1" ? 1 : tag == "oks++/1" ? 3 : 5;  // L; Δ, q, p; q, p, η, ρ, G
+    EXPECT_TRUE(tag == "oks/2" || tag == "oks++/1" || tag == "ioks/1") << tag;
+    const int vectors = tag == "oks++/1" ? 3 : tag == "oks/2" ? 3 : 5;  // L, q, p; Δ, q, p; q, p, η, ρ, G
     if (tag == "oks++/1") in.get_f64(), in.get_f64();  // C̃, V
     for (int v = 0; v < vectors; ++v) EXPECT_EQ(in.get_f64s().size(), K) << tag;
     in.expect_tag("bandit-kernel-hypotheses/1");

@@ -1210,8 +1210,9 @@ TEST(FederatedTest, OfsklDrawsItsKernelFromAStreamOfItsOwn) {
 TEST(FederatedTest, OfsklSigmaNamesItsOneGaussian) {
   // §4.9 ofskl.sigma: sigma=σ is dict=gauss2:σ under the authors' convention (the default, σ the
   // variance) and dict=gauss:σ under the textbook one; 10 by default. Fed-OMD's local steps read
-  // it too. It and dict= together, a σ that is no bandwidth, or sigma on a multi-kernel learner
-  // are refused.
+  // it too. It and dict= together are taken only where they name the same kernel (as
+  // parameters() lists them); a σ that is no bandwidth, or sigma on a multi-kernel learner, is
+  // refused.
   const Dataset data = federated_stream(2, 6, 3);
   const AlgoContext c = fed_context(data);
   const auto predictions = [&](const char* name, const Params& params) { return one_process(name, data, c, params); };
@@ -1222,7 +1223,20 @@ TEST(FederatedTest, OfsklSigmaNamesItsOneGaussian) {
   EXPECT_NE(predictions("ofskl", {{"D", "9"}}), predictions("ofskl", {{"D", "9"}, {"sigma", "3"}}));
   EXPECT_EQ(predictions("ofskl", {{"D", "9"}, {"sigma", "3"}, {"local_steps", "2"}}),
             predictions("ofskl", {{"D", "9"}, {"dict", "gauss2:3"}, {"local_steps", "2"}}));
-  EXPECT_NE(config_error_message("ofskl", c, {{"sigma", "3"}, {"dict", "gauss2:3"}}).find("sigma"), std::string::npos);
+  EXPECT_EQ(predictions("ofskl", {{"D", "9"}, {"sigma", "3"}, {"dict", "gauss2:3.0"}}),
+            predictions("ofskl", {{"D", "9"}, {"sigma", "3"}}));
+  EXPECT_EQ(predictions("ofskl", {{"D", "9"}, {"sigma", "3"}, {"rbf_convention", "textbook"}, {"dict", "gauss:3"}}),
+            predictions("ofskl", {{"D", "9"}, {"dict", "gauss:3"}}));
+  EXPECT_NE(config_error_message("ofskl", c, {{"sigma", "3"}, {"dict", "gauss2:4"}}).find("'sigma'"), std::string::npos);
+  EXPECT_NE(config_error_message("ofskl", c, {{"sigma", "3"}, {"dict", "gauss:3"}}).find("'sigma'"), std::string::npos);
+  EXPECT_NE(config_error_message("ofskl", c, {{"rbf_convention", "textbook"}, {"dict", "gauss2:10"}})
+                .find("'rbf_convention'"),
+            std::string::npos);
+  EXPECT_EQ(predictions("pof-mkl", {{"M", "1"}, {"rbf_convention", "textbook"}, {"dict", "fed-51-textbook"}}),
+            predictions("pof-mkl", {{"M", "1"}, {"rbf_convention", "textbook"}}));
+  EXPECT_NE(config_error_message("pof-mkl", c, {{"M", "1"}, {"rbf_convention", "textbook"}, {"dict", "fed-51"}})
+                .find("'rbf_convention'"),
+            std::string::npos);
   for (const char* bad : {"0", "-1", "inf", "nan"})
     EXPECT_NE(config_error_message("ofskl", c, {{"sigma", bad}}).find("sigma"), std::string::npos) << bad;
   EXPECT_NE(config_error_message("pof-mkl", c, {{"sigma", "3"}}).find("sigma"), std::string::npos);

@@ -1,0 +1,238 @@
+// Every registered algorithm, whatever its family, under the Learner API's promises
+// (learner.h): the same numbers step by step as in blocks of any size; predict() changes
+// nothing; a checkpoint continues bit for bit; parameters() lists every value the learner uses,
+// so that a learner built from them is the same learner; kernel_weights() is a distribution.
+// The list comes from the registry, so an algorithm added later is held to them without an edit
+// here. Each family's own tests check what its algorithms compute; this checks the contract.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "common/test_helpers.h"
+#include "omkl/algorithm.h"
+#include "omkl/error.h"
+#include "omkl/learner.h"
+
+namespace {
+
+using omkl::Dataset;
+using omkl::Learner;
+using omkl::Profile;
+using omkl::Task;
+
+// Short: the exact-kernel baselines' support sets grow with every sample, and the sweep builds
+// every algorithm in both profiles and both tasks several times.
+constexpr std::size_t kSweepSamples = 120;
+constexpr std::size_t kSweepFeatures = 3;
+constexpr std::size_t kSweepClients = 4;  // the federated algorithms' default, from the stream
+
+struct SweepCase {
+  std::string name;
+  Profile profile;
+  Task task;
+};
+
+std::string describe_case(const SweepCase& c) {
+  return c.name + " / " + omkl::to_string(c.profile) + " / " + omkl::to_string(c.task);
+}
+
+omkl::LearnerContext sweep_context(const SweepCase& c, const Dataset& data) {
+  omkl::LearnerContext context;
+  context.n_features = data.n_features;
+  context.task = data.task;
+  context.profile = c.profile;
+  context.seed = 11;
+  context.replicate = 2;
+  context.horizon = data.n_samples;
+  context.n_clients = kSweepClients;
+  return context;
+}
+
+Learner build(const omkl::AlgorithmSpec& spec, const SweepCase& c, const Dataset& data) {
+  return omkl::make_learner(spec, sweep_context(c, data));
+}
+
+std::vector<double> fit_steps(Learner& learner, const Dataset& data, std::size_t begin, std::size_t end) {
+  std::vector<double> p;
+  for (std::size_t t = begin; t < end; ++t) p.push_back(learner.partial_fit(data.row(t), data.y[t]));
+  return p;
+}
+
+std::vector<double> fit_block(Learner& learner, const Dataset& data, std::size_t begin, std::size_t end) {
+  std::vector<double> p(end - begin);
+  learner.partial_fit_block(data.row(begin), data.y.data() + begin, end - begin, p.data());
+  return p;
+}
+
+bool bitwise_equal(const std::vector<double>& a, const std::vector<double>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;
+}
+
+std::string where_they_differ(const std::vector<double>& a, const std::vector<double>& b) {
+  if (a.size() != b.size()) return "sizes " + std::to_string(a.size()) + " vs " + std::to_string(b.size());
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (std::memcmp(&a[i], &b[i], sizeof(double)) != 0) {
+      std::ostringstream s;
+      s.precision(17);
+      s << "first difference at sample " << i << ": " << a[i] << " vs " << b[i];
+      return s.str();
+    }
+  return "identical";
+}
+
+// Every (algorithm, profile, task) the registry builds; a task an algorithm refuses (a
+// ConfigError: e.g. a loss that needs ±1 labels) is left out, but each algorithm must take one.
+std::vector<SweepCase> buildable_cases() {
+  std::vector<SweepCase> cases;
+  for (const std::string& name : omkl::algorithm_names()) {
+    std::size_t taken = 0;
+    for (const Task task : {Task::Regression, Task::Classification}) {
+      const Dataset data = omkl::test::random_stream(kSweepSamples, kSweepFeatures, task);
+      for (const Profile profile : {Profile::Paper, Profile::Reference}) {
+        const SweepCase c{name, profile, task};
+        try {
+          build(omkl::parse_algorithm_spec(name), c, data);
+        } catch (const omkl::ConfigError& e) {
+          continue;
+        }
+        cases.push_back(c);
+        ++taken;
+      }
+    }
+    EXPECT_GT(taken, 0u) << name << " builds for neither task with its defaults";
+  }
+  return cases;
+}
+
+class EveryAlgorithmTest : public ::testing::Test {
+ protected:
+  static const std::vector<SweepCase>& cases() {
+    static const std::vector<SweepCase> all = buildable_cases();
+    return all;
+  }
+};
+
+TEST_F(EveryAlgorithmTest, TheRegistryBuildsEveryAlgorithmInBothProfiles) {
+  // Both profiles of every algorithm: ARCHITECTURE.md's one named option, never a missing one.
+  for (const std::string& name : omkl::algorithm_names()) {
+    std::size_t paper = 0, reference = 0;
+    for (const SweepCase& c : cases())
+      if (c.name == name) (c.profile == Profile::Paper ? paper : reference) += 1;
+    EXPECT_GT(paper, 0u) << name;
+    EXPECT_GT(reference, 0u) << name;
+  }
+  EXPECT_GE(cases().size(), 2 * omkl::algorithm_names().size());
+}
+
+TEST_F(EveryAlgorithmTest, StepsAndBlocksOfAnySizeGiveTheSameBits) {
+  for (const SweepCase& c : cases()) {
+    SCOPED_TRACE(describe_case(c));
+    const Dataset data = omkl::test::random_stream(kSweepSamples, kSweepFeatures, c.task);
+    const omkl::AlgorithmSpec spec = omkl::parse_algorithm_spec(c.name);
+    Learner one = build(spec, c, data);
+    const std::vector<double> steps = fit_steps(one, data, 0, data.n_samples);
+    for (double v : steps) ASSERT_TRUE(std::isfinite(v)) << "a non-finite prediction";
+    Learner whole = build(spec, c, data);
+    const std::vector<double> block = fit_block(whole, data, 0, data.n_samples);
+    EXPECT_TRUE(bitwise_equal(steps, block)) << where_they_differ(steps, block);
+    Learner pieces = build(spec, c, data);
+    std::vector<double> uneven;
+    for (std::size_t begin = 0, size = 1; begin < data.n_samples; begin += size, size = 2 * size + 1) {
+      const std::vector<double> p = fit_block(pieces, data, begin, std::min(data.n_samples, begin + size));
+      uneven.insert(uneven.end(), p.begin(), p.end());
+    }
+    EXPECT_TRUE(bitwise_equal(steps, uneven)) << "uneven blocks: " << where_they_differ(steps, uneven);
+    EXPECT_EQ(one.n_seen(), static_cast<std::int64_t>(data.n_samples));
+  }
+}
+
+TEST_F(EveryAlgorithmTest, PredictChangesNothing) {
+  for (const SweepCase& c : cases()) {
+    SCOPED_TRACE(describe_case(c));
+    const Dataset data = omkl::test::random_stream(kSweepSamples, kSweepFeatures, c.task);
+    const omkl::AlgorithmSpec spec = omkl::parse_algorithm_spec(c.name);
+    Learner plain = build(spec, c, data);
+    Learner asked = build(spec, c, data);
+    const std::vector<double> expected = fit_steps(plain, data, 0, data.n_samples);
+    std::vector<double> got, asked_first;
+    for (std::size_t t = 0; t < data.n_samples; ++t) {
+      // A sample from elsewhere in the stream first, then the one about to be learned.
+      (void)asked.predict(data.row((t * 37 + 5) % data.n_samples));
+      asked_first.push_back(asked.predict(data.row(t)));
+      got.push_back(asked.partial_fit(data.row(t), data.y[t]));
+    }
+    EXPECT_TRUE(bitwise_equal(expected, got)) << where_they_differ(expected, got);
+    EXPECT_TRUE(bitwise_equal(expected, asked_first))
+        << "predict() is not partial_fit's prediction: " << where_they_differ(expected, asked_first);
+  }
+}
+
+TEST_F(EveryAlgorithmTest, ACheckpointContinuesBitForBit) {
+  for (const SweepCase& c : cases()) {
+    SCOPED_TRACE(describe_case(c));
+    const Dataset data = omkl::test::random_stream(kSweepSamples, kSweepFeatures, c.task);
+    const omkl::AlgorithmSpec spec = omkl::parse_algorithm_spec(c.name);
+    Learner straight = build(spec, c, data);
+    const std::vector<double> expected = fit_steps(straight, data, 0, data.n_samples);
+    for (const std::size_t cut : {std::size_t{0}, data.n_samples / 2 + 1}) {
+      Learner first = build(spec, c, data);
+      std::vector<double> got = fit_steps(first, data, 0, cut);
+      Learner resumed = Learner::from_bytes(first.to_bytes(), describe_case(c));
+      EXPECT_EQ(resumed.n_seen(), static_cast<std::int64_t>(cut));
+      EXPECT_EQ(resumed.spec(), first.spec());
+      EXPECT_EQ(resumed.parameters(), first.parameters());
+      EXPECT_EQ(resumed.kernel_weights(), first.kernel_weights());
+      const std::vector<double> rest = fit_steps(resumed, data, cut, data.n_samples);
+      got.insert(got.end(), rest.begin(), rest.end());
+      EXPECT_TRUE(bitwise_equal(expected, got)) << "saved after " << cut << ": " << where_they_differ(expected, got);
+    }
+  }
+}
+
+TEST_F(EveryAlgorithmTest, ItsParametersRebuildTheSameLearner) {
+  for (const SweepCase& c : cases()) {
+    SCOPED_TRACE(describe_case(c));
+    const Dataset data = omkl::test::random_stream(kSweepSamples, kSweepFeatures, c.task);
+    Learner defaults = build(omkl::parse_algorithm_spec(c.name), c, data);
+    const std::vector<double> expected = fit_steps(defaults, data, 0, data.n_samples);
+    // Every parameter given explicitly, with the value the learner reports using.
+    omkl::AlgorithmSpec explicit_spec{c.name, defaults.parameters()};
+    std::optional<Learner> built;
+    try {
+      built.emplace(build(explicit_spec, c, data));
+    } catch (const omkl::Error& e) {
+      ADD_FAILURE() << "its own parameters are refused: " << e.what() << "\n  " << explicit_spec.to_string();
+      continue;
+    }
+    Learner& rebuilt = *built;
+    EXPECT_EQ(rebuilt.parameters(), defaults.parameters());
+    const std::vector<double> got = fit_steps(rebuilt, data, 0, data.n_samples);
+    EXPECT_TRUE(bitwise_equal(expected, got)) << where_they_differ(expected, got) << "\n  " << explicit_spec.to_string();
+  }
+}
+
+TEST_F(EveryAlgorithmTest, KernelWeightsAreADistributionWhereKept) {
+  for (const SweepCase& c : cases()) {
+    SCOPED_TRACE(describe_case(c));
+    const Dataset data = omkl::test::random_stream(kSweepSamples, kSweepFeatures, c.task);
+    Learner learner = build(omkl::parse_algorithm_spec(c.name), c, data);
+    for (const std::size_t checkpoint : {std::size_t{0}, std::size_t{1}, data.n_samples}) {
+      fit_steps(learner, data, static_cast<std::size_t>(learner.n_seen()), checkpoint);
+      const std::vector<double> w = learner.kernel_weights();
+      if (w.empty()) continue;
+      double total = 0.0;
+      for (double v : w) {
+        EXPECT_TRUE(std::isfinite(v) && v >= 0.0) << "weight " << v << " after " << checkpoint;
+        total += v;
+      }
+      EXPECT_NEAR(total, 1.0, 1e-12) << "after " << checkpoint << " samples";
+    }
+  }
+}
+
+}  // namespace
