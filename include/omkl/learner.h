@@ -69,6 +69,9 @@ class Learner {
   /// Current real-valued prediction (score, for classification) for one sample; no update: the
   /// model is left as it was (so a const learner, e.g. one loaded to serve, can predict). The
   /// backend reuses scratch space, so one learner must not predict from two threads at once.
+  /// It is the prediction partial_fit() would return for x, bit for bit, except on the resident
+  /// path (step_path=resident, the GPU's default): there partial_fit predicts in the walk and
+  /// predict() with the host path's arithmetic, equal within floating point.
   /// @param x host array of n_features() values
   double predict(const double* x) const;
   double predict(const std::vector<double>& x) const;
@@ -90,7 +93,8 @@ class Learner {
   double partial_fit(const std::vector<double>& x, double y);
 
   /// Same as calling partial_fit on each row in order (bit-identical results), but lets the
-  /// backend batch the work. Every row is checked first: a bad one refuses the whole block (and
+  /// backend batch the work. (On the resident path a federated learner's whole rounds walk while a
+  /// lone sample of a round takes the host path: equal within floating point.) Every row is checked first: a bad one refuses the whole block (and
   /// changes nothing); an error during the update fails the learner, as in partial_fit. @param x n × n_features row-major; @param predictions n values out.
   void partial_fit_block(const double* x, const double* y, std::size_t n, double* predictions);
 
