@@ -9,6 +9,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
+#include <limits>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -18,6 +20,7 @@
 #include "omkl/algorithm.h"
 #include "omkl/error.h"
 #include "omkl/learner.h"
+#include "omkl/study.h"
 
 namespace {
 
@@ -230,6 +233,54 @@ TEST_F(EveryAlgorithmTest, ACheckpointContinuesBitForBit) {
   }
 }
 
+TEST_F(EveryAlgorithmTest, ACheckpointIsAFixedPointOfLoadAndSave) {
+  // Loading and saving again gives the same bytes: nothing is lost, added or reordered.
+  for (const SweepCase& c : cases()) {
+    SCOPED_TRACE(describe_case(c));
+    const Dataset data = omkl::test::random_stream(kSweepSamples, kSweepFeatures, c.task);
+    Learner learner = build(c.spec(), c, data);
+    for (const std::size_t at : {std::size_t{0}, std::size_t{37}, data.n_samples}) {
+      fit_steps(learner, data, static_cast<std::size_t>(learner.n_seen()), at);
+      const std::string bytes = learner.to_bytes();
+      EXPECT_EQ(bytes, learner.to_bytes()) << "saving twice after " << at;
+      EXPECT_TRUE(Learner::from_bytes(bytes).to_bytes() == bytes) << "after " << at << " samples";
+    }
+  }
+}
+
+TEST_F(EveryAlgorithmTest, BadSamplesAreRefusedAndChangeNothing) {
+  const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+  for (const SweepCase& c : cases()) {
+    SCOPED_TRACE(describe_case(c));
+    const Dataset data = omkl::test::random_stream(kSweepSamples, kSweepFeatures, c.task);
+    Learner clean = build(c.spec(), c, data);
+    const std::vector<double> expected = fit_steps(clean, data, 0, data.n_samples);
+    Learner probed = build(c.spec(), c, data);
+    std::vector<double> got = fit_steps(probed, data, 0, 50);
+    std::vector<double> x(data.row(50), data.row(50) + data.n_features);
+    const auto refused = [&](const std::function<void()>& f, const char* what) {
+      EXPECT_THROW(f(), omkl::InputError) << what;
+      EXPECT_FALSE(probed.failed()) << what;
+      EXPECT_EQ(probed.n_seen(), 50) << what;
+    };
+    x[1] = nan;
+    refused([&] { probed.partial_fit(x, data.y[50]); }, "a NaN feature");
+    x[1] = -inf;
+    refused([&] { probed.partial_fit(x, data.y[50]); }, "an infinite feature");
+    x[1] = data.row(50)[1];
+    refused([&] { probed.partial_fit(x, inf); }, "an infinite target");
+    if (c.task == Task::Classification) refused([&] { probed.partial_fit(x, 0.5); }, "a label other than ±1");
+    // A block with one bad row in the middle: nothing of it is learned.
+    std::vector<double> block(data.row(50), data.row(50) + 10 * data.n_features);
+    block[4 * data.n_features] = nan;
+    std::vector<double> out(10);
+    refused([&] { probed.partial_fit_block(block.data(), data.y.data() + 50, 10, out.data()); }, "a bad row in a block");
+    const std::vector<double> rest = fit_steps(probed, data, 50, data.n_samples);
+    got.insert(got.end(), rest.begin(), rest.end());
+    EXPECT_TRUE(bitwise_equal(expected, got)) << where_they_differ(expected, got);
+  }
+}
+
 TEST_F(EveryAlgorithmTest, ItsParametersRebuildTheSameLearner) {
   for (const SweepCase& c : cases()) {
     SCOPED_TRACE(describe_case(c));
@@ -272,3 +323,68 @@ TEST_F(EveryAlgorithmTest, KernelWeightsAreADistributionWhereKept) {
 }
 
 }  // namespace
+
+namespace {
+
+// ARCHITECTURE.md: a replicate's result does not depend on the thread count, on which other
+// replicates run beside it, or on the schedule (threads, or lockstep as a GPU study runs them).
+omkl::StudyResult sweep_study(const std::string& name, const Dataset& data, std::size_t seeds, std::size_t threads,
+                              bool lockstep, bool shuffle) {
+  omkl::StudyConfig config;
+  config.algorithms = {omkl::parse_algorithm_spec(name)};
+  config.n_seeds = seeds;
+  config.base_seed = 3;
+  config.threads = threads;
+  config.lockstep_on_cpu = lockstep;
+  config.shuffle = shuffle;
+  config.curve_points = 7;
+  return omkl::run_study(config, data);
+}
+
+// The stream a study of `name` takes: regression, classification, or federated (4 clients).
+std::optional<Dataset> study_stream(const std::string& name) {
+  for (int kind = 0; kind < 3; ++kind) {
+    const Dataset data =
+        kind == 2 ? omkl::test::federated_stream(kSweepClients, 30, kSweepFeatures, 7)
+                  : omkl::test::random_stream(kSweepSamples, kSweepFeatures, kind == 0 ? Task::Regression : Task::Classification);
+    omkl::StudyConfig config;
+    config.algorithms = {omkl::parse_algorithm_spec(name)};
+    try {
+      omkl::check_study_algorithms(config, data);
+      return data;
+    } catch (const omkl::ConfigError&) {
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+TEST(EveryAlgorithmStudyTest, AReplicatesNumbersDependOnNeitherThreadsNorScheduleNorCompany) {
+  for (const std::string& name : omkl::algorithm_names()) {
+    SCOPED_TRACE(name);
+    const std::optional<Dataset> data = study_stream(name);
+    ASSERT_TRUE(data.has_value()) << "no stream a study of it takes";
+    for (const bool shuffle : {false, true}) {
+      if (shuffle && data->n_clients > 0) continue;  // a federated stream's order is the protocol
+      SCOPED_TRACE(shuffle ? "shuffled" : "in order");
+      const omkl::AlgorithmResult one = sweep_study(name, *data, 3, 1, false, shuffle).results.at(0);
+      const omkl::AlgorithmResult two = sweep_study(name, *data, 3, 2, false, shuffle).results.at(0);
+      const omkl::AlgorithmResult lockstep = sweep_study(name, *data, 3, 1, true, shuffle).results.at(0);
+      const omkl::AlgorithmResult fewer = sweep_study(name, *data, 2, 2, false, shuffle).results.at(0);
+      ASSERT_EQ(one.final_per_seed.size(), 3u);
+      EXPECT_TRUE(bitwise_equal(one.final_per_seed, two.final_per_seed))
+          << "threads: " << where_they_differ(one.final_per_seed, two.final_per_seed);
+      EXPECT_TRUE(bitwise_equal(one.curve_mean, two.curve_mean)) << where_they_differ(one.curve_mean, two.curve_mean);
+      EXPECT_TRUE(bitwise_equal(one.final_per_seed, lockstep.final_per_seed))
+          << "lockstep: " << where_they_differ(one.final_per_seed, lockstep.final_per_seed);
+      EXPECT_TRUE(bitwise_equal(one.curve_mean, lockstep.curve_mean))
+          << "lockstep: " << where_they_differ(one.curve_mean, lockstep.curve_mean);
+      const std::vector<double> first_two(one.final_per_seed.begin(), one.final_per_seed.begin() + 2);
+      EXPECT_TRUE(bitwise_equal(first_two, fewer.final_per_seed))
+          << "a third replicate beside them: " << where_they_differ(first_two, fewer.final_per_seed);
+      EXPECT_EQ(one.resolved_params, two.resolved_params);
+      for (double v : one.final_per_seed) EXPECT_TRUE(std::isfinite(v));
+    }
+  }
+}
