@@ -281,6 +281,48 @@ TEST_F(EveryAlgorithmTest, BadSamplesAreRefusedAndChangeNothing) {
   }
 }
 
+// Streams at the edges: one sample; one feature; every feature constant (every kernel then 1,
+// every pair of kernels alike); huge and tiny inputs; a constant target. Each algorithm either
+// refuses the stream when it is built (a ConfigError that names it) or predicts finite values.
+TEST_F(EveryAlgorithmTest, EdgeStreamsGiveFinitePredictionsOrAClearRefusal) {
+  struct Edge {
+    const char* what;
+    std::size_t n, d;
+    double scale;   ///< inputs multiplied by it
+    bool constant;  ///< every input 0.5
+  };
+  const std::vector<Edge> edges = {{"one sample", 1, 3, 1.0, false},   {"two samples", 2, 3, 1.0, false},
+                                   {"one feature", 60, 1, 1.0, false}, {"constant inputs", 60, 3, 1.0, true},
+                                   {"inputs of 1e6", 60, 3, 1e6, false}, {"inputs of 1e-9", 60, 3, 1e-9, false}};
+  for (const SweepCase& c : cases()) {
+    if (!c.variant.empty()) continue;
+    for (const Edge& edge : edges) {
+      SCOPED_TRACE(describe_case(c) + ", " + edge.what);
+      Dataset data = omkl::test::random_stream(edge.n, edge.d, c.task);
+      for (double& v : data.x) v = edge.constant ? 0.5 : v * edge.scale;
+      std::optional<Learner> learner;
+      try {
+        learner.emplace(build(c.spec(), c, data));
+      } catch (const omkl::ConfigError& e) {
+        EXPECT_NE(std::string(e.what()).find(c.name), std::string::npos) << "a refusal that names no algorithm: "
+                                                                          << e.what();
+        continue;
+      }
+      const std::vector<double> p = fit_block(*learner, data, 0, data.n_samples);
+      // Gradient steps of a fixed size on inputs of 1e6 diverge where a kernel grows with x (the
+      // linear and polynomial kernels of these baselines' dictionaries) or a network's
+      // activations do: the Learner then predicts NaN, which `omkl run` reports as a divergence
+      // with its row and a study counts in `diverged`. Bounded kernels must stay finite.
+      static const std::vector<std::string> unbounded = {"linear", "poly",   "poly-2", "omkl",
+                                                         "omkl-b", "avgmkl", "adamkl", "perfedavg"};
+      if (edge.scale > 1.0 && std::find(unbounded.begin(), unbounded.end(), c.name) != unbounded.end()) continue;
+      for (std::size_t t = 0; t < p.size(); ++t) EXPECT_TRUE(std::isfinite(p[t])) << "prediction " << t << ": " << p[t];
+      EXPECT_TRUE(std::isfinite(learner->predict(data.row(0))));
+      for (double w : learner->kernel_weights()) EXPECT_TRUE(std::isfinite(w));
+    }
+  }
+}
+
 TEST_F(EveryAlgorithmTest, ItsParametersRebuildTheSameLearner) {
   for (const SweepCase& c : cases()) {
     SCOPED_TRACE(describe_case(c));
