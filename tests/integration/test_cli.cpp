@@ -16,6 +16,8 @@
 #include "common/scoped_env.h"
 #include "common/temp_dir_test.h"
 #include "common/text_files.h"
+#include "cpu/simd_level.h"
+#include "omkl/algorithm.h"
 
 namespace {
 
@@ -301,6 +303,41 @@ TEST_F(CliTest, AMistypedPathSwitchIsRefusedByName) {
   const Outcome o = omkl("run --data synthetic:dataset2:50 --algo raker:D=8");
   EXPECT_EQ(o.code, 2) << o.err;
   EXPECT_NE(o.err.find("OMKL_CPU_SIMD must be auto, avx2 or portable, not 'portible'"), std::string::npos) << o.err;
+}
+
+TEST_F(CliTest, EveryAlgorithmGivesTheSameBitsAtAvx2AndAvx512) {
+  // docs/features.md: the AVX-512 level computes what AVX2 does, bit for bit (the portable level
+  // rounds otherwise). Every registered algorithm, the float feature maps and a federated study,
+  // at both levels in child processes (a process reads the level once): the same files.
+  if (!omkl::detail::cpu::simd_level_available(omkl::detail::cpu::SimdLevel::Avx512))
+    GTEST_SKIP() << "this CPU has no AVX-512F: its default level is the AVX2 one";
+  std::string ordinary = "study --data synthetic:dataset2:150 --seeds 2";
+  std::string classifying = "study --data c.csv --seeds 2 --algo m-forgetron --algo oks++:loss=logistic";
+  std::string federated = "study --data synthetic:dataset2:120 --clients 4 --rounds 30 --seeds 2";
+  for (const omkl::AlgorithmSummary& a : omkl::list_algorithms()) {
+    if (a.family == "federated") federated += " --algo " + a.name;
+    else if (a.name != "m-forgetron") ordinary += " --algo " + a.name;
+  }
+  ordinary += " --algo raker:precision=float --algo adaraker:precision=float --algo omkl-sfg:precision=float";
+  federated += " --algo pof-mkl:precision=float";
+  std::string rows = "a,b,y\n";
+  for (int i = 0; i < 80; ++i)
+    rows += std::to_string(i % 7) + ".5," + std::to_string(i % 3) + "," + (i % 5 > 1 ? "1" : "-1") + "\n";
+  write("c.csv", rows);
+  for (const std::string& study : {ordinary, classifying, federated}) {
+    SCOPED_TRACE(study);
+    std::string files[2];
+    for (int level = 0; level < 2; ++level) {
+      omkl::test::ScopedEnv simd("OMKL_CPU_SIMD", level == 0 ? "avx2" : "auto");
+      const std::string out = "level" + std::to_string(level);
+      const Outcome o = omkl(study + " --out " + out);
+      ASSERT_EQ(o.code, 0) << o.err;
+      files[level] = read_text(dir_ / out / "curves.csv") + read_text(dir_ / out / "logs.json");
+      const auto summary = nlohmann::json::parse(read_text(dir_ / out / "summary.json"));
+      for (const auto& r : summary.at("results")) files[level] += r.at("final_per_seed").dump();
+    }
+    EXPECT_TRUE(files[0] == files[1]) << "the two levels' results differ";
+  }
 }
 
 TEST_F(CliTest, PredictTakesRowsWithoutATarget) {
