@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "common/test_helpers.h"
+#include "features/rf_backend.h"
 #include "omkl/algorithm.h"
 #include "omkl/error.h"
 #include "omkl/learner.h"
@@ -429,4 +430,57 @@ TEST(EveryAlgorithmStudyTest, AReplicatesNumbersDependOnNeitherThreadsNorSchedul
       for (double v : one.final_per_seed) EXPECT_TRUE(std::isfinite(v));
     }
   }
+}
+
+// On a GPU (skipped without one): every algorithm that has a CUDA path, with its defaults, on
+// --backend cuda, against the CPU backend and under the Learner contract as the GPU keeps it
+// (learner.h: within floating point where the walk and the host path meet). A learner per
+// algorithm steps with predict() before each sample, is saved halfway and resumed by a second one
+// that learns the rest as one block: two GPU learners an algorithm, to keep the GPU session short.
+TEST(CudaEveryAlgorithmTest, EveryCudaPathAgreesWithTheCpuAndResumesFromItsCheckpoint) {
+  if (!omkl::detail::cuda_available()) GTEST_SKIP() << "no usable CUDA device (or a CPU-only build)";
+  const auto close = [](const std::vector<double>& a, const std::vector<double>& b, double tolerance) {
+    if (a.size() != b.size()) return false;
+    for (std::size_t i = 0; i < a.size(); ++i)
+      if (!(std::fabs(a[i] - b[i]) <= tolerance * std::max(1.0, std::fabs(b[i])))) return false;
+    return true;
+  };
+  std::size_t on_gpu = 0;
+  for (const std::string& name : omkl::algorithm_names()) {
+    for (const Task task : {Task::Regression, Task::Classification}) {
+      const SweepCase c{name, Profile::Paper, task, ""};
+      SCOPED_TRACE(describe_case(c));
+      const Dataset data = omkl::test::random_stream(kSweepSamples, kSweepFeatures, task);
+      omkl::LearnerContext cpu_context = sweep_context(c, data), gpu_context = cpu_context;
+      gpu_context.backend = omkl::BackendKind::Cuda;
+      std::optional<Learner> cpu, gpu;
+      try {
+        cpu.emplace(omkl::make_learner(c.spec(), cpu_context));
+        gpu.emplace(omkl::make_learner(c.spec(), gpu_context));
+      } catch (const omkl::ConfigError&) {
+        continue;  // the task, or a CUDA path, this algorithm does not have
+      }
+      ++on_gpu;
+      const std::vector<double> reference = fit_steps(*cpu, data, 0, data.n_samples);
+      const std::size_t half = data.n_samples / 2;
+      std::vector<double> stepped, asked;
+      std::string saved;
+      for (std::size_t t = 0; t < data.n_samples; ++t) {
+        if (t == half) saved = gpu->to_bytes();
+        asked.push_back(gpu->predict(data.row(t)));
+        stepped.push_back(gpu->partial_fit(data.row(t), data.y[t]));
+      }
+      for (double v : stepped) ASSERT_TRUE(std::isfinite(v));
+      // Double precision throughout: the backends differ by rounding (sums in another order,
+      // contractions), far below 1e-6 over 120 samples unless a draw lands on a boundary.
+      EXPECT_TRUE(close(stepped, reference, 1e-6)) << "GPU against CPU: " << where_they_differ(stepped, reference);
+      EXPECT_TRUE(close(asked, stepped, 1e-9)) << "predict() against partial_fit: " << where_they_differ(asked, stepped);
+      Learner resumed = Learner::from_bytes(saved, describe_case(c));
+      const std::vector<double> rest = fit_block(resumed, data, half, data.n_samples);
+      const std::vector<double> expected(stepped.begin() + static_cast<std::ptrdiff_t>(half), stepped.end());
+      EXPECT_TRUE(close(rest, expected, 1e-9)) << "resumed as a block: " << where_they_differ(rest, expected);
+      break;  // one task an algorithm
+    }
+  }
+  EXPECT_GT(on_gpu, 0u) << "no algorithm has a CUDA path";
 }
