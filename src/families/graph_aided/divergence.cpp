@@ -127,10 +127,53 @@ double log_gaussian_isotropic_laplacian(double gamma, double l, double d) {
   return log_sphere_area(d) + top + std::log(peak * scaled);
 }
 
+// log ∫_{R^d} exp(−‖ρ‖₂/l) Π_k κ_p(ρ_k) dρ for an isotropic Laplacian of scale l against a
+// product kernel κ_p (a Laplacian or a Cauchy kernel; d ≥ 2), which neither factorises nor is
+// radial. The isotropic Laplacian is a Gaussian scale mixture (the 1/2-stable subordinator):
+// e^{−√s} = ∫_0^∞ φ(t) e^{−st} dt, φ(t) = t^{−3/2} e^{−1/(4t)} / (2√π), so with s = ‖ρ‖²/l²
+//   I = ∫_0^∞ φ(t) J(t)^d dt,  J(t) = ∫_R exp(−tρ²/l²) κ_p(ρ) dρ,
+// and J has a closed form for both: with c = t/l², a Laplacian of scale b gives
+// √(π/c)·erfcx(1/(2b√c)) and a Cauchy kernel of scale a gives π a·erfcx(a√c) (the 1D overlaps
+// above with a Gaussian of 1/(2γ) = c). One quadrature in log t, scaled at the integrand's peak
+// (found by a golden-section search on log t: the log-integrand rises from −∞ at t → 0 and falls
+// as −((d + 3)/2) log t at t → ∞) as log_gaussian_isotropic_laplacian() is.
+double log_isotropic_laplacian_product(double l, const KernelSpec& p, double d) {
+  const auto log_j = [&](double t) {
+    const double c = t / (l * l);
+    if (p.family == KernelFamily::Cauchy) return std::log(kPi * p.sigma * erfcx(p.sigma * std::sqrt(c)));
+    return 0.5 * std::log(kPi / c) + std::log(erfcx(1.0 / (2.0 * p.sigma * std::sqrt(c))));
+  };
+  const auto g = [&](double t) {
+    return -std::log(2.0 * kSqrtPi) - 1.5 * std::log(t) - 1.0 / (4.0 * t) + d * log_j(t);
+  };
+  // The peak in u = log t, to a relative 1e-10 of the bracket (the scaling only has to be near it).
+  double lo = -80.0, hi = 80.0;
+  const double ratio = 0.5 * (std::sqrt(5.0) - 1.0);
+  double u1 = hi - ratio * (hi - lo), u2 = lo + ratio * (hi - lo);
+  double g1 = g(std::exp(u1)), g2 = g(std::exp(u2));
+  while (hi - lo > 1e-10) {
+    if (g1 < g2) {
+      lo = u1;
+      u1 = u2;
+      g1 = g2;
+      u2 = lo + ratio * (hi - lo);
+      g2 = g(std::exp(u2));
+    } else {
+      hi = u2;
+      u2 = u1;
+      g2 = g1;
+      u1 = hi - ratio * (hi - lo);
+      g1 = g(std::exp(u1));
+    }
+  }
+  const double peak = std::exp(0.5 * (lo + hi)), top = g(peak);
+  const double scaled = integrate_half_line([&](double v) { return std::exp(g(peak * v) - top); });
+  return top + std::log(peak * scaled);
+}
+
 // log ∫_{R^dim} κ_a κ_b dρ: the product kernels coordinate by coordinate; in one dimension every
-// kernel is a product kernel; the radial pairs in closed form or by one radial quadrature. An
-// isotropic Laplacian against a Laplacian or a Cauchy kernel in two dimensions or more is
-// neither, and has no form here.
+// kernel is a product kernel; the radial pairs in closed form or by one radial quadrature; an
+// isotropic Laplacian against a Laplacian or a Cauchy kernel by its Gaussian scale mixture.
 double log_overlap(const KernelSpec& a_in, const KernelSpec& b_in, std::size_t dim) {
   const bool keep = ordered(a_in, b_in);
   const KernelSpec& a = keep ? a_in : b_in;
@@ -144,9 +187,10 @@ double log_overlap(const KernelSpec& a_in, const KernelSpec& b_in, std::size_t d
     }
     return log_gaussian_isotropic_laplacian(a.sigma * a.sigma, b.sigma, d);  // a: the Gaussian (ordered)
   }
-  throw ConfigError("kernel divergence: " + a.name() + " against " + b.name() + " over R^" + std::to_string(dim) +
-                    " has no closed form here (an isotropic Laplacian against a kernel that is a product over "
-                    "coordinates); use divergence_dim=1 or divergence=table:FILE");
+  // An isotropic Laplacian against a Laplacian or a Cauchy kernel (the Gaussian is radial).
+  const KernelSpec& isotropic = a.family == KernelFamily::IsotropicLaplacian ? a : b;
+  const KernelSpec& other = a.family == KernelFamily::IsotropicLaplacian ? b : a;
+  return log_isotropic_laplacian_product(isotropic.sigma, other, d);
 }
 
 // The three logs a divergence needs (I_aa, I_bb, I_ab), per unit of dimension.

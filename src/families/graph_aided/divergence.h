@@ -5,9 +5,9 @@
 /// Laplacian scale (γ = σ, κ = exp(−‖ρ‖₁/γ)); KernelSpec stores σ, so γ is derived from it.
 /// The exact forms extend §2.2.2 to the other shift-invariant kernels: the Cauchy kernel
 /// Π 1/(1 + ρ_k²/σ²) against every product kernel (its Laplacian pair by quadrature), and the
-/// isotropic Laplacian exp(−‖ρ‖₂/σ) against itself and the Gaussian (radially). An isotropic
-/// Laplacian against a Laplacian or a Cauchy kernel has a form only at divergence_dim = 1; the
-/// reference code's forms know the Gaussian and the Laplacian only. Anything else is a
+/// isotropic Laplacian exp(−‖ρ‖₂/σ) against itself and the Gaussian (radially) and against a
+/// Laplacian or a Cauchy kernel (as a Gaussian scale mixture: one quadrature over the scale).
+/// The reference code's forms know the Gaussian and the Laplacian only. Anything else is a
 /// ConfigError.
 #pragma once
 

@@ -276,16 +276,6 @@ TEST(DivergenceTest, InvalidInputsThrowConfigErrorNamingTheProblem) {
   } catch (const ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find("cauchy"), std::string::npos) << e.what();
   }
-  // An isotropic Laplacian against a product kernel has no form over R^d, d ≥ 2 (it has in 1D).
-  for (const KernelSpec& product : {lap(1.0), KernelSpec::cauchy(2.0)}) {
-    try {
-      kernel_divergence(KernelSpec::isotropic_laplacian(1.0), product, DivergenceForm::Exact, 2);
-      FAIL() << "expected ConfigError";
-    } catch (const ConfigError& e) {
-      EXPECT_NE(std::string(e.what()).find("divergence=table:FILE"), std::string::npos) << e.what();
-    }
-    EXPECT_NO_THROW(kernel_divergence(KernelSpec::isotropic_laplacian(1.0), product, DivergenceForm::Exact, 1));
-  }
   EXPECT_THROW(kernel_divergence(KernelSpec::polynomial(2), gauss(1.0), DivergenceForm::ReferenceNan, 1), ConfigError);
   EXPECT_THROW(kernel_divergence(KernelSpec::linear(), gauss(1.0), DivergenceForm::Exact, 1), ConfigError);
   try {
@@ -401,5 +391,57 @@ TEST(DivergenceTest, ExactOverADictionaryOfEveryShiftInvariantKernel) {
   for (std::size_t i = 0; i < m.n; ++i)
     for (std::size_t j = 0; j < m.n; ++j)
       if (i != j) EXPECT_GT(m(i, j), 0.0) << radial[i].name() << " vs " << radial[j].name();
-  EXPECT_THROW(divergence_matrix(parse_dictionary("lap_l2:1+cauchy:1"), DivergenceForm::Exact, 2), ConfigError);
+  // With the isotropic Laplacian against the product kernels too, every pair of every family.
+  const Dictionary every = parse_dictionary("gauss:0.5+lap:1+cauchy:0.7+lap_l2:1+lap_l2:0.3+cauchy:3");
+  for (std::size_t dim : {2u, 5u}) {
+    const DivergenceMatrix all = divergence_matrix(every, DivergenceForm::Exact, dim);
+    for (std::size_t i = 0; i < all.n; ++i)
+      for (std::size_t j = 0; j < all.n; ++j) {
+        EXPECT_EQ(all(i, j), all(j, i));
+        if (i != j) EXPECT_GT(all(i, j), 0.0) << every[i].name() << " vs " << every[j].name() << " d=" << dim;
+      }
+  }
+}
+
+TEST(DivergenceTest, IsotropicLaplacianAgainstProductKernelsMatchesTheDefinitionAndItsLimits) {
+  // exp(−‖ρ‖₂/l) against Π_k κ(ρ_k) for a Laplacian or a Cauchy kernel: its Gaussian scale
+  // mixture (divergence.cpp) against a Cartesian quadrature of the definitions in R² (both
+  // kernels are even in each coordinate: four times the quadrant).
+  for (const auto& [l, other] : std::vector<std::pair<double, KernelSpec>>{{1.0, lap(1.0)},
+                                                                           {0.3, lap(2.0)},
+                                                                           {4.0, lap(0.5)},
+                                                                           {1.0, KernelSpec::cauchy(1.0)},
+                                                                           {0.2, KernelSpec::cauchy(3.0)},
+                                                                           {5.0, KernelSpec::cauchy(0.4)}}) {
+    const KernelSpec iso = KernelSpec::isotropic_laplacian(l);
+    const double scale = std::min(l, other.sigma);
+    // The Cauchy kernel's tails are long: the quadrature runs far enough that the rest is below
+    // the tolerance (∫ beyond R of e^{−r/l} is e^{−R/l}·(R + l)·l·2π).
+    const double hi = 80.0 * l, lo = 1e-3 * scale;
+    auto outer = [&](double x) {
+      auto inner = [&](double y) { return kernel_at(iso, x, y) * kernel_at(other, x) * kernel_at(other, y); };
+      return omkl::test::integrate_half_line(inner, lo, hi, 1e-13 * hi);
+    };
+    const double numeric = 4.0 * omkl::test::integrate_half_line(outer, lo, hi, 1e-11 * hi * hi);
+    const double closed = std::exp(log_overlap_integral(iso, other, 2));
+    EXPECT_NEAR(closed, numeric, 1e-7 * closed) << iso.name() << " vs " << other.name();
+    EXPECT_EQ(log_overlap_integral(iso, other, 2), log_overlap_integral(other, iso, 2));
+  }
+  // The limits in R^d: a very wide isotropic Laplacian is 1, leaving the product kernel's own
+  // integral (2b)^d or (πa)^d; a very narrow one sees the other at 0, leaving S_{d−1} Γ(d) l^d.
+  for (const std::size_t dim : {2u, 5u, 17u}) {
+    const double d = static_cast<double>(dim);
+    const KernelSpec wide = KernelSpec::isotropic_laplacian(1e8), narrow = KernelSpec::isotropic_laplacian(1e-6);
+    EXPECT_NEAR(log_overlap_integral(wide, lap(0.7), dim), d * std::log(1.4), 1e-6 * d) << "d = " << dim;
+    EXPECT_NEAR(log_overlap_integral(wide, KernelSpec::cauchy(0.7), dim), d * std::log(kPi * 0.7), 1e-6 * d)
+        << "d = " << dim;
+    const double log_area = std::log(2.0) + 0.5 * d * std::log(kPi) - std::lgamma(0.5 * d);
+    const double narrow_alone = log_area + std::lgamma(d) + d * std::log(1e-6);
+    EXPECT_NEAR(log_overlap_integral(narrow, lap(0.7), dim), narrow_alone, 1e-4 * d) << "d = " << dim;
+    EXPECT_NEAR(log_overlap_integral(narrow, KernelSpec::cauchy(0.7), dim), narrow_alone, 1e-4 * d) << "d = " << dim;
+    // Between the limits the overlap lies below both bounds (each kernel is at most 1).
+    const double mid = log_overlap_integral(KernelSpec::isotropic_laplacian(1.0), lap(0.7), dim);
+    EXPECT_LT(mid, d * std::log(1.4));
+    EXPECT_LT(mid, log_area + std::lgamma(d));
+  }
 }
