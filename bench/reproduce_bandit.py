@@ -72,6 +72,15 @@ PREPARE = {"elevators": [], "phishing": ["--one-hot", "all"]}
 RAKER_CUMULATIVE = "gauss:0.25+gauss:0.125+gauss:0.125+gauss:0.25+gauss:1+gauss:8"
 
 
+def data_path(args, table: dict) -> str:
+    return os.path.join(args.data_dir, FILES[table["data"]])
+
+
+def tolerance(published: tuple) -> float:
+    """Section 8.9: three published standard deviations or 10 % of the value, whichever is larger."""
+    return max(3 * published[1], 0.10 * published[0])
+
+
 def raker_spec(D: int, c: float, T: int, loss: str, dictionary: str = "oks-6") -> str:
     mu, scale = RAKER[loss]
     eta = c / math.sqrt(T)
@@ -186,7 +195,7 @@ def keep_binary_block(args, key: str, table: dict, path: str, commands: list[str
             continue
         chosen = min(results, key=lambda r: r["final_mean"])
         mean, sd = chosen["final_mean"] * scale, chosen["final_std"] * scale
-        tol = max(3 * pub[1], 0.10 * pub[0])
+        tol = tolerance(pub)
         L.append(f"| {row} | {pub[0]:.4g} ± {pub[1]:.2g} | {mean:.4g} ± {sd:.2g} | ±{tol:.3g} | "
                  f"{'yes' if abs(mean - pub[0]) <= tol else '**no**'} |")
     return L + [""]
@@ -210,7 +219,7 @@ def main() -> int:
     misses, claims, commands = [], [], []
     best = {}
     for key, table in TABLES.items():
-        path = os.path.join(args.data_dir, FILES[table["data"]])
+        path = data_path(args, table)
         if not os.path.exists(path):
             log(f"skipping {key}: {path} not found")
             continue
@@ -237,7 +246,7 @@ def main() -> int:
             chosen = min(results, key=lambda r: r["final_mean"])
             mean, sd = chosen["final_mean"] * scale, chosen["final_std"] * scale
             best[key][row] = mean
-            tol = max(3 * pub[1], 0.10 * pub[0])
+            tol = tolerance(pub)
             within = abs(mean - pub[0]) <= tol
             grid = "; ".join(f"{label}: {r['final_mean'] * scale:.4g}" for label, r in labelled) if len(labelled) > 1 else "—"
             if table["budget"]:
@@ -266,23 +275,18 @@ def main() -> int:
           "whole stream (fastest of three passes), as the paper's t_p. The budgets depend on the machine and on how fast each "
           "algorithm is implemented here, not in R.", ""]
     for key in TIME_MATCHED:
-        table = TABLES[key]
-        path = os.path.join(args.data_dir, FILES[table["data"]])
-        if os.path.exists(path):
-            L += time_matched_block(args, key, table, path, commands)
+        if os.path.exists(data_path(args, TABLES[key])):
+            L += time_matched_block(args, key, TABLES[key], data_path(args, TABLES[key]), commands)
     # A13's sensitivity check, on the tables whose data are binary.
-    binary = [key for key, table in TABLES.items() if table["data"] == "phishing"]
-    if any(os.path.exists(os.path.join(args.data_dir, FILES[TABLES[k]["data"]])) for k in binary):
+    binary = [key for key, table in TABLES.items() if table["data"] == "phishing" and os.path.exists(data_path(args, table))]
+    if binary:
         L += ["### Sensitivity check (§10 A13): phishing's indicators kept in {0, 1}", "",
               "The tables above scale every column to [−1, 1] as the paper states; LIBSVM ships phishing's "
               "indicators in {0, 1}, where every distance is half as long. The same rows again with "
               "`--normalize symmetric-keep-binary` (every column here is an indicator, so none is rescaled). "
               "Not the tables' values.", ""]
         for key in binary:
-            table = TABLES[key]
-            path = os.path.join(args.data_dir, FILES[table["data"]])
-            if os.path.exists(path):
-                L += keep_binary_block(args, key, table, path, commands)
+            L += keep_binary_block(args, key, TABLES[key], data_path(args, TABLES[key]), commands)
     # The paper's claims (§8.7).
     for key in ("t2", "t3"):
         if key in best and {"OKS++", "OKS", "IOKS"} <= best[key].keys():
