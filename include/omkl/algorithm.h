@@ -19,6 +19,10 @@ namespace omkl {
 struct AlgorithmSpec {
   std::string name;
   std::vector<std::pair<std::string, std::string>> params;
+  /// The grid this configuration was expanded from (expand_algorithm_grid(): its text as
+  /// written, "oks:c_lambda=1|5|10|25"); empty for a configuration written alone. Not part of
+  /// to_string(): it names the family of configurations, not this one.
+  std::string grid;
 
   /// Canonical text form: name[:k=v,k=v] with the parameters in the given order.
   std::string to_string() const;
@@ -30,6 +34,17 @@ struct AlgorithmSpec {
 
 /// Parses "name[:k=v[,k=v]...]" (":" also separates parameters). Throws ConfigError.
 AlgorithmSpec parse_algorithm_spec(const std::string& text);
+
+/// Most configurations one grid may name.
+inline constexpr std::size_t kMaxGridConfigurations = 10000;
+
+/// A parameter grid: a spec whose values may list alternatives joined by '|'
+/// ("raker:eta=0.1|0.01,D=20|50"), as every combination, in the order of nested loops over the
+/// parameters as written (the first outermost: eta=0.1,D=20; eta=0.1,D=50; eta=0.01,D=20; …).
+/// Each configuration keeps the grid's text in AlgorithmSpec::grid; a spec without '|' is one
+/// configuration with an empty grid. ConfigError, naming the parameter, for an empty or repeated
+/// alternative, and for more than kMaxGridConfigurations combinations.
+std::vector<AlgorithmSpec> expand_algorithm_grid(const std::string& text);
 
 /// What a learner needs to know about its stream and its randomness.
 struct LearnerContext {

@@ -179,6 +179,9 @@ struct StudyConfig {
 struct AlgorithmResult {
   std::string algo;                   ///< algorithm name
   std::string spec;                   ///< full spec text
+  /// The grid this configuration came from (AlgorithmSpec::grid, "oks:c_lambda=1|5|10|25");
+  /// empty for one written alone. summary.json's "grid", and its "grids" names each one's best.
+  std::string grid;
   std::vector<std::pair<std::string, std::string>> params;
   /// Every parameter the algorithm used, given or default ("D" = "50", "eta" = "0.01", ...), in
   /// the order it read them: summary.json's "resolved_params".
@@ -220,6 +223,15 @@ struct AlgorithmResult {
   std::vector<std::vector<std::pair<std::string, std::vector<double>>>> logs;
 };
 
+/// A grid of a study (AlgorithmResult::grid) and its best configuration in hindsight: the
+/// lowest final_mean (every metric here is a loss), the first in the grid's order on a tie.
+struct GridBest {
+  std::string grid;
+  std::size_t configurations = 0;
+  std::string best_spec;           ///< empty where every configuration diverged
+  double best_final_mean = NAN;
+};
+
 struct StudyResult {
   std::string dataset;
   std::size_t n_samples = 0, n_features = 0;
@@ -236,6 +248,9 @@ struct StudyResult {
   /// The path switches (OMKL_CPU_SIMD, OMKL_CUDA_*, …) set while it ran, as [name, value].
   std::vector<std::pair<std::string, std::string>> path_switches;
 };
+
+/// The study's grids, in the order their first configuration appears, each with its best.
+std::vector<GridBest> grid_bests(const StudyResult& result);
 
 /// Where a study's stream comes from and how it is prepared: what `omkl study --data ...` reads,
 /// so that every front end (the CLI, the Python package, a C++ app) gets the same numbers.

@@ -107,7 +107,8 @@ StudyTexts run_study(const omkl::StudySource& source, const std::vector<std::str
                      const std::string& regret_comparator, double regret_lambda, const std::string& regret_dict,
                      const std::string& command) {
   omkl::StudyConfig config;
-  for (const auto& text : algos) config.algorithms.push_back(omkl::parse_algorithm_spec(text));
+  for (const auto& text : algos)
+    for (omkl::AlgorithmSpec& spec : omkl::expand_algorithm_grid(text)) config.algorithms.push_back(std::move(spec));
   config.n_seeds = seeds;
   config.base_seed = source.seed;
   config.profile = omkl::parse_profile(profile);

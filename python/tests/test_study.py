@@ -186,3 +186,15 @@ def test_one_hot_columns_become_indicator_columns(tmp_path):
     assert omkl.study(**common, one_hot="a").summary["n_features"] == 4
     with pytest.raises(omkl.ConfigError, match="no feature column 'z'"):
         omkl.study(**common, one_hot="z")
+
+
+def test_a_grid_runs_every_configuration_and_names_the_best():
+    # Values joined by '|' are a grid: every combination a configuration, the best in summary["grids"].
+    study = omkl.study(data="synthetic:dataset2:200", algos="rf-ogd:D=8,eta=0.5|0.05|0.005", seeds=2, curve_points=5)
+    specs = [r["spec"] for r in study.results]
+    assert specs == ["rf-ogd:D=8,eta=0.5", "rf-ogd:D=8,eta=0.05", "rf-ogd:D=8,eta=0.005"]
+    assert all(r["grid"] == "rf-ogd:D=8,eta=0.5|0.05|0.005" for r in study.results)
+    (grid,) = study.summary["grids"]
+    best = min(study.results, key=lambda r: r["final_mean"])
+    assert grid["best_spec"] == best["spec"] and grid["best_final_mean"] == best["final_mean"]
+    assert grid["configurations"] == 3

@@ -340,7 +340,13 @@ std::vector<AlgorithmSpec> parse_algos(const CommonOptions& o, const std::vector
   }
   if (texts.empty()) texts = fallback;
   std::vector<AlgorithmSpec> specs;
-  for (const auto& text : texts) specs.push_back(parse_algorithm_spec(text));
+  for (const auto& text : texts) {
+    std::vector<AlgorithmSpec> grid = expand_algorithm_grid(text);
+    if (one && grid.size() > 1)
+      throw ConfigError("--algo '" + text + "' is a grid of " + std::to_string(grid.size()) +
+                        " configurations (values joined by '|'); one learner takes one: run the grid with omkl study");
+    specs.insert(specs.end(), grid.begin(), grid.end());
+  }
   return specs;
 }
 
@@ -494,6 +500,13 @@ int run_study_command(const CommonOptions& o, const std::string& out_dir, std::s
   if (!root) return 0;  // rank 0 reports and writes the outputs
   if (!result.time_match.reference.empty()) print_time_match(result.time_match);
   print_table(result);
+  for (const GridBest& g : grid_bests(result)) {
+    std::string best = "none (every configuration diverged)";
+    for (const AlgorithmResult& r : result.results)
+      if (!g.best_spec.empty() && r.spec == g.best_spec && r.grid == g.grid)
+        best = r.spec + ", " + r.metric + " " + format_metric(r.metric, g.best_final_mean);
+    fmt::print("grid {} ({} configurations): best {}\n", g.grid, g.configurations, best);
+  }
   if (epilogue) epilogue(result);
   if (regret && data.n_clients > 0) {
     fmt::print("mean cumulative client regret at T against the batch comparator {} (spec/federated.md §4.7){}, "

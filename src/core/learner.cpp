@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <new>
@@ -71,6 +72,49 @@ AlgorithmSpec parse_algorithm_spec(const std::string& text) {
     begin = i + 1;
   }
   return spec;
+}
+
+std::vector<AlgorithmSpec> expand_algorithm_grid(const std::string& text) {
+  const AlgorithmSpec written = parse_algorithm_spec(text);
+  // Each parameter's alternatives, in the order written.
+  std::vector<std::vector<std::string>> choices;
+  std::size_t combinations = 1;
+  for (const auto& [key, value] : written.params) {
+    std::vector<std::string> alternatives;
+    for (std::size_t begin = 0;;) {
+      const std::size_t bar = value.find('|', begin);
+      const std::string alternative = value.substr(begin, bar == std::string::npos ? std::string::npos : bar - begin);
+      if (alternative.empty())
+        throw ConfigError("algorithm '" + written.name + "': parameter '" + key + "' has an empty alternative in '" +
+                          value + "' (a grid joins values with '|')");
+      if (std::find(alternatives.begin(), alternatives.end(), alternative) != alternatives.end())
+        throw ConfigError("algorithm '" + written.name + "': parameter '" + key + "' lists '" + alternative +
+                          "' twice in '" + value + "'");
+      alternatives.push_back(alternative);
+      if (bar == std::string::npos) break;
+      begin = bar + 1;
+    }
+    combinations *= alternatives.size();
+    if (combinations > kMaxGridConfigurations)
+      throw ConfigError("algorithm '" + written.name + "': the grid '" + text + "' names more than " +
+                        std::to_string(kMaxGridConfigurations) + " configurations");
+    choices.push_back(std::move(alternatives));
+  }
+  if (combinations == 1) return {written};
+  std::vector<AlgorithmSpec> out;
+  out.reserve(combinations);
+  // Mixed-radix counting, the last parameter fastest: nested loops in the order written.
+  std::vector<std::size_t> at(choices.size(), 0);
+  for (std::size_t n = 0; n < combinations; ++n) {
+    AlgorithmSpec spec{written.name, {}, text};
+    for (std::size_t k = 0; k < choices.size(); ++k) spec.params.emplace_back(written.params[k].first, choices[k][at[k]]);
+    out.push_back(std::move(spec));
+    for (std::size_t k = choices.size(); k-- > 0;) {
+      if (++at[k] < choices[k].size()) break;
+      at[k] = 0;
+    }
+  }
+  return out;
 }
 
 // ---- factory ------------------------------------------------------------------------------------

@@ -626,12 +626,14 @@ StudyResult run_study(const StudyConfig& config, const Dataset& data) {
   for (std::size_t c = 0; c < cells.size(); ++c) {
     if (cells[c].done) {
       result.results.push_back(cells[c].reused);
+      result.results.back().grid = cells[c].spec.grid;  // a family of this study's, not the cache's
       continue;
     }
     AlgorithmResult r = aggregate(cells[c].spec, cells[c].randomized, cells[c].reported, runs[c], cfg, data, points);
     r.resolved_params = cells[c].resolved;
     if (!cells[c].file.empty())
       detail::write_file_atomic(cells[c].file.string(), detail::cell_to_json(cells[c].key, r).dump());
+    r.grid = cells[c].spec.grid;  // after the cache: a cell is one configuration, whatever grid names it
     result.results.push_back(std::move(r));
   }
   if (!cfg.out_dir.empty()) write_study_outputs(result, cfg.out_dir);

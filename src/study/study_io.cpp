@@ -2,6 +2,7 @@
 /// @brief The cell cache and the study's output files (study_io.h).
 #include "study/study_io.h"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <sstream>
@@ -138,6 +139,7 @@ json result_to_json(const AlgorithmResult& r) {
   }
   if (std::isfinite(r.client_seconds_per_client)) out["client_seconds_per_client"] = r.client_seconds_per_client;
   if (std::isfinite(r.seconds_std)) out["seconds_std"] = r.seconds_std;
+  if (!r.grid.empty()) out["grid"] = r.grid;
   return out;
 }
 
@@ -218,6 +220,24 @@ json cell_to_json(const json& key, const AlgorithmResult& r) {
 
 }  // namespace detail
 
+std::vector<GridBest> grid_bests(const StudyResult& result) {
+  std::vector<GridBest> grids;
+  for (const AlgorithmResult& r : result.results) {
+    if (r.grid.empty()) continue;
+    auto at = std::find_if(grids.begin(), grids.end(), [&](const GridBest& g) { return g.grid == r.grid; });
+    if (at == grids.end()) {
+      grids.push_back(GridBest{r.grid});
+      at = grids.end() - 1;
+    }
+    ++at->configurations;
+    if (std::isfinite(r.final_mean) && !(r.final_mean >= at->best_final_mean)) {  // NaN best: the first finite
+      at->best_spec = r.spec;
+      at->best_final_mean = r.final_mean;
+    }
+  }
+  return grids;
+}
+
 StudyOutputs format_study_outputs(const StudyResult& result) {
   StudyOutputs out;
   json results = json::array();
@@ -227,6 +247,14 @@ StudyOutputs format_study_outputs(const StudyResult& result) {
                      {"device", result.device},     {"profile", result.profile},
                      {"preset", result.preset},     {"std", result.spread},
                      {"results", results}};
+  json grids = json::array();
+  for (const GridBest& g : grid_bests(result)) {
+    json entry{{"grid", g.grid}, {"configurations", g.configurations}};
+    entry["best_spec"] = g.best_spec.empty() ? json(nullptr) : json(g.best_spec);
+    entry["best_final_mean"] = std::isfinite(g.best_final_mean) ? json(g.best_final_mean) : json(nullptr);
+    grids.push_back(entry);
+  }
+  if (!grids.empty()) summary["grids"] = grids;
   if (!result.regret_benchmark.empty()) summary["regret_benchmark"] = result.regret_benchmark;
   if (result.regret_include_reg) summary["regret_include_reg"] = true;
   if (result.processes > 1) summary["processes"] = result.processes;

@@ -340,6 +340,25 @@ TEST_F(CliTest, EveryAlgorithmGivesTheSameBitsAtAvx2AndAvx512) {
   }
 }
 
+TEST_F(CliTest, AGridRunsEveryConfigurationAndNamesTheBest) {
+  // (A shell reads '|' as a pipe: the grids are quoted, as a user quotes them.)
+  const Outcome o = omkl("study --data synthetic:dataset2:200 --seeds 2 --algo 'rf-ogd:D=8,eta=0.5|0.05' --out out");
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_NE(o.out.find("rf-ogd:D=8,eta=0.5 "), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("rf-ogd:D=8,eta=0.05 "), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("grid rf-ogd:D=8,eta=0.5|0.05 (2 configurations): best rf-ogd:D=8,eta="), std::string::npos)
+      << o.out;
+  const auto summary = nlohmann::json::parse(read_text(dir_ / "out" / "summary.json"));
+  EXPECT_EQ(summary.at("grids")[0].at("grid"), "rf-ogd:D=8,eta=0.5|0.05");
+  // One learner is one configuration.
+  const Outcome run = omkl("run --data synthetic:dataset2:200 --algo 'rf-ogd:eta=0.5|0.05'");
+  EXPECT_EQ(run.code, 2);
+  EXPECT_NE(run.err.find("is a grid of 2 configurations"), std::string::npos) << run.err;
+  const Outcome empty = omkl("study --data synthetic:dataset2:200 --algo 'rf-ogd:eta=0.5||0.05'");
+  EXPECT_EQ(empty.code, 2);
+  EXPECT_NE(empty.err.find("parameter 'eta' has an empty alternative"), std::string::npos) << empty.err;
+}
+
 TEST_F(CliTest, PredictTakesRowsWithoutATarget) {
   write("f.csv", "a,b,y\n0.1,0.2,0.3\n0.4,0.5,0.6\n0.7,0.8,0.9\n");
   ASSERT_EQ(omkl("run --data f.csv --algo raker:D=8 --save m.ckpt").code, 0);

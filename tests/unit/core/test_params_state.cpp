@@ -127,6 +127,41 @@ TEST(AlgorithmSpecTest, ParsesNamesAndParameters) {
   EXPECT_THROW(parse_algorithm_spec(":D=1"), ConfigError);
 }
 
+TEST(AlgorithmSpecTest, AGridExpandsToEveryCombinationInTheOrderOfNestedLoops) {
+  const auto grid = omkl::expand_algorithm_grid("raker:eta=0.1|0.01|1,D=8,dict=gauss:1+gauss:2|lap:1");
+  std::vector<std::string> texts;
+  for (const auto& spec : grid) {
+    texts.push_back(spec.to_string());
+    EXPECT_EQ(spec.grid, "raker:eta=0.1|0.01|1,D=8,dict=gauss:1+gauss:2|lap:1");
+  }
+  EXPECT_EQ(texts, (std::vector<std::string>{
+                       "raker:eta=0.1,D=8,dict=gauss:1+gauss:2", "raker:eta=0.1,D=8,dict=lap:1",
+                       "raker:eta=0.01,D=8,dict=gauss:1+gauss:2", "raker:eta=0.01,D=8,dict=lap:1",
+                       "raker:eta=1,D=8,dict=gauss:1+gauss:2", "raker:eta=1,D=8,dict=lap:1"}));
+  // A spec without alternatives is itself, with no grid.
+  const auto one = omkl::expand_algorithm_grid("oks:c_lambda=25");
+  ASSERT_EQ(one.size(), 1u);
+  EXPECT_EQ(one[0].to_string(), "oks:c_lambda=25");
+  EXPECT_TRUE(one[0].grid.empty());
+  EXPECT_EQ(omkl::expand_algorithm_grid("raker").size(), 1u);
+  // Refusals name the parameter: an empty or repeated alternative, too many combinations.
+  const auto refusal = [](const std::string& text) {
+    try {
+      omkl::expand_algorithm_grid(text);
+    } catch (const ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_NE(refusal("raker:eta=0.1|").find("parameter 'eta' has an empty alternative"), std::string::npos);
+  EXPECT_NE(refusal("raker:eta=|0.1").find("empty alternative"), std::string::npos);
+  EXPECT_NE(refusal("raker:D=8|16|8").find("parameter 'D' lists '8' twice"), std::string::npos);
+  std::string big = "raker:a=1|2|3|4|5|6|7|8|9|10,b=1|2|3|4|5|6|7|8|9|10,c=1|2|3|4|5|6|7|8|9|10,";
+  EXPECT_EQ(refusal(big + "d=1|2|3|4|5|6|7|8|9|10"), "");  // 10 000: the most a grid names
+  EXPECT_NE(refusal(big + "d=1|2|3|4|5|6|7|8|9|10,e=1|2").find("more than 10000 configurations"), std::string::npos);
+  EXPECT_EQ(omkl::expand_algorithm_grid(big + "d=1|2|3|4|5|6|7|8|9|10").back().to_string(), "raker:a=10,b=10,c=10,d=10");
+}
+
 TEST(EnvSwitchTest, UnsetGivesTheFallbackAndOnlyListedValuesPass) {
   constexpr const char* kName = "OMKL_TEST_ENV_SWITCH";
   unsetenv(kName);

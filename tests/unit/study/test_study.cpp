@@ -165,6 +165,48 @@ TEST_F(StudyTest, SummaryJsonHasTheContractKeys) {
   }
 }
 
+TEST_F(StudyTest, AGridsConfigurationsRunAsCellsAndItsBestIsNamed) {
+  // "best in hindsight" (the bandit paper's grids): each configuration an ordinary cell, the
+  // same numbers as written alone; summary.json names the grid of each and its lowest mean.
+  const Dataset data = omkl::test::random_stream(kSamples, kFeatures, Task::Regression);
+  StudyConfig c = config({}, 2);
+  for (auto& spec : omkl::expand_algorithm_grid("rf-ogd:D=8,eta=0.5|0.05|0.005")) c.algorithms.push_back(spec);
+  c.algorithms.push_back(omkl::parse_algorithm_spec("raker:D=8"));
+  c.out_dir = (dir_ / "out").string();
+  const StudyResult result = omkl::run_study(c, data);
+  ASSERT_EQ(result.results.size(), 4u);
+  const StudyResult alone = omkl::run_study(config({"rf-ogd:D=8,eta=0.5", "rf-ogd:D=8,eta=0.05", "rf-ogd:D=8,eta=0.005",
+                                                    "raker:D=8"}, 2),
+                                            data);
+  expect_same_numbers(result, alone);
+  std::size_t best = 0;
+  for (std::size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(result.results[i].grid, "rf-ogd:D=8,eta=0.5|0.05|0.005");
+    if (result.results[i].final_mean < result.results[best].final_mean) best = i;
+  }
+  EXPECT_TRUE(result.results[3].grid.empty());
+  const auto grids = omkl::grid_bests(result);
+  ASSERT_EQ(grids.size(), 1u);
+  EXPECT_EQ(grids[0].configurations, 3u);
+  EXPECT_EQ(grids[0].best_spec, result.results[best].spec);
+  EXPECT_EQ(grids[0].best_final_mean, result.results[best].final_mean);
+  const json summary = json::parse(read_text(dir_ / "out" / "summary.json"));
+  ASSERT_EQ(summary.at("grids").size(), 1u);
+  EXPECT_EQ(summary.at("grids")[0].at("best_spec"), result.results[best].spec);
+  EXPECT_EQ(summary.at("grids")[0].at("configurations"), 3);
+  EXPECT_EQ(summary.at("results")[1].at("grid"), "rf-ogd:D=8,eta=0.5|0.05|0.005");
+  EXPECT_FALSE(summary.at("results")[3].contains("grid"));
+  // A rerun reuses the cells and still names them the grid's.
+  const StudyResult again = omkl::run_study(c, data);
+  EXPECT_TRUE(again.results[0].reused);
+  EXPECT_EQ(again.results[0].grid, "rf-ogd:D=8,eta=0.5|0.05|0.005");
+  // A study without a grid has none in summary.json.
+  StudyConfig plain = config({"raker:D=8"}, 2);
+  plain.out_dir = (dir_ / "plain").string();
+  omkl::run_study(plain, data);
+  EXPECT_FALSE(json::parse(read_text(dir_ / "plain" / "summary.json")).contains("grids"));
+}
+
 TEST(StudyScoringTest, TimeSpreadIsTheStudysSpreadOfTheReplicatesTimes) {
   // The bandit paper's tables give time as mean ± sd over the repetitions: aggregate() reports
   // the spread of the replicates' loop times as it does the metric's (sample by default).
