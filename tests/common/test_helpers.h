@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -35,6 +36,25 @@ inline std::uint64_t bits(double v) {
   std::uint64_t b;
   std::memcpy(&b, &v, sizeof b);
   return b;
+}
+
+
+/// Whether two vectors hold the same doubles, bit for bit.
+inline bool same_bits(const std::vector<double>& a, const std::vector<double>& b) {
+  return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0);
+}
+
+/// Where two vectors first differ, for failure messages.
+inline std::string first_difference(const std::vector<double>& a, const std::vector<double>& b) {
+  if (a.size() != b.size()) return "sizes " + std::to_string(a.size()) + " vs " + std::to_string(b.size());
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (std::memcmp(&a[i], &b[i], sizeof(double)) != 0) {
+      std::ostringstream s;
+      s.precision(17);
+      s << "first difference at " << i << ": " << a[i] << " vs " << b[i];
+      return s.str();
+    }
+  return "identical";
 }
 
 

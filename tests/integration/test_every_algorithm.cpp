@@ -83,9 +83,6 @@ std::vector<double> fit_block(Learner& learner, const Dataset& data, std::size_t
   return p;
 }
 
-bool bitwise_equal(const std::vector<double>& a, const std::vector<double>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;
-}
 
 // Where the contract is "within floating point" instead of bit for bit: with
 // step_path=resident, predict() takes the host path's arithmetic while partial_fit's prediction
@@ -100,17 +97,8 @@ bool within_rounding(const std::vector<double>& a, const std::vector<double>& b)
   return true;
 }
 
-std::string where_they_differ(const std::vector<double>& a, const std::vector<double>& b) {
-  if (a.size() != b.size()) return "sizes " + std::to_string(a.size()) + " vs " + std::to_string(b.size());
-  for (std::size_t i = 0; i < a.size(); ++i)
-    if (std::memcmp(&a[i], &b[i], sizeof(double)) != 0) {
-      std::ostringstream s;
-      s.precision(17);
-      s << "first difference at sample " << i << ": " << a[i] << " vs " << b[i];
-      return s.str();
-    }
-  return "identical";
-}
+using omkl::test::first_difference;
+using omkl::test::same_bits;
 
 // Every (algorithm, profile, task, variant) the registry builds; a task or variant an algorithm
 // refuses (a ConfigError: e.g. a loss that needs ±1 labels, a path it does not have) is left out,
@@ -176,16 +164,16 @@ TEST_F(EveryAlgorithmTest, StepsAndBlocksOfAnySizeGiveTheSameBits) {
     const std::vector<double> block = fit_block(whole, data, 0, data.n_samples);
     // Federated rounds on the resident path: a lone sample of a round takes the host path.
     const bool rounding = c.variant == "step_path=resident" && one.n_clients() > 0;
-    EXPECT_TRUE(rounding ? within_rounding(steps, block) : bitwise_equal(steps, block))
-        << where_they_differ(steps, block);
+    EXPECT_TRUE(rounding ? within_rounding(steps, block) : same_bits(steps, block))
+        << first_difference(steps, block);
     Learner pieces = build(spec, c, data);
     std::vector<double> uneven;
     for (std::size_t begin = 0, size = 1; begin < data.n_samples; begin += size, size = 2 * size + 1) {
       const std::vector<double> p = fit_block(pieces, data, begin, std::min(data.n_samples, begin + size));
       uneven.insert(uneven.end(), p.begin(), p.end());
     }
-    EXPECT_TRUE(rounding ? within_rounding(steps, uneven) : bitwise_equal(steps, uneven))
-        << "uneven blocks: " << where_they_differ(steps, uneven);
+    EXPECT_TRUE(rounding ? within_rounding(steps, uneven) : same_bits(steps, uneven))
+        << "uneven blocks: " << first_difference(steps, uneven);
     EXPECT_EQ(one.n_seen(), static_cast<std::int64_t>(data.n_samples));
   }
 }
@@ -205,10 +193,10 @@ TEST_F(EveryAlgorithmTest, PredictChangesNothing) {
       asked_first.push_back(asked.predict(data.row(t)));
       got.push_back(asked.partial_fit(data.row(t), data.y[t]));
     }
-    EXPECT_TRUE(bitwise_equal(expected, got)) << where_they_differ(expected, got);
+    EXPECT_TRUE(same_bits(expected, got)) << first_difference(expected, got);
     const bool rounding = c.variant == "step_path=resident";  // predict() is the host path's
-    EXPECT_TRUE(rounding ? within_rounding(expected, asked_first) : bitwise_equal(expected, asked_first))
-        << "predict() is not partial_fit's prediction: " << where_they_differ(expected, asked_first);
+    EXPECT_TRUE(rounding ? within_rounding(expected, asked_first) : same_bits(expected, asked_first))
+        << "predict() is not partial_fit's prediction: " << first_difference(expected, asked_first);
   }
 }
 
@@ -229,7 +217,7 @@ TEST_F(EveryAlgorithmTest, ACheckpointContinuesBitForBit) {
       EXPECT_EQ(resumed.kernel_weights(), first.kernel_weights());
       const std::vector<double> rest = fit_steps(resumed, data, cut, data.n_samples);
       got.insert(got.end(), rest.begin(), rest.end());
-      EXPECT_TRUE(bitwise_equal(expected, got)) << "saved after " << cut << ": " << where_they_differ(expected, got);
+      EXPECT_TRUE(same_bits(expected, got)) << "saved after " << cut << ": " << first_difference(expected, got);
     }
   }
 }
@@ -278,7 +266,7 @@ TEST_F(EveryAlgorithmTest, BadSamplesAreRefusedAndChangeNothing) {
     refused([&] { probed.partial_fit_block(block.data(), data.y.data() + 50, 10, out.data()); }, "a bad row in a block");
     const std::vector<double> rest = fit_steps(probed, data, 50, data.n_samples);
     got.insert(got.end(), rest.begin(), rest.end());
-    EXPECT_TRUE(bitwise_equal(expected, got)) << where_they_differ(expected, got);
+    EXPECT_TRUE(same_bits(expected, got)) << first_difference(expected, got);
   }
 }
 
@@ -342,7 +330,7 @@ TEST_F(EveryAlgorithmTest, ItsParametersRebuildTheSameLearner) {
     Learner& rebuilt = *built;
     EXPECT_EQ(rebuilt.parameters(), defaults.parameters());
     const std::vector<double> got = fit_steps(rebuilt, data, 0, data.n_samples);
-    EXPECT_TRUE(bitwise_equal(expected, got)) << where_they_differ(expected, got) << "\n  " << explicit_spec.to_string();
+    EXPECT_TRUE(same_bits(expected, got)) << first_difference(expected, got) << "\n  " << explicit_spec.to_string();
   }
 }
 
@@ -416,16 +404,16 @@ TEST(EveryAlgorithmStudyTest, AReplicatesNumbersDependOnNeitherThreadsNorSchedul
       const omkl::AlgorithmResult lockstep = sweep_study(name, *data, 3, 1, true, shuffle).results.at(0);
       const omkl::AlgorithmResult fewer = sweep_study(name, *data, 2, 2, false, shuffle).results.at(0);
       ASSERT_EQ(one.final_per_seed.size(), 3u);
-      EXPECT_TRUE(bitwise_equal(one.final_per_seed, two.final_per_seed))
-          << "threads: " << where_they_differ(one.final_per_seed, two.final_per_seed);
-      EXPECT_TRUE(bitwise_equal(one.curve_mean, two.curve_mean)) << where_they_differ(one.curve_mean, two.curve_mean);
-      EXPECT_TRUE(bitwise_equal(one.final_per_seed, lockstep.final_per_seed))
-          << "lockstep: " << where_they_differ(one.final_per_seed, lockstep.final_per_seed);
-      EXPECT_TRUE(bitwise_equal(one.curve_mean, lockstep.curve_mean))
-          << "lockstep: " << where_they_differ(one.curve_mean, lockstep.curve_mean);
+      EXPECT_TRUE(same_bits(one.final_per_seed, two.final_per_seed))
+          << "threads: " << first_difference(one.final_per_seed, two.final_per_seed);
+      EXPECT_TRUE(same_bits(one.curve_mean, two.curve_mean)) << first_difference(one.curve_mean, two.curve_mean);
+      EXPECT_TRUE(same_bits(one.final_per_seed, lockstep.final_per_seed))
+          << "lockstep: " << first_difference(one.final_per_seed, lockstep.final_per_seed);
+      EXPECT_TRUE(same_bits(one.curve_mean, lockstep.curve_mean))
+          << "lockstep: " << first_difference(one.curve_mean, lockstep.curve_mean);
       const std::vector<double> first_two(one.final_per_seed.begin(), one.final_per_seed.begin() + 2);
-      EXPECT_TRUE(bitwise_equal(first_two, fewer.final_per_seed))
-          << "a third replicate beside them: " << where_they_differ(first_two, fewer.final_per_seed);
+      EXPECT_TRUE(same_bits(first_two, fewer.final_per_seed))
+          << "a third replicate beside them: " << first_difference(first_two, fewer.final_per_seed);
       EXPECT_EQ(one.resolved_params, two.resolved_params);
       for (double v : one.final_per_seed) EXPECT_TRUE(std::isfinite(v));
     }
@@ -473,12 +461,12 @@ TEST(CudaEveryAlgorithmTest, EveryCudaPathAgreesWithTheCpuAndResumesFromItsCheck
       for (double v : stepped) ASSERT_TRUE(std::isfinite(v));
       // Double precision throughout: the backends differ by rounding (sums in another order,
       // contractions), far below 1e-6 over 120 samples unless a draw lands on a boundary.
-      EXPECT_TRUE(close(stepped, reference, 1e-6)) << "GPU against CPU: " << where_they_differ(stepped, reference);
-      EXPECT_TRUE(close(asked, stepped, 1e-9)) << "predict() against partial_fit: " << where_they_differ(asked, stepped);
+      EXPECT_TRUE(close(stepped, reference, 1e-6)) << "GPU against CPU: " << first_difference(stepped, reference);
+      EXPECT_TRUE(close(asked, stepped, 1e-9)) << "predict() against partial_fit: " << first_difference(asked, stepped);
       Learner resumed = Learner::from_bytes(saved, describe_case(c));
       const std::vector<double> rest = fit_block(resumed, data, half, data.n_samples);
       const std::vector<double> expected(stepped.begin() + static_cast<std::ptrdiff_t>(half), stepped.end());
-      EXPECT_TRUE(close(rest, expected, 1e-9)) << "resumed as a block: " << where_they_differ(rest, expected);
+      EXPECT_TRUE(close(rest, expected, 1e-9)) << "resumed as a block: " << first_difference(rest, expected);
       break;  // one task an algorithm
     }
   }

@@ -65,22 +65,8 @@ Learner make(const Case& c, const Dataset& data, std::uint64_t seed = 5, std::ui
   return omkl::make_learner(omkl::parse_algorithm_spec(c.algo), context);
 }
 
-bool same_bits(const std::vector<double>& a, const std::vector<double>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;
-}
-
-// Index of the first differing element, for messages.
-std::string first_difference(const std::vector<double>& a, const std::vector<double>& b) {
-  if (a.size() != b.size()) return "sizes " + std::to_string(a.size()) + " vs " + std::to_string(b.size());
-  for (std::size_t i = 0; i < a.size(); ++i)
-    if (std::memcmp(&a[i], &b[i], sizeof(double)) != 0) {
-      std::ostringstream s;
-      s.precision(17);
-      s << "first difference at " << i << ": " << a[i] << " vs " << b[i];
-      return s.str();
-    }
-  return "identical";
-}
+using omkl::test::first_difference;
+using omkl::test::same_bits;
 
 std::vector<double> run_block(Learner& learner, const Dataset& data, std::size_t begin, std::size_t end) {
   std::vector<double> p(end - begin);
