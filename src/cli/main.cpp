@@ -125,7 +125,8 @@ void add_labels_option(CLI::App& app, std::string& labels) {
 void add_common_options(CLI::App& app, CommonOptions& o, bool with_seeds) {
   app.add_option("--algo", o.algos,
                  "algorithm with optional parameters, repeatable: raker, adaraker:eta0=10, "
-                 "raker:D=20,dict=gauss:1+gauss:10 (see `omkl list` and `omkl describe NAME`)");
+                 "raker:D=20,dict=gauss:1+gauss:10 (see `omkl list` and `omkl describe NAME`); in study and "
+                 "bench, values joined by '|' are a grid of every combination, 'oks:c_lambda=1|5|10|25'");
   app.add_option("--data", o.data,
                  "stream: a CSV file (header row, last column = target), a LIBSVM file "
                  "(.svm/.libsvm/.txt), or synthetic:dataset1[:T] / synthetic:dataset2[:T]; for run also - "
