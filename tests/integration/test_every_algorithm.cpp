@@ -47,8 +47,9 @@ struct SweepCase {
 };
 
 // Paths besides the default that keep the same contract: the per-step-feedback families' resident
-// walk (on the CPU its host driver, the GPU walk's reference) and the float feature map.
-const std::vector<std::string> kVariants = {"", "step_path=resident", "precision=float"};
+// walk (on the CPU its host driver, the GPU walk's reference), the float feature map and NumPy's
+// legacy generator (the graph journal's bit-compatible draws).
+const std::vector<std::string> kVariants = {"", "step_path=resident", "precision=float", "rng=numpy_legacy"};
 
 std::string describe_case(const SweepCase& c) {
   return c.name + (c.variant.empty() ? "" : ":" + c.variant) + " / " + omkl::to_string(c.profile) + " / " +
