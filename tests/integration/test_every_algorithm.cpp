@@ -47,9 +47,12 @@ struct SweepCase {
 };
 
 // Paths besides the default that keep the same contract: the per-step-feedback families' resident
-// walk (on the CPU its host driver, the GPU walk's reference), the float feature map and NumPy's
-// legacy generator (the graph journal's bit-compatible draws).
-const std::vector<std::string> kVariants = {"", "step_path=resident", "precision=float", "rng=numpy_legacy"};
+// walk (on the CPU its host driver, the GPU walk's reference), the float feature map, NumPy's
+// legacy generator (the graph journal's bit-compatible draws), orthogonal random features, one
+// frequency matrix for every kernel, and the losses besides each algorithm's default.
+const std::vector<std::string> kVariants = {"",         "step_path=resident", "precision=float", "rng=numpy_legacy",
+                                            "rf=orf",   "shared_omega=true",  "loss=absolute",   "loss=hinge",
+                                            "loss=logistic"};
 
 std::string describe_case(const SweepCase& c) {
   return c.name + (c.variant.empty() ? "" : ":" + c.variant) + " / " + omkl::to_string(c.profile) + " / " +
