@@ -32,7 +32,13 @@ using omkl::Task;
 
 // Short: the exact-kernel baselines' support sets grow with every sample, and the sweep builds
 // every algorithm in both profiles and both tasks several times.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+// Under the sanitizers (scripts/check_sanitizers.sh) every step costs tens of times more: a
+// shorter stream keeps the same paths (every algorithm, variant and property) within CI's time.
+constexpr std::size_t kSweepSamples = 48;
+#else
 constexpr std::size_t kSweepSamples = 120;
+#endif
 constexpr std::size_t kSweepFeatures = 3;
 constexpr std::size_t kSweepClients = 4;  // the federated algorithms' default, from the stream
 
@@ -93,7 +99,7 @@ std::vector<double> fit_block(Learner& learner, const Dataset& data, std::size_t
 // comes from the walk, and a federated round's block walks while a lone sample of an unfinished
 // round takes the host path (the resident program sums its features and rounds its sincos as the
 // GPU does; learner.h). 1e-12 of the value is thousands of ulps and far below any difference an
-// algorithm's choice could make over these 120 samples.
+// algorithm's choice could make over these short streams.
 bool within_rounding(const std::vector<double>& a, const std::vector<double>& b) {
   if (a.size() != b.size()) return false;
   for (std::size_t i = 0; i < a.size(); ++i)
@@ -249,26 +255,27 @@ TEST_F(EveryAlgorithmTest, BadSamplesAreRefusedAndChangeNothing) {
     Learner clean = build(c.spec(), c, data);
     const std::vector<double> expected = fit_steps(clean, data, 0, data.n_samples);
     Learner probed = build(c.spec(), c, data);
-    std::vector<double> got = fit_steps(probed, data, 0, 50);
-    std::vector<double> x(data.row(50), data.row(50) + data.n_features);
+    const std::size_t at = data.n_samples / 2;  // the bad samples come here, after `at` good ones
+    std::vector<double> got = fit_steps(probed, data, 0, at);
+    std::vector<double> x(data.row(at), data.row(at) + data.n_features);
     const auto refused = [&](const std::function<void()>& f, const char* what) {
       EXPECT_THROW(f(), omkl::InputError) << what;
       EXPECT_FALSE(probed.failed()) << what;
-      EXPECT_EQ(probed.n_seen(), 50) << what;
+      EXPECT_EQ(probed.n_seen(), static_cast<std::int64_t>(at)) << what;
     };
     x[1] = nan;
-    refused([&] { probed.partial_fit(x, data.y[50]); }, "a NaN feature");
+    refused([&] { probed.partial_fit(x, data.y[at]); }, "a NaN feature");
     x[1] = -inf;
-    refused([&] { probed.partial_fit(x, data.y[50]); }, "an infinite feature");
-    x[1] = data.row(50)[1];
+    refused([&] { probed.partial_fit(x, data.y[at]); }, "an infinite feature");
+    x[1] = data.row(at)[1];
     refused([&] { probed.partial_fit(x, inf); }, "an infinite target");
     if (c.task == Task::Classification) refused([&] { probed.partial_fit(x, 0.5); }, "a label other than ±1");
     // A block with one bad row in the middle: nothing of it is learned.
-    std::vector<double> block(data.row(50), data.row(50) + 10 * data.n_features);
+    std::vector<double> block(data.row(at), data.row(at) + 10 * data.n_features);
     block[4 * data.n_features] = nan;
     std::vector<double> out(10);
-    refused([&] { probed.partial_fit_block(block.data(), data.y.data() + 50, 10, out.data()); }, "a bad row in a block");
-    const std::vector<double> rest = fit_steps(probed, data, 50, data.n_samples);
+    refused([&] { probed.partial_fit_block(block.data(), data.y.data() + at, 10, out.data()); }, "a bad row in a block");
+    const std::vector<double> rest = fit_steps(probed, data, at, data.n_samples);
     got.insert(got.end(), rest.begin(), rest.end());
     EXPECT_TRUE(same_bits(expected, got)) << first_difference(expected, got);
   }
