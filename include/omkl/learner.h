@@ -93,9 +93,11 @@ class Learner {
   double partial_fit(const std::vector<double>& x, double y);
 
   /// Same as calling partial_fit on each row in order (bit-identical results), but lets the
-  /// backend batch the work. (On the resident path a federated learner's whole rounds walk while a
-  /// lone sample of a round takes the host path: equal within floating point.) Every row is checked first: a bad one refuses the whole block (and
-  /// changes nothing); an error during the update fails the learner, as in partial_fit. @param x n × n_features row-major; @param predictions n values out.
+  /// backend batch the work. (On the resident path a federated learner's whole rounds walk while
+  /// a lone sample of a round takes the host path: equal within floating point.) Every row is
+  /// checked first: a bad one refuses the whole block (and changes nothing); an error during the
+  /// update fails the learner, as in partial_fit. @param x n × n_features row-major;
+  /// @param predictions n values out.
   void partial_fit_block(const double* x, const double* y, std::size_t n, double* predictions);
 
   /// Writes the full state (parameters, random features, θ, weights, RNG counters) to `path`

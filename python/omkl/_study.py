@@ -110,8 +110,8 @@ def study(data: str = "synthetic:dataset2", algos: Optional[Union[str, Iterable[
     ``data`` is a CSV or LIBSVM file or a built-in stream (``"synthetic:dataset1"``); ``algos``
     one spec or several (``"raker:D=50"``; by default the preset's algorithms, or Raker and
     AdaRaker without a preset; values joined by ``|`` are a grid, ``"oks:c_lambda=1|5|10|25"``,
-    every combination a configuration, the best of each in ``summary["grids"]``); ``seeds`` the number of Monte Carlo replicates, which
-    draw from (``seed``, replicate) — by default the preset's repetitions (10 for bandit-oks, 20
+    every combination a configuration, the best of each in ``summary["grids"]``); ``seeds`` the
+    number of Monte Carlo replicates, which draw from (``seed``, replicate) — by default the preset's repetitions (10 for bandit-oks, 20
     for jmlr23-graph and fed-pofmkl, 50 for conf-sfg), else 5, as ``omkl study``. ``preset`` sets a paper's protocol (``omkl.presets()``),
     ``profile`` "paper" or "reference". With ``out`` the output files are written there too (and
     finished cells are reused by a later run with the same configuration). The other options are
