@@ -34,10 +34,12 @@ while read -r name family _; do
   case "$family" in federated) ;; *) [ "$name" = m-forgetron ] || every+=(--algo "$name") ;; esac
 done < <("$omkl" list | sed -n '2,/^presets:/p' | grep '^  ')
 [ "${#every[@]}" -ge 40 ] || fail "omkl list named only $(( ${#every[@]} / 2 )) algorithms"
-plain=(study --data synthetic:dataset2:300 --seeds 5 --algo raker:D=8 --algo adaraker:D=8 "${every[@]}")
+plain=(study --data synthetic:dataset2:300 --seeds 5 --algo raker:D=8 --algo adaraker:D=8 --algo 'rf-ogd:D=8,eta=0.1|0.5'
+       "${every[@]}")
 "$omkl" "${plain[@]}" --out plain-one >/dev/null || fail "one-process study"
 mpi -np 2 "$omkl" "${plain[@]}" --out plain-two >/dev/null || fail "sharded study on 2 processes"
 diff <(values plain-one/summary.json) <(values plain-two/summary.json) || fail "sharded summary differs"
+grep -q '"grids"' plain-two/summary.json || fail "the sharded study lost its grid"
 cmp plain-one/curves.csv plain-two/curves.csv || fail "sharded curves differ"
 printf 'a,b,y\n' > classes.csv
 for i in $(seq 1 120); do echo "$(( i % 7 )).5,$(( i % 3 )),$(( (i % 5 > 1) * 2 - 1 ))"; done >> classes.csv
