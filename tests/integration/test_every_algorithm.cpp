@@ -1,18 +1,20 @@
 // Every registered algorithm, whatever its family, under the Learner API's promises
 // (learner.h): the same numbers step by step as in blocks of any size; predict() changes
-// nothing; a checkpoint continues bit for bit; parameters() lists every value the learner uses,
-// so that a learner built from them is the same learner; kernel_weights() is a distribution.
-// The list comes from the registry, so an algorithm added later is held to them without an edit
-// here. Each family's own tests check what its algorithms compute; this checks the contract.
+// nothing; a checkpoint continues bit for bit and is a fixed point of load and save;
+// parameters() lists every value the learner uses, so that a learner built from them is the same
+// learner; bad samples are refused and change nothing; kernel_weights() is a distribution; edge
+// streams give finite predictions or a clear refusal. Then a study's promise (a replicate's
+// numbers depend on neither threads, schedule nor company) and, on a GPU, the CUDA paths against
+// the CPU. The list comes from the registry, so an algorithm added later is held to all of them
+// without an edit here. Each family's own tests check what its algorithms compute; this checks
+// the contract.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <functional>
 #include <limits>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -92,7 +94,6 @@ std::vector<double> fit_block(Learner& learner, const Dataset& data, std::size_t
   learner.partial_fit_block(data.row(begin), data.y.data() + begin, end - begin, p.data());
   return p;
 }
-
 
 // Where the contract is "within floating point" instead of bit for bit: with
 // step_path=resident, predict() takes the host path's arithmetic while partial_fit's prediction
