@@ -226,7 +226,9 @@ std::vector<GridBest> grid_bests(const StudyResult& result) {
     if (r.grid.empty()) continue;
     auto at = std::find_if(grids.begin(), grids.end(), [&](const GridBest& g) { return g.grid == r.grid; });
     if (at == grids.end()) {
-      grids.push_back(GridBest{r.grid});
+      GridBest first;
+      first.grid = r.grid;
+      grids.push_back(first);
       at = grids.end() - 1;
     }
     ++at->configurations;
