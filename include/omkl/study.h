@@ -230,6 +230,7 @@ struct GridBest {
   std::size_t configurations = 0;
   std::string best_spec;           ///< empty where every configuration diverged
   double best_final_mean = NAN;
+  std::string metric;              ///< the best configuration's (AlgorithmResult::metric)
 };
 
 struct StudyResult {

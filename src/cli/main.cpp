@@ -501,13 +501,10 @@ int run_study_command(const CommonOptions& o, const std::string& out_dir, std::s
   if (!root) return 0;  // rank 0 reports and writes the outputs
   if (!result.time_match.reference.empty()) print_time_match(result.time_match);
   print_table(result);
-  for (const GridBest& g : grid_bests(result)) {
-    std::string best = "none (every configuration diverged)";
-    for (const AlgorithmResult& r : result.results)
-      if (!g.best_spec.empty() && r.spec == g.best_spec && r.grid == g.grid)
-        best = r.spec + ", " + r.metric + " " + format_metric(r.metric, g.best_final_mean);
-    fmt::print("grid {} ({} configurations): best {}\n", g.grid, g.configurations, best);
-  }
+  for (const GridBest& g : grid_bests(result))
+    fmt::print("grid {} ({} configurations): best {}\n", g.grid, g.configurations,
+               g.best_spec.empty() ? std::string("none (every configuration diverged)")
+                                   : g.best_spec + ", " + g.metric + " " + format_metric(g.metric, g.best_final_mean));
   if (epilogue) epilogue(result);
   if (regret && data.n_clients > 0) {
     fmt::print("mean cumulative client regret at T against the batch comparator {} (spec/federated.md §4.7){}, "

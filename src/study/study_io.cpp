@@ -235,6 +235,7 @@ std::vector<GridBest> grid_bests(const StudyResult& result) {
     if (std::isfinite(r.final_mean) && !(r.final_mean >= at->best_final_mean)) {  // NaN best: the first finite
       at->best_spec = r.spec;
       at->best_final_mean = r.final_mean;
+      at->metric = r.metric;
     }
   }
   return grids;

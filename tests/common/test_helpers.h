@@ -44,6 +44,20 @@ inline bool same_bits(const std::vector<double>& a, const std::vector<double>& b
   return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0);
 }
 
+/// "" when `got` has `want`'s size and each value lies within tolerance·max(1, |want|) of
+/// want's; else where the first does not, for failure messages.
+inline std::string first_apart(const std::vector<double>& got, const std::vector<double>& want, double tolerance) {
+  if (got.size() != want.size()) return std::to_string(got.size()) + " values against " + std::to_string(want.size());
+  for (std::size_t i = 0; i < got.size(); ++i)
+    if (!(std::fabs(got[i] - want[i]) <= tolerance * std::max(1.0, std::fabs(want[i])))) {
+      std::ostringstream s;
+      s.precision(17);
+      s << "at " << i << ": " << got[i] << " against " << want[i];
+      return s.str();
+    }
+  return "";
+}
+
 /// Where two vectors first differ, for failure messages.
 inline std::string first_difference(const std::vector<double>& a, const std::vector<double>& b) {
   if (a.size() != b.size()) return "sizes " + std::to_string(a.size()) + " vs " + std::to_string(b.size());

@@ -101,11 +101,8 @@ std::vector<double> fit_block(Learner& learner, const Dataset& data, std::size_t
 // round takes the host path (the resident program sums its features and rounds its sincos as the
 // GPU does; learner.h). 1e-12 of the value is thousands of ulps and far below any difference an
 // algorithm's choice could make over these short streams.
-bool within_rounding(const std::vector<double>& a, const std::vector<double>& b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i)
-    if (!(std::fabs(a[i] - b[i]) <= 1e-12 * std::max(1.0, std::fabs(a[i])))) return false;
-  return true;
+bool within_rounding(const std::vector<double>& got, const std::vector<double>& reference) {
+  return omkl::test::first_apart(got, reference, 1e-12).empty();
 }
 
 using omkl::test::first_difference;
@@ -175,7 +172,7 @@ TEST_F(EveryAlgorithmTest, StepsAndBlocksOfAnySizeGiveTheSameBits) {
     const std::vector<double> block = fit_block(whole, data, 0, data.n_samples);
     // Federated rounds on the resident path: a lone sample of a round takes the host path.
     const bool rounding = c.variant == "step_path=resident" && one.n_clients() > 0;
-    EXPECT_TRUE(rounding ? within_rounding(steps, block) : same_bits(steps, block))
+    EXPECT_TRUE(rounding ? within_rounding(block, steps) : same_bits(steps, block))
         << first_difference(steps, block);
     Learner pieces = build(spec, c, data);
     std::vector<double> uneven;
@@ -183,7 +180,7 @@ TEST_F(EveryAlgorithmTest, StepsAndBlocksOfAnySizeGiveTheSameBits) {
       const std::vector<double> p = fit_block(pieces, data, begin, std::min(data.n_samples, begin + size));
       uneven.insert(uneven.end(), p.begin(), p.end());
     }
-    EXPECT_TRUE(rounding ? within_rounding(steps, uneven) : same_bits(steps, uneven))
+    EXPECT_TRUE(rounding ? within_rounding(uneven, steps) : same_bits(steps, uneven))
         << "uneven blocks: " << first_difference(steps, uneven);
     EXPECT_EQ(one.n_seen(), static_cast<std::int64_t>(data.n_samples));
   }
@@ -206,7 +203,7 @@ TEST_F(EveryAlgorithmTest, PredictChangesNothing) {
     }
     EXPECT_TRUE(same_bits(expected, got)) << first_difference(expected, got);
     const bool rounding = c.variant == "step_path=resident";  // predict() is the host path's
-    EXPECT_TRUE(rounding ? within_rounding(expected, asked_first) : same_bits(expected, asked_first))
+    EXPECT_TRUE(rounding ? within_rounding(asked_first, expected) : same_bits(expected, asked_first))
         << "predict() is not partial_fit's prediction: " << first_difference(expected, asked_first);
   }
 }
@@ -439,12 +436,6 @@ TEST(EveryAlgorithmStudyTest, AReplicatesNumbersDependOnNeitherThreadsNorSchedul
 // that learns the rest as one block: two GPU learners an algorithm, to keep the GPU session short.
 TEST(CudaEveryAlgorithmTest, EveryCudaPathAgreesWithTheCpuAndResumesFromItsCheckpoint) {
   if (!omkl::detail::cuda_available()) GTEST_SKIP() << "no usable CUDA device (or a CPU-only build)";
-  const auto close = [](const std::vector<double>& a, const std::vector<double>& b, double tolerance) {
-    if (a.size() != b.size()) return false;
-    for (std::size_t i = 0; i < a.size(); ++i)
-      if (!(std::fabs(a[i] - b[i]) <= tolerance * std::max(1.0, std::fabs(b[i])))) return false;
-    return true;
-  };
   std::size_t on_gpu = 0;
   for (const std::string& name : omkl::algorithm_names()) {
     for (const Task task : {Task::Regression, Task::Classification}) {
@@ -473,12 +464,12 @@ TEST(CudaEveryAlgorithmTest, EveryCudaPathAgreesWithTheCpuAndResumesFromItsCheck
       for (double v : stepped) ASSERT_TRUE(std::isfinite(v));
       // Double precision throughout: the backends differ by rounding (sums in another order,
       // contractions), far below 1e-6 over 120 samples unless a draw lands on a boundary.
-      EXPECT_TRUE(close(stepped, reference, 1e-6)) << "GPU against CPU: " << first_difference(stepped, reference);
-      EXPECT_TRUE(close(asked, stepped, 1e-9)) << "predict() against partial_fit: " << first_difference(asked, stepped);
+      EXPECT_EQ(omkl::test::first_apart(stepped, reference, 1e-6), "") << "GPU against CPU";
+      EXPECT_EQ(omkl::test::first_apart(asked, stepped, 1e-9), "") << "predict() against partial_fit";
       Learner resumed = Learner::from_bytes(saved, describe_case(c));
       const std::vector<double> rest = fit_block(resumed, data, half, data.n_samples);
       const std::vector<double> expected(stepped.begin() + static_cast<std::ptrdiff_t>(half), stepped.end());
-      EXPECT_TRUE(close(rest, expected, 1e-9)) << "resumed as a block: " << first_difference(rest, expected);
+      EXPECT_EQ(omkl::test::first_apart(rest, expected, 1e-9), "") << "resumed as a block";
       break;  // one task an algorithm
     }
   }

@@ -7,14 +7,12 @@
 // otherwise), and the format, not the last bit, is what they pin.
 #include <gtest/gtest.h>
 
-#include <algorithm>
-#include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <string>
 #include <vector>
 
+#include "common/test_helpers.h"
 #include "omkl/algorithm.h"
 #include "omkl/dataset.h"
 #include "omkl/learner.h"
@@ -26,19 +24,6 @@ std::string golden(const std::string& name) { return std::string(OMKL_GOLDEN_DIR
 nlohmann::json expected_outputs() {
   std::ifstream in(golden("expected.json"));
   return nlohmann::json::parse(in);
-}
-
-std::string where_apart(const std::vector<double>& got, const std::vector<double>& want) {
-  if (got.size() != want.size()) return std::to_string(got.size()) + " values against " + std::to_string(want.size());
-  for (std::size_t i = 0; i < got.size(); ++i)
-    if (!(std::fabs(got[i] - want[i]) <= 1e-12 * std::max(1.0, std::fabs(want[i]))))
-    {
-      std::ostringstream s;
-      s.precision(17);
-      s << "row " << i << ": " << got[i] << " against " << want[i];
-      return s.str();
-    }
-  return "";
 }
 
 }  // namespace
@@ -61,7 +46,7 @@ TEST(GoldenCheckpointTest, AnEarlierBuildsCheckpointsLoadAndContinue) {
     std::vector<double> predicted, continued;
     for (std::size_t t = 0; t < probe.n_samples; ++t) predicted.push_back(learner.predict(probe.row(t)));
     for (std::size_t t = 0; t < probe.n_samples; ++t) continued.push_back(learner.partial_fit(probe.row(t), probe.y[t]));
-    EXPECT_EQ(where_apart(predicted, entry.at("predict").get<std::vector<double>>()), "") << "predict()";
-    EXPECT_EQ(where_apart(continued, entry.at("continue").get<std::vector<double>>()), "") << "partial_fit()";
+    EXPECT_EQ(omkl::test::first_apart(predicted, entry.at("predict").get<std::vector<double>>(), 1e-12), "") << "predict()";
+    EXPECT_EQ(omkl::test::first_apart(continued, entry.at("continue").get<std::vector<double>>(), 1e-12), "") << "partial_fit()";
   }
 }
