@@ -12,22 +12,33 @@ library's messages.
 """
 from __future__ import annotations
 
-from typing import Any, List, Tuple
+import importlib.util
+import os
+from typing import TYPE_CHECKING, Any, List, Sequence, Tuple, Union
 
 from ._omkl import ConfigError, CudaError, Error, InputError, __version__, with_cuda
 from . import _omkl
 from ._learner import Learner
 from ._study import Study, study
 
+if TYPE_CHECKING:  # at run time they come from __getattr__, below, when first used
+    from ._estimators import OMKLClassifier, OMKLRegressor
+
+_ESTIMATORS = ("OMKLRegressor", "OMKLClassifier")
+
 __all__ = [
-    "Learner", "OMKLRegressor", "OMKLClassifier", "Study", "study", "plot", "algorithms", "describe",
-    "presets", "Error", "InputError", "ConfigError", "CudaError", "__version__", "with_cuda",
+    "Learner", "Study", "study", "plot", "algorithms", "describe", "presets", "Error", "InputError", "ConfigError",
+    "CudaError", "__version__", "with_cuda",
 ]
+# `from omkl import *` takes the estimators only where scikit-learn is there to import them (type
+# checkers, which see the imports above, always).
+if TYPE_CHECKING or importlib.util.find_spec("sklearn") is not None:
+    __all__ += ["OMKLRegressor", "OMKLClassifier"]
 
 
 def algorithms() -> List[Tuple[str, str, str]]:
     """Every registered algorithm as (name, family, one-line summary), sorted by name."""
-    return [tuple(a) for a in _omkl.list_algorithms()]
+    return [(name, family, summary) for name, family, summary in _omkl.list_algorithms()]
 
 
 def describe(name: str) -> str:
@@ -40,7 +51,8 @@ def presets() -> List[str]:
     return list(_omkl.preset_names())
 
 
-def plot(study_or_dir: Any, out: Any = None, formats: Tuple[str, ...] = ("png", "svg")) -> List[str]:
+def plot(study_or_dir: Union[Study, str, os.PathLike[str]], out: Union[str, os.PathLike[str], None] = None,
+         formats: Union[str, Sequence[str]] = ("png", "svg")) -> List[str]:
     """Draws a study's learning curves (and regret curves, where it has them); see omkl._plot.plot_study."""
     from ._plot import plot_study
 
@@ -49,8 +61,11 @@ def plot(study_or_dir: Any, out: Any = None, formats: Tuple[str, ...] = ("png", 
 
 def __getattr__(name: str) -> Any:
     # The estimators import scikit-learn, which the rest of the package does not need.
-    if name in ("OMKLRegressor", "OMKLClassifier"):
-        from . import _estimators
-
+    # Without it they are missing attributes (hasattr() is False), named with the reason.
+    if name in _ESTIMATORS:
+        try:
+            from . import _estimators
+        except ImportError as error:
+            raise AttributeError(str(error)) from error
         return getattr(_estimators, name)
     raise AttributeError(f"module 'omkl' has no attribute {name!r}")

@@ -8,7 +8,7 @@ converged batch fit, and the estimators say so (scikit-learn's ``poor_score`` ta
 """
 from __future__ import annotations
 
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -16,11 +16,12 @@ try:
     from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
     from sklearn.utils.multiclass import unique_labels
     from sklearn.utils.validation import check_is_fitted, validate_data
-except ImportError as error:  # pragma: no cover - exercised only without scikit-learn
+except ImportError as _missing:  # pragma: no cover - exercised only without scikit-learn
     raise ImportError("omkl.OMKLRegressor and omkl.OMKLClassifier need scikit-learn (>= 1.6): "
-                      "pip install scikit-learn") from error
+                      "pip install scikit-learn") from _missing
 
-from ._learner import Learner
+from ._learner import Learner, as_rows
+from ._omkl import InputError
 
 
 class _OMKLEstimator(BaseEstimator):
@@ -48,16 +49,21 @@ class _OMKLEstimator(BaseEstimator):
         # horizon None: the first batch's length, as `omkl run` takes the file's; a stream that
         # starts sample by sample (learn_one) has no length to take: 0, unknown, and then the
         # algorithm needs its step given (the library's error says which parameter).
-        if self.horizon is not None:
-            horizon = int(self.horizon)
-        else:
-            horizon = n_rows or 0
+        horizon = self.horizon if self.horizon is not None else (n_rows or 0)
         return Learner(self.algo, n_features, self._task, self.profile, self.seed, replicate, horizon, self.backend,
                        self.preset, self.loss)
 
-    def _learn(self, X, y, first: bool, one_by_one: bool = False):
-        X, y = validate_data(self, X, y, reset=first, y_numeric=self._task == "regression")
+    # What the first call learns besides the rows' shape (a classifier: its classes).
+    def _start(self, y) -> None:
+        pass
+
+    def _learn(self, X, y, first: bool, one_by_one: bool = False, checked: bool = False):
+        # checked: X is rows already matched to the fitted model by name (a dict sample through
+        # feature_names_in_), which validate_data would warn about as rows without names.
+        if not checked:
+            X, y = validate_data(self, X, y, reset=first, y_numeric=self._task == "regression")
         if first:
+            self._start(y)
             rows = None if one_by_one else X.shape[0]
             self.learners_ = [self._new_learner(X.shape[1], rows, k) for k in range(self._n_learners())]
         targets = self._learner_targets(y)
@@ -77,24 +83,32 @@ class _OMKLEstimator(BaseEstimator):
         self._forget()
         return self._learn(X, y, first=True)
 
-    def _scores(self, X) -> np.ndarray:
+    def _scores(self, X, checked: bool = False) -> np.ndarray:
         check_is_fitted(self, "learners_")
-        X = validate_data(self, X, reset=False)
+        if not checked:
+            X = validate_data(self, X, reset=False)
         if len(self.learners_) == 1:
             return self.learners_[0].predict(X)
         return np.column_stack([learner.predict(X) for learner in self.learners_])
 
     # ---- River-style single samples: dicts of named features, or sequences ---------------------
-    def _one_row(self, x) -> np.ndarray:
-        if isinstance(x, Mapping):
-            keys = self.__dict__.get("_dict_keys")
-            if keys is None:
-                keys = self._dict_keys = list(x.keys())
-            missing = [k for k in keys if k not in x]
-            if missing or len(x) != len(keys):
-                raise ValueError(f"sample has features {sorted(x)}, the model learned {sorted(keys)}")
-            x = [x[k] for k in keys]
-        return np.asarray(x, dtype=np.float64).reshape(1, -1)
+    def _one_row(self, x) -> Tuple[np.ndarray, bool]:
+        """One sample as a row, and whether it was matched to the fitted model by name. A dict's
+        values go in the order of the names the model was fitted with (feature_names_in_, from a
+        DataFrame), else in the key order of the first dict it learned."""
+        if not isinstance(x, Mapping):
+            return np.asarray(x, dtype=np.float64).reshape(1, -1), False
+        fitted_names = self.__dict__.get("feature_names_in_") if "learners_" in self.__dict__ else None
+        keys = list(fitted_names) if fitted_names is not None else self.__dict__.get("_dict_keys")
+        if keys is None:
+            keys = self._dict_keys = list(x.keys())  # unnamed so far: the first dict names them
+        missing = [k for k in keys if k not in x]
+        known = set(keys)
+        unknown = [k for k in x if k not in known]
+        if missing or unknown:
+            parts = ([f"missing {missing}"] if missing else []) + ([f"unknown {unknown}"] if unknown else [])
+            raise InputError(f"sample's features: {' and '.join(parts)}; the model's features are {keys}")
+        return as_rows([x[k] for k in keys]), fitted_names is not None
 
     def learn_one(self, x, y) -> "_OMKLEstimator":
         """Learns one sample (a dict of named features, River's convention, or a sequence)."""
@@ -102,7 +116,12 @@ class _OMKLEstimator(BaseEstimator):
         if first and self._task == "classification" and not hasattr(self, "classes_"):
             raise ValueError("OMKLClassifier.learn_one: call partial_fit(X, y, classes=...) first, or "
                              "learn_one after fit, so that the classes are known")
-        return self._learn(self._one_row(x), np.asarray([y]), first=first, one_by_one=True)
+        row, by_name = self._one_row(x)
+        return self._learn(row, np.asarray([y]), first=first, one_by_one=True, checked=by_name)
+
+    def _predict_one_scores(self, x) -> np.ndarray:
+        row, by_name = self._one_row(x)
+        return self._scores(row, checked=by_name)
 
     @staticmethod
     def _online_tags(tags):
@@ -150,7 +169,8 @@ class OMKLRegressor(RegressorMixin, _OMKLEstimator):
         return self._scores(X)
 
     def predict_one(self, x) -> float:
-        return float(self.predict(self._one_row(x))[0])
+        """The prediction for one sample (a dict of named features, or a sequence)."""
+        return float(self._predict_one_scores(x)[0])
 
 
 class OMKLClassifier(ClassifierMixin, _OMKLEstimator):
@@ -174,24 +194,28 @@ class OMKLClassifier(ClassifierMixin, _OMKLEstimator):
         y = np.asarray(y)
         known = np.isin(y, self.classes_)
         if not known.all():
-            raise ValueError(f"label {y[~known][0]!r} is not one of the classes {list(self.classes_)}")
+            raise ValueError(f"label {y[~known].tolist()[0]!r} is not one of the classes {self.classes_.tolist()}")
         if len(self.classes_) == 2:
             return np.where(y == self.classes_[1], 1.0, -1.0)
         return np.where(y[:, None] == self.classes_[None, :], 1.0, -1.0)
 
-    def fit(self, X, y):
-        """A fresh model, one pass over the rows in order."""
-        self._forget()
-        X, y = validate_data(self, X, y, reset=True)
-        self._set_classes(unique_labels(y))
-        return self._learn(X, y, first=True)
+    def _start(self, y) -> None:
+        # fit, and a first partial_fit without classes=: the labels the rows hold.
+        if not hasattr(self, "classes_"):
+            self._set_classes(unique_labels(y))
 
     def partial_fit(self, X, y, classes: Optional[Sequence[Any]] = None):
         """Learns the rows in order, continuing the model. The first call needs ``classes`` (every
-        label) unless its ``y`` holds them all."""
+        label) unless its ``y`` holds them all; a later call's ``classes``, if given, must be the
+        same (scikit-learn's rule)."""
         first = not hasattr(self, "learners_")
         if first:
-            self._set_classes(unique_labels(y if classes is None else classes))
+            self.__dict__.pop("classes_", None)
+            if classes is not None:
+                self._set_classes(unique_labels(classes))
+        elif classes is not None and not np.array_equal(unique_labels(classes), self.classes_):
+            raise ValueError(f"classes={unique_labels(classes).tolist()!r} is not the same as on the first call to "
+                             f"partial_fit, was: {self.classes_.tolist()!r}")
         return self._learn(X, y, first=first)
 
     def __sklearn_tags__(self):
@@ -211,7 +235,9 @@ class OMKLClassifier(ClassifierMixin, _OMKLEstimator):
         return self._scores(X)
 
     def predict(self, X) -> np.ndarray:
-        scores = self._scores(X)
+        return self._classes_of(self._scores(X))
+
+    def _classes_of(self, scores: np.ndarray) -> np.ndarray:
         if scores.ndim == 1:
             # A score of 0 counts as right for either label in the library's error rate; here
             # it gets classes_[1].
@@ -219,4 +245,6 @@ class OMKLClassifier(ClassifierMixin, _OMKLEstimator):
         return self.classes_[np.argmax(scores, axis=1)]
 
     def predict_one(self, x):
-        return self.predict(self._one_row(x))[0]
+        """The class of one sample (a dict of named features, or a sequence)."""
+        scores = self._predict_one_scores(x)
+        return self._classes_of(scores)[0]

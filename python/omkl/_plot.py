@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import os
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Union
 
 from ._study import Study
 from . import _omkl
@@ -80,15 +80,26 @@ def _draw(plt, groups, ylabel: str, title: str, stem: str, formats: Sequence[str
     return written
 
 
-def plot_study(study_or_dir: Any, out: Optional[Any] = None, formats: Tuple[str, ...] = ("png", "svg")) -> List[str]:
+def plot_study(study_or_dir: Any, out: Optional[Any] = None,
+               formats: Union[str, Sequence[str]] = ("png", "svg")) -> List[str]:
     """Writes ``curves.<fmt>`` (and ``regret.<fmt>`` when the study has regret curves) for each
-    format; returns the paths written.
+    format (one name, ``"png"``, or several); returns the paths written.
 
     ``study_or_dir`` is an ``omkl.Study`` or a study's output folder. ``out`` is a folder, or a
     path stem (``DIR/plot`` gives ``DIR/plot.png``, ``DIR/plot-regret.png``); default: the study's
     folder.
     """
+    # Everything that can be refused is, before a folder is made.
+    formats = [formats] if isinstance(formats, str) else list(formats)
+    unknown = [f for f in formats if f not in ("png", "svg", "pdf")]
+    if unknown or not formats:
+        raise _omkl.ConfigError(f"omkl.plot: format {unknown[0]!r}: png, svg or pdf" if unknown
+                                else "omkl.plot: formats is empty: png, svg or pdf")
+    plt = _matplotlib()
     study = study_or_dir if isinstance(study_or_dir, Study) else Study.from_directory(study_or_dir)
+    rows = study.curve_rows()
+    if not rows:
+        raise _omkl.InputError("omkl.plot: the study has no curves")
     if out is None:
         if study.directory is None:
             raise _omkl.ConfigError("omkl.plot: give out= (a folder or a path stem) for a study that was not written to a folder")
@@ -102,13 +113,6 @@ def plot_study(study_or_dir: Any, out: Optional[Any] = None, formats: Tuple[str,
         if parent:
             os.makedirs(parent, exist_ok=True)
         curves_stem, regret_stem = out, out + "-regret"
-    unknown = [f for f in formats if f not in ("png", "svg", "pdf")]
-    if unknown:
-        raise _omkl.ConfigError(f"omkl.plot: format {unknown[0]!r}: png, svg or pdf")
-    plt = _matplotlib()
-    rows = study.curve_rows()
-    if not rows:
-        raise _omkl.InputError("omkl.plot: the study has no curves")
     metrics = sorted({r["metric"] for r in rows})
     ylabel = " / ".join(_METRIC_LABELS.get(m, m) for m in metrics)
     written = _draw(plt, _by_spec(rows), ylabel, _title(study.summary), curves_stem, formats)

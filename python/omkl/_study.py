@@ -8,6 +8,7 @@ import os
 from typing import Any, Dict, Iterable, List, Optional, Union
 
 from . import _omkl
+from ._arguments import float_argument, integer_argument, path_argument, string_argument
 
 
 def _read_csv(text: str) -> List[Dict[str, Any]]:
@@ -64,6 +65,8 @@ class Study:
 
     @property
     def results(self) -> List[Dict[str, Any]]:
+        """``summary["results"]``: one dict per algorithm configuration (algo, spec, metric,
+        seeds, final_mean and final_std over the seeds, None where every seed diverged, ...)."""
         return self.summary["results"]
 
     @property
@@ -79,11 +82,15 @@ class Study:
         return list(self._curve_rows)
 
     def regret_rows(self) -> List[Dict[str, Any]]:
+        """The regret curves as a list of dicts, whether or not pandas is installed (empty for a
+        study run without regret)."""
         return list(self._regret_rows)
 
-    def final_mean(self, algo: str) -> float:
-        """The final metric (mean over seeds) of the algorithm named ``algo`` (or its full spec)."""
-        matches = [r for r in self.results if algo in (r["algo"], r["spec"])]
+    def final_mean(self, algo: str) -> Optional[float]:
+        """The final metric (mean over seeds) of the configuration whose full spec is ``algo``,
+        else of the one algorithm named ``algo``; None when every seed of it diverged (its
+        ``results`` entry says ``diverged``). KeyError when none or several match."""
+        matches = [r for r in self.results if r["spec"] == algo] or [r for r in self.results if r["algo"] == algo]
         if len(matches) != 1:
             names = ", ".join(r["spec"] for r in self.results)
             raise KeyError(f"{algo!r}: {'no' if not matches else 'more than one'} result of that name ({names})")
@@ -93,11 +100,17 @@ class Study:
         lines = [f"omkl.Study({self.summary['dataset']}, {self.summary['n_samples']} samples, "
                  f"profile {self.summary['profile']}{', preset ' + self.summary['preset'] if self.summary['preset'] else ''})"]
         for r in self.results:
-            lines.append(f"  {r['spec'][:40]:<40} {r['metric']} {r['final_mean']:.6g} ± {r['final_std']:.3g} ({r['seeds']} seeds)")
+            if r["final_mean"] is None:
+                value = "diverged"  # every seed: the summary has no number for it
+            else:
+                spread = "" if r["final_std"] is None else f" ± {r['final_std']:.3g}"
+                value = f"{r['final_mean']:.6g}{spread}"
+            lines.append(f"  {r['spec'][:40]:<40} {r['metric']} {value} ({r['seeds']} seeds)")
         return "\n".join(lines)
 
 
-def study(data: str = "synthetic:dataset2", algos: Optional[Union[str, Iterable[str]]] = None, seeds: Optional[int] = None,
+def study(data: Union[str, os.PathLike[str]] = "synthetic:dataset2", algos: Optional[Union[str, Iterable[str]]] = None,
+          seeds: Optional[int] = None,
           preset: str = "", profile: str = "paper", seed: int = 0, normalize: str = "", target: str = "",
           group_column: str = "", clients: int = 0, rounds: int = 0, backend: str = "cpu", threads: int = 0,
           metric: str = "", loss: str = "", curve_points: int = 200, out: Optional[Union[str, os.PathLike]] = None,
@@ -129,32 +142,42 @@ def study(data: str = "synthetic:dataset2", algos: Optional[Union[str, Iterable[
     0/1 indicator columns, one per value, as LIBSVM's binarised sets are made. The GIL is released
     while the study runs.
     """
-    if seeds is None:
-        seeds = _omkl.default_seeds(preset or "")
+    preset = string_argument("preset", preset, optional=True)
+    seeds = _omkl.default_seeds(preset) if seeds is None else integer_argument("seeds", seeds, minimum=1)
     if algos is None:
         algos = [] if preset else ["raker", "adaraker"]  # [] : the library takes the preset's own
     elif isinstance(algos, str):
         algos = [algos]
+    else:
+        algos = list(algos)  # once: a generator gives its items a single time
+    for k, spec in enumerate(algos):
+        string_argument(f"algos[{k}]", spec)
     source = _omkl.StudySource()
-    source.path = os.fspath(data)
-    source.target_column = target
-    source.group_column = group_column
-    source.labels = labels or ""
-    source.one_hot = one_hot or ""
-    source.format = format or ""
-    source.preset = preset or ""
-    source.normalize = normalize or ""
-    source.clients = int(clients)
-    source.rounds = int(rounds)
-    source.seed = int(seed)
-    source.within_site_order = within_site_order or ""
-    source.client_order = client_order or ""
-    out_dir = os.fspath(out) if out is not None else ""
-    command = f"omkl.study(data={source.path!r}, algos={list(algos)!r}, seeds={seeds}, preset={preset!r}, profile={profile!r})"
-    texts = _omkl.run_study(source, list(algos), int(seeds), profile, backend, int(threads), metric or "", loss or "",
-                            int(curve_points), out_dir, bool(shuffle), bool(regret), bool(regret_include_reg),
-                            time_match or "", std or "", regret_comparator or "auto", float(regret_lambda),
-                            regret_dict or "", command)
+    source.path = path_argument("data", data)
+    source.target_column = string_argument("target", target, optional=True)
+    source.group_column = string_argument("group_column", group_column, optional=True)
+    source.labels = string_argument("labels", labels, optional=True)
+    source.one_hot = string_argument("one_hot", one_hot, optional=True)
+    source.format = string_argument("format", format, optional=True)
+    source.preset = preset
+    source.normalize = string_argument("normalize", normalize, optional=True)
+    source.clients = integer_argument("clients", clients)
+    source.rounds = integer_argument("rounds", rounds)
+    source.seed = integer_argument("seed", seed)
+    source.within_site_order = string_argument("within_site_order", within_site_order, optional=True)
+    source.client_order = string_argument("client_order", client_order, optional=True)
+    out_dir = path_argument("out", out) if out is not None else ""
+    command = f"omkl.study(data={source.path!r}, algos={algos!r}, seeds={seeds}, preset={preset!r}, profile={profile!r})"
+    texts = _omkl.run_study(source, algos, seeds, string_argument("profile", profile),
+                            string_argument("backend", backend), integer_argument("threads", threads),
+                            string_argument("metric", metric, optional=True),
+                            string_argument("loss", loss, optional=True),
+                            integer_argument("curve_points", curve_points), out_dir, bool(shuffle), bool(regret),
+                            bool(regret_include_reg), string_argument("time_match", time_match, optional=True),
+                            string_argument("std", std, optional=True),
+                            string_argument("regret_comparator", regret_comparator, optional=True) or "auto",
+                            float_argument("regret_lambda", regret_lambda),
+                            string_argument("regret_dict", regret_dict, optional=True), command)
     # With out_dir the library has written the files there (atomically), as for the CLI.
     return Study(*texts, directory=out_dir or None)
 

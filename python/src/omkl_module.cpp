@@ -210,21 +210,23 @@ NB_MODULE(_omkl, m) {
           nb::arg("x"), nb::arg("out"), "Predictions without learning, into out.")
       .def(
           "save", [](const omkl::Learner& learner, const std::string& path) { learner.save(path); },
-          nb::arg("path"), nb::call_guard<nb::gil_scoped_release>())
+          nb::arg("path"), nb::call_guard<nb::gil_scoped_release>(), "Writes the checkpoint to path atomically.")
       .def_static(
           "load", [](const std::string& path) { return omkl::Learner::load(path); }, nb::arg("path"),
-          nb::call_guard<nb::gil_scoped_release>())
-      .def("to_bytes",
-           [](const omkl::Learner& learner) {
-             const std::string bytes = learner.to_bytes();
-             return nb::bytes(bytes.data(), bytes.size());
-           })
+          nb::call_guard<nb::gil_scoped_release>(), "The learner in the checkpoint file at path.")
+      .def(
+          "to_bytes",
+          [](const omkl::Learner& learner) {
+            const std::string bytes = learner.to_bytes();
+            return nb::bytes(bytes.data(), bytes.size());
+          },
+          "The checkpoint as bytes.")
       .def_static(
           "from_bytes",
           [](nb::bytes bytes, const std::string& name) {
             return omkl::Learner::from_bytes(std::string(bytes.c_str(), bytes.size()), name);
           },
-          nb::arg("data"), nb::arg("name"));
+          nb::arg("data"), nb::arg("name"), "The learner in checkpoint bytes; name is what errors call them.");
 
   nb::class_<omkl::StudySource>(m, "StudySource")
       .def(nb::init<>())

@@ -80,3 +80,60 @@ def test_classifier_maps_any_two_labels_and_goes_one_vs_rest_beyond(classificati
     streaming.partial_fit(X[:1], labels[:1], classes=["ham", "spam"])
     with pytest.raises(ValueError, match="not one of the classes"):
         streaming.partial_fit(X[1:2], ["eggs"])
+
+
+def test_classifier_keeps_dataframe_feature_names(classification_stream):
+    # fit once validated the rows twice, the second time (an array by then) wiping the names.
+    pd = pytest.importorskip("pandas")
+    X, y = classification_stream
+    frame = pd.DataFrame(X, columns=["a", "b", "c"])
+    model = omkl.OMKLClassifier(algo="raker:D=16").fit(frame, y)
+    assert list(model.feature_names_in_) == ["a", "b", "c"]
+    with pytest.raises(ValueError, match="same order"):
+        model.predict(frame[["c", "b", "a"]])
+    regressor = omkl.OMKLRegressor(algo="raker:D=8").fit(frame, X[:, 0])
+    with pytest.raises(ValueError, match="same order"):
+        regressor.predict(frame[["c", "b", "a"]])
+
+
+def test_dict_samples_follow_the_names_fitted_from_a_dataframe(regression_stream):
+    import warnings
+
+    pd = pytest.importorskip("pandas")
+    X, y = regression_stream
+    frame = pd.DataFrame(X, columns=["a", "b", "c", "d"])
+    model = omkl.OMKLRegressor(algo="raker:D=8").fit(frame, y)
+    sample = dict(zip("abcd", X[0]))
+    reordered = {k: sample[k] for k in "dcba"}  # the first dict's order no longer decides
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no "X does not have valid feature names" either
+        assert model.predict_one(reordered) == model.predict_one(sample) == model.predict(frame.iloc[:1])[0]
+    with pytest.raises(omkl.InputError, match=r"missing \['d'\].*the model's features are \['a', 'b', 'c', 'd'\]"):
+        model.predict_one({"a": 1.0, "b": 2.0, "c": 3.0})
+    with pytest.raises(omkl.InputError, match=r"unknown \['z'\]"):
+        model.learn_one({**sample, "z": 1.0}, 0.5)
+    twin = clone(model).fit(frame, y)
+    model.learn_one(reordered, 0.5)
+    twin.partial_fit(frame.iloc[:1], [0.5])
+    assert model.predict_one(sample) == twin.predict(frame.iloc[:1])[0]
+    labels = np.where(y > 0, "up", "down")
+    classifier = omkl.OMKLClassifier(algo="raker:D=8").fit(frame, labels)
+    assert classifier.predict_one(reordered) == classifier.predict(frame.iloc[:1])[0]
+
+
+def test_classifier_partial_fit_refuses_other_classes_later(classification_stream):
+    X, y = classification_stream
+    model = omkl.OMKLClassifier(algo="raker:D=8", horizon=300)
+    model.partial_fit(X[:10], y[:10], classes=[-1, 1])
+    model.partial_fit(X[10:20], y[10:20], classes=[1, -1])  # the same classes, in any order
+    with pytest.raises(ValueError, match=r"classes=\['a', 'b'\] is not the same as on the first call"):
+        model.partial_fit(X[20:30], y[20:30], classes=["a", "b"])
+    assert list(model.classes_) == [-1, 1] and model.learner_.n_seen == 20
+
+
+def test_estimator_parameters_are_checked_before_the_library(regression_stream):
+    X, y = regression_stream
+    with pytest.raises(omkl.ConfigError, match="horizon must be an integer"):
+        omkl.OMKLRegressor(algo="raker:D=8", horizon=2.5).fit(X, y)
+    with pytest.raises(omkl.ConfigError, match="seed must be at least 0"):
+        omkl.OMKLRegressor(algo="raker:D=8", seed=-1).fit(X, y)

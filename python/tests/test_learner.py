@@ -179,3 +179,88 @@ def test_a_command_line_model_serves_new_rows_from_python(tmp_path, cli, regress
     assert plain.preprocessing == "none"
     assert plain.feature_names == []
     np.testing.assert_array_equal(plain.preprocess(X[:3]), X[:3])
+
+
+@pytest.mark.parametrize("arguments, named", [
+    ({"seed": -1}, "seed must be at least 0, got -1"),
+    ({"seed": 2**64}, r"seed must be at most 2\*\*64 - 1"),
+    ({"replicate": -2}, "replicate must be at least 0"),
+    ({"horizon": -1}, "horizon must be at least 0, got -1"),
+    ({"horizon": 10.0}, "horizon must be an integer"),
+    ({"n_features": -1}, "n_features must be at least 1, got -1"),
+    ({"n_features": 0}, "n_features must be at least 1, got 0"),
+    ({"n_features": 2.7}, r"n_features must be an integer, got 2.7 \(float\)"),  # not silently 2
+    ({"n_features": "5"}, "n_features must be an integer"),
+    ({"task": None}, "task must be a string, got None"),
+    ({"backend": 1}, "backend must be a string"),
+])
+def test_bad_arguments_are_config_errors_naming_the_argument(arguments, named):
+    # They used to reach nanobind, whose TypeError ("incompatible function arguments") named neither.
+    with pytest.raises(omkl.ConfigError, match=named):
+        omkl.Learner(**{"algo": "raker:D=8", "n_features": 4, "horizon": 10, **arguments})
+    assert omkl.Learner("raker:D=8", np.int64(4), seed=np.uint64(2**64 - 1), horizon=10).n_features == 4
+
+
+def test_default_step_without_horizon_says_to_give_horizon():
+    with pytest.raises(omkl.ConfigError, match=r"'eta' has no default when the stream length is unknown.*horizon="):
+        omkl.Learner("raker", 5)
+    assert omkl.Learner("raker", 5, horizon=100).parameters["eta"]
+    assert omkl.Learner("raker:eta=0.05", 5).parameters["eta"] == "0.05"
+    assert "horizon=" in omkl.Learner.__doc__ and "eta=0.05" in omkl.Learner.__doc__
+
+
+def test_bad_arrays_are_input_errors_that_say_what_is_wrong(regression_stream):
+    X, y = regression_stream
+    learner = omkl.Learner("raker:D=8", n_features=4, horizon=300)
+    with pytest.raises(omkl.InputError, match=r"y must be 1-D, one target per row; got shape \(3, 1\)"):
+        learner.partial_fit(X[:3], y[:3].reshape(3, 1))
+    with pytest.raises(omkl.InputError, match="X has complex values"):
+        learner.predict(X[:2] + 1j)  # NumPy would only warn and drop the imaginary parts
+    with pytest.raises(omkl.InputError, match="y has complex values"):
+        learner.partial_fit(X[:2], y[:2] + 0j)
+    with pytest.raises(omkl.InputError, match="X: sample 2, feature 3 is not a real number: 'a'"):
+        learner.predict([[0.0] * 4, [0.0, 0.0, "a", 0.0]])
+    assert learner.n_seen == 0
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame(X[:3]).astype("Float64")
+    frame.iloc[1, 2] = pd.NA
+    with pytest.raises(omkl.InputError, match=r"X: sample 2, feature 3 is a missing value \(<NA>\)"):
+        learner.predict(frame)
+    targets = pd.Series(y[:3]).astype("Float64")
+    targets.iloc[2] = pd.NA
+    # (pandas turns a float Series' <NA> into nan, which the library names.)
+    with pytest.raises(omkl.InputError, match=r"y: target 3 is a missing value|sample 3: target nan"):
+        learner.partial_fit(X[:3], targets)
+    assert learner.n_seen == 0
+
+
+def test_dataframe_columns_must_be_the_feature_names_of_a_command_line_model(tmp_path, cli, regression_stream):
+    # `omkl predict` refuses a file whose columns are not the model's; from Python, so does the learner.
+    pd = pytest.importorskip("pandas")
+    X, y = regression_stream
+    write_csv(tmp_path / "train.csv", X, y)
+    cli("run", "--data", tmp_path / "train.csv", "--algo", "raker:D=8", "--save", tmp_path / "m.ckpt")
+    model = omkl.Learner.load(tmp_path / "m.ckpt")
+    frame = pd.DataFrame(X[:5], columns=["x0", "x1", "x2", "x3"])
+    np.testing.assert_array_equal(model.predict(frame), model.predict(X[:5]))
+    assert model.predict_one(frame.iloc[0]) == model.predict(X[:1])[0]  # a row (Series) by its index
+    message = (r"X: feature column 1 is 'x3', but the model was trained with 'x0' there "
+               r"\(its features, in order: x0, x1, x2, x3\)")
+    with pytest.raises(omkl.InputError, match=message):
+        model.predict(frame[["x3", "x2", "x1", "x0"]])
+    with pytest.raises(omkl.InputError, match=message):
+        model.predict_one(frame[["x3", "x2", "x1", "x0"]].iloc[0])
+    with pytest.raises(omkl.InputError, match="feature column 2 is 'b'"):
+        model.partial_fit(frame.rename(columns={"x1": "b"}), y[:5])
+    with pytest.raises(omkl.InputError, match="feature column 4 is 'y'"):
+        model.preprocess(frame.rename(columns={"x3": "y"}))
+    assert model.n_seen == len(y)
+    # Unnamed (integer) columns, and a model without names, are taken by position.
+    np.testing.assert_array_equal(model.predict(pd.DataFrame(X[:5])), model.predict(X[:5]))
+    unnamed = omkl.Learner("raker:D=8", n_features=4, horizon=10)
+    np.testing.assert_array_equal(unnamed.predict(frame[["x3", "x2", "x1", "x0"]]), unnamed.predict(X[:5, ::-1]))
+
+
+def test_checkpoint_methods_are_documented():
+    for method in (omkl.Learner.load, omkl.Learner.from_bytes, omkl.Learner.to_bytes, omkl.Learner.save):
+        assert method.__doc__ and len(method.__doc__) > 40, method.__name__

@@ -52,3 +52,17 @@ def test_omkl_study_plot_draws_into_out_or_says_how(tmp_path, cli):
     assert done.returncode == 0, done.stderr
     assert "cannot import omkl's Python package" in done.stderr and f"-m omkl plot {tmp_path / 't'}" in done.stderr
     assert os.path.exists(tmp_path / "t" / "summary.json") and not os.path.exists(tmp_path / "t" / "curves.png")
+
+
+def test_plot_checks_everything_before_making_a_folder(tmp_path, monkeypatch):
+    study = omkl.study(data="synthetic:dataset1", algos="raker:D=8", seeds=1, curve_points=10)
+    with pytest.raises(omkl.ConfigError, match="format 'jpg'"):
+        omkl.plot(study, out=tmp_path / "bad" / "fig", formats=("png", "jpg"))
+    assert not os.path.exists(tmp_path / "bad")
+    # One format as a plain string, not read letter by letter.
+    written = omkl.plot(study, out=tmp_path / "one" / "fig", formats="svg")
+    assert written == [str(tmp_path / "one" / "fig.svg")]
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # as if it were not installed
+    with pytest.raises(ImportError, match="omkl.plot needs matplotlib"):
+        omkl.plot(study, out=str(tmp_path / "none") + os.sep)
+    assert not os.path.exists(tmp_path / "none")

@@ -198,3 +198,44 @@ def test_a_grid_runs_every_configuration_and_names_the_best():
     best = min(study.results, key=lambda r: r["final_mean"])
     assert grid["best_spec"] == best["spec"] and grid["best_final_mean"] == best["final_mean"]
     assert grid["configurations"] == 3
+
+
+def test_a_study_whose_every_seed_diverged_reads_and_prints():
+    # Every seed of the first configuration overflows: its final_mean is None (summary.json's
+    # null), which repr printed with a format that raised TypeError.
+    study = omkl.study(data="synthetic:dataset2:300", algos=["raker:D=8,eta=1e6,step_scale=1e6", "raker:D=8"],
+                       seeds=2, curve_points=5)
+    diverged, fine = study.results
+    assert diverged["diverged"] == 2 and diverged["final_mean"] is None
+    assert study.final_mean("raker:D=8,eta=1e6,step_scale=1e6") is None
+    text = repr(study)
+    assert "raker:D=8,eta=1e6,step_scale=1e6" in text and "mse diverged (2 seeds)" in text
+    assert f"{fine['final_mean']:.6g} ± " in text
+
+
+def test_final_mean_takes_an_exact_spec_before_an_algorithm_name():
+    study = omkl.study(data="synthetic:dataset2:300", algos=["raker:D=8", "raker:D=8,eta=0.1", "adaraker:D=8"],
+                       seeds=1, curve_points=5)
+    # "raker:D=8" is one configuration's full spec: it wins over the two whose algorithm is raker.
+    assert study.final_mean("raker:D=8") == study.results[0]["final_mean"]
+    assert study.final_mean("adaraker") == study.results[2]["final_mean"]  # one of that algorithm
+    with pytest.raises(KeyError, match="more than one result"):
+        study.final_mean("raker")
+
+
+def test_algos_may_be_any_iterable_and_bad_counts_are_config_errors():
+    generated = omkl.study(data="synthetic:dataset2:200", algos=(a for a in ["raker:D=8", "rf-ogd:D=8"]), seeds=1,
+                           curve_points=5)
+    assert [r["spec"] for r in generated.results] == ["raker:D=8", "rf-ogd:D=8"]
+    common = dict(data="synthetic:dataset2:200", algos="raker:D=8")
+    for arguments, named in [({"seeds": -1}, "seeds must be at least 1, got -1"),
+                             ({"curve_points": -1}, "curve_points must be at least 0"),
+                             ({"threads": 1.5}, "threads must be an integer"),
+                             ({"seed": -3}, "seed must be at least 0"),
+                             ({"clients": -1}, "clients must be at least 0"),
+                             ({"profile": None}, "profile must be a string"),
+                             ({"algos": ["raker", 3]}, r"algos\[1\] must be a string"),
+                             ({"data": None}, "data must be a path"),
+                             ({"regret_lambda": "x"}, "regret_lambda must be a number")]:
+        with pytest.raises(omkl.ConfigError, match=named):
+            omkl.study(**{**common, **arguments})
