@@ -1,5 +1,5 @@
 /// @file communicator.h
-/// @brief Processes that run one study together (README.md, "Several processes"):
+/// @brief Processes that run one study together (docs/features.md, "Several processes"):
 /// the federated server and its clients in separate processes, and studies sharded over
 /// processes. Plain C++: MPI stays inside the library (mpi_communicator()); tests and embedders
 /// may supply their own transport.

@@ -65,18 +65,18 @@ enum class SyntheticKind { Dataset1, Dataset2 };
 
 struct SyntheticOptions {
   SyntheticKind kind = SyntheticKind::Dataset1;
-  std::size_t n_samples = 0;       ///< 0 = the spec default (36 000 / 6 500)
+  std::size_t n_samples = 0;       ///< 0 = [Raker]'s lengths (36 000 / 6 500)
   std::size_t n_features = 10;
   double sigma_alpha = 0.01;
   bool kernel_index_target = false;  ///< false: κ_τ of the source sample (literal reading)
   std::uint64_t seed = 1;
-  bool normalize = true;           ///< per-feature min-max of X and min-max of y (§6.3)
+  bool normalize = true;           ///< per-feature min-max of X and min-max of y ([Raker])
 };
 
 /// Generates a synthetic switching stream. Deterministic in (options.seed).
 /// Draws come from RandomStream(seed, 0, RngPurpose::Synthetic, 1 for Dataset1 / 2 for
 /// Dataset2) in the order: for t = 1..T, the d entries of x_t, then e_t (α_t = 1 + σ_α e_t).
-/// y is the O(T²) kernel sum of §6.5, computed on all hardware threads with a result that does
+/// y is [Raker]'s O(T²) kernel sum, computed on all hardware threads with a result that does
 /// not depend on the thread count. Throws ConfigError for n_features = 0 or σ_α < 0.
 Dataset make_synthetic(const SyntheticOptions& options);
 
@@ -102,8 +102,8 @@ enum class Normalization {
   RunningMinMax,
   RunningZScore,
   /// Symmetric, except that a feature whose values are exactly {0, 1} (both present) is kept as
-  /// it is: the bandit spec's `no_rescale_binary` sensitivity check (spec/bandit.md A13; min–max
-  /// maps LIBSVM's binary features to {−1, 1}, doubling their distances).
+  /// it is: the `no_rescale_binary` sensitivity check of [OKS]'s protocol (docs/features.md,
+  /// "Normalisations"; min–max maps LIBSVM's binary features to {−1, 1}, doubling their distances).
   SymmetricKeepBinary
 };
 Normalization parse_normalization(const std::string& text);
@@ -151,13 +151,14 @@ struct FederatedLayout {
   /// 50 of 500).
   std::size_t minority_rows = 0;
   /// Grouped data: each group's rows in stream (chronological) order when they are dealt
-  /// (§4.3's `noniid.within_site_order = chronological`, the default), or, true, the rows the
+  /// ([POF]'s protocol's `noniid.within_site_order = chronological`, the default; docs/features.md,
+  /// "Federated layouts"), or, true, the rows the
   /// deal uses from each group (its first C·T) permuted with the data seed first (`shuffled`).
   bool shuffle_sites = false;
   /// Grouped data: each client's T rows in an order shuffled with the data seed (the authors'
-  /// code, spec/federated.md §4.3: "this shuffle sets the client's time order"), or, false, in
-  /// the order §4.3 lists them — its own block, then the other groups' blocks in group order
-  /// (`--client-order listed`, not a spec option). The published tables were reproduced with
+  /// code: "this shuffle sets the client's time order"), or, false, in the order the protocol
+  /// lists them — its own block, then the other groups' blocks in group order (`--client-order
+  /// listed`, not an option of the protocol). The published tables were reproduced with
   /// the shuffle.
   bool shuffle_within_client = true;
   std::uint64_t seed = 0;     ///< the data seed: the permutation and the clients' time orders
@@ -193,7 +194,7 @@ bool is_libsvm_path(const std::string& path);
 /// the name (is_libsvm_path; standard input "-" is CSV). Another format is a ConfigError.
 bool reads_libsvm(const std::string& path, const std::string& format);
 
-/// spec/bandit.md §8.2: classification labels as −1 / +1. A target with exactly two distinct
+/// Classification labels as −1 / +1 ([OKS]'s protocol; docs/features.md, "Labels"). A target with exactly two distinct
 /// values (0/1, 1/2, …) becomes −1 for the smaller and +1 for the larger, and the stream a
 /// classification task; one already in {−1, +1} is only marked classification. ConfigError
 /// naming the stream when its target has one value, or more than two (the first three found).
@@ -205,8 +206,8 @@ inline constexpr std::size_t kMaxOneHotValues = 256;
 /// Replaces categorical feature columns by indicator columns, one per distinct value in
 /// ascending order (1 where the row holds that value, 0 elsewhere), in place, the other columns
 /// kept where they stand: `columns` is "all" or CSV header names joined by ','. LIBSVM's
-/// binarised data sets are made so: its `phishing` is the UCI file's 30 columns as 68 (spec/
-/// bandit.md §10 A13). The new columns are named "NAME=VALUE" ("xJ=VALUE" without a header), so
+/// binarised data sets are made so: its `phishing` is the UCI file's 30 columns as 68 (docs/
+/// features.md, "Categorical columns"). The new columns are named "NAME=VALUE" ("xJ=VALUE" without a header), so
 /// that a model learned on them reads a stream written as before through them (OneHotColumns)
 /// and refuses one encoded otherwise. ConfigError for an empty
 /// stream, a name the header lacks, names without a header, or a column with more than

@@ -6,7 +6,7 @@
 ///  - Laplacian: exp(-||δ||₁ / σ) (product / ℓ1 form); spectral law: Cauchy(0, 1/σ) per coordinate.
 ///  - Cauchy:    Π_k 1 / (1 + δ_k² / σ²); spectral law: Laplace(0, 1/σ) per coordinate.
 ///  - Isotropic Laplacian: exp(-||δ||₂ / σ); spectral law: the multivariate Cauchy (Student t,
-///    one degree of freedom) of scale 1/σ, v = g/(σ|h|) (spec/raker.md §1.4).
+///    one degree of freedom) of scale 1/σ, v = g/(σ|h|) ([Raker]; docs/features.md, "Kernels").
 ///  - Linear:    xᵀx'            (exact-kernel baselines only, no random features).
 ///  - Polynomial: (xᵀx' + offset)^degree (offset 0 = homogeneous, the reproduction setting).
 #pragma once
@@ -53,11 +53,11 @@ KernelSpec parse_kernel(const std::string& text);
 /// Presets:
 ///  - "jmlr19-rf":    Gaussians σ ∈ {0.1, 1, 10} (Raker/AdaRaker, [Raker]'s experiments)
 ///  - "jmlr19-exact": those three Gaussians + LINEAR + POLY2 (exact MKL baselines)
-///  - "jmlr23-76":    51 Gaussians γ = 10^(0.08k−2) and 25 Laplacians γ = 10^(l/6−2) (graph-aided §1.3)
+///  - "jmlr23-76":    51 Gaussians γ = 10^(0.08k−2) and 25 Laplacians γ = 10^(l/6−2) ([GA-J])
 ///  - "conf-41":      41 Gaussians γ = 10^((k−20)/10) (graph-aided conference)
-///  - "fed-51":       51 Gaussians of variance σ_i = 10^((2i−52)/25) (federated §4.4, the authors'
+///  - "fed-51":       51 Gaussians of variance σ_i = 10^((2i−52)/25) ([POF], the authors'
 ///                    convention ρ ~ N(0, σ⁻¹I)); "fed-51-textbook": the same σ_i as bandwidths
-///  - "oks-6":        6 Gaussians σ ∈ {0.25, 0.5, 1, 2, 4, 8} (bandit kernel selection §8.3)
+///  - "oks-6":        6 Gaussians σ ∈ {0.25, 0.5, 1, 2, 4, 8} ([OKS])
 Dictionary parse_dictionary(const std::string& text);
 
 /// Names of the built-in dictionary presets.

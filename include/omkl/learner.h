@@ -2,7 +2,14 @@
 /// @brief The online learner: predict-then-update on a stream, checkpoints.
 ///
 /// A Learner is created by make_learner() (algorithm.h). It is plain C++ (no Eigen, no CUDA
-/// types) and owns its backend state through a private implementation pointer.
+/// types) and owns its backend state through a private implementation pointer. It is movable,
+/// not copyable (to_bytes() / from_bytes() copy a model); a learner moved from holds no model,
+/// and every call that needs one throws Error saying so.
+///
+/// Errors: InputError for bad data — a sample of another width than n_features(), a feature or
+/// target that is not finite, a classifier's label other than ±1, a damaged checkpoint;
+/// DivergedError (an Error) for a model whose numbers overflowed; Error for a learner that failed
+/// or was moved from.
 #pragma once
 
 #include <cstddef>
@@ -43,7 +50,8 @@ class Learner {
   std::size_t n_clients() const;
   /// The features' names it was trained on (LearnerContext::feature_names); empty when unknown.
   std::vector<std::string> feature_names() const;
-  /// Whether an update threw and may have left the model half updated (see partial_fit).
+  /// Whether an update threw and may have left the model half updated, or the model diverged
+  /// (see partial_fit).
   bool failed() const { return failed_; }
   /// The first failed update's message ("" while failed() is false).
   const std::string& failure() const { return failure_; }
@@ -51,7 +59,8 @@ class Learner {
   /// checkpoint: apply it to new rows before predict() or partial_fit().
   const Normalizer& preprocessing() const { return preprocessing_; }
   /// Replaces it (e.g. an online scaler's state after the rows learned so far), to be saved
-  /// with the next save(). ConfigError for one of another width.
+  /// with the next save(). ConfigError for one of another width, or whose statistics are not
+  /// one per feature (one for minmax-global and jmlr23, none for none and unit-rows).
   void set_preprocessing(Normalizer preprocessing);
 
   /// Every parameter of the algorithm with the value it uses — given in the spec, from a preset,
@@ -72,19 +81,28 @@ class Learner {
   /// It is the prediction partial_fit() would return for x, bit for bit, except on the resident
   /// path (step_path=resident, the GPU's default): there partial_fit predicts in the walk and
   /// predict() with the host path's arithmetic, equal within floating point.
+  /// InputError for a feature that is not finite, and (the vector form) for a vector of another
+  /// size than n_features(): "the sample to predict has 4 features, the model expects 5". The
+  /// prediction is not finite only where the features overflow (values near the largest double)
+  /// or the model diverged in its last update (which save() refuses and partial_fit() then reports).
   /// @param x host array of n_features() values
   double predict(const double* x) const;
   double predict(const std::vector<double>& x) const;
 
   /// For a classifier: 1 if `score` (a prediction) is a mistake on label y = ±1, else 0, by the
-  /// algorithm's rule: y·score < 0, or, for the bandit family (spec/bandit.md §2.3), the label
+  /// algorithm's rule: y·score < 0, or, for the bandit family ([OKS]'s protocol, docs/papers.md), the label
   /// +1 for every score ≥ 0, so that a score of 0 is a mistake on −1. What `omkl run` and
   /// `omkl study` count in error_rate.
   double mistake(double score, double y) const;
 
   /// Predicts x, then learns from (x, y). Returns the prediction made before the update.
-  /// Throws InputError, and changes nothing, for a non-finite feature or target, or a label other
-  /// than −1 or +1 for a classifier (the 1-based sample count names the sample). Any error from
+  /// Throws InputError, and changes nothing, for a non-finite feature or target, a label other
+  /// than −1 or +1 for a classifier, or (the vector form) a vector of another size than
+  /// n_features() — the 1-based sample count names the sample: "sample 7 has 4 features, the
+  /// model expects 5". A prediction that is not finite, on this finite input, means the model
+  /// diverged (an update overflowed its numbers: mostly a step size eta too large for the data's
+  /// scale): the sample is learned, the learner is failed, and DivergedError names the sample
+  /// and says what may help. Any error from
   /// the update itself (a numerical failure such as IOKS's bisection, a device error, memory)
   /// can leave it half done: the learner is then failed (failed(), failure()), and every later predict,
   /// partial_fit, kernel_weights or save throws Error naming that first failure, so that a
@@ -96,14 +114,19 @@ class Learner {
   /// backend batch the work. (On the resident path a federated learner's whole rounds walk while
   /// a lone sample of a round takes the host path: equal within floating point.) Every row is
   /// checked first: a bad one refuses the whole block (and changes nothing); an error during the
-  /// update fails the learner, as in partial_fit. @param x n × n_features row-major;
-  /// @param predictions n values out.
+  /// update fails the learner, as in partial_fit, and so does a prediction that is not finite:
+  /// the whole block is learned and `predictions` filled, then DivergedError names the first
+  /// such sample. @param x n × n_features row-major; @param predictions n values out.
   void partial_fit_block(const double* x, const double* y, std::size_t n, double* predictions);
 
   /// Writes the full state (parameters, random features, θ, weights, RNG counters) to `path`
-  /// atomically, in a versioned format with a checksum.
+  /// atomically, in a versioned format with a checksum. Refused (Error, nothing written) for a
+  /// failed learner, and (DivergedError) for a model whose state holds numbers that are NaN or
+  /// infinite — an update that diverged, the last one's included, which no prediction showed yet.
   void save(const std::string& path) const;
   /// Restores a learner written by save(); it continues exactly as if never interrupted.
+  /// InputError naming `path` for a file that is no checkpoint, is damaged, or holds a model
+  /// whose numbers are NaN or infinite.
   static Learner load(const std::string& path);
   /// The same checkpoint through a stream (binary mode) or a buffer, e.g. to keep models in a
   /// database or send them over a network. Errors name `name`.
@@ -129,8 +152,13 @@ class Learner {
   Normalizer preprocessing_;
   bool failed_ = false;   // an update threw: the model may be half updated
   std::string failure_;  // its message
-  // Throws Error naming failure_ where it is set (`what`: the call refused).
+  // Throws Error naming failure_ where it is set, or saying the learner was moved from
+  // (`what`: the call refused).
   void check_usable(const char* what) const;
+  // Throws Error where the learner was moved from (algorithm_ null).
+  void check_not_moved(const char* what) const;
+  // Fails the learner: `sample`'s prediction is not finite on finite input. Throws DivergedError.
+  [[noreturn]] void fail_diverged(std::int64_t sample, double prediction);
   // Runs an update of the model, failing the learner if it throws.
   template <typename Update>
   void update_or_fail(Update&& update);

@@ -33,10 +33,11 @@ std::string to_string(Spread spread);
 /// "sample" or "population"; ConfigError otherwise.
 Spread parse_spread(const std::string& text);
 
-/// The comparator of the federated batch regret (spec/federated.md §4.7): exact kernel ridge
+/// The comparator of the federated batch regret ([POF]'s; docs/features.md, "Batch-comparator
+/// regret (Table 3)"): exact kernel ridge
 /// regression, or ridge regression on random features (StudyConfig::regret_features per
 /// kernel). Auto: exact up to 12 000 pooled rows (Naval's 11 500: ≈ 20 min for the 51 Gaussians
-/// on 2 cores), random features above. §4.7 asks for exact KRR "where it fits in memory", UJI's
+/// on 2 cores), random features above. The protocol asks for exact KRR "where it fits in memory", UJI's
 /// 21 000 rows included; Exact takes it up to 25 000 rows, at O(T³) per kernel (hours on a few
 /// cores for UJI), so Auto stops short of that.
 enum class RegretComparator { Auto, Exact, RandomFeatures };
@@ -64,7 +65,18 @@ struct Preset {
   /// The repetitions its paper's tables average (R), which `omkl study --preset` and
   /// omkl.study(preset=…) run when no seed count is given; 0: none stated (one RF draw).
   std::size_t repetitions = 0;
+  /// Where a loss's tables run other algorithms than `algorithms`: the loss (the library's
+  /// `loss` parameter value, e.g. "absolute") and its algorithms (preset_algorithms()).
+  std::vector<std::pair<std::string, std::vector<std::string>>> algorithms_by_loss;
+  /// A classification protocol: its stream's targets must be the labels ±1 (after --labels pm1);
+  /// load_study_stream() refuses any other.
+  bool classification = false;
 };
+
+/// The algorithms a study (or, the first, a run) of `preset` takes when given none: its tables'
+/// for `loss` (the library's `loss` parameter value, as Preset::algorithms_by_loss; empty or a
+/// loss without tables of its own: Preset::algorithms).
+const std::vector<std::string>& preset_algorithms(const Preset& preset, const std::string& loss);
 
 /// The replicates a study runs when no count is given (`omkl study` without --seeds,
 /// omkl.study(seeds=None)): the preset's repetitions where it states them, else 5. An empty name
@@ -92,8 +104,11 @@ struct TimeMatchReport {
 };
 
 struct StudyConfig {
+  /// The algorithms; empty: the preset's (Preset::algorithms).
   std::vector<AlgorithmSpec> algorithms;
-  std::size_t n_seeds = 20;
+  /// Replicates (seeds) per algorithm: the default of `omkl study` and omkl.study() without a
+  /// preset (default_seeds("")); a preset's tables may average more (default_seeds(preset)).
+  std::size_t n_seeds = 5;
   std::uint64_t base_seed = 0;
   Profile profile = Profile::Paper;
   std::string preset;                 ///< empty = none
@@ -131,7 +146,8 @@ struct StudyConfig {
   /// Gaussians fitted by random-feature ridge on the pooled data, for every algorithm. Reading the regulariser copies every θ each step, which is
   /// cheap on the CPU backend and slow on the GPU one.
   bool regret = false;
-  /// On a federated stream, spec/federated.md §4.7's `regret.include_reg`: the client regrets
+  /// On a federated stream, the `regret.include_reg` of [POF]'s protocol (docs/features.md,
+  /// "Batch-comparator regret (Table 3)"): the client regrets
   /// (the batch regret of `regret` and eq. (11)) add λ‖θ̄_{k,t}‖² to the algorithm's loss, θ̄
   /// the parameter it predicted with (Σ_i w̄_ik θ_i, or eM-KOFL's θ̄_{J_t}), and eq. (11) adds
   /// λ‖θ_{i,t}‖² to each kernel's. The algorithms then take their host path, one client
@@ -144,7 +160,7 @@ struct StudyConfig {
   /// solves are 2D × 2D per kernel).
   std::size_t regret_features = 500;
   /// The ridge λ of the regret's batch comparator (> 0): 1e-3, the graph journal's notebook and
-  /// spec/federated.md §4.7 (whose §4.9 names 1e-6 as `lambda`'s alternative).
+  /// the federated protocol's (which names 1e-6 as `lambda`'s alternative).
   double regret_lambda = kDefaultRegretLambda;
   /// The regret comparator's dictionary, a preset name or kernels joined by '+'; empty: the
   /// papers' — jmlr23-76, or on a federated stream fed-51 (the authors' bandwidth convention;
@@ -208,7 +224,8 @@ struct AlgorithmResult {
   double downlink_per_client_step = 0.0;  ///< floats a client receives per step (mean)
   double max_uplink = 0.0;                ///< largest upload of one client in one step
   /// The loop's client-side seconds (all but the server's aggregation and weight step) ÷ K, mean
-  /// over the seeds: spec/federated.md §4.6's nearest analogue of the paper's one client's time.
+  /// over the seeds: the nearest analogue of [POF]'s one client's time (docs/features.md,
+  /// "Communication and client regret").
   /// NaN where the server's side is not timed apart (resident walks, processes).
   double client_seconds_per_client = NAN;
   /// The client regret of [POF] eq. (11) at T — Σ_t (ŷ − y)² minus the best of the
@@ -261,18 +278,22 @@ struct StudySource {
   std::string format;          ///< "csv" or "libsvm"; empty: by the file's name (load_stream)
   std::string group_column;    ///< CSV: each row's group, for the federated non-i.i.d. deal (not a feature)
   /// The target as written ("as_written" or empty) or, "pm1", two classes mapped to −1/+1
-  /// (map_labels_to_pm1; spec/bandit.md §8.2), before the deal and the normalisation.
+  /// (map_labels_to_pm1; docs/features.md, "Labels"), before the deal and the normalisation.
   std::string labels;
   /// Categorical feature columns as 0/1 indicators (one_hot_encode): "all", header names joined
   /// by ',', or empty (none); before the deal and the normalisation.
   std::string one_hot;
   std::string preset;          ///< its normalisation and, if federated, its protocol (empty: none)
+  /// The loss the stream is learned with, named as for set_study_loss (empty: none given). A
+  /// regression loss ("square", "absolute") makes it a regression stream even where every target
+  /// is −1 or +1, which would otherwise read as two classes.
+  std::string loss;
   std::string normalize;       ///< a normalisation that overrides the preset's (empty: the preset's)
   std::size_t clients = 0;     ///< federated clients K (0: the preset's rule or from the groups)
   std::size_t rounds = 0;      ///< federated rounds T (0: the preset's, if it is federated)
   std::uint64_t seed = 0;      ///< synthetic streams and the federated deal
   /// Grouped federated deal: "chronological" or "shuffled", each group's row order before the
-  /// deal (FederatedLayout::shuffle_sites; spec/federated.md §4.3's noniid.within_site_order);
+  /// deal (FederatedLayout::shuffle_sites; [POF]'s protocol's noniid.within_site_order);
   /// empty: chronological. Refused without a group column.
   std::string within_site_order;
   /// Grouped federated deal: "shuffled" or "listed", each client's time order
@@ -292,23 +313,35 @@ Normalization study_normalization(const StudySource& source);
 Dataset load_study_data(const StudySource& source);
 
 /// The library's `loss` parameter value for one of the bandit paper's loss names ("logistic",
-/// "square", "absolute"; §8.6): "logistic", "squared", "absolute". ConfigError for any other.
+/// "square", "absolute"; [OKS]'s protocol): "logistic", "squared", "absolute". ConfigError for any other.
 std::string loss_parameter(const std::string& loss);
 
 /// One loss for every algorithm of the study, in the bandit paper's names ("logistic",
-/// "square", "absolute"; §8.6), and the metric that goes with it (error rate, MSE, MAE):
+/// "square", "absolute"; [OKS]'s protocol), and the metric that goes with it (error rate, MSE, MAE):
 /// what `omkl study --loss` does. Empty changes nothing; anything else is a ConfigError.
 void set_study_loss(StudyConfig& config, const std::string& loss);
+
+/// The metric a stream is scored by, `omkl study`'s and `omkl run`'s alike: the one that goes
+/// with `loss`, named as for set_study_loss ("square": "mse", "absolute": "mae", "logistic":
+/// "error_rate"; [OKS]'s protocol), or with no loss (empty) the task's: "mse" for regression, "error_rate"
+/// for classification. ConfigError for any other loss.
+std::string loss_metric(const std::string& loss, Task task);
 
 /// Runs the study on `data` (already normalised). Replicate r of every algorithm uses
 /// randomness derived from (base_seed, r) only, so results do not depend on `threads`.
 /// When out_dir is set, finished cells are cached there and reused by a later run with the same
 /// configuration, and summary.json / curves.csv are written atomically at the end.
+/// Before any work it throws InputError for a stream that is empty, whose x and y do not hold
+/// n_samples × n_features and n_samples values, or that holds a number that is not finite;
+/// ConfigError for a bad configuration (no algorithm, n_seeds 0, an unknown parameter, …) and
+/// for an out_dir that cannot be a folder to write in (a file, or under one). A replicate whose
+/// predictions stop being finite is counted in AlgorithmResult::diverged, not thrown.
 StudyResult run_study(const StudyConfig& config, const Dataset& data);
 
 /// Builds every algorithm of `config` once on `data` (replicate 0, nothing run) and throws what
-/// run_study() would throw for a bad spec or parameter (ConfigError naming it): for front ends
-/// that print before their studies run (`omkl bench` checks its --algo specs before its header).
+/// run_study() would throw for a bad spec or parameter, or for n_seeds whose results would not
+/// fit in memory (ConfigError naming it): for front ends that print before their studies run
+/// (`omkl bench` checks its --algo specs and its largest --seeds before its header).
 void check_study_algorithms(const StudyConfig& config, const Dataset& data);
 
 /// The output contract's files as text: summary.json, curves.csv and, where the study has them,
@@ -319,7 +352,8 @@ struct StudyOutputs {
 StudyOutputs format_study_outputs(const StudyResult& result);
 
 /// Writes summary.json and curves.csv (and logs.json, regret.csv where the study has them) into
-/// `dir` (created if missing), each atomically.
+/// `dir` (created if missing), each atomically. ConfigError for a `dir` that cannot be a folder to
+/// write in (a file, under one, not writable); InputError or Error for a write that fails.
 void write_study_outputs(const StudyResult& result, const std::string& dir);
 
 }  // namespace omkl

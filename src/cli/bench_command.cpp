@@ -27,14 +27,23 @@ CLI::App* register_bench(CLI::App& app, BenchOptions& o) {
   bench->add_option("--seeds", o.seed_counts, "replicate counts to measure, e.g. --seeds 1 20 100")
       ->capture_default_str()
       ->check(kPositiveCount);
-  bench->add_option("--repeat", o.repeat, "repetitions per measurement (median reported)")
+  bench->add_option("--repeat", o.repeat,
+                    "repetitions per measurement (median reported), at most " + std::to_string(kMaxBenchRepeat))
       ->capture_default_str()
       ->check(kPositiveCount);
   bench->add_option("--json", o.json_out, "also write the measurements here as JSON");
   return bench;
 }
 
-int run_bench(const BenchOptions& o) {
+namespace {
+
+int run_bench_checked(const BenchOptions& o) {
+  if (o.repeat > kMaxBenchRepeat)
+    throw ConfigError("--repeat " + std::to_string(o.repeat) + ": at most " + std::to_string(kMaxBenchRepeat) +
+                      " repetitions per measurement (their median is reported)");
+  if (o.common.data == "-")
+    throw ConfigError("--data -: standard input is read live by `omkl run` only; omkl bench measures a whole "
+                      "stream (a file)");
   check_output_path("--json", o.json_out, false);  // before the measurements, not after
   check_distinct_paths({{"--data", o.common.data}}, {{"--json", o.json_out}});
   const Dataset data = load_data(o.common);
@@ -43,6 +52,8 @@ int run_bench(const BenchOptions& o) {
   const std::size_t threads =
       o.common.threads ? o.common.threads : std::max(1u, std::thread::hardware_concurrency());
   if (o.repeat == 0) throw ConfigError("--repeat must be at least 1");
+  for (std::size_t seeds : o.seed_counts)
+    if (seeds == 0) throw ConfigError("--seeds values must be at least 1");
   // The GPU contexts first: the check below builds on them, and the time of their creation is
   // reported on its own.
   double context_seconds = 0.0;
@@ -60,8 +71,10 @@ int run_bench(const BenchOptions& o) {
     config.device_contexts = contexts;
     return config;
   };
-  // A bad spec or parameter fails before the header, not after the first measurements.
-  for (const auto& spec : specs) check_study_algorithms(study_config(spec, 1), data);
+  // A bad spec or parameter, or a seed count whose results would not fit in memory, fails before
+  // the header, not after the first measurements.
+  const std::size_t most_seeds = *std::max_element(o.seed_counts.begin(), o.seed_counts.end());
+  for (const auto& spec : specs) check_study_algorithms(study_config(spec, most_seeds), data);
   nlohmann::json rows = nlohmann::json::array();
   fmt::print("bench on {} (T = {}, d = {}), backend {}, {} thread(s), {} build\n", data.name,
              data.n_samples, data.n_features, to_string(backend), threads,
@@ -78,7 +91,6 @@ int run_bench(const BenchOptions& o) {
              "seed-steps/s", "kernel-upd/s", "wall s", "final");
   for (const auto& spec : specs) {
     for (std::size_t seeds : o.seed_counts) {
-      if (seeds == 0) throw ConfigError("--seeds values must be at least 1");
       std::vector<double> loop, wall;
       double final_mean = 0.0, updates_per_replicate = 0.0;
       for (std::size_t k = 0; k < o.repeat; ++k) {
@@ -117,6 +129,19 @@ int run_bench(const BenchOptions& o) {
     detail::write_file_atomic(o.json_out, doc.dump(2) + "\n");
   }
   return 0;
+}
+
+}  // namespace
+
+int run_bench(const BenchOptions& o) {
+  try {
+    return run_bench_checked(o);
+  } catch (const ConfigError& e) {
+    // Each measurement is a study: the library's study checks say "study:", which here is this bench.
+    const std::string message = e.what();
+    if (message.rfind("study: ", 0) == 0) throw ConfigError("bench: " + message.substr(7));
+    throw;
+  }
 }
 
 }  // namespace omkl::cli

@@ -101,6 +101,11 @@ LearnerContext fresh_learner_context(const CommonOptions& options, const RunOpti
 bool is_live_input(const std::string& path, const RunOptions& run);
 /// `omkl run` on a live stream: each row predicted, written, then learned from (live_run.cpp).
 int live_run_command(const CommonOptions& options, const RunOptions& run, const CLI::App& command);
+/// Whether an output path is this process's standard output: "-", or a name of the file, pipe or
+/// terminal it goes to (/dev/stdout, /proc/self/fd/1, the file `>` redirected it to), which is
+/// then written as "-" is: in order with the report, which moves to standard error. Not
+/// /dev/null, which takes the bytes alike either way.
+bool names_standard_output(const std::string& path);
 /// Where a command's report lines go: standard error when the predictions take standard output
 /// (--predictions -), so that standard output is the CSV alone; else standard output.
 inline std::FILE* report_stream(const std::string& predictions_path) {
@@ -144,10 +149,13 @@ void check_label(const Learner& learner, double y, const Where& where, const std
 /// `omkl predict`: a saved model applied to new rows without learning (live_run.cpp).
 int predict_command(const CommonOptions& options, const std::string& model, const std::string& predictions_path,
                     const CLI::App& command);
-/// A metric's name for a task: mse or error_rate.
-const char* task_metric(Task task);
-/// One row's term of that metric: the squared error, or the learner's mistake (Learner::mistake).
-double metric_term(const Learner& learner, double y, double prediction);
+/// The metric `omkl run` and `omkl predict` score rows by, study's rule (loss_metric): the one
+/// that goes with --loss, or the learner's task's (mse, error_rate) without one (a model read
+/// from a file refuses --loss).
+std::string run_metric(const CommonOptions& options, const Learner& learner);
+/// One row's term of `metric`: the squared or absolute error, or the learner's mistake
+/// (Learner::mistake, under the algorithm's convention).
+double metric_term(const std::string& metric, const Learner& learner, double y, double prediction);
 
 /// The --algo specs; without any, the preset's algorithms (the first only with `one`: `run`
 /// learns one model), else `fallback`.
@@ -156,6 +164,8 @@ std::vector<AlgorithmSpec> parse_algos(const CommonOptions& options, const std::
 /// The backend after resolving "auto" (with a one-line notice on stderr when it falls back).
 BackendKind resolve_backend(const std::string& text);
 
+/// The most --repeat a bench takes: a median of more repetitions measures nothing new.
+constexpr std::size_t kMaxBenchRepeat = 1000;
 struct BenchOptions {
   CommonOptions common;
   std::vector<std::size_t> seed_counts{1};

@@ -3,6 +3,8 @@
 // stream. Ended by the end of the input or by SIGINT / SIGTERM, after which the checkpoint (if
 // --save) is written and the predictions are complete up to the last row read. And `omkl
 // predict`, which reads its rows with the same reader, so that a row may come without a target.
+#include <unistd.h>
+
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -15,6 +17,7 @@
 #include <optional>
 
 #include "cli/commands.h"
+#include "core/state_io.h"
 #include "omkl/error.h"
 #include "omkl/learner.h"
 #include "omkl/row_stream.h"
@@ -45,52 +48,73 @@ void install_stop_handlers() {
   sigaction(SIGTERM, &action, nullptr);
 }
 
-// Where predictions go: a file (opened before the first row, so that a bad path fails first)
-// or standard output; one line per row, flushed as written so a reader sees it at once.
+// Where predictions go, one line per row, flushed as written so that a reader sees it at once:
+// standard output ("-"), a pipe or character device (written as it is), or a file. A file is
+// left as it was until the run's first prediction: the header and that row are written under a
+// temporary name beside it, which is then renamed over it, and the later rows follow in place.
+// A run that fails before (a bad first row, an empty stream) leaves an earlier file untouched;
+// one that fails later leaves the rows predicted until then.
 class PredictionSink {
  public:
-  explicit PredictionSink(const std::string& path) {
+  explicit PredictionSink(const std::string& path) : path_(path) {
     if (path.empty()) return;
-    file_ = path == "-" ? stdout : std::fopen(path.c_str(), "w");
-    if (!file_) throw InputError("--predictions " + path + ": cannot open for writing");
-    owned_ = path != "-";
-    path_ = path;
-    write("t,y,prediction\n");
+    if (path == "-") {
+      file_ = stdout;
+      committed_ = true;
+    } else {
+      const detail::OutputDestination destination = detail::output_destination(path);
+      target_ = destination.path;
+      if (destination.direct) {  // opened before the first row: a reader waits on the header
+        open(target_);
+        committed_ = true;
+      } else {
+        temporary_ = target_ + ".tmp." + std::to_string(::getpid());
+      }
+    }
+    if (file_) put("t,y,prediction\n");
   }
-  /// Closes and removes a file this sink created (a stream that ended without a row leaves none).
-  void discard() {
-    if (!owned_) return;
-    std::fclose(file_);
-    std::remove(path_.c_str());
-    owned_ = false;
-    file_ = nullptr;
-  }
-  // A run that fails before its first row (a bad first line) leaves no file of a header alone.
   ~PredictionSink() {
-    if (!owned_) return;
-    std::fclose(file_);
-    if (lines_ <= 1 && std::uncaught_exceptions() > exceptions_at_start_) std::remove(path_.c_str());
+    if (file_ && file_ != stdout) std::fclose(file_);
+    if (!committed_ && file_) std::remove(temporary_.c_str());
   }
   PredictionSink(const PredictionSink&) = delete;
   PredictionSink& operator=(const PredictionSink&) = delete;
-  bool enabled() const { return file_ != nullptr; }
-  /// Writes and flushes `line`; a failed write (a full disk, a closed pipe) ends the run, as
-  /// the whole-file run's does, instead of losing every later prediction unseen.
+  bool enabled() const { return !path_.empty(); }
+  /// Writes and flushes one row's `line` (the first replaces the file); a failed write (a full
+  /// disk, a closed pipe) ends the run, as the whole-file run's does, instead of losing every
+  /// later prediction unseen.
   void write(const std::string& line) {
-    if (!file_) return;
-    if (std::fputs(line.c_str(), file_) < 0 || std::fflush(file_) != 0) {
-      const int code = errno;
-      throw Error("--predictions " + path_ + ": cannot write: " + std::strerror(code));
+    if (!enabled()) return;
+    if (!file_) {
+      open(temporary_);
+      put("t,y,prediction\n");
     }
-    ++lines_;
+    put(line);
+    if (committed_) return;
+    if (std::rename(temporary_.c_str(), target_.c_str()) != 0) {
+      const int code = errno;
+      throw Error("--predictions " + path_ + ": cannot rename the written file into place: " + std::strerror(code));
+    }
+    committed_ = true;
   }
 
  private:
+  void open(const std::string& file) {
+    file_ = std::fopen(file.c_str(), "w");
+    if (!file_) throw InputError("--predictions " + path_ + ": cannot open for writing: " + std::strerror(errno));
+  }
+  void put(const std::string& text) {
+    if (std::fputs(text.c_str(), file_) < 0 || std::fflush(file_) != 0) {
+      const int code = errno;
+      throw Error("--predictions " + path_ + ": cannot write: " + std::strerror(code));
+    }
+  }
+
+  std::string path_;       // as given
+  std::string target_;     // the file (or device) written
+  std::string temporary_;  // a file's name until its first row
   std::FILE* file_ = nullptr;
-  bool owned_ = false;
-  std::string path_;
-  std::size_t lines_ = 0;  // written, the header included
-  int exceptions_at_start_ = std::uncaught_exceptions();
+  bool committed_ = false;  // the predictions are at target_ (or standard output)
 };
 
 // The transform for a live stream's rows: a loaded model's own (with its training statistics),
@@ -187,6 +211,7 @@ int live_run_command(const CommonOptions& o, const RunOptions& r, const CLI::App
     context.feature_names = rows.feature_names();  // checked by predict and --resume
     return make_learner(specs[0], context);
   }();
+  const std::string metric = run_metric(o, learner);
   PredictionSink predictions(r.predictions);
   std::FILE* report = report_stream(r.predictions);
 
@@ -215,15 +240,25 @@ int live_run_command(const CommonOptions& o, const RunOptions& r, const CLI::App
     encode_row(one_hot, row, encoded);
     transform.observe_row(row.x.data(), width);  // an online scaler learns the row; the others do nothing
     transform.apply_row(row.x.data(), width, row.has_target ? &row.y : nullptr);
+    // A model whose predictions stopped being finite has diverged: every later prediction is
+    // useless and so would its checkpoint be, so the run stops here (exit 3) and writes none.
+    // The --save-every checkpoints before it stay (each was checked by check_learned()).
+    const auto diverged = [&](double prediction) {
+      return Error(fmt::format("{} diverged at {}:{} (prediction {}): stopped without a checkpoint; a smaller step "
+                               "size (eta) may help",
+                               learner.spec(), rows.name(), row.line, prediction));
+    };
     double prediction = 0.0;
     try {
       prediction = row.has_target ? learner.partial_fit(row.x, row.y) : learner.predict(row.x);
     } catch (const InputError& e) {  // e.g. a label other than ±1: name the line it came from
       throw InputError(rows.name() + ":" + std::to_string(row.line) + ": " + e.what());
+    } catch (const DivergedError& e) {  // the learner's own check of a learned row
+      throw diverged(e.prediction());
     }
     if (row.has_target) {
       ++n_learned;
-      loss_sum += metric_term(learner, row.y, prediction);
+      loss_sum += metric_term(metric, learner, row.y, prediction);
       if (!r.save.empty()) {
         last_learned.assign(row.x.begin(), row.x.end());
         last_learned_line = row.line;
@@ -233,13 +268,7 @@ int live_run_command(const CommonOptions& o, const RunOptions& r, const CLI::App
     if (predictions.enabled())
       predictions.write(fmt::format("{},{},{:.17g}\n", learner.n_seen() + (row.has_target ? 0 : 1),
                                     row.has_target ? fmt::format("{:.17g}", row.y) : std::string(), prediction));
-    // A model whose predictions stopped being finite has diverged: every later prediction is
-    // useless and so would its checkpoint be, so the run stops here (exit 3) and writes none.
-    // The --save-every checkpoints before it stay (each was checked by check_learned()).
-    if (!std::isfinite(prediction))
-      throw Error(fmt::format("{} diverged at {}:{} (prediction {}): stopped without a checkpoint; a smaller step "
-                              "size (eta) may help",
-                              learner.spec(), rows.name(), row.line, prediction));
+    if (!std::isfinite(prediction)) throw diverged(prediction);  // a row only predicted
     if (r.save_every > 0 && row.has_target && n_learned % r.save_every == 0) {
       check_learned();
       write_checkpoint();
@@ -247,20 +276,22 @@ int live_run_command(const CommonOptions& o, const RunOptions& r, const CLI::App
     if (o.progress > 0 && n_rows % o.progress == 0) {
       const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       fmt::print(stderr, "omkl: {} rows ({} learned), {} so far {:.6g} ({:.3g} rows/s)\n", n_rows, n_learned,
-                 task_metric(learner.task()), n_learned ? loss_sum / static_cast<double>(n_learned) : NAN,
+                 metric, n_learned ? loss_sum / static_cast<double>(n_learned) : NAN,
                  elapsed > 0 ? static_cast<double>(n_rows) / elapsed : 0.0);
     }
   }
   const int signal_number = g_stop_signal.load();
   // A stream that ended by itself without one row is bad input, as an empty file is (a stop
   // by signal before the first row is not: the stream was cut, not empty).
-  if (n_rows == 0 && signal_number == 0) {
-    predictions.discard();
-    throw InputError(rows.name() + ": empty stream (no data rows)");
-  }
+  if (n_rows == 0 && signal_number == 0) throw InputError(rows.name() + ": empty stream (no data rows)");
   if (!r.save.empty()) check_learned();  // before the report: a run that writes no checkpoint fails
-  fmt::print(report, "{} on {} (live): {} rows, {} learned (samples {}..{} of the model), {} {}{}\n", learner.spec(),
-             rows.name(), n_rows, n_learned, seen_before + 1, learner.n_seen(), task_metric(learner.task()),
+  // Rows without a target are predicted, not learned from (a target cell left empty or out): counted
+  // apart, so that a stream whose rows lost their targets does not pass for one that learned.
+  const std::string unlabelled =
+      n_rows > n_learned ? fmt::format(", {} without a target, predicted only", n_rows - n_learned) : std::string();
+  fmt::print(report, "{} on {} (live): {} rows, {} learned{} (samples {}..{} of the model), {} {}{}\n",
+             learner.spec(), rows.name(), n_rows, n_learned, unlabelled, seen_before + 1, learner.n_seen(),
+             metric,
              n_learned ? fmt::format("{:.6g}", loss_sum / static_cast<double>(n_learned)) : std::string("n/a"),
              signal_number ? fmt::format("; stopped by signal {}", signal_number) : std::string());
   if (!r.save.empty()) {
@@ -287,6 +318,7 @@ int predict_command(const CommonOptions& o, const std::string& model, const std:
   check_distinct_paths({{"--data", o.data}, {"--model", model}}, {{"--predictions", predictions_path}});
   const std::optional<Learner> loaded(Learner::load(model));
   const Learner& learner = *loaded;
+  const std::string metric = run_metric(o, learner);
   std::string csv = "t,y,prediction\n";
   std::size_t n_rows = 0, n_scored = 0;
   double metric_sum = 0.0;
@@ -298,7 +330,7 @@ int predict_command(const CommonOptions& o, const std::string& model, const std:
     const double prediction = learner.predict(x);
     if (y) {
       ++n_scored;
-      metric_sum += metric_term(learner, *y, prediction);
+      metric_sum += metric_term(metric, learner, *y, prediction);
     }
     csv += fmt::format("{},{},{:.17g}\n", n_rows, y ? fmt::format("{:.17g}", *y) : std::string(), prediction);
   };
@@ -349,7 +381,7 @@ int predict_command(const CommonOptions& o, const std::string& model, const std:
   }
   if (n_rows == 0) throw InputError(name + ": empty stream (no data rows)");
   fmt::print(report_stream(predictions_path), "{} (after {} samples) on {}: {} rows ({} with a target), {} {}\n",
-             learner.spec(), learner.n_seen(), name, n_rows, n_scored, task_metric(learner.task()),
+             learner.spec(), learner.n_seen(), name, n_rows, n_scored, metric,
              n_scored ? fmt::format("{:.6g}", metric_sum / static_cast<double>(n_scored)) : std::string("n/a"));
   CommandOutputs outputs;
   outputs.add(predictions_path, std::move(csv));

@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -25,6 +26,10 @@
 #include "core/decimal.h"
 #include "features/rf_backend.h"
 #include "core/state_io.h"
+#include "data/libsvm_rows.h"
+#include "data/parse_number.h"
+#include "study/scoring.h"
+#include "study/study_io.h"
 #include "omkl/algorithm.h"
 #include "omkl/communicator.h"
 #include "omkl/config.h"
@@ -52,15 +57,54 @@ bool finite_number(const std::string& text, double& value) {
   value = detail::strtod_decimal(text.c_str(), &end);
   return !text.empty() && *end == '\0' && std::isfinite(value);
 }
+// What an option's value must be, in words, from its CLI11 type name ("UINT:COUNT", "FLOAT").
+std::string expected_value(const CLI::App& command, const std::string& name) {
+  const CLI::Option* option = command.get_option_no_throw(name);
+  const std::string type = option ? option->get_type_name() : std::string();
+  const std::string base = type.substr(0, type.find(':'));
+  if (base == "INT") return "an integer";
+  if (base == "UINT") return "a non-negative integer";
+  if (base == "FLOAT") return "a number";
+  return "a value";
+}
+
+// CLI11's messages about an option's values, in the words of the tool's own option errors
+// ("--seeds: expected a non-negative integer, not 'abc'"); empty for any other message. CLI11
+// 2.x words them "Could not convert: NAME = VALUE", "NAME: 1 required TYPE missing" and
+// "NAME: At Most 1 required but received 2".
+std::string option_value_error(const CLI::App& command, const std::string& message) {
+  static const std::string kConvert = "Could not convert: ";
+  if (message.rfind(kConvert, 0) == 0) {
+    const std::size_t equals = message.find(" = ", kConvert.size());
+    if (equals == std::string::npos) return {};
+    const std::string name = message.substr(kConvert.size(), equals - kConvert.size());
+    return name + ": expected " + expected_value(command, name) + ", not '" + message.substr(equals + 3) + "'";
+  }
+  const std::size_t colon = message.find(": ");
+  if (colon == std::string::npos || message.rfind("--", 0) != 0) return {};
+  const std::string name = message.substr(0, colon), rest = message.substr(colon + 2);
+  const bool missing = rest.size() > 8 && rest.compare(rest.size() - 8, 8, " missing") == 0;
+  if (missing && rest.find(" required ") != std::string::npos) {
+    const std::string expected = expected_value(command, name);
+    return name + ": a value is missing" + (expected == "a value" ? "" : " (expected " + expected + ")");
+  }
+  static const std::string kAtMost = "At Most 1 required but received ";
+  if (rest.rfind(kAtMost, 0) == 0)
+    return name + " is given " + rest.substr(kAtMost.size()) + " times: it takes one value, give it once";
+  return {};
+}
+
 // A malformed command line as the tool's other errors read ("omkl: error: …"): an unknown command
-// or option is named, with the nearest known one. CLI11's own wording for everything else.
+// or option is named, with the nearest known one, and an option's value says what it expects.
+// CLI11's own wording for everything else.
 std::string usage_error(const CLI::App& app, const CLI::ParseError& e) {
+  const std::vector<CLI::App*> parsed = app.get_subcommands();
+  const CLI::App& command = parsed.empty() ? app : *parsed.front();
+  if (const std::string reworded = option_value_error(command, e.what()); !reworded.empty()) return reworded;
   if (dynamic_cast<const CLI::ExtrasError*>(&e) == nullptr) return e.what();
   const std::vector<std::string> extras = app.remaining(true);
   if (extras.empty()) return e.what();
   const std::string& first = extras.front();
-  const std::vector<CLI::App*> parsed = app.get_subcommands();
-  const CLI::App& command = parsed.empty() ? app : *parsed.front();
   const std::string where = parsed.empty() ? "" : " of 'omkl " + command.get_name() + "'";
   if (first.size() > 1 && first[0] == '-') {
     const std::string name = first.substr(0, first.find('='));
@@ -193,6 +237,7 @@ StudySource study_source(const CommonOptions& o) {
   source.labels = o.labels;
   source.one_hot = o.one_hot;
   source.preset = o.preset;
+  source.loss = o.loss;
   source.normalize = o.normalize;
   source.clients = o.clients;
   source.rounds = o.rounds;
@@ -212,26 +257,7 @@ Dataset load_raw_data(const CommonOptions& o) { return load_study_stream(study_s
 Normalization requested_normalization(const CommonOptions& o) { return study_normalization(study_source(o)); }
 
 void check_output_path(const std::string& option, const std::string& path, bool directory) {
-  if (path.empty() || path == "-") return;
-  namespace fs = std::filesystem;
-  std::error_code error;
-  const fs::path target(path);
-  if (fs::exists(target, error)) {
-    if (directory != fs::is_directory(target, error))
-      throw ConfigError(option + " " + path + ": " + (directory ? "is a file, not a folder" : "is a folder, not a file"));
-    if (::access(path.c_str(), W_OK) != 0) throw ConfigError(option + " " + path + ": not writable");
-    return;
-  }
-  // What will be created: the nearest existing folder above it must be a writable folder.
-  fs::path parent = fs::absolute(target, error).parent_path();
-  while (!parent.empty() && !fs::exists(parent, error) && parent != parent.root_path()) parent = parent.parent_path();
-  if (!fs::is_directory(parent, error))
-    throw ConfigError(option + " " + path + ": " + parent.string() + " is not a folder");
-  if (!directory && parent != fs::absolute(target, error).parent_path())
-    throw ConfigError(option + " " + path + ": the folder " + fs::absolute(target, error).parent_path().string() +
-                      " does not exist");
-  if (::access(parent.c_str(), W_OK) != 0)
-    throw ConfigError(option + " " + path + ": cannot write in " + parent.string());
+  detail::check_output_path(option, path, directory);  // the library's, which run_study() makes too
 }
 
 void check_distinct_paths(const std::vector<std::pair<std::string, std::string>>& inputs,
@@ -302,13 +328,18 @@ void check_feature_names(const Learner& learner, const std::vector<std::string>&
     std::string listed;
     for (std::size_t k = 0; k < trained.size() && k < 20; ++k) listed += (k ? ", " : "") + trained[k];
     if (trained.size() > 20) listed += ", … (" + std::to_string(trained.size()) + " in all)";
-    throw InputError(source + ": feature column " + std::to_string(j + 1) + " is '" + names[j] + "', but the model in " +
-                     model_path + " was trained with '" + trained[j] + "' there (its features, in order: " + listed + ")");
+    throw InputError(source + ": feature column " + std::to_string(j + 1) + " is '" + detail::printable(names[j]) +
+                     "', but the model in " + model_path + " was trained with '" + detail::printable(trained[j]) +
+                     "' there (its features, in order: " + detail::printable(listed) + ")");
   }
 }
 
 Dataset load_data_for_model(const CommonOptions& o, const Learner& learner, const std::string& model_path,
                             std::optional<Normalizer>* online) {
+  // A LIBSVM file is as wide as its largest index, and is made dense that wide when loaded: an
+  // index beyond the model's features is found first, line by line, as `predict` finds it.
+  if (o.data.rfind("synthetic:", 0) != 0 && reads_libsvm(o.data, o.format))
+    detail::check_libsvm_width(o.data, learner.n_features(), "the model in " + model_path);
   Dataset data = load_raw_data(o);
   // A model learned on --one-hot's indicator columns reads a stream as written through them.
   one_hot_encode_like(data, learner.feature_names());
@@ -336,16 +367,31 @@ std::vector<AlgorithmSpec> parse_algos(const CommonOptions& o, const std::vector
   if (texts.empty() && !o.preset.empty()) {
     // A preset's own algorithms (a federated or bandit protocol's, not Raker on its stream):
     // `run` takes the first, `bench` all; a study leaves them to run_study().
-    texts = find_preset(o.preset).algorithms;
+    texts = preset_algorithms(find_preset(o.preset), o.loss.empty() ? "" : loss_parameter(o.loss));
     if (one && texts.size() > 1) texts.resize(1);
   }
   if (texts.empty()) texts = fallback;
   std::vector<AlgorithmSpec> specs;
+  // One configuration named twice would run twice and give two identical series (a grid refuses
+  // a value listed twice alike): each configuration as written, its parameters in any order, and
+  // the --algo that named it first. (A default written out, "raker:D=50" beside "raker", is one
+  // configuration too, but only the study's built algorithms know their defaults.)
+  std::vector<std::pair<std::string, std::string>> named;
   for (const auto& text : texts) {
     std::vector<AlgorithmSpec> grid = expand_algorithm_grid(text);
     if (one && grid.size() > 1)
       throw ConfigError("--algo '" + text + "' is a grid of " + std::to_string(grid.size()) +
                         " configurations (values joined by '|'); one learner takes one: run the grid with omkl study");
+    for (const AlgorithmSpec& spec : grid) {
+      AlgorithmSpec sorted = spec;
+      std::sort(sorted.params.begin(), sorted.params.end());
+      const std::string configuration = sorted.to_string();
+      for (const auto& [earlier, earlier_text] : named)
+        if (earlier == configuration)
+          throw ConfigError("--algo '" + earlier_text + "' and --algo '" + text + "' both name " + spec.to_string() +
+                            ": give each configuration once");
+      named.emplace_back(configuration, text);
+    }
     specs.insert(specs.end(), grid.begin(), grid.end());
   }
   return specs;
@@ -453,6 +499,13 @@ int run_study_command(const CommonOptions& o, const std::string& out_dir, std::s
                       const StudyExtras& extras = {}, std::shared_ptr<Communicator> comm = nullptr,
                       const std::function<void(const StudyResult&)>& epilogue = {}) {
   const bool regret = extras.regret;
+  // The time-matched mode measures one reference configuration.
+  if (!extras.time_match.empty()) {
+    const std::size_t configurations = expand_algorithm_grid(extras.time_match).size();
+    if (configurations > 1)
+      throw ConfigError("--time-match '" + extras.time_match + "' is a grid of " + std::to_string(configurations) +
+                        " configurations (values joined by '|'); the reference is one configuration, no grid");
+  }
   StudyConfig config;
   // None with a preset: run_study() takes the preset's own, as for every other caller.
   if (!o.algos.empty() || o.preset.empty()) config.algorithms = parse_algos(o, {"raker", "adaraker"});
@@ -487,16 +540,7 @@ int run_study_command(const CommonOptions& o, const std::string& out_dir, std::s
   config.communicator = comm;
   config.message_timeout_s = extras.message_timeout_s;
   const Dataset data = load_data(o);
-  if (root && !out_dir.empty()) {  // before hours of work, not after
-    check_output_path("--out", out_dir, /*directory=*/true);
-    // In a folder that exists, what the study will write there: the cell cache and its files.
-    std::error_code error;
-    if (std::filesystem::is_directory(out_dir, error)) {
-      check_output_path("--out", (std::filesystem::path(out_dir) / "cells").string(), /*directory=*/true);
-      for (const char* file : {"summary.json", "curves.csv", "logs.json", "regret.csv"})
-        check_output_path("--out", (std::filesystem::path(out_dir) / file).string(), /*directory=*/false);
-    }
-  }
+  if (root) detail::check_study_folder("--out", out_dir);  // before hours of work, not after (run_study's check too)
   const StudyResult result = run_study(config, data);
   if (!root) return 0;  // rank 0 reports and writes the outputs
   if (!result.time_match.reference.empty()) print_time_match(result.time_match);
@@ -526,6 +570,20 @@ int run_study_command(const CommonOptions& o, const std::string& out_dir, std::s
 
 }  // namespace
 
+namespace {
+// An option given an empty value ('' from an unset shell variable) is refused by name: taken as
+// given, an empty path or spec would mean "not given" (no --out, no --save) without a word.
+void refuse_empty_values(const CLI::App& app) {
+  std::vector<const CLI::App*> commands{&app};
+  for (const CLI::App* sub : app.get_subcommands()) commands.push_back(sub);
+  for (const CLI::App* command : commands)
+    for (const CLI::Option* option : command->get_options())
+      if (option->nonpositional() && option->get_type_size() > 0)
+        for (const std::string& value : option->results())
+          if (value.empty()) throw ConfigError(option->get_name() + ": empty value");
+}
+}  // namespace
+
 // ---- omkl run / predict (the pieces live_run.cpp shares are declared in commands.h) ------------
 
 // Options that would change what a model is: refused beside --resume / --model, which fix them
@@ -537,15 +595,18 @@ void refuse_model_options(const CLI::App& command, const char* with) {
       throw ConfigError(std::string(name) + " cannot be given with " + with + ": the model fixes it");
 }
 
-double metric_term(const Learner& learner, double y, double prediction) {
-  return learner.task() == Task::Regression ? (y - prediction) * (y - prediction) : learner.mistake(prediction, y);
+std::string run_metric(const CommonOptions& o, const Learner& learner) { return loss_metric(o.loss, learner.task()); }
+
+double metric_term(const std::string& metric, const Learner& learner, double y, double prediction) {
+  // A mistake under the algorithm's convention (the learner's), the errors as a study scores them.
+  return metric == "error_rate" ? learner.mistake(prediction, y) : detail::step_error(metric, prediction, y, {});
 }
 
-// The metric of a stream's predictions, by task.
-double stream_metric(const Learner& learner, const Dataset& data, const std::vector<double>& predictions,
-                     std::size_t n) {
+// The mean of `metric` over a stream's first n predictions.
+double stream_metric(const std::string& metric, const Learner& learner, const Dataset& data,
+                     const std::vector<double>& predictions, std::size_t n) {
   double total = 0.0;
-  for (std::size_t t = 0; t < n; ++t) total += metric_term(learner, data.y[t], predictions[t]);
+  for (std::size_t t = 0; t < n; ++t) total += metric_term(metric, learner, data.y[t], predictions[t]);
   return n ? total / static_cast<double>(n) : NAN;
 }
 
@@ -569,9 +630,19 @@ void CommandOutputs::write() const {
     throw Error(std::string("standard output: write failed: ") + std::strerror(errno));
 }
 
+bool names_standard_output(const std::string& path) {
+  if (path == "-") return true;
+  struct stat named {}, out {}, null {};
+  if (path.empty() || ::stat(path.c_str(), &named) != 0 || ::fstat(STDOUT_FILENO, &out) != 0) return false;
+  if (named.st_dev != out.st_dev || named.st_ino != out.st_ino) return false;
+  // /dev/null takes the bytes alike either way: the report stays where it was going.
+  return !(S_ISCHR(named.st_mode) && ::stat("/dev/null", &null) == 0 && named.st_rdev == null.st_rdev);
+}
+
 void check_run_paths(const CommonOptions& o, const RunOptions& r) {
-  if (r.save == "-")
-    throw ConfigError("--save -: a checkpoint is written to a file (standard output is for --predictions -)");
+  if (names_standard_output(r.save))
+    throw ConfigError("--save " + r.save + ": a checkpoint is written to a file of its own, not to standard output "
+                      "(which carries the report, or the predictions with --predictions -)");
   check_output_path("--predictions", r.predictions, false);
   check_output_path("--save", r.save, false);
   check_distinct_paths({{"--data", o.data}, {"--resume", r.resume}}, {{"--predictions", r.predictions}, {"--save", r.save}});
@@ -602,8 +673,6 @@ LearnerContext fresh_learner_context(const CommonOptions& o, const RunOptions& r
   return context;
 }
 
-const char* task_metric(Task task) { return task == Task::Regression ? "mse" : "error_rate"; }
-
 bool is_live_input(const std::string& path, const RunOptions& r) {
   if (path == "-" || r.follow) return true;
   struct stat info {};
@@ -611,11 +680,16 @@ bool is_live_input(const std::string& path, const RunOptions& r) {
 }
 
 int run_command(const CommonOptions& o, const RunOptions& r, const CLI::App& command) {
+  if (r.follow && o.data.rfind("synthetic:", 0) == 0)
+    throw ConfigError("--follow needs a file (one that grows); " + o.data + " is a built-in stream");
   if (is_live_input(o.data, r)) return live_run_command(o, r, command);
   for (const char* live_only : {"--save-every", "--horizon", "--features"})
     if (command.count(live_only) > 0)
       throw ConfigError(std::string(live_only) + " is for live input (--data -, a named pipe, or --follow); " + o.data +
                         " is read whole");
+  // Stopping early is for the checkpoint: without one, the run would end at the row and keep nothing.
+  if (r.save_at >= 0 && r.save.empty())
+    throw ConfigError("--save-at " + std::to_string(r.save_at) + " needs --save PATH (the checkpoint it stops for)");
   if (!r.resume.empty()) refuse_model_options(command, "--resume");
   const auto specs = parse_algos(o, {"raker"}, true);
   if (specs.size() != 1) throw ConfigError("run: give exactly one --algo");
@@ -670,36 +744,39 @@ int run_command(const CommonOptions& o, const RunOptions& r, const CLI::App& com
   }
   check_run_paths(o, r);
   std::vector<double> predictions(n);
-  if (o.progress == 0) {
-    learner.partial_fit_block(data.row(0), data.y.data(), n, predictions.data());
-  } else {
-    // In blocks of --progress rows (the same numbers: blocks equal steps), a line after each.
-    const auto report = progress_lines(o.progress, "rows");
-    for (std::size_t first = 0; first < n; first += o.progress) {
-      const std::size_t m = std::min(o.progress, n - first);
-      learner.partial_fit_block(data.row(first), data.y.data() + first, m, predictions.data() + first);
-      report(first + m, n, fmt::format(", {} so far {:.6g}", task_metric(learner.task()),
-                                      stream_metric(learner, data, predictions, first + m)));
+  const std::string metric = run_metric(o, learner);
+  try {
+    if (o.progress == 0) {
+      learner.partial_fit_block(data.row(0), data.y.data(), n, predictions.data());
+    } else {
+      // In blocks of --progress rows (the same numbers: blocks equal steps), a line after each.
+      const auto report = progress_lines(o.progress, "rows");
+      for (std::size_t first = 0; first < n; first += o.progress) {
+        const std::size_t m = std::min(o.progress, n - first);
+        learner.partial_fit_block(data.row(first), data.y.data() + first, m, predictions.data() + first);
+        report(first + m, n, fmt::format(", {} so far {:.6g}", metric,
+                                        stream_metric(metric, learner, data, predictions, first + m)));
+      }
     }
+  } catch (const DivergedError& e) {
+    // The learner's own check: a model whose predictions stopped being finite has diverged, its
+    // checkpoint would be useless and its metric NaN, so the run fails and writes nothing (a
+    // study reports it as "diverged"). Named by the file's row (a resumed model's samples are offset).
+    throw Error(fmt::format("{} diverged on {} at row {} (prediction {}): nothing written; a smaller step size "
+                            "(eta) may help",
+                            learner.spec(), data.name, e.sample() - static_cast<std::int64_t>(seen), e.prediction()));
   }
-  // A model whose predictions stopped being finite has diverged: its checkpoint would be useless
-  // and its metric NaN, so the run fails and writes nothing (a study reports it as "diverged").
-  for (std::size_t t = 0; t < n; ++t)
-    if (!std::isfinite(predictions[t]))
-      throw Error(fmt::format("{} diverged on {} at row {} (prediction {}): nothing written; a smaller step size "
-                              "(eta) may help",
-                              learner.spec(), data.name, t + 1, predictions[t]));
   // The last row's update shows in no prediction of this run: a checkpoint is written only for a
-  // model that predicts that row finitely after learning it. (A check of the prediction, not of
-  // every number in the state: a federated model predicts as its next client, so a diverged
-  // weight vector of the client that learned the row is not looked at.)
+  // model that predicts that row finitely after learning it (to_bytes() then checks every number
+  // of the state as well: a federated model predicts as its next client, so the prediction does
+  // not show a diverged weight vector of the client that learned the row).
   if (!r.save.empty() && n > 0)
     check_last_update(learner, data.row(n - 1), fmt::format("row {} of {}", n, data.name), "nothing written");
   CommandOutputs outputs;
   std::FILE* report = report_stream(r.predictions);
   fmt::print(report, "{} on {}: rows 1..{} (samples {}..{} of the model), {} {}\n", learner.spec(), data.name, n,
-             seen + 1, seen + n, task_metric(learner.task()),
-             n ? fmt::format("{:.6g}", stream_metric(learner, data, predictions, n)) : std::string("n/a"));
+             seen + 1, seen + n, metric,
+             n ? fmt::format("{:.6g}", stream_metric(metric, learner, data, predictions, n)) : std::string("n/a"));
   if (!r.predictions.empty()) outputs.add(r.predictions, predictions_csv(data, predictions, n, seen));
   if (!r.save.empty()) outputs.add(r.save, learner.to_bytes());
   outputs.write();
@@ -813,19 +890,22 @@ int main(int argc, char** argv) {
   run->add_option("--replicate", run_extra.replicate, "replicate index (randomness from (seed, replicate))")
       ->check(kCount);
   run->add_option("--save", run_extra.save, "write a checkpoint here at the end (or at --save-at)");
-  run->add_option("--save-at", run_extra.save_at, "stop after this many rows of the stream (then --save)");
+  run->add_option("--save-at", run_extra.save_at, "stop after this many rows of the stream (with --save: then save)");
   run->add_option("--resume", run_extra.resume,
                   "continue learning from a checkpoint on this stream, from its first row (the model fixes "
                   "--algo, --seed, --profile, --preset, --backend, --loss, and normalises the rows as in training)");
-  run->add_option("--predictions", run_extra.predictions, "write t,y,prediction CSV here (- : standard output)");
+  run->add_option("--predictions", run_extra.predictions,
+                  "write t,y,prediction CSV here (- or /dev/stdout: standard output); live input: row by row, the "
+                  "file replaced when its first row is predicted");
+  // Live input's counts are at least 1: 0 would read as "not given" and be ignored.
   run->add_option("--horizon", run_extra.horizon,
                   "live input: the number of rows a fresh model's step sizes assume (T)")
-      ->check(kCount);
+      ->check(kPositiveCount);
   run->add_option("--save-every", run_extra.save_every, "live input: a checkpoint to --save every N learned rows")
-      ->check(kCount);
+      ->check(kPositiveCount);
   run->add_option("--features", run_extra.features,
                   "live input: the number of features (a resumed model knows it; a CSV stream's header must agree)")
-      ->check(kCount);
+      ->check(kPositiveCount);
   run->add_flag("--follow", run_extra.follow,
                 "read --data live and, at its end, wait for more rows (a file that grows); ends on SIGINT/SIGTERM");
 
@@ -889,6 +969,7 @@ int main(int argc, char** argv) {
   const auto dispatch = [&]() -> int {
     if (several && !*study)
       throw ConfigError("only `omkl study` runs over several processes; start other commands without mpirun");
+    refuse_empty_values(app);
     if (*study) {
       if (plot && out_dir.empty()) throw ConfigError("--plot draws the curves from the study's files: give --out DIR");
       const int code =
@@ -896,8 +977,15 @@ int main(int argc, char** argv) {
       if (code == 0 && plot && (!comm || comm->rank() == 0)) plot_study_outputs(out_dir);
       return code;
     }
-    if (*run) return run_command(run_options, run_extra, *run);
-    if (*predict) return predict_command(predict_options, predict_model, predict_out, *predict);
+    // A path that names standard output (/dev/stdout, the file `>` sent it to) is written as "-" is.
+    if (*run) {
+      if (names_standard_output(run_extra.predictions)) run_extra.predictions = "-";
+      return run_command(run_options, run_extra, *run);
+    }
+    if (*predict) {
+      if (names_standard_output(predict_out)) predict_out = "-";
+      return predict_command(predict_options, predict_model, predict_out, *predict);
+    }
     if (*gen) return gen_command(gen_kind, gen_samples, gen_seed, gen_out, gen_raw, gen_target, gen_sigma_alpha);
     if (*list) {
       fmt::print("algorithms (name, family, summary):\n");
@@ -914,6 +1002,8 @@ int main(int argc, char** argv) {
         fmt::print("  {}: {}\n", name, preset.description);
         if (!preset.algorithms.empty())
           fmt::print("      without --algo: {}\n", fmt::join(preset.algorithms, ", "));
+        for (const auto& [loss, algorithms] : preset.algorithms_by_loss)
+          fmt::print("      without --algo, loss {}: {}\n", loss, fmt::join(algorithms, ", "));
       }
       fmt::print("dictionaries:\n");
       for (const auto& name : dictionary_preset_names())
@@ -941,7 +1031,9 @@ int main(int argc, char** argv) {
                  "This is --profile reference, the authors' code, which reproduces the paper's tables. The library "
                  "default, --profile paper, follows the printed equations, under which every AdaRaker instance "
                  "starts afresh in its interval; on this stream that costs AdaRaker its lead "
-                 "(omkl study --data synthetic:dataset1). README: \"Profiles and reproduction\".\n",
+                 "(omkl study --data synthetic:dataset1). README: \"Profiles and reproduction\".\n"
+                 "This was `omkl` without a command; `omkl --help` lists the commands (study, run, predict, "
+                 "bench, ...) and their options.\n",
                  100.0 * adaraker / raker);
     });
   };

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
+
+#include "omkl/error.h"
 
 namespace omkl::detail {
 
@@ -34,18 +37,17 @@ IntervalConfig read_interval_config(ParamReader& params, const AlgoContext& cont
     params.fail("h_init_slot", "after_first is eq. (31)'s index; it needs h_rule=hedge");
   // η_I = min(cap, eta0/√len); the reference code uses len = 2|I| (§4.9).
   const double eta0 = params.get_double("eta0", reference ? (classification ? 1.0 : 0.1) : 10.0,
-                                        "interval rate numerator η_0");
+                                        "interval rate numerator η_0", ParamRange::above(0));
   const double cap = params.get_double("eta_cap", reference ? (classification ? 0.5 : 0.05) : 0.5,
-                                       "upper bound of interval rates");
-  if (!(eta0 > 0)) params.fail("eta0", "must be > 0");
-  if (!(cap > 0)) params.fail("eta_cap", "must be > 0");
+                                       "upper bound of interval rates", ParamRange::above(0));
   std::int64_t default_levels = 32;
   if (context.horizon > 0) default_levels = floor_log2(context.horizon) + 1;
   else if (c.rule == HRule::Matlab)
     params.fail("h_rule", "matlab needs the stream length (all levels share the normaliser)");
   const std::int64_t levels =
-      params.get_int("levels", default_levels, "number of interval levels (default ⌊log2 T⌋ + 1)");
-  if (levels < 1 || levels > 62) params.fail("levels", "must be in 1..62");
+      params.get_int("levels", default_levels,
+                     "number of interval levels (default ⌊log2 T⌋ + 1, T the stream length; 32 when it is unknown)",
+                     ParamRange::closed(1, 62));
   c.n_levels = static_cast<std::size_t>(levels);
   for (std::size_t j = 0; j < c.n_levels; ++j) {
     const double length = std::ldexp(1.0, static_cast<int>(j) + (c.placement == Placement::Matlab));
@@ -70,6 +72,20 @@ void IntervalWeights::begin_step(std::int64_t t) {
     if (!starts(j, t)) continue;
     g_[j] = config_->rule == HRule::Hedge ? std::log(rate) : rate;
   }
+}
+
+void IntervalWeights::check_stored(const std::string& what) const {
+  // NaN and +∞ are the learner's to refuse (Learner::load), once the whole state is read.
+  for (double v : g_)
+    if (std::isnan(v) || v == HUGE_VAL) return;
+  if (config_->rule == HRule::Hedge) return;  // −∞ is a weight of 0, any number below +∞ a weight
+  double total = 0.0;
+  for (double v : g_) {
+    if (!(v >= 0.0)) throw InputError("checkpoint: " + what + " hold a weight of " + std::to_string(v) + " (weights are ≥ 0)");
+    total += v;
+  }
+  if (!g_.empty() && !(total > 0.0 && total < HUGE_VAL))
+    throw InputError("checkpoint: " + what + " have no positive finite sum");
 }
 
 double IntervalWeights::combine(std::int64_t t, const double* instance_f) const {

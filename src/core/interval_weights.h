@@ -60,6 +60,10 @@ class IntervalWeights {
 
   std::vector<double>& raw() { return g_; }
   const std::vector<double>& raw() const { return g_; }
+  /// Refuses values no run leaves (weights read from a checkpoint): InputError "checkpoint:
+  /// WHAT ...". The reference rule's weights are ≥ 0 with a positive sum (Hedge log-weights
+  /// may be anything below +∞). NaN and +∞ are left to Learner::load, which refuses them.
+  void check_stored(const std::string& what) const;
 
  private:
   const IntervalConfig* config_ = nullptr;

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "core/decimal.h"
+#include "core/params.h"
 #include "omkl/error.h"
 
 namespace omkl {
@@ -115,23 +116,36 @@ KernelSpec parse_kernel(const std::string& text) {
   if ((family == "gauss" || family == "gauss2" || family == "lap" || family == "lap_l2" || family == "cauchy") &&
       parts.size() == 2) {
     const double value = parse_positive(parts[1], text);
-    if (family == "gauss") return KernelSpec::gaussian(value);
-    if (family == "gauss2") return KernelSpec::gaussian_sigma2(value);
-    if (family == "lap") return KernelSpec::laplacian(value);
-    if (family == "lap_l2") return KernelSpec::isotropic_laplacian(value);
-    return KernelSpec::cauchy(value);
+    const KernelSpec kernel = family == "gauss"    ? KernelSpec::gaussian(value)
+                              : family == "gauss2" ? KernelSpec::gaussian_sigma2(value)
+                              : family == "lap"    ? KernelSpec::laplacian(value)
+                              : family == "lap_l2" ? KernelSpec::isotropic_laplacian(value)
+                                                   : KernelSpec::cauchy(value);
+    // Frequencies of scale 1/σ and distances over σ² must stay finite numbers.
+    if (!(kernel.sigma >= detail::kSmallestBandwidth && kernel.sigma <= detail::kLargestBandwidth))
+      throw ConfigError("kernel '" + text + "': the bandwidth σ must be in [" +
+                        detail::shortest_decimal(detail::kSmallestBandwidth) + ", " +
+                        detail::shortest_decimal(detail::kLargestBandwidth) + "]" +
+                        (family == "gauss2" ? " (σ² in [1e-200, 1e+200])" : ""));
+    return kernel;
   }
   if (family == "linear" && parts.size() == 1) return KernelSpec::linear();
   if (family == "poly" && (parts.size() == 2 || parts.size() == 3)) {
     const double degree = parse_positive(parts[1], text);
-    if (degree != std::floor(degree) || degree > 16)
-      throw ConfigError("kernel '" + text + "': degree must be an integer in 1..16");
+    if (degree != std::floor(degree) || degree > static_cast<double>(detail::kMaxPolynomialDegree))
+      throw ConfigError("kernel '" + text + "': degree must be an integer in 1.." +
+                        std::to_string(detail::kMaxPolynomialDegree));
     double offset = 0.0;
     if (parts.size() == 3) {
       char* end = nullptr;
       offset = detail::strtod_decimal(parts[2].c_str(), &end);
       if (parts[2].empty() || *end != '\0' || !std::isfinite(offset))
         throw ConfigError("kernel '" + text + "': bad offset '" + parts[2] + "'");
+      // As the poly algorithm's offset (exact_kernel.cpp): a negative one is no kernel, and
+      // offset^degree is the kernel's value at x ⟂ x'.
+      if (offset < 0 || std::pow(offset, degree) > detail::kLargestParameter)
+        throw ConfigError("kernel '" + text + "': the offset must be ≥ 0 with offset^degree ≤ " +
+                          detail::shortest_decimal(detail::kLargestParameter) + ", got '" + parts[2] + "'");
     }
     return KernelSpec::polynomial(static_cast<int>(degree), offset);
   }

@@ -32,6 +32,26 @@ void KernelWeights::reset(std::size_t n_kernels, const WeightConfig* config) {
   values_.assign(n_kernels, uniform);
 }
 
+void KernelWeights::check_stored(const std::string& what) const {
+  // NaN and +∞ are the learner's to refuse (Learner::load: no state holding them loads), once the
+  // whole state is read; these are the rules of the numbers that are left.
+  for (double v : values_)
+    if (std::isnan(v) || v == HUGE_VAL) return;
+  const auto refuse = [&](const std::string& why) { throw InputError("checkpoint: " + what + " " + why); };
+  if (log_domain(config_->rule)) {
+    bool any_finite = false;
+    for (double v : values_) any_finite = any_finite || v != -HUGE_VAL;
+    if (!values_.empty() && !any_finite) refuse("are all zero (every log-weight is −∞)");
+    return;
+  }
+  double total = 0.0;
+  for (double v : values_) {
+    if (!(v >= 0.0)) refuse("hold a weight of " + std::to_string(v) + " (weights are ≥ 0)");
+    total += v;
+  }
+  if (!values_.empty() && !(total > 0.0 && total < HUGE_VAL)) refuse("have no positive finite sum");
+}
+
 void KernelWeights::normalized(double* out) const {
   const std::size_t n = values_.size();
   double total = 0.0;

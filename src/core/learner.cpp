@@ -80,6 +80,9 @@ std::vector<AlgorithmSpec> expand_algorithm_grid(const std::string& text) {
   std::vector<std::vector<std::string>> choices;
   std::size_t combinations = 1;
   for (const auto& [key, value] : written.params) {
+    if (value.empty())
+      throw ConfigError("algorithm '" + written.name + "': parameter '" + key + "' has an empty value in '" + text +
+                        "'");
     std::vector<std::string> alternatives;
     for (std::size_t begin = 0;;) {
       const std::size_t bar = value.find('|', begin);
@@ -163,6 +166,28 @@ std::string encode_context(const LearnerContext& context) {
   return out.bytes();
 }
 
+// Why `z` cannot be the normalisation of a learner of `n_features` features, "" where it can:
+// apply_row() reads one statistic per feature (one for minmax-global and jmlr23) and none for
+// none and unit-rows, so other counts would be read out of bounds.
+std::string preprocessing_mismatch(const Normalizer& z, std::size_t n_features) {
+  const bool no_statistics = z.how == Normalization::None || z.how == Normalization::UnitRows;
+  if (!no_statistics && z.n_features != n_features)
+    return "a " + to_string(z.how) + " normalisation of " + std::to_string(z.n_features) + " features for a learner of " +
+           std::to_string(n_features);
+  const bool one_statistic = z.how == Normalization::MinMaxGlobal || z.how == Normalization::Jmlr23;
+  const std::size_t expected = no_statistics ? 0 : one_statistic ? 1 : n_features;
+  if (z.offset.size() != expected || z.scale.size() != expected)
+    return "a " + to_string(z.how) + " normalisation with " + std::to_string(z.offset.size()) + " offsets and " +
+           std::to_string(z.scale.size()) + " scales (it takes " + std::to_string(expected) + " of each)";
+  return "";
+}
+
+// Why `names` cannot name a learner's `n_features` features, "" where they can (none: unknown).
+std::string feature_names_mismatch(const std::vector<std::string>& names, std::size_t n_features) {
+  if (names.empty() || names.size() == n_features) return "";
+  return std::to_string(names.size()) + " feature names for " + std::to_string(n_features) + " features";
+}
+
 // An enumerator stored as its index, at most `last`'s.
 template <typename Enum>
 Enum stored_enum(detail::StateReader& in, Enum last, const std::string& path, const char* what) {
@@ -206,8 +231,8 @@ LearnerContext decode_context(detail::StateReader& in, const std::string& path) 
     z.y_scale = in.get_f64();
     z.scale_y = in.get_u64() != 0;
     if (!in.at_end()) z.n_observed = in.get_u64();
-    if (z.offset.size() != z.scale.size() || z.offset.size() > z.n_features + 1)
-      throw InputError(path + ": damaged learner context (normalisation statistics)");
+    const std::string mismatch = preprocessing_mismatch(z, c.n_features);
+    if (!mismatch.empty()) throw InputError(path + ": damaged learner context (" + mismatch + ")");
   }
   if (!in.at_end()) {
     const std::uint64_t n_names = in.get_u64();
@@ -222,6 +247,11 @@ LearnerContext decode_context(detail::StateReader& in, const std::string& path) 
 }  // namespace
 
 Learner make_learner(const AlgorithmSpec& spec, const LearnerContext& context) {
+  // What save() writes must load: the checks load() makes of the context, as ConfigErrors.
+  if (const std::string mismatch = preprocessing_mismatch(context.preprocessing, context.n_features); !mismatch.empty())
+    throw ConfigError("make_learner: LearnerContext::preprocessing: " + mismatch);
+  if (const std::string mismatch = feature_names_mismatch(context.feature_names, context.n_features); !mismatch.empty())
+    throw ConfigError("make_learner: LearnerContext::feature_names: " + mismatch);
   auto algorithm = detail::make_algorithm(spec.name, spec.params, context.defaults,
                                           to_algo_context(context));
   return Learner(std::move(algorithm), spec.to_string(), context.n_features, context.task,
@@ -240,10 +270,9 @@ Learner::Learner(std::unique_ptr<detail::Algorithm> algorithm, std::string spec,
       preprocessing_(std::move(preprocessing)) {}
 
 void Learner::set_preprocessing(Normalizer preprocessing) {
-  if (preprocessing.how != Normalization::None && preprocessing.how != Normalization::UnitRows &&
-      preprocessing.n_features != n_features_)
-    throw ConfigError("set_preprocessing: a normalisation of " + std::to_string(preprocessing.n_features) +
-                      " features for a learner of " + std::to_string(n_features_));
+  check_usable("set_preprocessing");
+  if (const std::string mismatch = preprocessing_mismatch(preprocessing, n_features_); !mismatch.empty())
+    throw ConfigError("set_preprocessing: " + mismatch);
   detail::StateReader in(context_blob_, "learner context");
   LearnerContext context = decode_context(in, "learner context");
   context.preprocessing = preprocessing;
@@ -254,11 +283,13 @@ void Learner::set_preprocessing(Normalizer preprocessing) {
 Learner::~Learner() = default;
 
 std::size_t Learner::n_clients() const {
+  check_not_moved("n_clients");
   detail::StateReader in(context_blob_, "learner context");
   return decode_context(in, "learner context").n_clients;
 }
 
 std::vector<std::string> Learner::feature_names() const {
+  check_not_moved("feature_names");
   detail::StateReader in(context_blob_, "learner context");
   return decode_context(in, "learner context").feature_names;
 }
@@ -270,7 +301,12 @@ std::size_t Learner::n_features() const { return n_features_; }
 Task Learner::task() const { return task_; }
 std::int64_t Learner::n_seen() const { return n_seen_; }
 
+void Learner::check_not_moved(const char* what) const {
+  if (!algorithm_) throw Error(std::string(what) + ": the learner was moved from (it holds no model)");
+}
+
 void Learner::check_usable(const char* what) const {
+  check_not_moved(what);
   if (failed_)
     throw Error(std::string(what) + ": the learner failed in an earlier update and may be half updated (" +
                 (failure_.empty() ? std::string("an update threw") : failure_) + "); restore a checkpoint to continue");
@@ -293,6 +329,15 @@ void Learner::update_or_fail(Update&& update) {
   }
 }
 
+void Learner::fail_diverged(std::int64_t sample, double prediction) {
+  failed_ = true;  // first, as in update_or_fail()
+  const char* shown = std::isnan(prediction) ? "nan" : prediction > 0 ? "inf" : "-inf";  // never finite here
+  failure_ = spec_ + " diverged at sample " + std::to_string(sample) + " (prediction " + shown +
+             "): an update overflowed the model's numbers; a smaller step size (eta), or features and targets of a "
+             "smaller scale, may help";
+  throw DivergedError(failure_, sample, prediction);
+}
+
 
 namespace {
 // Inputs are checked before anything changes: a refused sample leaves the learner as it was.
@@ -311,9 +356,10 @@ void check_target(double y, Task task, std::size_t index) {
                      " of a classifier must be −1 or +1");
 }
 
-void check_size(const std::vector<double>& x, std::size_t n_features) {
+// `which`: "sample N" (partial_fit) or "the sample to predict".
+void check_size(const std::vector<double>& x, std::size_t n_features, const std::string& which) {
   if (x.size() != n_features)
-    throw InputError("sample has " + std::to_string(x.size()) + " features, the model expects " +
+    throw InputError(which + " has " + std::to_string(x.size()) + " features, the model expects " +
                      std::to_string(n_features));
 }
 }  // namespace
@@ -332,7 +378,8 @@ double Learner::predict(const double* x) const {
 }
 
 double Learner::predict(const std::vector<double>& x) const {
-  check_size(x, n_features_);
+  check_usable("predict");
+  check_size(x, n_features_, "the sample to predict");
   return predict(x.data());
 }
 
@@ -343,11 +390,15 @@ double Learner::partial_fit(const double* x, double y) {
   double prediction = 0.0;
   update_or_fail([&] { algorithm_->step(x, y, &prediction); });
   ++n_seen_;
+  // The input is finite: a prediction that is not comes from numbers that overflowed, in an
+  // earlier update or in this one's features, and this update has learned from it.
+  if (!std::isfinite(prediction)) fail_diverged(n_seen_, prediction);
   return prediction;
 }
 
 double Learner::partial_fit(const std::vector<double>& x, double y) {
-  check_size(x, n_features_);
+  check_usable("partial_fit");
+  check_size(x, n_features_, "sample " + std::to_string(n_seen_ + 1));
   return partial_fit(x.data(), y);
 }
 
@@ -360,7 +411,10 @@ void Learner::partial_fit_block(const double* x, const double* y, std::size_t n,
     check_target(y[i], task_, index);
   }
   update_or_fail([&] { algorithm_->step_block(x, y, n, n_features_, predictions); });
+  const std::int64_t first = n_seen_;
   n_seen_ += static_cast<std::int64_t>(n);
+  for (std::size_t i = 0; i < n; ++i)  // as partial_fit(), the first such sample of the block
+    if (!std::isfinite(predictions[i])) fail_diverged(first + static_cast<std::int64_t>(i) + 1, predictions[i]);
 }
 
 std::string Learner::to_bytes() const {
@@ -371,6 +425,13 @@ std::string Learner::to_bytes() const {
   out.put_string(context_blob_);
   out.put_i64(n_seen_);
   algorithm_->save_state(out);
+  // An update that overflowed shows in the next prediction only (the last one's in none yet), and
+  // a federated model predicts with one client's numbers: the state itself is checked, by the
+  // rule load() applies, so that nothing is written that would not load.
+  if (out.non_finite() > 0)
+    throw DivergedError("save: " + spec_ + " diverged: " + std::to_string(out.non_finite()) +
+                        " numbers of its state are NaN or infinite (an update overflowed them); nothing written; a "
+                        "smaller step size (eta), or features and targets of a smaller scale, may help");
   return detail::seal_checkpoint(out.bytes());
 }
 
@@ -416,6 +477,10 @@ Learner Learner::from_payload(const std::string& payload, const std::string& pat
   learner.n_seen_ = in.get_i64();
   learner.algorithm_->load_state(in);
   if (!in.at_end()) throw InputError(path + ": trailing data after the learner state");
+  // save() writes no such state: a model that diverged (saved otherwise) or damage.
+  if (in.non_finite() > 0)
+    throw InputError(path + ": the model's state holds " + std::to_string(in.non_finite()) +
+                     " numbers that are NaN or infinite (a model that diverged, or a damaged checkpoint); not loaded");
   return learner;
 }
 
@@ -425,6 +490,7 @@ std::vector<double> Learner::kernel_weights() const {
 }
 
 std::vector<std::pair<std::string, std::string>> Learner::parameters() const {
+  check_not_moved("parameters");
   return algorithm_->resolved_params();
 }
 

@@ -30,7 +30,7 @@ inline bool needs_labels(LossKind loss) {
 /// otherwise become ±1 (map_labels_to_pm1, --labels pm1).
 inline constexpr const char* kLabelsHint =
     "the stream's targets are not all −1 or +1 (two classes written otherwise, e.g. 0/1, map to ±1 with "
-    "--labels pm1)";
+    "labels \"pm1\": --labels pm1, labels=\"pm1\" in Python, map_labels_to_pm1() in C++)";
 /// Fails the parameter "loss" (ParamReader::fail) where `loss` needs labels and the stream's
 /// targets are not all ±1 (`labels` false): every family's one check of its loss against the task.
 void check_loss_labels(detail::ParamReader& params, LossKind loss, bool labels);

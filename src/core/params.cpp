@@ -66,11 +66,25 @@ bool ParamReader::has(const std::string& key) const {
   return false;
 }
 
-void ParamReader::record(const std::string& key, const std::string& fallback,
-                         const std::string& meaning) {
+std::string ParamRange::text() const {
+  // Whole numbers as written in a spec (1000000, not 1e+06), up to where doubles stay exact.
+  const auto bound = [](double v) {
+    return v == std::trunc(v) && std::fabs(v) < 1e15 ? std::to_string(static_cast<long long>(v))
+                                                     : shortest_decimal(v);
+  };
+  return (low_open ? "(" : "[") + bound(low) + ", " + bound(high) + (high_open ? ")" : "]");
+}
+
+void ParamReader::record(const std::string& key, const std::string& fallback, const std::string& meaning,
+                         ParamDoc::Kind kind, const ParamRange& range) {
   for (const auto& d : docs_)
     if (d.key == key) return;
-  docs_.push_back({key, fallback, meaning});
+  docs_.push_back({key, fallback, meaning, kind, range});
+}
+
+void ParamReader::check_range(const std::string& key, const std::string& text, double value,
+                              const ParamRange& range) const {
+  if (!range.contains(value)) fail(key, "must be in " + range.text() + ", got " + text);
 }
 
 void ParamReader::resolve(const std::string& key, const std::string& value) {
@@ -88,10 +102,11 @@ void ParamReader::fail(const std::string& key, const std::string& message) const
   throw ConfigError("algorithm '" + algorithm_ + "': parameter '" + key + "' " + message);
 }
 
-double ParamReader::get_double(const std::string& key, double fallback, const std::string& meaning) {
+double ParamReader::get_double(const std::string& key, double fallback, const std::string& meaning,
+                               const ParamRange& range) {
   std::ostringstream text;
   text << fallback;
-  record(key, text.str(), meaning);
+  record(key, text.str(), meaning, ParamDoc::Kind::Real, range);
   const std::string* value = lookup(key);
   if (!value) {
     resolve(key, shortest_decimal(fallback));
@@ -101,14 +116,15 @@ double ParamReader::get_double(const std::string& key, double fallback, const st
   errno = 0;
   const double parsed = strtod_decimal(value->c_str(), &end);
   if (value->empty() || *end != '\0' || errno == ERANGE || !std::isfinite(parsed))
-    fail(key, "expects a finite number, got '" + *value + "'");
+    fail(key, "expects a finite number in " + range.text() + ", got '" + *value + "'");
+  check_range(key, *value, parsed, range);
   resolve(key, *value);
   return parsed;
 }
 
-std::int64_t ParamReader::get_int(const std::string& key, std::int64_t fallback,
-                                  const std::string& meaning) {
-  record(key, std::to_string(fallback), meaning);
+std::int64_t ParamReader::get_int(const std::string& key, std::int64_t fallback, const std::string& meaning,
+                                  const ParamRange& range) {
+  record(key, std::to_string(fallback), meaning, ParamDoc::Kind::Integer, range);
   const std::string* value = lookup(key);
   if (!value) {
     resolve(key, std::to_string(fallback));
@@ -118,13 +134,14 @@ std::int64_t ParamReader::get_int(const std::string& key, std::int64_t fallback,
   errno = 0;
   const long long parsed = std::strtoll(value->c_str(), &end, 10);
   if (value->empty() || *end != '\0' || errno == ERANGE)
-    fail(key, "expects an integer, got '" + *value + "'");
+    fail(key, "expects an integer in " + range.text() + ", got '" + *value + "'");
+  check_range(key, *value, static_cast<double>(parsed), range);
   resolve(key, *value);
   return parsed;
 }
 
 bool ParamReader::get_bool(const std::string& key, bool fallback, const std::string& meaning) {
-  record(key, fallback ? "true" : "false", meaning);
+  record(key, fallback ? "true" : "false", meaning, ParamDoc::Kind::Flag);
   const std::string* value = lookup(key);
   bool result = fallback;
   if (!value) result = fallback;
@@ -169,11 +186,18 @@ void ParamReader::finish() const {
   }
 }
 
-std::string ParamReader::describe() const {
+std::string ParamReader::describe(const std::vector<std::string>& stream_defaults) const {
   std::ostringstream out;
-  for (const auto& d : docs_)
-    out << "  " << d.key << " (default " << (d.fallback.empty() ? "\"\"" : d.fallback)
-        << "): " << d.meaning << "\n";
+  for (const auto& d : docs_) {
+    const bool numeric = d.kind == ParamDoc::Kind::Real || d.kind == ParamDoc::Kind::Integer;
+    const bool from_stream =
+        std::find(stream_defaults.begin(), stream_defaults.end(), d.key) != stream_defaults.end();
+    out << "  " << d.key << " (";
+    if (from_stream) out << "default from the stream, as below";
+    else out << "default " << (d.fallback.empty() ? "\"\"" : d.fallback);
+    if (numeric) out << "; in " << d.range.text();
+    out << "): " << d.meaning << "\n";
+  }
   return out.str();
 }
 

@@ -115,21 +115,32 @@ std::vector<std::string> algorithm_names() {
 
 std::string describe_algorithm(const std::string& name) {
   const auto& info = detail::find_algorithm(name);
-  // Build a tiny instance so that the algorithm itself lists the parameters it reads.
-  detail::AlgoContext context;
-  context.n_features = 2;
-  context.horizon = 16;
-  context.n_clients = 2;  // read by the federated family only (8 rounds of 2 clients)
-  detail::ParamReader reader(name, {});
-  try {
-    info.make(reader, context);
-  } catch (const ConfigError&) {
-    // Classification-only algorithms reject the regression probe; describe them as such.
-    context.task = Task::Classification;
-    reader = detail::ParamReader(name, {});
-    info.make(reader, context);
-  }
-  return info.name + ": " + info.summary + " (family: " + info.family + ")\n" + reader.describe();
+  // Build a tiny instance so that the algorithm itself lists the parameters it reads, on two
+  // probe streams of different lengths and client counts: a default that differs between them
+  // follows from the stream (1/√T, ⌊log2 T⌋ + 1, the stream's clients), and its line states the
+  // rule instead of the probe's number.
+  const auto probe = [&](std::size_t horizon, std::size_t clients) {
+    detail::AlgoContext context;
+    context.n_features = 2;
+    context.horizon = horizon;
+    context.n_clients = clients;  // read by the federated family only
+    detail::ParamReader reader(name, {});
+    try {
+      info.make(reader, context);
+    } catch (const ConfigError&) {
+      // Classification-only algorithms reject the regression probe; describe them as such.
+      context.task = Task::Classification;
+      reader = detail::ParamReader(name, {});
+      info.make(reader, context);
+    }
+    return reader;
+  };
+  const detail::ParamReader shown = probe(16, 2), other = probe(1200, 3);
+  std::vector<std::string> from_stream;
+  for (const detail::ParamDoc& doc : shown.documented())
+    for (const detail::ParamDoc& again : other.documented())
+      if (again.key == doc.key && again.fallback != doc.fallback) from_stream.push_back(doc.key);
+  return info.name + ": " + info.summary + " (family: " + info.family + ")\n" + shown.describe(from_stream);
 }
 
 }  // namespace omkl

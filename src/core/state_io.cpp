@@ -1,10 +1,14 @@
 #include "core/state_io.h"
 
+#include <fcntl.h>
+
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <sstream>
 #include <unistd.h>
 
@@ -18,6 +22,14 @@ constexpr char kMagic[8] = {'O', 'M', 'K', 'L', 'C', 'K', 'P', 'T'};
 void append_raw(std::string& out, const void* data, std::size_t n) {
   out.append(static_cast<const char*>(data), n);
 }
+
+// StateWriter::non_finite()'s rule for a number written with put_f64().
+bool unsound(double v) { return std::isnan(v) || v == std::numeric_limits<double>::infinity(); }
+std::size_t count_minus_infinity(const double* v, std::size_t n) {
+  std::size_t count = 0;
+  for (std::size_t i = 0; i < n; ++i) count += v[i] == -std::numeric_limits<double>::infinity();
+  return count;
+}
 }  // namespace
 
 void StateWriter::put_u64(std::uint64_t v) {
@@ -28,6 +40,7 @@ void StateWriter::put_u64(std::uint64_t v) {
 }
 
 void StateWriter::put_f64(double v) {
+  non_finite_ += unsound(v);
   std::uint64_t bits;
   std::memcpy(&bits, &v, 8);
   put_u64(bits);
@@ -44,6 +57,11 @@ void StateWriter::put_f64s(const double* v, std::size_t n) {
 }
 
 void StateWriter::put_f64s(const std::vector<double>& v) { put_f64s(v.data(), v.size()); }
+
+void StateWriter::put_finite_f64s(const double* v, std::size_t n) {
+  put_f64s(v, n);
+  non_finite_ += count_minus_infinity(v, n);
+}
 
 void StateWriter::put_u64s(const std::vector<std::uint64_t>& v) {
   put_u64(v.size());
@@ -76,6 +94,7 @@ double StateReader::get_f64() {
   const std::uint64_t bits = get_u64();
   double v;
   std::memcpy(&v, &bits, 8);
+  non_finite_ += unsound(v);
   return v;
 }
 
@@ -109,6 +128,11 @@ void StateReader::get_f64s(double* out, std::size_t n) {
          " were expected (different model shape)");
   require_values(n, 8);
   for (std::size_t i = 0; i < n; ++i) out[i] = get_f64();
+}
+
+void StateReader::get_finite_f64s(double* out, std::size_t n) {
+  get_f64s(out, n);
+  non_finite_ += count_minus_infinity(out, n);
 }
 
 std::vector<std::uint64_t> StateReader::get_u64s() {
@@ -155,6 +179,11 @@ std::string write_failure_text(const std::string& path, const char* what, int co
 Error write_failure(const std::string& path, const char* what, int code) {
   return Error(write_failure_text(path, what, code));
 }
+// Whether the system's reason `code` says the path names no writable place (InputError).
+bool names_no_writable_place(int code) {
+  return code == ENOENT || code == ENOTDIR || code == EACCES || code == EPERM || code == EROFS || code == EISDIR ||
+         code == ENAMETOOLONG || code == ELOOP || code == EEXIST;
+}
 
 // Opens `file` and writes `contents` whole, flushed (`sync`: to disk); failures name `path`:
 // InputError where it names no writable place, Error otherwise (a full disk).
@@ -162,9 +191,7 @@ void write_whole(const std::string& file, const std::string& path, const std::st
   std::FILE* f = std::fopen(file.c_str(), "wb");
   if (!f) {
     const int code = errno;
-    const bool bad_path = code == ENOENT || code == ENOTDIR || code == EACCES || code == EPERM || code == EROFS ||
-                          code == EISDIR || code == ENAMETOOLONG || code == ELOOP;
-    if (bad_path) throw InputError(write_failure_text(path, "cannot open for writing", code));
+    if (names_no_writable_place(code)) throw InputError(write_failure_text(path, "cannot open for writing", code));
     throw write_failure(path, "cannot open for writing", code);
   }
   int code = 0;
@@ -189,6 +216,64 @@ std::string write_temporary(const std::string& path, const std::string& contents
 
 }  // namespace
 
+namespace {
+
+// Whether a file can be made in `folder`: 0, or the system's reason. access() grants root every
+// folder, also where nothing can be made (/proc, /sys, a read-only file system); an empty file
+// made there and removed at once says for certain.
+int creation_error(const std::filesystem::path& folder) {
+  const std::string probe = (folder / (".omkl-probe." + std::to_string(::getpid()))).string();
+  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0600);
+  if (fd < 0) return errno == EEXIST ? 0 : errno;  // EEXIST: one left by a killed run, so files can be made
+  ::close(fd);
+  ::unlink(probe.c_str());
+  return 0;
+}
+
+}  // namespace
+
+void check_output_path(const std::string& option, const std::string& path, bool directory) {
+  if (path.empty() || path == "-") return;
+  namespace fs = std::filesystem;
+  std::error_code error;
+  const fs::path target(path);
+  const auto cannot_create_in = [&](const fs::path& folder) {
+    if (const int code = creation_error(folder))
+      throw ConfigError(option + " " + path + ": cannot write in " + folder.string() + " (" + std::strerror(code) +
+                        ")");
+  };
+  if (fs::exists(target, error)) {
+    if (directory != fs::is_directory(target, error))
+      throw ConfigError(option + " " + path + ": " + (directory ? "is a file, not a folder" : "is a folder, not a file"));
+    if (::access(path.c_str(), W_OK) != 0) throw ConfigError(option + " " + path + ": not writable");
+    // A folder gets new files; a file is replaced by one made beside it (the file a symbolic link
+    // names); a pipe or device is written in place.
+    if (directory) cannot_create_in(target);
+    else if (fs::is_regular_file(target, error)) cannot_create_in(fs::canonical(target, error).parent_path());
+    return;
+  }
+  // What will be created: the nearest existing folder above it must be a writable folder.
+  fs::path parent = fs::absolute(target, error).parent_path();
+  while (!parent.empty() && !fs::exists(parent, error) && parent != parent.root_path()) parent = parent.parent_path();
+  if (!fs::is_directory(parent, error))
+    throw ConfigError(option + " " + path + ": " + parent.string() + " is not a folder");
+  if (!directory && parent != fs::absolute(target, error).parent_path())
+    throw ConfigError(option + " " + path + ": the folder " + fs::absolute(target, error).parent_path().string() +
+                      " does not exist");
+  if (::access(parent.c_str(), W_OK) != 0)
+    throw ConfigError(option + " " + path + ": cannot write in " + parent.string());
+  cannot_create_in(parent);
+}
+
+void create_folders(const std::string& path) {
+  std::error_code error;
+  std::filesystem::create_directories(path, error);
+  if (!error) return;
+  const std::string text = path + ": cannot create the folder: " + error.message();
+  if (names_no_writable_place(error.value())) throw InputError(text);
+  throw Error(text);
+}
+
 void write_file_atomic(const std::string& path, const std::string& contents) {
   write_files_atomic({{path, contents}});
 }
@@ -199,14 +284,15 @@ namespace {
 // the link kept. A character device or a pipe (/dev/stdout, a FIFO) is written as it is: renaming
 // a file over it would replace the device (as root, /dev/null itself). Any other kind of file (a
 // folder, a block device, a socket) is refused.
-struct Destination {
-  std::string path;
-  bool direct = false;  // written in place, not through a temporary file
-};
+using Destination = OutputDestination;
 
 Destination destination_of(const std::string& path) {
   namespace fs = std::filesystem;
   std::error_code error;
+  // A pipe or character device by any name, /proc's links to open files among them: the link
+  // behind /dev/stdout or /dev/fd/N reads "pipe:[N]", which names no file to follow to.
+  const fs::file_status named = fs::status(path, error);
+  if (fs::is_character_file(named) || fs::is_fifo(named)) return {path, true};
   fs::path target(path);
   for (int links = 0; fs::is_symlink(target, error); ++links) {
     if (links == 40) throw InputError(path + ": too many levels of symbolic links");
@@ -222,6 +308,8 @@ Destination destination_of(const std::string& path) {
 }
 
 }  // namespace
+
+OutputDestination output_destination(const std::string& path) { return destination_of(path); }
 
 void write_files_atomic(const std::vector<std::pair<std::string, std::string>>& path_and_contents) {
   std::vector<Destination> destinations;

@@ -22,12 +22,21 @@ class StateWriter {
   void put_f64s(const std::vector<double>& v);
   void put_f64s(const double* v, std::size_t n);
   void put_u64s(const std::vector<std::uint64_t>& v);
+  /// Numbers that are finite in any model that has not diverged (θ, random features): as
+  /// put_f64s(), and a −∞ among them counts in non_finite() too.
+  void put_finite_f64s(const double* v, std::size_t n);
   /// A tag that load_state checks, to catch a state read by the wrong algorithm.
   void put_tag(const std::string& tag) { put_string(tag); }
   const std::string& bytes() const { return bytes_; }
+  /// Numbers written that no sound model holds: NaN or +∞ anywhere, and −∞ among
+  /// put_finite_f64s()'s (elsewhere −∞ is a log-weight that underflowed, which is sound).
+  /// Learner::to_bytes() refuses a state with any (the model diverged), StateReader counts the
+  /// same, and a checkpoint with any is refused on load.
+  std::size_t non_finite() const { return non_finite_; }
 
  private:
   std::string bytes_;
+  std::size_t non_finite_ = 0;
 };
 
 /// Where the bytes a StateReader reads came from, which decides what a damaged one is: a
@@ -47,6 +56,10 @@ class StateReader {
   /// length differs.
   void get_f64s(double* out, std::size_t n);
   std::vector<std::uint64_t> get_u64s();
+  /// get_f64s(out, n) for what StateWriter::put_finite_f64s() wrote.
+  void get_finite_f64s(double* out, std::size_t n);
+  /// Numbers read that no sound model holds, by StateWriter::non_finite()'s rule.
+  std::size_t non_finite() const { return non_finite_; }
   void expect_tag(const std::string& tag);
   /// Reads a tag that must be one of `tags` (a section's format versions, newest first) and
   /// returns it.
@@ -64,6 +77,7 @@ class StateReader {
   std::string source_;
   StateOrigin origin_;
   std::size_t offset_ = 0;
+  std::size_t non_finite_ = 0;
 };
 
 constexpr std::uint32_t kCheckpointVersion = 1;
@@ -83,6 +97,23 @@ std::string open_checkpoint(const std::string& bytes, const std::string& path);
 /// Failures name the path and the system's reason: InputError where the path names no writable
 /// place (a missing folder, no permission), Error (the machine's) otherwise (a full disk).
 void write_file_atomic(const std::string& path, const std::string& contents);
+/// Where write_file_atomic() puts `path`'s bytes: the file to replace (through a symbolic link,
+/// the file it names: the link kept), or, `direct`, a pipe or character device written as it is
+/// (/dev/stdout, /dev/fd/N, a FIFO). InputError for a folder or another special file.
+struct OutputDestination {
+  std::string path;
+  bool direct = false;  ///< written in place, not through a temporary file renamed over it
+};
+OutputDestination output_destination(const std::string& path);
+/// Before any work, that `path` can be written: a file (`directory` false) in a folder that
+/// exists, or a folder that exists or can be made in the nearest existing folder above it; not
+/// the other kind; writable. ConfigError "OPTION PATH: why" (`option` names the setting, e.g.
+/// "--out" or "out_dir"). Nothing for an empty path or "-".
+void check_output_path(const std::string& option, const std::string& path, bool directory);
+/// Creates the folder `path` and those above it that are missing. Failures name the path and
+/// the system's reason, as write_file_atomic()'s: InputError where it names no writable place (a
+/// file in the way, no permission), Error otherwise.
+void create_folders(const std::string& path);
 /// Writes several files as one: every temporary file is written (and synced) before the first
 /// is renamed into place, so a full disk or a failed write leaves none of them. Only a rename
 /// that fails after others succeeded (the folder's permissions changed meanwhile) leaves the

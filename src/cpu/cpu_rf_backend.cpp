@@ -48,11 +48,15 @@
 /// highest the CPU has, checked at run time), so one machine always takes the same path.
 #include "cpu/cpu_rf_backend.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <string>
 #include <vector>
 
 #include "cpu/fast_sincos.h"
@@ -64,6 +68,12 @@ namespace omkl::detail::cpu {
 
 namespace {
 
+// The machine's memory, 0 where the system does not say.
+double physical_memory_bytes() {
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
+  return pages > 0 && page > 0 ? static_cast<double>(pages) * static_cast<double>(page) : 0.0;
+}
+
 class CpuRfBackend final : public RfBackend {
  public:
   CpuRfBackend(const RfProblem& problem, SimdLevel level)
@@ -72,6 +82,23 @@ class CpuRfBackend final : public RfBackend {
     single_ = p.single_precision;
     padded_ = (p.n_rff + 3) / 4 * 4;
     float_padded_ = (p.n_rff + 7) / 8 * 8;
+    // The frequency matrices and θ below, per replicate. More than the machine has would be
+    // granted by an overcommitting system and kill the process when touched: refused first,
+    // naming the sizes to turn down.
+    const double per_replicate =
+        8.0 * static_cast<double>(p.n_kernels * p.n_features) * (static_cast<double>(padded_) + 1.0) +
+        (single_ ? 4.0 * static_cast<double>(p.n_kernels * p.n_features * float_padded_) : 0.0) +
+        16.0 * static_cast<double>(p.n_slots() * padded_);
+    const double needed = per_replicate * static_cast<double>(p.n_replicates), memory = physical_memory_bytes();
+    if (memory > 0 && needed > memory) {
+      char sizes[96];
+      std::snprintf(sizes, sizeof sizes, "%.1f GiB, more than this machine's %.1f GiB", needed / (1 << 30),
+                    memory / (1 << 30));
+      throw Error("random features: " + std::to_string(p.n_replicates) + " replicate(s) × " +
+                  std::to_string(p.n_kernels) + " kernels × D = " + std::to_string(p.n_rff) + " features of " +
+                  std::to_string(p.n_features) + " inputs need " + sizes +
+                  ": the model does not fit in memory (fewer --seeds, a smaller D or dictionary)");
+    }
     for (std::size_t r = 0; r < p.n_replicates; ++r) {
       frequencies_.emplace_back(p.n_kernels * p.n_features * padded_);
       if (single_) float_frequencies_.emplace_back(p.n_kernels * p.n_features * float_padded_);

@@ -692,7 +692,7 @@ void require_device() {
   const cudaError_t status = cudaGetDeviceCount(&count);
   if (status != cudaSuccess || count == 0) {
     cudaGetLastError();
-    throw CudaError(std::string("--backend cuda: no usable CUDA device (") +
+    throw CudaError(std::string("backend cuda (BackendKind::Cuda, --backend cuda): no usable CUDA device (") +
                     (status != cudaSuccess ? cudaGetErrorString(status) : "no device found") + ")");
   }
 }

@@ -25,7 +25,8 @@ namespace omkl::detail {
 
 namespace {
 [[noreturn]] void no_cuda() {
-  throw CudaError("--backend cuda: this omkl build has no CUDA backend (configure with OMKL_ENABLE_CUDA=ON)");
+  throw CudaError("backend cuda (BackendKind::Cuda, --backend cuda): this omkl build has no CUDA backend (configure "
+                  "with -DOMKL_ENABLE_CUDA=ON)");
 }
 }  // namespace
 

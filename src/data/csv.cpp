@@ -72,11 +72,30 @@ std::string location(const std::string& path, std::size_t line, std::size_t colu
   return path + ":" + std::to_string(line) + ":" + std::to_string(column) + ": ";
 }
 
+std::string printable(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  for (const char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    // Control bytes as \xNN: a NUL would end the message (what() is a C string), and others
+    // would move the terminal's cursor. Bytes from 0x80 up are left to the terminal (UTF-8).
+    if (byte < 0x20 || byte == 0x7f) {
+      static const char kHex[] = "0123456789abcdef";
+      out += "\\x";
+      out += kHex[byte >> 4];
+      out += kHex[byte & 0xf];
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
 std::string quote_cell(const char* begin, const char* end) {
   constexpr std::size_t kMaxShown = 40;
   const auto length = static_cast<std::size_t>(end - begin);
-  if (length <= kMaxShown) return "'" + std::string(begin, end) + "'";
-  return "'" + std::string(begin, begin + kMaxShown) + "...'";
+  if (length <= kMaxShown) return "'" + printable(std::string(begin, end)) + "'";
+  return "'" + printable(std::string(begin, begin + kMaxShown)) + "...'";
 }
 
 std::string dataset_name_from_path(const std::string& path) {
@@ -192,18 +211,21 @@ CsvHeader parse_csv_header(const std::string& path, const char* begin, const cha
                      "need at least 2 columns (features and a target), got " +
                      std::to_string(n_columns));
   }
-  // Each column its own name: a model keeps its features' names and refuses a file whose columns
-  // differ (predict, resume), which two columns of one name would let through swapped.
+  // Each column a name of its own: a model keeps its features' names and refuses a file whose
+  // columns differ (predict, resume), which two columns of one name, or an unnamed one (a
+  // spreadsheet's blank heading, a pandas index written without one), would let through.
+  for (std::size_t j = 0; j < n_columns; ++j)
+    if (names[j].empty())
+      throw InputError(location(path, 1, j + 1) + "column " + std::to_string(j + 1) +
+                       " has no name: give every column its own name");
   {
     std::unordered_map<std::string, std::size_t> first_of;
     first_of.reserve(n_columns);
     for (std::size_t j = 0; j < n_columns; ++j) {
       const auto [earlier, fresh] = first_of.emplace(names[j], j);
       if (fresh) continue;
-      const std::string what = names[j].empty() ? "has no name, as column " + std::to_string(earlier->second + 1)
-                                                : "'" + names[j] + "' repeats the name of column " +
-                                                      std::to_string(earlier->second + 1);
-      throw InputError(location(path, 1, j + 1) + "column " + std::to_string(j + 1) + " " + what +
+      throw InputError(location(path, 1, j + 1) + "column " + std::to_string(j + 1) + " '" + printable(names[j]) +
+                       "' repeats the name of column " + std::to_string(earlier->second + 1) +
                        ": give every column its own name");
     }
   }
@@ -215,8 +237,8 @@ CsvHeader parse_csv_header(const std::string& path, const char* begin, const cha
     if (found == n_columns) {
       std::string known;
       for (std::size_t j = 0; j < n_columns; ++j) known += (j ? ", " : "") + names[j];
-      throw InputError(location(path, 1, 1) + "unknown " + role + " column '" + wanted + "' (header has: " +
-                       known + ")");
+      throw InputError(location(path, 1, 1) + "unknown " + role + " column '" + printable(wanted) +
+                       "' (header has: " + printable(known) + ")");
     }
     return found;
   };
@@ -224,7 +246,7 @@ CsvHeader parse_csv_header(const std::string& path, const char* begin, const cha
   const bool grouped = !options.group_column.empty();
   header.group = grouped ? find_column(options.group_column, "group") : n_columns;
   if (grouped && header.group == header.target)
-    throw InputError(location(path, 1, header.group + 1) + "column '" + names[header.group] +
+    throw InputError(location(path, 1, header.group + 1) + "column '" + printable(names[header.group]) +
                      "' cannot be both the target and the group");
   if (grouped && n_columns < 3)
     throw InputError(location(path, 1, 1) + "need at least 3 columns (features, a group and a target), got " +
@@ -255,7 +277,8 @@ CsvRowValues parse_csv_row(const std::string& path, std::size_t line_number, con
     } else if (column == header.group) {
       // Group labels are small non-negative integers (site 0, 1, ...).
       if (!(value >= 0 && value <= 4294967295.0 && value == std::floor(value)))
-        throw InputError(location(path, line_number, column + 1) + "group label '" + std::string(cell, cell_end) +
+        throw InputError(location(path, line_number, column + 1) + "group label '" +
+                         printable(std::string(cell, cell_end)) +
                          (value >= 0 && value == std::floor(value) ? "' is too large (group labels are below 2^32)"
                                                                    : "' is not a non-negative integer"));
       values.group = static_cast<std::uint32_t>(value);

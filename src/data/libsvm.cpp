@@ -1,8 +1,10 @@
 /// @file libsvm.cpp
 /// @brief LIBSVM sparse text reader ("label idx:value ..."), densified row-major.
 #include <cstddef>
+#include <cstdio>
 #include <cstring>
 #include <limits>
+#include <unistd.h>
 #include <string>
 #include <utility>
 #include <vector>
@@ -103,7 +105,10 @@ LibsvmLine parse_libsvm_line(const std::string& path, std::size_t line_number, c
                          " (expected index:number)");
       }
       previous_index = index;
-      if (index > line.max_index) line.max_index = index;
+      if (index > line.max_index) {
+        line.max_index = index;
+        line.max_index_token = token_number;
+      }
       indices.push_back(index);
       values.push_back(value);
     }
@@ -111,6 +116,57 @@ LibsvmLine parse_libsvm_line(const std::string& path, std::size_t line_number, c
   }
   line.has_row = token_number > 0;
   return line;
+}
+
+}  // namespace detail
+
+namespace {
+
+// Every line of `text`, a LIBSVM file's, through parse_libsvm_line() (its pairs appended to
+// `indices` / `values`), then `on_line(line_number, line)`.
+template <typename OnLine>
+void parse_libsvm_lines(const std::string& path, const std::string& text, std::size_t n_features,
+                        std::vector<std::size_t>& indices, std::vector<double>& values, const OnLine& on_line) {
+  const char* const text_end = text.data() + text.size();
+  const char* p = detail::skip_byte_order_mark(text.data(), text_end);
+  std::size_t line_number = 0;
+  while (p < text_end) {
+    const void* found = std::memchr(p, '\n', static_cast<std::size_t>(text_end - p));
+    const char* line_end = found ? static_cast<const char*>(found) : text_end;
+    ++line_number;
+    on_line(line_number, detail::parse_libsvm_line(path, line_number, p, line_end, n_features, indices, values));
+    p = found ? line_end + 1 : text_end;
+  }
+}
+
+double physical_memory_bytes() {
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+  return pages > 0 && page > 0 ? static_cast<double>(pages) * static_cast<double>(page) : 0.0;
+}
+
+}  // namespace
+
+namespace detail {
+
+void check_libsvm_width(const std::string& path, std::size_t n_features, const std::string& whose) {
+  const std::string text = read_whole_file(path);
+  std::vector<std::size_t> indices;
+  std::vector<double> values;
+  parse_libsvm_lines(path, text, 0, indices, values, [&](std::size_t line_number, const LibsvmLine& line) {
+    if (line.max_index > n_features)
+      throw InputError(location(path, line_number, line.max_index_token) + "feature index " +
+                       std::to_string(line.max_index) + " exceeds n_features = " + std::to_string(n_features) + " (" +
+                       whose + ")");
+    indices.clear();  // nothing kept: only the widths are looked at
+    values.clear();
+  });
+}
+
+bool dense_matrix_too_large(std::size_t rows, std::size_t width, double physical_bytes) {
+  if (rows == 0 || width == 0) return false;
+  if (width > std::vector<double>{}.max_size() / rows) return true;
+  const double bytes = static_cast<double>(rows) * static_cast<double>(width) * sizeof(double);
+  return physical_bytes > 0 && bytes > physical_bytes / 2;
 }
 
 }  // namespace detail
@@ -133,28 +189,19 @@ Dataset load_libsvm(const std::string& path, std::size_t n_features) {
   std::vector<std::size_t> row_start{0};
   std::vector<std::size_t> indices;  // 1-based
   std::vector<double> values;
-  std::size_t max_index = 0, max_index_line = 0;
+  std::size_t max_index = 0, max_index_line = 0, max_index_token = 0;
 
-  const char* p = text.data();
-  const char* const text_end = p + text.size();
-  p = detail::skip_byte_order_mark(p, text_end);
-  std::size_t line_number = 0;
-  while (p < text_end) {
-    const void* found = std::memchr(p, '\n', static_cast<std::size_t>(text_end - p));
-    const char* line_end = found ? static_cast<const char*>(found) : text_end;
-    ++line_number;
-    const detail::LibsvmLine line =
-        detail::parse_libsvm_line(path, line_number, p, line_end, n_features, indices, values);
-    if (line.has_row) {  // blank and comment lines are skipped
-      labels.push_back(line.label);
-      row_start.push_back(indices.size());
-      if (line.max_index > max_index) {
-        max_index = line.max_index;
-        max_index_line = line_number;
-      }
-    }
-    p = found ? line_end + 1 : text_end;
-  }
+  parse_libsvm_lines(path, text, n_features, indices, values,
+                     [&](std::size_t line_number, const detail::LibsvmLine& line) {
+                       if (!line.has_row) return;  // blank and comment lines are skipped
+                       labels.push_back(line.label);
+                       row_start.push_back(indices.size());
+                       if (line.max_index > max_index) {
+                         max_index = line.max_index;
+                         max_index_line = line_number;
+                         max_index_token = line.max_index_token;
+                       }
+                     });
 
   if (labels.empty()) throw InputError(path + ": no data rows");
   const std::size_t dimension = n_features != 0 ? n_features : max_index;
@@ -163,13 +210,25 @@ Dataset load_libsvm(const std::string& path, std::size_t n_features) {
   }
 
   // An inferred dimension comes from the file (one index can be near 2^64): a dense size that
-  // does not fit in a vector, or in memory, is the row with the widest index's doing.
+  // does not fit in a vector, or in memory, is the row with the widest index's doing. Refused
+  // before the allocation, which the system may grant (overcommit) and then fill for minutes.
+  const double physical = physical_memory_bytes();
   const auto too_wide = [&] {
-    const std::string where = n_features != 0 ? path : path + ":" + std::to_string(max_index_line);
-    return InputError(where + ": " + std::to_string(labels.size()) + " rows of dimension " + std::to_string(dimension) +
-                      (n_features != 0 ? "" : " (the widest feature index)") + " do not fit in memory as a dense matrix");
+    const std::string where =
+        n_features != 0 ? path + ": " : detail::location(path, max_index_line, max_index_token);
+    const auto gigabytes = [](double bytes) {
+      char text[32];
+      std::snprintf(text, sizeof text, "%.3g GB", bytes / 1e9);
+      return std::string(text);
+    };
+    const double bytes = static_cast<double>(labels.size()) * static_cast<double>(dimension) * sizeof(double);
+    return InputError(where + std::to_string(labels.size()) + " rows of dimension " + std::to_string(dimension) +
+                      (n_features != 0 ? "" : " (the widest feature index)") +
+                      " do not fit in memory as a dense matrix (" + gigabytes(bytes) +
+                      (physical > 0 ? ", more than half of this machine's " + gigabytes(physical) : "") +
+                      (n_features != 0 ? ")" : "; is that index right?)"));
   };
-  if (dimension > std::vector<double>{}.max_size() / labels.size()) throw too_wide();
+  if (detail::dense_matrix_too_large(labels.size(), dimension, physical)) throw too_wide();
 
   Dataset data;
   data.name = detail::dataset_name_from_path(path);

@@ -36,8 +36,12 @@ std::string read_whole_file(const std::string& path);
 /// "PATH:LINE:COLUMN: " — the prefix of every located InputError.
 std::string location(const std::string& path, std::size_t line, std::size_t column);
 
-/// The cell text for an error message: quoted, and shortened when long.
+/// The cell text for an error message: quoted, shortened when long, and printable().
 std::string quote_cell(const char* begin, const char* end);
+
+/// Text from a file made safe for an error message: control bytes (a NUL among them, which would
+/// cut the message short) written as \xNN.
+std::string printable(const std::string& text);
 
 /// The file's base name without its extension ("data/airfoil.csv" -> "airfoil").
 std::string dataset_name_from_path(const std::string& path);

@@ -38,8 +38,8 @@ RfFeatures read_rf_features(ParamReader& params, const std::string& default_dict
   for (const auto& k : f.dictionary)
     if (!k.shift_invariant())
       params.fail("dict", "contains " + k.name() + ", which has no random features");
-  const std::int64_t d = params.get_int("D", 50, "random features per kernel (θ has 2D entries)");
-  if (d < 1 || d > 1000000) params.fail("D", "must be in 1..1000000");
+  const std::int64_t d = params.get_int("D", 50, "random features per kernel (θ has 2D entries)",
+                                        ParamRange::closed(1, kMaxRandomFeatures));
   f.n_rff = static_cast<std::size_t>(d);
   f.rf_kind = parse_rf_kind(params.get_choice("rf", default_rf, {"orf", "rf", "orf_matlab"}, rf_meaning));
   const std::string scale =
@@ -79,15 +79,15 @@ RfEnsembleConfig read_rf_ensemble_config(ParamReader& params, const AlgoContext&
                                         {"squared", "logistic", "hinge", "squared_hinge", "absolute"},
                                         "data loss"));
   check_loss_labels(params, c.loss, classification);
-  c.lambda = params.get_double("lambda", default_lambda, "ridge weight λ");
-  if (c.lambda < 0) params.fail("lambda", "must be ≥ 0");
+  c.lambda = params.get_double("lambda", default_lambda, "ridge weight λ", ParamRange::at_least(0));
   // Appendix D: the reference code divides the regression step and shrink by 10 (and writes the
   // shrink as 1 − ηλ/10 instead of 1 − 2ηλ); its classification step has no such factor.
   const double default_step_scale = reference && !classification ? 0.1 : 1.0;
   const double default_shrink_scale = reference ? (classification ? 1.0 : 0.1) : 2.0;
-  c.step_scale = params.get_double("step_scale", default_step_scale, "multiplier of the θ step");
+  c.step_scale = params.get_double("step_scale", default_step_scale, "multiplier of the θ step",
+                                   ParamRange::above(0));
   c.shrink_scale = params.get_double("shrink_scale", default_shrink_scale,
-                                     "multiplier of ηλ in the shrink 1 − s·ηλ");
+                                     "multiplier of ηλ in the shrink 1 − s·ηλ (0: no shrink)", ParamRange::at_least(0));
   const std::string rule =
       params.get_choice("weight_rule", reference ? (classification ? "mistake" : "minmax") : "exp_eta",
                         {"exp_eta", "pow_beta", "minmax", "mistake"}, "kernel-weight rule");
@@ -95,7 +95,8 @@ RfEnsembleConfig read_rf_ensemble_config(ParamReader& params, const AlgoContext&
   c.weights.weight_loss = parse_weight_loss(params.get_choice(
       "weight_loss", "regularized_pre", {"regularized_pre", "data_only"},
       "loss in the exp_eta / pow_beta weight update"));
-  c.weights.eta_w = params.get_double("eta_w", 0.5, "kernel-weight step η_w");
+  c.weights.eta_w = params.get_double("eta_w", 0.5, "kernel-weight step η_w (0: the weights stay uniform)",
+                                      ParamRange::at_least(0));
   c.eta_w_inv_sqrt_t = params.get_choice("eta_w_schedule", "const", {"const", "inv_sqrt_t"},
                                          "kernel-weight step: eta_w, or eta_w/√t") == "inv_sqrt_t";
   c.weight_theta_post = params.get_choice("weight_theta", "pre", {"pre", "post"},
@@ -105,10 +106,10 @@ RfEnsembleConfig read_rf_ensemble_config(ParamReader& params, const AlgoContext&
   // nothing (a preset's soft default, such as jmlr23-graph's, is left alone).
   if (c.weight_theta_post && c.weights.weight_loss == WeightLoss::DataOnly && params.given("weight_theta"))
     params.fail("weight_theta", "'post' chooses the θ of the ridge term, which weight_loss=data_only leaves out");
-  c.weights.beta = params.get_double("beta", 0.5, "base of pow_beta / minmax / mistake rules");
-  c.weights.loss_scale = params.get_double("loss_scale", 1.0, "divides ℓ before the weight update");
-  if (c.weights.loss_scale <= 0) params.fail("loss_scale", "must be > 0");
-  if (c.weights.beta <= 0 || c.weights.beta > 1) params.fail("beta", "must be in (0, 1]");
+  c.weights.beta = params.get_double("beta", 0.5, "base of pow_beta / minmax / mistake rules",
+                                     ParamRange::open_closed(0, 1));
+  c.weights.loss_scale = params.get_double("loss_scale", 1.0, "divides ℓ before the weight update",
+                                           ParamRange::above(0));
   c.single_precision = params.get_choice("precision", "double", {"double", "float"},
                                          "float: on CUDA the θ trajectories in float; on the CPU the feature map in float "
                                          "(8-lane sincos) where |angles| ≤ 256, θ in double") == "float";
@@ -125,10 +126,10 @@ StepConfig read_step_config(ParamReader& params, const AlgoContext& context) {
   const double fallback = s.inv_sqrt_t ? 1.0
                           : context.horizon > 0 ? 1.0 / std::sqrt(static_cast<double>(context.horizon))
                                                 : -1.0;
-  s.eta = params.get_double("eta", fallback, "θ step size (default 1/√T, or 1 with inv_sqrt_t)");
+  s.eta = params.get_double("eta", fallback, "θ step size (default 1/√T, T the stream length, or 1 with inv_sqrt_t)",
+                            ParamRange::above(0));
   if (s.eta == -1.0 && !params.has("eta"))
     params.fail("eta", "has no default when the stream length is unknown; give eta=...");
-  if (!(s.eta > 0)) params.fail("eta", "must be > 0");
   return s;
 }
 
@@ -286,11 +287,11 @@ void save_backend_state(const RfBackend& backend, StateWriter& out) {
   for (std::size_t r = 0; r < p.n_replicates; ++r) {
     for (std::size_t k = 0; k < p.n_kernels; ++k) {
       backend.get_frequencies(r, k, buffer.data());
-      out.put_f64s(buffer.data(), p.n_rff * p.n_features);
+      out.put_finite_f64s(buffer.data(), p.n_rff * p.n_features);
     }
     for (std::size_t s = 0; s < p.n_slots(); ++s) {
       backend.get_theta(r, s, buffer.data());
-      out.put_f64s(buffer.data(), p.theta_size());
+      out.put_finite_f64s(buffer.data(), p.theta_size());
     }
   }
 }
@@ -310,11 +311,11 @@ void load_backend_state(RfBackend& backend, StateReader& in) {
   std::vector<double> buffer(std::max(p.n_rff * p.n_features, p.theta_size()));
   for (std::size_t r = 0; r < p.n_replicates; ++r) {
     for (std::size_t k = 0; k < p.n_kernels; ++k) {
-      in.get_f64s(buffer.data(), p.n_rff * p.n_features);
+      in.get_finite_f64s(buffer.data(), p.n_rff * p.n_features);
       backend.set_frequencies(r, k, buffer.data());
     }
     for (std::size_t s = 0; s < p.n_slots(); ++s) {
-      in.get_f64s(buffer.data(), p.theta_size());
+      in.get_finite_f64s(buffer.data(), p.theta_size());
       backend.set_theta(r, s, buffer.data());
     }
   }

@@ -4,6 +4,7 @@
 /// paper / reference profile defaults of spec/raker.md Appendix D, and the backend set-up.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -40,6 +41,11 @@ void post_update_norms(const RfEnsembleConfig& config, const SlotSchedule* sched
 /// when it does not parse or is empty.
 Dictionary read_dictionary_param(ParamReader& params, const std::string& default_dictionary,
                                  const std::string& meaning, std::string* text = nullptr);
+
+/// The most random features per kernel (D) an algorithm takes: far more than any protocol uses
+/// (hundreds), and small enough that a D given by mistake (1e9) is refused before anything is
+/// allocated for it.
+constexpr std::int64_t kMaxRandomFeatures = 1000000;
 
 /// Reads the feature part of a configuration: dict (shift-invariant kernels only), D, rf and
 /// feature_scale with the caller's defaults, `rng` (counter | numpy_legacy; numpy_legacy
@@ -105,7 +111,8 @@ void update_kernel_weights(const RfEnsembleConfig& config, const std::vector<Slo
 
 bool fused_weights_for(const RfEnsembleConfig& config, std::size_t group_size, FusedWeights& out);
 
-/// Writes / restores the frequency matrices and θ of every slot of a backend.
+/// Writes / restores the frequency matrices and θ of every slot of a backend (as numbers that
+/// must be finite: StateWriter::put_finite_f64s()).
 void save_backend_state(const RfBackend& backend, StateWriter& out);
 void load_backend_state(RfBackend& backend, StateReader& in);
 

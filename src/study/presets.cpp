@@ -23,7 +23,11 @@ const std::vector<Preset>& presets() {
        Normalization::None,
        false,
        0,
-       {"raker", "adaraker"}},
+       {"raker", "adaraker"},
+       Spread::Sample,
+       0,
+       {},
+       /*classification=*/true},
       // spec/graph-aided.md §5.1 (journal tables). R = 20 repetitions, the study's default --seeds here;
       // their spread is the population standard deviation (§1.7, ddof = 0), as POF-MKL's (§4.6).
       // Keys are soft defaults shared by every algorithm of a study; each algorithm reads only
@@ -119,7 +123,10 @@ const std::vector<Preset>& presets() {
        0,
        {"oks++", "ioks", "rf-oks++", "rf-ioks"},
        Spread::Sample,
-       10},
+       10,
+       // Tables 4 and 7 (absolute loss) have no OKS++ rows, the loss being non-smooth (§4): OKS and
+       // RF-OKS take their place beside IOKS and RF-IOKS (spec/bandit.md §8.8).
+       {{"absolute", {"oks", "ioks", "rf-oks", "rf-ioks"}}}},
   };
   return all;
 }
@@ -130,6 +137,12 @@ std::size_t default_seeds(const std::string& preset) {
   if (preset.empty()) return kWithoutRepetitions;
   const std::size_t stated = find_preset(preset).repetitions;
   return stated > 0 ? stated : kWithoutRepetitions;
+}
+
+const std::vector<std::string>& preset_algorithms(const Preset& preset, const std::string& loss) {
+  for (const auto& [table_loss, algorithms] : preset.algorithms_by_loss)
+    if (table_loss == loss) return algorithms;
+  return preset.algorithms;
 }
 
 const Preset& find_preset(const std::string& name) {

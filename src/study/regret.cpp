@@ -10,6 +10,7 @@
 #include "features/random_features.h"
 #include "random/rng.h"
 #include "omkl/error.h"
+#include "study/study_io.h"
 
 namespace omkl::detail {
 
@@ -64,7 +65,7 @@ double sklearn_kernel(const KernelSpec& kernel, const double* a, const double* b
 // at most `max_samples` rows (0: no limit).
 void check_comparator_input(const Dataset& data, double lambda, std::size_t max_samples) {
   if (data.task != Task::Regression) throw ConfigError("regret curves are defined for regression streams");
-  if (data.n_samples == 0) throw InputError(data.name + ": empty stream");
+  if (data.n_samples == 0) throw InputError(stream_name(data) + ": empty stream");
   if (max_samples > 0 && data.n_samples > max_samples)
     throw ConfigError("regret: the exact comparator solves a T × T system (O(T³)); T = " +
                       std::to_string(data.n_samples) + " exceeds the supported " + std::to_string(max_samples));

@@ -31,13 +31,13 @@ std::vector<std::size_t> stream_order(std::size_t n_samples, std::uint64_t seed,
 }
 
 std::string study_metric(const StudyConfig& config, Task task) {
-  if (config.metric.empty()) return task == Task::Regression ? "mse" : "error_rate";
+  if (config.metric.empty()) return loss_metric("", task);
   if (config.metric != "mse" && config.metric != "mae" && config.metric != "error_rate")
     throw ConfigError("study: unknown metric '" + config.metric + "' (mse, mae or error_rate)");
   // A mistake is sign(f) ≠ y: on targets other than ±1 (0/1 labels, a regression target) the
   // rate would be made up.
   if (config.metric == "error_rate" && task != Task::Classification)
-    throw ConfigError(std::string("study: the error rate (--loss logistic) needs labels ±1; ") + kLabelsHint);
+    throw ConfigError(std::string("study: the metric error_rate (set by --loss logistic) needs labels ±1; ") + kLabelsHint);
   return config.metric;
 }
 

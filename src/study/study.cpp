@@ -483,24 +483,56 @@ Dictionary regret_dictionary(const StudyConfig& cfg, const Dataset& data) {
   return dictionary;
 }
 
+// The stream as run_study() reads it: its shape consistent (a Dataset filled by hand may not be),
+// every number finite (as Learner requires of its samples: a NaN would make its replicates
+// look "diverged"), a federated one whole rounds. InputError naming the stream.
+void check_study_data(const Dataset& data) {
+  const std::string name = detail::stream_name(data);
+  if (data.n_samples == 0) throw InputError(name + ": empty stream");
+  if (data.n_features == 0) throw InputError(name + ": no features");
+  if (data.x.size() / data.n_features != data.n_samples || data.x.size() % data.n_features != 0 ||
+      data.y.size() != data.n_samples)
+    throw InputError(name + ": x holds " + std::to_string(data.x.size()) + " values and y " +
+                     std::to_string(data.y.size()) + " for " + std::to_string(data.n_samples) + " samples of " +
+                     std::to_string(data.n_features) + " features (x needs n_samples × n_features, y n_samples)");
+  for (std::size_t i = 0; i < data.x.size(); ++i)
+    if (!std::isfinite(data.x[i]))
+      throw InputError(name + ": sample " + std::to_string(i / data.n_features + 1) + ", feature " +
+                       std::to_string(i % data.n_features + 1) + " is " + std::to_string(data.x[i]) +
+                       " (features must be finite)");
+  for (std::size_t t = 0; t < data.n_samples; ++t)
+    if (!std::isfinite(data.y[t]))
+      throw InputError(name + ": sample " + std::to_string(t + 1) + ": target " + std::to_string(data.y[t]) +
+                       " is not finite");
+  if (data.n_clients > 0 && data.n_samples % data.n_clients != 0)
+    throw InputError(name + ": " + std::to_string(data.n_samples) + " samples are no whole rounds of its " +
+                     std::to_string(data.n_clients) + " federated clients");
+}
+
 }  // namespace
 
 void check_study_algorithms(const StudyConfig& config, const Dataset& data) {
   const Preset* preset = config.preset.empty() ? nullptr : &find_preset(config.preset);
   StudyConfig cfg = config;
   cfg.backend = concrete_backend(cfg.backend);
+  if (data.n_samples > 0) check_result_memory(cfg, curve_points(data.n_samples, cfg.curve_points).size());
   for (const AlgorithmSpec& spec : cfg.algorithms) build(spec, preset, cfg, data, {0});
 }
 
 StudyResult run_study(const StudyConfig& config, const Dataset& data) {
-  if (data.n_samples == 0) throw InputError(data.name + ": empty stream");
-  if (config.n_seeds == 0) throw ConfigError("study: --seeds must be at least 1");
+  check_study_data(data);
+  if (config.n_seeds == 0) throw ConfigError("study: n_seeds (--seeds) must be at least 1");
   const Preset* preset = config.preset.empty() ? nullptr : &find_preset(config.preset);
   StudyConfig cfg = config;
   // None given: the preset's own (its tables' algorithms).
-  if (cfg.algorithms.empty() && preset)
-    for (const std::string& text : preset->algorithms) cfg.algorithms.push_back(parse_algorithm_spec(text));
-  if (cfg.algorithms.empty()) throw ConfigError("study: no algorithm given (use --algo)");
+  if (cfg.algorithms.empty() && preset) {
+    // The tables of the study's loss (set_study_loss: the last "loss" default), if it has its own.
+    std::string loss;
+    for (const auto& [key, value] : cfg.defaults)
+      if (key == "loss") loss = value;
+    for (const std::string& text : preset_algorithms(*preset, loss)) cfg.algorithms.push_back(parse_algorithm_spec(text));
+  }
+  if (cfg.algorithms.empty()) throw ConfigError("study: no algorithm given (algorithms, --algo)");
   cfg.backend = concrete_backend(cfg.backend);
   cfg.shuffle = cfg.shuffle || (preset && preset->shuffle);
   if (cfg.spread == Spread::Default) cfg.spread = preset ? preset->spread : Spread::Sample;
@@ -519,6 +551,9 @@ StudyResult run_study(const StudyConfig& config, const Dataset& data) {
     throw ConfigError("study: --regret-lambda and --regret-dict set the regret's comparator; they need --regret");
   if (cfg.regret) regret_dictionary(cfg, data);  // a bad dictionary fails before any work
   detail::study_metric(cfg, data.task);  // an unknown metric fails before any work
+  // And a folder the outputs cannot go to, on the process that writes them (rank 0).
+  if (!cfg.communicator || cfg.communicator->size() <= 1 || cfg.communicator->rank() == 0)
+    detail::check_study_folder("study: out_dir (--out)", cfg.out_dir);
 
   StudyResult result;
   result.dataset = data.name;
@@ -622,7 +657,7 @@ StudyResult run_study(const StudyConfig& config, const Dataset& data) {
 
   // 4. Aggregate over the seeds, cache each new cell, write the outputs. Only now, with every
   // replicate finished, does anything appear in out_dir.
-  if (!cell_dir.empty()) fs::create_directories(cell_dir);
+  if (!cell_dir.empty()) detail::create_folders(cell_dir.string());
   for (std::size_t c = 0; c < cells.size(); ++c) {
     if (cells[c].done) {
       result.results.push_back(cells[c].reused);

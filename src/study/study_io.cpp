@@ -305,9 +305,29 @@ StudyOutputs format_study_outputs(const StudyResult& result) {
   return out;
 }
 
+namespace detail {
+
+// The files a study writes into its folder (write_study_outputs), summary.json last.
+constexpr const char* kStudyFiles[] = {"curves.csv", "logs.json", "regret.csv", "summary.json"};
+
+void check_study_folder(const std::string& option, const std::string& dir, bool with_cells) {
+  if (dir.empty()) return;
+  check_output_path(option, dir, /*directory=*/true);
+  // In a folder that exists, what the study will write there: the cell cache and its files.
+  std::error_code error;
+  if (!std::filesystem::is_directory(dir, error)) return;
+  if (with_cells) check_output_path(option, (std::filesystem::path(dir) / "cells").string(), /*directory=*/true);
+  for (const char* file : kStudyFiles)
+    check_output_path(option, (std::filesystem::path(dir) / file).string(), /*directory=*/false);
+}
+
+}  // namespace detail
+
 void write_study_outputs(const StudyResult& result, const std::string& dir) {
+  if (dir.empty()) throw ConfigError("write_study_outputs: no folder given");
+  detail::check_study_folder("write_study_outputs: folder", dir, /*with_cells=*/false);
   const StudyOutputs out = format_study_outputs(result);
-  std::filesystem::create_directories(dir);
+  detail::create_folders(dir);
   // All or none, summary.json last: a folder with a new summary.json has every file of its run.
   std::vector<std::pair<std::string, std::string>> files;
   const auto add = [&](const char* name, const std::string& text) {

@@ -15,6 +15,16 @@
 
 namespace omkl::detail {
 
+/// The stream's name in messages: Dataset::name, or "<dataset>" for a stream built in memory
+/// without one.
+inline std::string stream_name(const Dataset& data) { return data.name.empty() ? "<dataset>" : data.name; }
+
+/// Before any work, that a study can write into `dir` (StudyConfig::out_dir; nothing where it is
+/// empty): a folder, or one that can be made, and in one that exists, its output files no
+/// folders and (`with_cells`) its cell cache a folder (check_output_path()). ConfigError
+/// "OPTION PATH: why".
+void check_study_folder(const std::string& option, const std::string& dir, bool with_cells = true);
+
 /// FNV-1a of the stream's bytes (features then targets): part of a cell's key.
 std::uint64_t data_checksum(const Dataset& data);
 /// Everything a cell's numbers depend on besides the code: data, spec, profile, preset, seeds,

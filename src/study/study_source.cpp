@@ -17,11 +17,23 @@ Dataset load_study_stream(const StudySource& source) {
   if (source.labels == "pm1") map_labels_to_pm1(data);
   else if (!source.labels.empty() && source.labels != "as_written")
     throw ConfigError("--labels (labels) '" + source.labels + "': one of as_written, pm1");
+  // Targets of ±1 only read as two classes when nothing says otherwise: a regression loss asked
+  // for learns them as numbers (a constant target of 1 included).
+  const bool regression_loss = source.loss == "square" || source.loss == "absolute";
+  if (regression_loss) data.task = Task::Regression;
   if (!source.one_hot.empty()) one_hot_encode(data, source.one_hot);
   if (!source.group_column.empty() && data.groups.empty())
     throw ConfigError("group column '" + source.group_column + "': " + source.path +
                       " is not a CSV file with a header (only CSV streams have named columns)");
   const Preset* preset = source.preset.empty() ? nullptr : &find_preset(source.preset);
+  // A classification protocol's defaults (its loss and λ) are the algorithms' classification
+  // ones: on other targets they would silently give way to the regression ones.
+  if (preset && preset->classification && data.task != Task::Classification)
+    throw ConfigError("preset '" + preset->name + "' is a classification protocol, but " + source.path +
+                      (regression_loss ? " is learned as a regression stream (--loss " + source.loss + ")"
+                                       : "'s targets are not the labels −1 and +1") +
+                      ": two classes written otherwise (0/1, 1/2) map to ±1 with --labels pm1 (labels=\"pm1\" in "
+                      "Python); a regression target takes a regression preset (jmlr19-regression)");
   FederatedLayout layout;
   if (source.rounds) layout.rounds = source.rounds;
   else if (preset && preset->federated_rounds) layout.rounds = preset->federated_rounds;
@@ -68,11 +80,17 @@ std::string loss_parameter(const std::string& loss) {
   return loss == "square" ? "squared" : loss;
 }
 
+std::string loss_metric(const std::string& loss, Task task) {
+  if (loss.empty()) return task == Task::Regression ? "mse" : "error_rate";
+  loss_parameter(loss);  // refuses a name that is no loss
+  return loss == "square" ? "mse" : loss == "absolute" ? "mae" : "error_rate";
+}
+
 void set_study_loss(StudyConfig& config, const std::string& loss) {
   if (loss.empty()) return;
   config.defaults.emplace_back("loss", loss_parameter(loss));
-  // The metric follows the loss (§8.6).
-  config.metric = loss == "square" ? "mse" : loss == "absolute" ? "mae" : "error_rate";
+  // The metric follows the loss (§8.6), whatever the task.
+  config.metric = loss_metric(loss, Task::Regression);
 }
 
 }  // namespace omkl

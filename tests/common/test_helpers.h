@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -30,6 +31,22 @@ inline std::vector<detail::cpu::SimdLevel> available_simd_levels() {
   for (SimdLevel level : {SimdLevel::Portable, SimdLevel::Avx2Fma, SimdLevel::Avx512})
     if (detail::cpu::simd_level_available(level)) out.push_back(level);
   return out;
+}
+
+// Runs f, which must throw an E, and returns its message; a test failure (and "") when f throws
+// something else or nothing.
+template <typename E = std::exception>
+std::string message_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const std::exception& e) {
+    // One handler (not catch E, then std::exception: the two are the same type by default).
+    if (dynamic_cast<const E*>(&e) != nullptr) return e.what();
+    ADD_FAILURE() << "another exception: " << e.what();
+    return "";
+  }
+  ADD_FAILURE() << "nothing was thrown";
+  return "";
 }
 
 inline std::uint64_t bits(double v) {

@@ -52,13 +52,31 @@ if(shared_libs)
     endforeach()
   endforeach()
 endif()
-foreach(doc README.md LICENSE papers.md)
+foreach(doc README.md LICENSE papers.md features.md)
   if(NOT EXISTS "${prefix}/share/doc/omkl/${doc}")
     message(FATAL_ERROR "consumer test: the install lacks share/doc/omkl/${doc}, which the headers cite")
   endif()
 endforeach()
 
+# The README's "Library use" program, as the installed README writes it: it must compile and run.
+file(READ "${prefix}/share/doc/omkl/README.md" readme)
+string(FIND "${readme}" "## Library use" section)
+if(section EQUAL -1)
+  message(FATAL_ERROR "consumer test: the README has no \"Library use\" section")
+endif()
+string(SUBSTRING "${readme}" ${section} -1 readme)
+string(FIND "${readme}" "```cpp\n" begin)
+if(begin EQUAL -1)
+  message(FATAL_ERROR "consumer test: the README's \"Library use\" section has no C++ program")
+endif()
+math(EXPR begin "${begin} + 7")
+string(SUBSTRING "${readme}" ${begin} -1 readme)
+string(FIND "${readme}" "\n```" end)
+string(SUBSTRING "${readme}" 0 ${end} snippet)
+file(WRITE "${WORK_DIR}/readme_snippet.cpp" "${snippet}\n")
+
 set(configure_args -S "${CONSUMER_SOURCE_DIR}" -B "${build}"
+  "-DOMKL_README_SNIPPET=${WORK_DIR}/readme_snippet.cpp"
   "-DCMAKE_PREFIX_PATH=${prefix}"
   "-DCMAKE_BUILD_TYPE=${BUILD_CONFIG}"
   # Only the fresh prefix may provide omkl, never a system or user package registry.
@@ -86,5 +104,8 @@ if(NOT EXISTS "${exe}")
   set(exe "${build}/${BUILD_CONFIG}/omkl_consumer")
 endif()
 step("run the consumer" "${exe}")
+# In the work folder: it writes model.ckpt where it runs.
+get_filename_component(exe_dir "${exe}" DIRECTORY)
+step("run the README's program" "${CMAKE_COMMAND}" -E chdir "${WORK_DIR}" "${exe_dir}/omkl_readme_snippet")
 
 file(REMOVE_RECURSE "${WORK_DIR}")

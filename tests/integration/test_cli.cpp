@@ -219,14 +219,15 @@ TEST_F(CliTest, ClassifierLabelsDivergenceAndStudyFoldersAreCheckedWithTheirName
   EXPECT_NE(o.out.find("error_rate"), std::string::npos) << "a classifier's metric: " << o.out;
   // A run whose predictions stop being finite fails and leaves no checkpoint or predictions.
   write("f.csv", "a,b,y\n0.1,0.2,0.3\n0.4,0.5,0.6\n0.7,0.8,0.9\n0.2,0.9,0.1\n");
-  o = omkl("run --data f.csv --algo raker:D=8,eta=1e308 --save nan.ckpt --predictions p.csv");
+  // (A step of 1e100 scaled by 1e100: θ grows about 1e200-fold a row; each is at most 1e100.)
+  o = omkl("run --data f.csv --algo raker:D=8,eta=1e100,step_scale=1e100 --save nan.ckpt --predictions p.csv");
   EXPECT_EQ(o.code, 3) << o.err;
   EXPECT_NE(o.err.find("diverged on f at row"), std::string::npos) << o.err;
   EXPECT_FALSE(fs::exists(dir_ / "nan.ckpt"));
   EXPECT_FALSE(fs::exists(dir_ / "p.csv"));
   // The last row's update shows in none of the run's predictions: the checkpoint's own check.
-  write("f1.csv", "a,b,y\n0.3,0.9,2.0\n");
-  o = omkl("run --data f1.csv --algo raker:D=8,eta=1e308 --save nan.ckpt --predictions p.csv");
+  write("f1.csv", "a,b,y\n0.3,0.9,1e120\n");
+  o = omkl("run --data f1.csv --algo raker:D=8,eta=1e100,step_scale=1e100 --save nan.ckpt --predictions p.csv");
   EXPECT_EQ(o.code, 3) << o.err;
   EXPECT_NE(o.err.find("diverged with its update at row 1 of f1"), std::string::npos) << o.err;
   EXPECT_FALSE(fs::exists(dir_ / "nan.ckpt"));
@@ -402,6 +403,10 @@ TEST_F(CliTest, TheMainJobTellsItsStory) {
   const int percent = std::atoi(o.out.c_str() + at + 18);
   EXPECT_GT(percent, 0);
   EXPECT_LT(percent, 100) << "AdaRaker tracks the switches better than Raker: " << o.out;
+  // Its last line says where the commands are.
+  const auto lines = lines_of(o.out);
+  ASSERT_FALSE(lines.empty());
+  EXPECT_NE(lines.back().find("omkl --help"), std::string::npos) << lines.back();
 }
 
 TEST_F(CliTest, RaggedRowIsLocated) {
@@ -871,7 +876,7 @@ TEST_F(CliTest, AuditedInputsAreRefusedOrCleanedUp) {
   // Counts that overflow: a clear usage error, not an allocator's message.
   expect_study_fails("--data r.csv --clients 9223372036854775808 --rounds 2 --algo pof-mkl", {"more than 2^64"});
   expect_run_fails("--data synthetic:dataset1:18446744073709551615 --algo raker:D=8", {"larger than any memory"});
-  const Outcome no_out = omkl("gen --out ''");
+  const Outcome no_out = omkl("gen --out -");
   EXPECT_EQ(no_out.code, 2);
   EXPECT_NE(no_out.err.find("--out: a file path is needed"), std::string::npos) << no_out.err;
   // A reused --out keeps no file of an earlier run that this run does not write.
@@ -886,7 +891,8 @@ TEST_F(CliTest, AuditedInputsAreRefusedOrCleanedUp) {
   const Outcome narrow = omkl("run --data b.svm --resume a.ckpt");
   EXPECT_EQ(narrow.code, 0) << narrow.err;
   write("c.svm", "1 1:0.5 4:1\n");
-  expect_run_fails("--data c.svm --resume a.ckpt", {"c.svm: stream has 4 features", "expects 3"});
+  expect_run_fails("--data c.svm --resume a.ckpt",
+                   {"c.svm:1:3: feature index 4 exceeds n_features = 3 (the model in a.ckpt)"});
   // A CSV named .txt (read as LIBSVM by its name) with --format csv, whole or predicted.
   write("csv.txt", read_text(dir_ / "r.csv"));
   expect_run_fails("--data csv.txt --algo raker:D=8", {"csv.txt:1:1", "label"});
@@ -923,7 +929,8 @@ TEST_F(CliTest, BanditStudyWithTheLossOptionAndItsErrors) {
   EXPECT_EQ(replicate.at("kernel_loss").size(), 6u);
   expect_study_fails("--preset bandit-oks --loss absolute --data f.csv --algo oks++", {"not defined for OKS++"});
   expect_study_fails("--preset bandit-oks --loss logistic --data f.csv --algo ioks", {"labels ±1"});
-  expect_study_fails("--preset bandit-oks --loss square --data f.csv --algo rf-oks++:D=0", {"one feature"});
+  expect_study_fails("--preset bandit-oks --loss square --data f.csv --algo rf-oks++:D=0",
+                     {"parameter 'D' must be in [1, 1000000], got 0"});
   expect_study_fails("--preset bandit-oks --loss hinge --data f.csv --algo ioks", {"--loss"});
 }
 
@@ -1010,4 +1017,277 @@ TEST_F(CliTest, ProgressLinesGoToStderrAndChangeNothing) {
   const Outcome s = omkl("study --data f.csv --algo raker:D=8 --seeds 4 --threads 1 --progress 2");
   ASSERT_EQ(s.code, 0) << s.err;
   EXPECT_NE(s.err.find("4/4 replicates"), std::string::npos) << s.err;
+}
+
+// ---- what the command line takes, and what it refuses, by name ---------------------------------
+
+TEST_F(CliTest, EmptyValuesAndMalformedOptionValuesAreNamed) {
+  write("f.csv", "a,b,y\n0.1,0.2,0.3\n0.4,0.5,0.6\n");
+  // An empty value ('' from an unset shell variable) would mean "not given": refused by name.
+  const std::vector<std::pair<std::string, std::string>> empty = {
+      {"study --data f.csv --algo raker:D=8 --seeds 1 --out ''", "--out: empty value"},
+      {"run --data f.csv --algo raker:D=8 --save ''", "--save: empty value"},
+      {"run --data f.csv --algo raker:D=8 --predictions ''", "--predictions: empty value"},
+      {"bench --data f.csv --algo raker:D=8 --json ''", "--json: empty value"},
+      {"study --data f.csv --algo raker:D=8 --time-match ''", "--time-match: empty value"},
+      {"study --data f.csv --algo raker:D=8 --one-hot ''", "--one-hot: empty value"},
+      {"run --data '' --algo raker:D=8", "--data: empty value"},
+      {"gen --out ''", "--out: empty value"},
+  };
+  for (const auto& [args, message] : empty) {
+    const Outcome o = omkl(args);
+    EXPECT_EQ(o.code, 2) << args << "\n" << o.err;
+    EXPECT_NE(o.err.find("omkl: error: " + message), std::string::npos) << args << ": " << o.err;
+    EXPECT_EQ(o.out.find("mse"), std::string::npos) << args << ": ran: " << o.out;
+  }
+  EXPECT_FALSE(fs::exists(dir_ / "cells"));
+  // A value CLI11 cannot read, a missing one and a repeated one read as the tool's other errors.
+  const std::vector<std::pair<std::string, std::string>> malformed = {
+      {"run --data f.csv --save-at abc", "omkl: error: --save-at: expected an integer, not 'abc'"},
+      {"study --data f.csv --regret-lambda abc", "omkl: error: --regret-lambda: expected a number, not 'abc'"},
+      {"run --data f.csv --seed", "omkl: error: --seed: a value is missing (expected a non-negative integer)"},
+      {"run --data f.csv --algo", "omkl: error: --algo: a value is missing\n"},
+      {"run --data f.csv --seed 1 --seed 2", "omkl: error: --seed is given 2 times: it takes one value, give it once"},
+  };
+  for (const auto& [args, message] : malformed) {
+    const Outcome o = omkl(args);
+    EXPECT_EQ(o.code, 2) << args << "\n" << o.err;
+    EXPECT_NE(o.err.find(message), std::string::npos) << args << ": " << o.err;
+    EXPECT_NE(o.err.find("Run 'omkl "), std::string::npos) << args << ": " << o.err;
+  }
+  // --save-at stops the run for its checkpoint: without --save it would keep nothing.
+  const Outcome save_at = omkl("run --data f.csv --algo raker:D=8 --save-at 1");
+  EXPECT_EQ(save_at.code, 2) << save_at.err;
+  EXPECT_NE(save_at.err.find("--save-at 1 needs --save PATH"), std::string::npos) << save_at.err;
+}
+
+TEST_F(CliTest, PathsThatNameStandardOutputAreWrittenAsDash) {
+  write("f.csv", "a,b,y\n0.1,0.2,0.3\n0.4,0.5,0.6\n0.7,0.8,0.9\n");
+  // Standard output a file (the fixture's redirection): the CSV there, the report on stderr,
+  // nothing overwritten.
+  Outcome o = omkl("run --data f.csv --algo raker:D=8 --predictions /dev/stdout");
+  ASSERT_EQ(o.code, 0) << o.err;
+  ASSERT_EQ(lines_of(o.out).size(), 4u) << o.out;
+  EXPECT_EQ(lines_of(o.out)[0], "t,y,prediction");
+  EXPECT_NE(o.err.find("mse"), std::string::npos) << o.err;
+  ASSERT_EQ(omkl("run --data f.csv --algo raker:D=8 --save m.ckpt").code, 0);
+  o = omkl("predict --model m.ckpt --data f.csv --predictions /dev/stdout");
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_EQ(lines_of(o.out).size(), 4u) << o.out;
+  // Standard output a pipe: /dev/stdout's link names no file ("pipe:[N]").
+  const auto piped = [&](const std::string& args) {
+    const std::string command = "cd " + quote(dir_.string()) + " && " + quote(cli_) + " " + args +
+                                " 2>err.txt </dev/null | cat >piped.txt";
+    EXPECT_EQ(std::system(command.c_str()), 0) << args << ": " << read_text(dir_ / "err.txt");
+    return read_text(dir_ / "piped.txt");
+  };
+  EXPECT_EQ(lines_of(piped("run --data f.csv --algo raker:D=8 --predictions /dev/stdout")).size(), 4u);
+  EXPECT_NE(read_text(dir_ / "err.txt").find("mse"), std::string::npos) << read_text(dir_ / "err.txt");
+  // Any output through the library's writer, too: a pipe is written as it is.
+  EXPECT_NE(piped("gen --kind dataset2 --samples 3 --out /dev/stdout").find("x1,"), std::string::npos);
+  // A checkpoint is a file of its own.
+  o = omkl("run --data f.csv --algo raker:D=8 --save /dev/stdout");
+  EXPECT_EQ(o.code, 2);
+  EXPECT_NE(o.err.find("--save /dev/stdout: a checkpoint is written to a file of its own"), std::string::npos) << o.err;
+}
+
+TEST_F(CliTest, OutputsWhereNothingCanBeCreatedAreRefusedBeforeTheWork) {
+  // /proc takes no new files, whoever asks (root's access() says it may): named, before the work.
+  if (!fs::is_directory("/proc/self")) GTEST_SKIP() << "no /proc";
+  write("f.csv", "a,b,y\n0.1,0.2,0.3\n0.4,0.5,0.6\n");
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"study --data f.csv --algo raker:D=8 --seeds 1 --out /proc/omkl_out", "--out /proc/omkl_out"},
+      {"run --data f.csv --algo raker:D=8 --save /proc/omkl.ckpt", "--save /proc/omkl.ckpt"},
+      {"run --data f.csv --algo raker:D=8 --predictions /proc/omkl.csv", "--predictions /proc/omkl.csv"},
+  };
+  for (const auto& [args, message] : cases) {
+    const Outcome o = omkl(args);
+    EXPECT_EQ(o.code, 2) << args << "\n" << o.err;
+    EXPECT_NE(o.err.find(message), std::string::npos) << args << ": " << o.err;
+    EXPECT_EQ(o.out.find("mse"), std::string::npos) << args << ": refused after the work: " << o.out;
+  }
+}
+
+TEST_F(CliTest, ALibsvmIndexBeyondAnyReasonIsFoundBeforeDensifying) {
+  write("train.svm", "1 1:0.5 3:0.2\n-1 2:0.1 3:0.9\n1 1:0.3 3:0.4\n");
+  ASSERT_EQ(omkl("run --data train.svm --algo raker:D=8 --save svm.ckpt").code, 0);
+  // --resume checks the indices against the model's width first, as predict does: no dense
+  // matrix 10^9 columns wide.
+  write("idxbig.svm", "1 1000000000:0.5\n-1 1:0.2\n");
+  const Outcome resumed = omkl("run --resume svm.ckpt --data idxbig.svm");
+  EXPECT_EQ(resumed.code, 1) << resumed.err;
+  EXPECT_NE(resumed.err.find("idxbig.svm:1:2: feature index 1000000000 exceeds n_features = 3 (the model in svm.ckpt)"),
+            std::string::npos)
+      << resumed.err;
+  // A fresh run: a dense matrix larger than the machine's memory is refused at the index that
+  // makes it so, before any allocation.
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || page <= 0) GTEST_SKIP() << "the machine's memory is unknown";
+  const unsigned long long index = static_cast<unsigned long long>(pages) * static_cast<unsigned long long>(page) / 4;
+  write("huge.svm", "1 1:0.5\n-1 1:0.2 " + std::to_string(index) + ":1\n");
+  const Outcome fresh = omkl("run --data huge.svm --algo raker:D=8");
+  EXPECT_EQ(fresh.code, 1) << fresh.err;
+  EXPECT_NE(fresh.err.find("huge.svm:2:3: 2 rows of dimension " + std::to_string(index)), std::string::npos)
+      << fresh.err;
+  EXPECT_NE(fresh.err.find("more than half of this machine's"), std::string::npos) << fresh.err;
+  EXPECT_NE(fresh.err.find("is that index right?"), std::string::npos) << fresh.err;
+}
+
+TEST_F(CliTest, OneConfigurationTwiceIsRefusedNamingBoth) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"--algo raker:D=8 --algo raker:D=8", "--algo 'raker:D=8' and --algo 'raker:D=8' both name raker:D=8"},
+      {"--algo raker:D=8,eta=0.1 --algo raker:eta=0.1,D=8", "both name raker:eta=0.1,D=8"},
+      {"--algo 'raker:D=8|16' --algo raker:D=16", "--algo 'raker:D=8|16' and --algo 'raker:D=16' both name"},
+  };
+  for (const auto& [args, message] : cases) {
+    const Outcome o = omkl("study --data synthetic:dataset2:50 --seeds 1 --out out " + args);
+    EXPECT_EQ(o.code, 2) << args << ": " << o.err;
+    EXPECT_NE(o.err.find(message), std::string::npos) << args << ": " << o.err;
+    EXPECT_FALSE(fs::exists(dir_ / "out")) << args;
+  }
+  const Outcome bench = omkl("bench --data synthetic:dataset2:50 --repeat 1 --algo raker:D=8 --algo raker:D=8");
+  EXPECT_EQ(bench.code, 2) << bench.err;
+  EXPECT_EQ(bench.out.find("bench on"), std::string::npos) << bench.out;
+  // A spec's empty value, and a grid where one configuration is meant.
+  expect_run_fails("--data synthetic:dataset2:50 --algo raker:D=", {"parameter 'D' has an empty value in 'raker:D='"});
+  expect_study_fails("--data synthetic:dataset2:50 --preset bandit-oks --loss square --algo rf-ioks "
+                     "--time-match 'rf-oks++:D=1|2'",
+                     {"--time-match 'rf-oks++:D=1|2' is a grid of 2 configurations"});
+}
+
+TEST_F(CliTest, BenchChecksEverythingBeforeItMeasuresAndSpeaksForItself) {
+  write("f.csv", "a,b,y\n0.1,0.2,0.3\n0.4,0.5,0.6\n");
+  // The largest --seeds is checked before the first measurement, and the message is the bench's.
+  Outcome o = omkl("bench --data f.csv --algo raker:D=8 --repeat 1 --seeds 1 100000000000");
+  EXPECT_EQ(o.code, 2) << o.err;
+  EXPECT_NE(o.err.find("omkl: error: bench: --seeds 100000000000"), std::string::npos) << o.err;
+  EXPECT_EQ(o.out.find("bench on"), std::string::npos) << "measured before refusing: " << o.out;
+  o = omkl("bench --data - --algo raker:D=8");
+  EXPECT_EQ(o.code, 2) << o.err;
+  EXPECT_NE(o.err.find("--data -: standard input is read live by `omkl run` only; omkl bench measures a whole"),
+            std::string::npos)
+      << o.err;
+  o = omkl("bench --data f.csv --algo raker:D=8 --repeat 4000000000");
+  EXPECT_EQ(o.code, 2) << o.err;
+  EXPECT_NE(o.err.find("--repeat 4000000000: at most 1000"), std::string::npos) << o.err;
+  EXPECT_EQ(o.out.find("bench on"), std::string::npos) << o.out;
+}
+
+TEST_F(CliTest, HeaderNamesAndCellsAreShownAsTheyAreInTheFile) {
+  // An unnamed column would let a model's names check through: refused where it is.
+  write("unnamed.csv", "a,,y\n0.1,0.2,1.0\n0.3,0.4,2.0\n");
+  expect_run_fails("--data unnamed.csv --algo raker:D=8", {"unnamed.csv:1:2: column 2 has no name"});
+  // A NUL byte in a cell: the message goes on past it, the byte shown as \x00.
+  write("nul.csv", std::string("a,b,y\n0.1,0.2,1.0\n0.3,0") + '\0' + ".4,2.0\n");
+  expect_run_fails("--data nul.csv --algo raker:D=8", {"nul.csv:3:2: non-numeric cell '0\\x00.4'"});
+}
+
+TEST_F(CliTest, ParametersOutsideTheirRangeAreRefusedByNameValueAndRange) {
+  // Negative multipliers ran as if meaningful; zero switch steps reached the graph code's own
+  // checks (exit 3, "weights must have a positive sum"); huge values overflowed inside.
+  const std::vector<std::pair<std::string, std::string>> refused = {
+      {"raker:step_scale=-1", "algorithm 'raker': parameter 'step_scale' must be in (0, 1e+100], got -1"},
+      {"raker:shrink_scale=-1", "algorithm 'raker': parameter 'shrink_scale' must be in [0, 1e+100], got -1"},
+      {"adaraker:eta_w=-1", "algorithm 'adaraker': parameter 'eta_w' must be in [0, 1e+100], got -1"},
+      {"omkl-gf:gf_last_regen_step=-2", "parameter 'gf_last_regen_step' must be in [-1, 1e+18], got -2"},
+      {"omkl-sfg:lambda=1e300", "algorithm 'omkl-sfg': parameter 'lambda' must be in [0, 1e+100], got 1e300"},
+      {"rf-ioks:U=1e300", "algorithm 'rf-ioks': parameter 'U' must be in (0, 1e+100], got 1e300"},
+      {"raker:D=1000000000", "algorithm 'raker': parameter 'D' must be in [1, 1000000], got 1000000000"},
+      {"raker:beta=nan", "parameter 'beta' expects a finite number in (0, 1], got 'nan'"}};
+  for (const auto& [algo, message] : refused) {
+    const Outcome o = omkl("run --data synthetic:dataset1:40 --algo " + algo);
+    EXPECT_EQ(o.code, 2) << algo << ": " << o.err;
+    EXPECT_NE(o.err.find(message), std::string::npos) << o.err;
+  }
+  // A switch at step 0: OMKL-GF keeps the first step's graph throughout.
+  for (const char* algo : {"omkl-gf:switch_step=0", "omkl-gf:gf_last_regen_step=0", "omkl-sfg:switch_step=0"}) {
+    const Outcome o = omkl(std::string("run --data synthetic:dataset1:40 --algo ") + algo);
+    EXPECT_EQ(o.code, 0) << algo << ": " << o.err;
+  }
+  // A ridge weight at the top of its range overflows the model: a divergence, not an internal error.
+  const Outcome o = omkl("run --data synthetic:dataset1:40 --algo omkl-sfg:lambda=1e100");
+  EXPECT_EQ(o.code, 3) << o.err;
+  EXPECT_NE(o.err.find("diverged"), std::string::npos) << o.err;
+  EXPECT_EQ(o.err.find("positive sum"), std::string::npos) << o.err;
+}
+
+TEST_F(CliTest, RunScoresByTheMetricOfTheLossAsAStudyDoes) {
+  std::string rows = "a,b,y\n";
+  for (int t = 0; t < 30; ++t)
+    rows += std::to_string(0.03 * t) + "," + std::to_string(1.0 - 0.02 * t) + "," + (t % 3 ? "1" : "-1") + "\n";
+  write("pm1.csv", rows);
+  // --loss square on labels ±1: the squared error, the same number as the study's.
+  Outcome o = omkl("run --data pm1.csv --algo raker:D=8 --loss square");
+  ASSERT_EQ(o.code, 0) << o.err;
+  const std::size_t at = o.out.find(", mse ");
+  ASSERT_NE(at, std::string::npos) << o.out;
+  const double run_mse = std::stod(o.out.substr(at + 6));
+  o = omkl("study --data pm1.csv --algo raker:D=8 --loss square --seeds 1 --out s");
+  ASSERT_EQ(o.code, 0) << o.err;
+  const nlohmann::json summary = nlohmann::json::parse(read_text(dir_ / "s" / "summary.json"));
+  EXPECT_EQ(summary["results"][0]["metric"], "mse");
+  EXPECT_NEAR(run_mse, summary["results"][0]["final_mean"].get<double>(), 1e-5 * run_mse);
+  // --loss absolute: the mean absolute error, also with --progress's running figure.
+  o = omkl("run --data synthetic:dataset1:60 --algo raker:D=8 --loss absolute --progress 30");
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_NE(o.out.find(", mae "), std::string::npos) << o.out;
+  EXPECT_NE(o.err.find("mae so far"), std::string::npos) << o.err;
+  // Without --loss, by the task: the error rate of a classifier.
+  o = omkl("run --data pm1.csv --algo raker:D=8");
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_NE(o.out.find(", error_rate "), std::string::npos) << o.out;
+}
+
+TEST_F(CliTest, ARegressionLossMakesTargetsOfPlusOrMinusOneARegressionTarget) {
+  // A constant target of 1 reads as labels (every value is ±1); --loss square says otherwise.
+  write("consty.csv", "a,b,y\n0.1,0.2,1\n0.3,0.4,1\n0.5,0.1,1\n0.2,0.9,1\n");
+  Outcome o = omkl("run --data consty.csv --algo omkl-gf:D=4 --loss square");
+  EXPECT_EQ(o.code, 0) << o.err;
+  EXPECT_NE(o.out.find(", mse "), std::string::npos) << o.out;
+  o = omkl("run --data consty.csv --algo omkl-gf:D=4");
+  EXPECT_EQ(o.code, 2) << o.err;
+  EXPECT_NE(o.err.find("regression"), std::string::npos) << o.err;
+}
+
+TEST_F(CliTest, AClassificationPresetRefusesTargetsThatAreNotLabels) {
+  write("reg.csv", "a,b,y\n0.1,0.2,0.3\n0.4,0.5,0.6\n0.7,0.8,0.9\n0.2,0.9,0.1\n");
+  expect_study_fails("--data reg.csv --preset jmlr19-classification --algo raker:D=8",
+                     {"preset 'jmlr19-classification' is a classification protocol", "reg.csv",
+                      "--labels pm1", "jmlr19-regression"});
+  const Outcome o = omkl("run --data reg.csv --preset jmlr19-classification --algo raker:D=8");
+  EXPECT_EQ(o.code, 2) << o.err;
+  // Two classes written 0/1, mapped to ±1: the protocol's stream.
+  write("01.csv", "a,b,y\n0.1,0.2,0\n0.4,0.5,1\n0.7,0.8,1\n0.2,0.9,0\n");
+  EXPECT_EQ(omkl("run --data 01.csv --labels pm1 --preset jmlr19-classification --algo raker:D=8").code, 0);
+}
+
+TEST_F(CliTest, TheBanditPresetTakesTheAbsoluteLossTablesAlgorithms) {
+  std::string rows = "a,b,y\n";
+  for (int t = 0; t < 40; ++t) rows += std::to_string(0.02 * t) + "," + std::to_string(0.5 - 0.01 * t) + "," +
+                                       std::to_string(0.1 + 0.015 * (t % 7)) + "\n";
+  write("elev.csv", rows);
+  // OKS++ has no absolute-loss rows (Tables 4 and 7): OKS and RF-OKS run in its place.
+  Outcome o = omkl("study --preset bandit-oks --loss absolute --data elev.csv --seeds 1");
+  ASSERT_EQ(o.code, 0) << o.err;
+  for (const char* algo : {"\noks ", "\nioks ", "\nrf-oks ", "\nrf-ioks "})
+    EXPECT_NE(o.out.find(algo), std::string::npos) << algo << " missing:\n" << o.out;
+  EXPECT_EQ(o.out.find("oks++"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("mae"), std::string::npos) << o.out;
+  o = omkl("run --preset bandit-oks --loss absolute --data elev.csv");
+  EXPECT_EQ(o.code, 0) << o.err;
+  EXPECT_EQ(o.out.find("oks++"), std::string::npos) << o.out;
+  o = omkl("list");
+  EXPECT_NE(o.out.find("without --algo, loss absolute: oks, ioks, rf-oks, rf-ioks"), std::string::npos) << o.out;
+}
+
+TEST_F(CliTest, DescribeStatesStreamDependentDefaultsAsRulesAndEveryRange) {
+  Outcome o = omkl("describe raker");
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_EQ(o.out.find("eta (default 0.25"), std::string::npos) << "a probe stream's 1/√16:\n" << o.out;
+  EXPECT_NE(o.out.find("eta (default from the stream"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("1/√T, T the stream length"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("step_scale (default 1; in (0, 1e+100])"), std::string::npos) << o.out;
+  o = omkl("describe adaraker");
+  EXPECT_EQ(o.out.find("levels (default 5"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("⌊log2 T⌋ + 1"), std::string::npos) << o.out;
 }

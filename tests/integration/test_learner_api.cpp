@@ -91,19 +91,8 @@ void write_bytes(const fs::path& path, const std::string& bytes) {
   std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
 }
 
-// Runs f; expects an InputError and returns its message ("" and a failure otherwise).
-std::string input_error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const omkl::InputError& e) {
-    return e.what();
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "expected InputError, got another exception: " << e.what();
-    return "";
-  }
-  ADD_FAILURE() << "expected InputError, nothing was thrown";
-  return "";
-}
+// Runs f; expects an InputError and returns its message.
+std::string input_error_of(const std::function<void()>& f) { return omkl::test::message_of<omkl::InputError>(f); }
 
 class LearnerApiTest : public omkl::test::TempDirTest {
  protected:
@@ -728,4 +717,238 @@ TEST_F(LearnerApiTest, KernelWeightsAreReadable) {
   // A single-kernel learner's one weight.
   const Dataset data = omkl::test::random_stream(20, kApiFeatures, Task::Regression);
   EXPECT_EQ(make({"rf-ogd:D=8", Profile::Paper, Task::Regression}, data).kernel_weights(), std::vector<double>{1.0});
+}
+
+namespace learner_api_guards {
+
+// Runs f; expects an exception of type E and returns it (a failure, and a default one, otherwise).
+template <typename E>
+E thrown_by(const std::function<void()>& f, const char* what) {
+  try {
+    f();
+  } catch (const E& e) {
+    return e;
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << what << ": another exception: " << e.what();
+    return E("");
+  }
+  ADD_FAILURE() << what << ": nothing was thrown";
+  return E("");
+}
+
+omkl::LearnerContext context_of(std::size_t n_features, std::size_t horizon = 100) {
+  omkl::LearnerContext context;
+  context.n_features = n_features;
+  context.horizon = horizon;
+  context.seed = 1;
+  return context;
+}
+
+}  // namespace learner_api_guards
+
+// A model whose numbers overflow, on finite input, is caught by the learner itself (not only by
+// `omkl run`): the sample whose prediction is not finite fails the learner with a DivergedError
+// that names it and says what may help, and nothing of it is ever saved.
+TEST_F(LearnerApiTest, ADivergedModelFailsTheLearnerAndIsNeverSaved) {
+  using learner_api_guards::thrown_by;
+  const omkl::LearnerContext context = learner_api_guards::context_of(3);
+  // Features near the largest double: their random features overflow at once.
+  Learner huge = omkl::make_learner(omkl::parse_algorithm_spec("raker:D=8"), context);
+  const std::vector<double> x{0.1, 0.2, 0.3}, big{1e308, 1e308, 1e308};
+  huge.partial_fit(x, 0.5);
+  const omkl::DivergedError diverged =
+      thrown_by<omkl::DivergedError>([&] { huge.partial_fit(big, 1.0); }, "features of 1e308");
+  const std::string message = diverged.what();
+  EXPECT_EQ(diverged.sample(), 2);
+  EXPECT_FALSE(std::isfinite(diverged.prediction()));
+  EXPECT_NE(message.find("diverged at sample 2 (prediction "), std::string::npos) << message;
+  EXPECT_EQ(message.find("-nan"), std::string::npos) << "NaN shown as nan: " << message;
+  EXPECT_NE(message.find("step size (eta)"), std::string::npos) << message;
+  EXPECT_TRUE(huge.failed());
+  EXPECT_EQ(huge.failure(), message);
+  EXPECT_EQ(huge.n_seen(), 2);
+  for (const auto& refused : std::vector<std::function<void()>>{[&] { huge.save((dir_ / "nan.ckpt").string()); },
+                                                                [&] { huge.to_bytes(); },
+                                                                [&] { huge.partial_fit(x, 0.5); }})
+    EXPECT_NE(std::string(thrown_by<omkl::Error>(refused, "after the divergence").what()).find("diverged at sample 2"),
+              std::string::npos);
+  EXPECT_FALSE(fs::exists(dir_ / "nan.ckpt"));
+  // Targets of 1e200 overflow the squared loss within a few samples.
+  Learner target = omkl::make_learner(omkl::parse_algorithm_spec("raker:D=8"), context);
+  thrown_by<omkl::DivergedError>(
+      [&] {
+        for (int t = 0; t < 10; ++t) target.partial_fit(x, 1e200);
+      },
+      "targets of 1e200");
+  EXPECT_TRUE(target.failed());
+  // In a block: the block is learned and its predictions filled, the first bad one named.
+  const Dataset data = omkl::test::random_stream(8, 3, Task::Regression);
+  // (A step of 1e100 scaled by 1e100, each at the top of its range: θ grows 1e200-fold a sample.)
+  Learner block = omkl::make_learner(omkl::parse_algorithm_spec("raker:D=8,eta=1e100,step_scale=1e100"), context);
+  std::vector<double> predictions(8);
+  const omkl::DivergedError in_block = thrown_by<omkl::DivergedError>(
+      [&] { block.partial_fit_block(data.x.data(), data.y.data(), 8, predictions.data()); }, "a block");
+  ASSERT_GE(in_block.sample(), 2);
+  ASSERT_LE(in_block.sample(), 8);
+  for (std::int64_t t = 1; t < in_block.sample(); ++t) EXPECT_TRUE(std::isfinite(predictions[t - 1])) << t;
+  EXPECT_FALSE(std::isfinite(predictions[in_block.sample() - 1]));
+  EXPECT_EQ(block.n_seen(), 8);
+  EXPECT_TRUE(block.failed());
+}
+
+// The last update's divergence shows in no prediction yet: save() finds it in the state, and
+// refuses to write a model that load() would refuse.
+TEST_F(LearnerApiTest, ALastUpdateThatDivergedIsNotSaved) {
+  using learner_api_guards::thrown_by;
+  Learner learner =
+      omkl::make_learner(omkl::parse_algorithm_spec("raker:D=8,eta=1e100,step_scale=1e100"),
+                         learner_api_guards::context_of(2));
+  const std::vector<double> x{0.3, 0.9};
+  EXPECT_TRUE(std::isfinite(learner.partial_fit(x, 1e120)));  // θ = 0 predicted it; the update overflowed θ
+  EXPECT_FALSE(learner.failed());
+  const omkl::DivergedError refused =
+      thrown_by<omkl::DivergedError>([&] { learner.save((dir_ / "last.ckpt").string()); }, "save");
+  EXPECT_EQ(refused.sample(), 0);
+  EXPECT_NE(std::string(refused.what()).find("NaN or infinite"), std::string::npos) << refused.what();
+  EXPECT_FALSE(fs::exists(dir_ / "last.ckpt"));
+  std::ostringstream stream;
+  EXPECT_THROW(learner.save(stream), omkl::DivergedError);
+  EXPECT_TRUE(stream.str().empty());
+}
+
+// A checkpoint whose model holds NaN or infinite numbers (re-sealed with a valid checksum) is not
+// loaded: it would predict NaN and learn nothing.
+TEST_F(LearnerApiTest, ACheckpointWithNonFiniteNumbersIsRefused) {
+  const Dataset data = omkl::test::random_stream(200, kApiFeatures, Task::Regression);
+  for (const std::string algo : {"raker", "adaraker"}) {
+    SCOPED_TRACE(algo);
+    Learner learner = make({algo + ":D=8", Profile::Paper, Task::Regression}, data);
+    run_block(learner, data, 0, 100);
+    const std::string payload = omkl::detail::open_checkpoint(learner.to_bytes(), "model");
+    // Where the first θ value is: after the learner's header (tag, spec, context, n_seen), the
+    // family's tag and step count, the backend's tag and shape, and replicate 0's frequencies.
+    omkl::detail::StateReader in(payload);
+    std::size_t at = 8;
+    for (int i = 0; i < 3; ++i) at += 8 + in.get_string().size();
+    in.get_i64();
+    at += 8 + 8 + algo.size() + 8;  // n_seen, the family's tag, t
+    in.expect_tag(algo);
+    in.get_i64();
+    in.expect_tag("rf-backend");
+    at += 8 + std::string("rf-backend").size() + 5 * 8;
+    std::uint64_t shape[5];
+    for (std::uint64_t& v : shape) v = in.get_u64();
+    at += shape[1] * (8 + shape[3] * shape[4] * 8) + 8;  // every kernel's Ω, then θ's length
+    ASSERT_LT(at + 8, payload.size());
+    for (const double bad : {-INFINITY, NAN}) {
+      std::string damaged = payload;
+      std::memcpy(&damaged[at], &bad, 8);
+      const fs::path path = dir_ / "nan.ckpt";
+      omkl::detail::write_checkpoint_file(path.string(), damaged);
+      const std::string message = input_error_of([&] { Learner::load(path.string()); });
+      EXPECT_NE(message.find(path.string()), std::string::npos) << message;
+      EXPECT_NE(message.find("NaN or infinite"), std::string::npos) << message;
+    }
+  }
+  // The rule: NaN and +∞ anywhere; −∞ too among θ and the random features, though elsewhere it is
+  // a log-weight that underflowed.
+  omkl::detail::StateWriter out;
+  out.put_f64(-INFINITY);
+  out.put_f64s(std::vector<double>{1.0, -INFINITY});
+  EXPECT_EQ(out.non_finite(), 0u);
+  const std::vector<double> theta{1.0, -INFINITY, NAN};
+  out.put_finite_f64s(theta.data(), theta.size());
+  out.put_f64(INFINITY);
+  EXPECT_EQ(out.non_finite(), 3u);
+  omkl::detail::StateReader in(out.bytes());
+  in.get_f64();
+  in.get_f64s();
+  std::vector<double> back(3);
+  in.get_finite_f64s(back.data(), back.size());
+  in.get_f64();
+  EXPECT_EQ(in.non_finite(), 3u);
+}
+
+// A learner moved from holds no model: every call that needs one says so instead of crashing.
+TEST_F(LearnerApiTest, AMovedFromLearnerRefusesEveryCall) {
+  using learner_api_guards::thrown_by;
+  Learner moved = omkl::make_learner(omkl::parse_algorithm_spec("raker:D=8"), learner_api_guards::context_of(2));
+  Learner owner = std::move(moved);
+  const std::vector<double> x{0.1, 0.2};
+  double y = 0.5, prediction = 0.0;
+  for (const auto& call : std::vector<std::function<void()>>{
+           [&] { moved.predict(x); }, [&] { moved.predict(x.data()); }, [&] { moved.partial_fit(x, y); },
+           [&] { moved.partial_fit(x.data(), y); }, [&] { moved.partial_fit_block(x.data(), &y, 1, &prediction); },
+           [&] { moved.save((dir_ / "m.ckpt").string()); }, [&] { moved.to_bytes(); },
+           [&] { moved.kernel_weights(); }, [&] { moved.parameters(); }, [&] { moved.mistake(1.0, 1.0); },
+           [&] { moved.n_clients(); }, [&] { moved.feature_names(); },
+           [&] { moved.set_preprocessing(omkl::Normalizer{}); }}) {
+    const omkl::Error e = thrown_by<omkl::Error>(call, "a moved-from learner");
+    EXPECT_NE(std::string(e.what()).find("moved from"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(fs::exists(dir_ / "m.ckpt"));
+  EXPECT_TRUE(std::isfinite(owner.partial_fit(x, y)));
+  moved = std::move(owner);  // assigned again, it is whole
+  EXPECT_EQ(moved.n_seen(), 1);
+  EXPECT_TRUE(std::isfinite(moved.predict(x)));
+}
+
+// A sample of another width names the sample (partial_fit) or the sample to predict.
+TEST_F(LearnerApiTest, AWrongWidthNamesTheSample) {
+  const Dataset data = omkl::test::random_stream(20, kApiFeatures, Task::Regression);
+  Learner learner = make({"raker:D=8", Profile::Paper, Task::Regression}, data);
+  run_steps(learner, data, 0, 10);
+  const std::vector<double> narrow(kApiFeatures - 1, 0.5);
+  const std::string expects = " has " + std::to_string(kApiFeatures - 1) + " features, the model expects " +
+                              std::to_string(kApiFeatures);
+  std::string message = input_error_of([&] { learner.partial_fit(narrow, 0.5); });
+  EXPECT_NE(message.find("sample 11" + expects), std::string::npos) << message;
+  message = input_error_of([&] { learner.predict(narrow); });
+  EXPECT_NE(message.find("the sample to predict" + expects), std::string::npos) << message;
+}
+
+// make_learner() refuses a context whose checkpoint would not load (feature names of another
+// count, a normalisation of another width or with statistics that are not one per feature), as
+// set_preprocessing() does; one that fits saves and loads.
+TEST_F(LearnerApiTest, AContextThatWouldNotLoadIsRefusedWhenMade) {
+  using learner_api_guards::thrown_by;
+  const omkl::AlgorithmSpec spec = omkl::parse_algorithm_spec("raker:D=8");
+  const auto refusal = [&](const omkl::LearnerContext& context) {
+    return std::string(thrown_by<omkl::ConfigError>([&] { omkl::make_learner(spec, context); }, "make_learner").what());
+  };
+  omkl::LearnerContext names = learner_api_guards::context_of(3);
+  names.feature_names = {"a"};
+  EXPECT_NE(refusal(names).find("feature_names: 1 feature names for 3 features"), std::string::npos) << refusal(names);
+  omkl::Normalizer wide;
+  wide.how = omkl::Normalization::ZScore;
+  wide.n_features = 7;
+  wide.offset.assign(7, 0.0);
+  wide.scale.assign(7, 1.0);
+  omkl::LearnerContext too_wide = learner_api_guards::context_of(3);
+  too_wide.preprocessing = wide;
+  EXPECT_NE(refusal(too_wide).find("preprocessing: a zscore normalisation of 7 features for a learner of 3"),
+            std::string::npos)
+      << refusal(too_wide);
+  omkl::Normalizer short_statistics = wide;
+  short_statistics.n_features = 3;
+  short_statistics.offset.assign(1, 0.0);
+  short_statistics.scale.clear();
+  omkl::LearnerContext inconsistent = learner_api_guards::context_of(3);
+  inconsistent.preprocessing = short_statistics;
+  EXPECT_NE(refusal(inconsistent).find("1 offsets and 0 scales (it takes 3 of each)"), std::string::npos)
+      << refusal(inconsistent);
+  // set_preprocessing: the same rule.
+  Learner learner = omkl::make_learner(spec, learner_api_guards::context_of(3));
+  for (const omkl::Normalizer& bad : {wide, short_statistics})
+    EXPECT_THROW(learner.set_preprocessing(bad), omkl::ConfigError);
+  // What fits is kept through a checkpoint.
+  omkl::LearnerContext fits = learner_api_guards::context_of(3);
+  fits.feature_names = {"a", "b", "c"};
+  fits.preprocessing.how = omkl::Normalization::MinMaxGlobal;
+  fits.preprocessing.n_features = 3;
+  fits.preprocessing.offset = {0.0};
+  fits.preprocessing.scale = {2.0};
+  const Learner loaded = Learner::from_bytes(omkl::make_learner(spec, fits).to_bytes());
+  EXPECT_EQ(loaded.feature_names(), fits.feature_names);
+  EXPECT_EQ(loaded.preprocessing().scale, std::vector<double>{2.0});
 }

@@ -98,6 +98,7 @@ class AdaMkl final : public Algorithm {
     in.expect_tag("adamkl");
     t_ = in.get_i64();
     in.get_f64s(weights_.raw().data(), weights_.raw().size());
+    weights_.check_stored("adamkl instance weights");
     for (std::size_t j = 0; j < intervals_.n_levels; ++j) {
       instances_[j].reset();
       if (in.get_u64() == 0) continue;

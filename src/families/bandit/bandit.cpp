@@ -59,8 +59,8 @@ class BanditSelection final : public Algorithm {
       params.fail("loss", "absolute is not defined for OKS++ (its step sizes need a smooth loss, §4); use ioks or oks");
     BanditConstants c = bandit_constants(loss_);
     if (rule != RuleKind::Oks) {  // OKS projects nowhere (§3, §7.1): no radius to set
-      c.U = params.get_double("U", c.U, "radius of the hypothesis balls ‖f‖ ≤ U (15 logistic, 1 otherwise)");
-      if (!(c.U > 0)) params.fail("U", "must be > 0");
+      c.U = params.get_double("U", c.U, "radius of the hypothesis balls ‖f‖ ≤ U (15 logistic, 1 otherwise)",
+                              ParamRange::above(0));
     }
     U_ = c.U;
     if (rule == RuleKind::Oks) {
@@ -69,15 +69,14 @@ class BanditSelection final : public Algorithm {
         throw ConfigError("algorithm '" + params.algorithm() + "': OKS needs more rounds than kernels (δ = (K/T)^{1/3} < 1), "
                           "but T = " + std::to_string(T) + " and K = " + std::to_string(K));
       const double c_lambda = params.get_double("c_lambda", 1.0,
-                                                "λ = c_λ·√(δ/(KT)); the paper picks c_λ ∈ {1, 5, 10, 25} in hindsight");
-      if (!(c_lambda > 0)) params.fail("c_lambda", "must be > 0");
+                                                "λ = c_λ·√(δ/(KT)); the paper picks c_λ ∈ {1, 5, 10, 25} in hindsight",
+                                                ParamRange::above(0));
       c_lambda_ = c_lambda;
       rule_factory_ = [K, T, c_lambda] { return make_oks_rule(K, T, c_lambda); };
     } else if (rule == RuleKind::OksPlusPlus) {
-      c.C0 = params.get_double("C0", c.C0, "smoothness constant C₀ (1 logistic, 4 squared)");
-      c.G = params.get_double("G", c.G, "gradient bound G in δ_t and λ_{t,i} (1 by the paper's rule)");
-      if (!(c.C0 > 0)) params.fail("C0", "must be > 0");
-      if (!(c.G > 0)) params.fail("G", "must be > 0");
+      c.C0 = params.get_double("C0", c.C0, "smoothness constant C₀ (1 logistic, 4 squared)", ParamRange::above(0));
+      c.G = params.get_double("G", c.G, "gradient bound G in δ_t and λ_{t,i} (1 by the paper's rule)",
+                              ParamRange::above(0));
       params.alias("oks_pp_logistic_mode", "logistic_mode");  // the spec's name (§4.4, §10 A1)
       const bool reference = params.get_choice("logistic_mode", context.profile == Profile::Reference ? "reference" : "paper",
                                                {"paper", "reference"},
@@ -93,13 +92,12 @@ class BanditSelection final : public Algorithm {
     } else {
       // §1.3: the square loss's G₁ = 2(U + 1) (4 at the experiments' U = 1), so it follows U.
       if (loss_ == LossKind::Squared) c.G1 = 2.0 * (c.U + 1.0);
-      c.G1 = params.get_double("G1", c.G1, "Lipschitz constant G₁ (2(U + 1) squared, 1 otherwise)");
-      c.lmax = params.get_double("lmax", c.lmax, "loss bound ℓ_max (1 in the experiments)");
-      if (!(c.G1 > 0)) params.fail("G1", "must be > 0");
-      if (!(c.lmax > 0)) params.fail("lmax", "must be > 0");
+      c.G1 = params.get_double("G1", c.G1, "Lipschitz constant G₁ (2(U + 1) squared, 1 otherwise)",
+                               ParamRange::above(0));
+      c.lmax = params.get_double("lmax", c.lmax, "loss bound ℓ_max (1 in the experiments)", ParamRange::above(0));
       const double eta_scale = params.get_double("eta_scale", 8.0,
-                                                 "η = eta_scale·ℓ_max K^{3/8}/(U G₁ √(T ln T)): 8 experiments, 1.5 theory");
-      if (!(eta_scale > 0)) params.fail("eta_scale", "must be > 0");
+                                                 "η = eta_scale·ℓ_max K^{3/8}/(U G₁ √(T ln T)): 8 experiments, 1.5 theory",
+                                                 ParamRange::above(0));
       const bool clean = params.get_choice("bisection", "reference", {"reference", "clean"},
                                            "μ* to |Σq − 1| ≤ 1e−5, q not renormalised (reference), or to 1e−12 "
                                            "and renormalised (clean)") == "clean";
@@ -110,8 +108,8 @@ class BanditSelection final : public Algorithm {
       rule_factory_ = [K, T, c, eta_scale, clean] { return make_ioks_rule(K, T, c, eta_scale, clean); };
     }
     if (random_features) {
-      const std::int64_t D = params.get_int("D", 400, "random frequencies per kernel (w has 2D entries)");
-      if (D < 1 || D > 1000000) params.fail("D", "must be in 1..1000000 (the budget must hold one feature)");
+      const std::int64_t D = params.get_int("D", 400, "random frequencies per kernel (w has 2D entries)",
+                                            ParamRange::closed(1, kMaxRandomFeatures));
       n_rff_ = static_cast<std::size_t>(D);
       params.alias("independent_omega_per_kernel", "independent_omega");  // the spec's name (§10 A10)
       independent_omega_ = params.get_bool("independent_omega", false,

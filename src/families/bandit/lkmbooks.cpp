@@ -32,19 +32,23 @@ class LkmBooks final : public Algorithm {
     loss_ = parse_loss(params.get_choice("loss", classification ? "logistic" : "squared",
                                          {"logistic", "squared", "absolute"}, "loss of the combined prediction"));
     check_loss_labels(params, loss_, classification);
-    const std::int64_t B = params.get_int("B", 220, "budget: the most support vectors kept (Tables 5–7)");
-    if (B < 1) params.fail("B", "must be ≥ 1");
+    const std::int64_t B = params.get_int("B", 220, "budget: the most support vectors kept (Tables 5–7)",
+                                          ParamRange::closed(1, kMaxSupportBudget));
     budget_ = static_cast<std::size_t>(B);
     const double nu_default = loss_ == LossKind::Logistic ? 1.0 / 7.0 : loss_ == LossKind::Squared ? 0.25 : 0.2;
-    nu_ = params.get_double("nu_B", nu_default, "exponent of the sampling probability P_t (1/7, 1/4, 1/5 by loss)");
-    if (!(nu_ >= 0) || nu_ >= 1) params.fail("nu_B", "must be in [0, 1)");
+    nu_ = params.get_double("nu_B", nu_default, "exponent of the sampling probability P_t (1/7, 1/4, 1/5 by loss)",
+                            ParamRange::closed_open(0, 1));
     const double lambda_default = loss_ == LossKind::Logistic
                                       ? 10.0 / std::sqrt(T)
                                       : std::sqrt((1.0 + nu_) * static_cast<double>(budget_)) / (std::sqrt(1.0 - nu_) * T);
-    lambda_ = params.get_double("lambda", lambda_default, "step of the kept samples' coefficients (§7.2)");
-    if (!(lambda_ > 0)) params.fail("lambda", "must be > 0");
+    lambda_ = params.get_double("lambda", lambda_default,
+                                "step of the kept samples' coefficients (§7.2; default 10/√T logistic, "
+                                "√((1 + ν_B)B)/(√(1 − ν_B)·T) otherwise, T the stream length)",
+                                ParamRange::above(0));
     const double K = static_cast<double>(dictionary_.size());
-    eta_ = params.get_double("eta", std::sqrt(8.0 * std::log(K) / T), "expert-advice rate η_EA = √(8 ln K/T)");
+    eta_ = params.get_double("eta", std::sqrt(8.0 * std::log(K) / T),
+                             "expert-advice rate η_EA (default √(8 ln K/T), K kernels, T the stream length)",
+                             ParamRange::at_least(0));
     // One kernel: η_EA = √(8 ln K/T) is 0, and the expert weights (one of them) need none.
     if (!(eta_ > 0) && !(dictionary_.size() == 1 && eta_ == 0)) params.fail("eta", "must be > 0");
     for (const KernelSpec& k : dictionary_)

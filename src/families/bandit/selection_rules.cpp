@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <initializer_list>
 #include <limits>
 #include <string>
 
@@ -24,6 +25,43 @@ BanditConstants bandit_constants(LossKind loss) {
 }
 
 namespace {
+
+// A checkpoint's rule state that no run leaves: refused when read (a file with a valid checksum
+// may still be damaged or crafted), before a kernel is drawn from it.
+[[noreturn]] void refuse_stored_rule(const std::string& what) {
+  throw InputError("checkpoint: bandit selection rule: " + what);
+}
+
+// p and q are distributions over the kernels: IOKS's bisection leaves Σq within its tolerance
+// of 1 (1e−5 in the reference mode), far inside this check's.
+void check_stored_distribution(const std::vector<double>& v, const char* name) {
+  double total = 0.0;
+  for (double x : v) {
+    if (!(x >= 0.0 && x <= 1.0)) refuse_stored_rule(std::string(name) + " holds " + std::to_string(x) + ", not a probability");
+    total += x;
+  }
+  if (!v.empty() && !(std::fabs(total - 1.0) <= 1e-3))
+    refuse_stored_rule(std::string(name) + " sums to " + std::to_string(total) + ", not 1");
+}
+
+// Rates (η, ρ) are > 0; sums of losses and squared gradients ≥ 0.
+void check_stored_values(const std::vector<double>& v, const char* name, bool strictly_positive) {
+  for (double x : v)
+    if (strictly_positive ? !(x > 0.0) : !(x >= 0.0))
+      refuse_stored_rule(std::string(name) + " holds " + std::to_string(x) + " (a number " +
+                         (strictly_positive ? "> 0" : "≥ 0") + " is expected)");
+}
+
+// NaN and ±∞ are the learner's to refuse (Learner::load refuses any state holding them, once it
+// is read); the rules above judge the numbers of a state without them.
+bool all_finite(std::initializer_list<const std::vector<double>*> vectors, std::initializer_list<double> scalars) {
+  for (const std::vector<double>* v : vectors)
+    for (double x : *v)
+      if (!std::isfinite(x)) return false;
+  for (double x : scalars)
+    if (!std::isfinite(x)) return false;
+  return true;
+}
 
 // One class for the three rules: the state as vectors, the arithmetic in rule_kernels.h (shared
 // with the resident walk), the checkpoint format of each rule as it was.
@@ -110,6 +148,14 @@ class Rule final : public SelectionRule {
         in.get_f64s(sums_.data(), sums_.size());
         break;
     }
+    if (!all_finite({&p_, &q_, &sums_, &eta_, &rho_}, {C_, V_})) return;
+    check_stored_distribution(p_, "p");
+    check_stored_distribution(q_, "q");
+    check_stored_values(sums_, "the loss sums", false);
+    check_stored_values(eta_, "η", true);  // IOKS's; empty for the others
+    check_stored_values(rho_, "ρ", true);
+    if (!(C_ >= 0.0 && V_ >= 0.0))
+      refuse_stored_rule("OKS++'s C and V (" + std::to_string(C_) + ", " + std::to_string(V_) + ") are not ≥ 0");
   }
   const RuleConstants& constants() const override { return c_; }
   RuleState state() override {

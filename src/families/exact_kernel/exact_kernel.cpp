@@ -9,6 +9,7 @@
 #include <memory>
 #include <utility>
 
+#include "core/decimal.h"
 #include "features/rf_ensemble.h"
 #include "omkl/error.h"
 
@@ -48,15 +49,15 @@ KogdRule read_rule(ParamReader& params, const AlgoContext& context, bool read_st
                                    ? 1.0 / std::sqrt(static_cast<double>(context.horizon))
                                    : 0.0;
     rule.eta = params.get_double("eta", default_eta,
-                                 "coefficient step size η (default 1/√T, or 1 with inv_sqrt_t)");
+                                 "coefficient step size η (default 1/√T, T the stream length, or 1 with inv_sqrt_t)",
+                                 ParamRange::above(0));
     if (!eta_given && rule.schedule == StepSchedule::Constant && context.horizon == 0)
       params.fail("eta", "has no default when the stream length is unknown; give eta=...");
-    if (!(rule.eta > 0.0)) params.fail("eta", "must be > 0");
   }
 
   rule.lambda = params.get_double("lambda", regression ? 0.01 : 0.005,
-                                  "ridge weight λ (each step shrinks f by 1 − shrink_scale·η_t·λ)");
-  if (!(rule.lambda >= 0.0)) params.fail("lambda", "must be >= 0");
+                                  "ridge weight λ (each step shrinks f by 1 − shrink_scale·η_t·λ)",
+                                  ParamRange::at_least(0));
 
   rule.loss = parse_loss(params.get_choice(
       "loss", regression ? "squared" : "logistic",
@@ -67,12 +68,12 @@ KogdRule read_rule(ParamReader& params, const AlgoContext& context, bool read_st
   // classification uses them as they are. Profile P: shrink 1 − 2ηλ, step −η ∂C/∂f.
   rule.step_scale = params.get_double(
       "step_scale", reference && regression ? 0.1 : 1.0,
-      "multiplier of the new coefficient −η_t·∂C/∂f (paper 1; reference: 1/10 regression, 1 classification)");
-  if (!(rule.step_scale > 0.0)) params.fail("step_scale", "must be > 0");
+      "multiplier of the new coefficient −η_t·∂C/∂f (paper 1; reference: 1/10 regression, 1 classification)",
+      ParamRange::above(0));
   rule.shrink_scale = params.get_double(
       "shrink_scale", reference ? (regression ? 0.1 : 1.0) : 2.0,
-      "multiplier of η_t·λ in the shrink 1 − s·η_t·λ (paper 2; reference: 1/10 regression, 1 classification)");
-  if (!(rule.shrink_scale >= 0.0)) params.fail("shrink_scale", "must be >= 0");
+      "multiplier of η_t·λ in the shrink 1 − s·η_t·λ (paper 2; reference: 1/10 regression, 1 classification)",
+      ParamRange::at_least(0));
   return rule;
 }
 
@@ -84,12 +85,12 @@ Dictionary read_dictionary(ParamReader& params) {
 /// η_w, β and the loss scale of the multiplicative weight rules; read whatever the rule, as the
 /// random-feature family does, so that the same parameter string is accepted by both.
 void read_weight_steps(ParamReader& params, WeightConfig& w) {
-  w.eta_w = params.get_double("eta_w", 0.5, "kernel-weight step η_w in exp(−η_w·loss) (exp_eta)");
-  if (!(w.eta_w >= 0.0)) params.fail("eta_w", "must be >= 0");
-  w.beta = params.get_double("beta", 0.5, "base β of pow_beta / minmax / mistake rules");
-  if (!(w.beta > 0.0 && w.beta <= 1.0)) params.fail("beta", "must be in (0, 1]");
-  w.loss_scale = params.get_double("loss_scale", 1.0, "divides the loss before exp_eta / pow_beta");
-  if (!(w.loss_scale > 0.0)) params.fail("loss_scale", "must be > 0");
+  w.eta_w = params.get_double("eta_w", 0.5, "kernel-weight step η_w in exp(−η_w·loss) (exp_eta)",
+                              ParamRange::at_least(0));
+  w.beta = params.get_double("beta", 0.5, "base β of pow_beta / minmax / mistake rules",
+                             ParamRange::open_closed(0, 1));
+  w.loss_scale = params.get_double("loss_scale", 1.0, "divides the loss before exp_eta / pow_beta",
+                                   ParamRange::above(0));
 }
 
 /// Kernel-weight rule of OMKL / OMKL-B (spec §5.4, §3.3): paper exp_eta with the regularised
@@ -152,15 +153,22 @@ std::unique_ptr<Algorithm> make_kogd(ParamReader& params, const AlgoContext& con
 }
 
 std::unique_ptr<Algorithm> make_rbf(ParamReader& params, const AlgoContext& context) {
-  const double sigma = params.get_double("sigma", 1.0, "Gaussian bandwidth σ in exp(−‖δ‖²/(2σ²))");
-  if (!(sigma > 0.0)) params.fail("sigma", "must be positive");
+  const double sigma = params.get_double("sigma", 1.0, "Gaussian bandwidth σ in exp(−‖δ‖²/(2σ²))",
+                                         ParamRange::closed(kSmallestBandwidth, kLargestBandwidth));
   return make_single(params.algorithm(), KernelSpec::gaussian(sigma), params, context);
 }
 
 std::unique_ptr<Algorithm> make_poly(ParamReader& params, const AlgoContext& context) {
-  const std::int64_t degree = params.get_int("degree", 2, "degree q of (xᵀx' + offset)^q");
-  if (degree < 1 || degree > 16) params.fail("degree", "must be an integer in 1..16");
-  const double offset = params.get_double("offset", 0.0, "offset of the polynomial kernel (0 = homogeneous)");
+  const std::int64_t degree =
+      params.get_int("degree", 2, "degree q of (xᵀx' + offset)^q", ParamRange::closed(1, kMaxPolynomialDegree));
+  // A negative offset makes (xᵀx' + offset)^q no kernel (not positive semi-definite); the
+  // kernel's value offset^q at x ⟂ x' stays a finite number only up to a point.
+  const double offset = params.get_double("offset", 0.0, "offset of the polynomial kernel (0 = homogeneous)",
+                                          ParamRange::at_least(0));
+  if (std::pow(offset, static_cast<double>(degree)) > kLargestParameter)
+    params.fail("offset", "to the power degree = " + std::to_string(degree) + " must stay within " +
+                              shortest_decimal(kLargestParameter) + " (the kernel's value), got " +
+                              shortest_decimal(offset));
   return make_single(params.algorithm(), KernelSpec::polynomial(static_cast<int>(degree), offset),
                      params, context);
 }
@@ -196,8 +204,7 @@ std::unique_ptr<Algorithm> make_omkl(ParamReader& params, const AlgoContext& con
 }
 
 std::size_t read_budget(ParamReader& params, const std::string& meaning) {
-  const std::int64_t budget = params.get_int("B", 50, meaning);
-  if (budget < 1) params.fail("B", "must be >= 1");
+  const std::int64_t budget = params.get_int("B", 50, meaning, ParamRange::closed(1, kMaxSupportBudget));
   return static_cast<std::size_t>(budget);
 }
 
@@ -259,8 +266,8 @@ KogdRule read_okr_rule(ParamReader& params) {
                           "inv_sqrt_t"
                       ? StepSchedule::InvSqrtT
                       : StepSchedule::Constant;
-  rule.eta = params.get_double("eta", 0.1, "step size η in α_t = −η_t (f_t − y_t) (§4.1: 0.1/√t)");
-  if (!(rule.eta > 0.0) || !std::isfinite(rule.eta)) params.fail("eta", "must be a finite number > 0");
+  rule.eta = params.get_double("eta", 0.1, "step size η in α_t = −η_t (f_t − y_t) (§4.1: 0.1/√t)",
+                               ParamRange::above(0));
   rule.lambda = 0.0;  // §4.1: no ridge term
   rule.shrink_scale = 0.0;
   rule.step_scale = 0.5;
@@ -301,8 +308,8 @@ std::unique_ptr<Algorithm> make_omkr(ParamReader& params, const AlgoContext& con
   w.weight_loss = WeightLoss::DataOnly;
   w.loss = LossKind::Squared;
   w.lambda = 0.0;
-  w.beta = params.get_double("beta", 0.5, "Hedge discount β in w_k ← w_k·β^{(f_k − y)²} (§4.1: 0.5)");
-  if (!(w.beta > 0.0 && w.beta <= 1.0)) params.fail("beta", "must be in (0, 1]");
+  w.beta = params.get_double("beta", 0.5, "Hedge discount β in w_k ← w_k·β^{(f_k − y)²} (§4.1: 0.5)",
+                             ParamRange::open_closed(0, 1));
   return std::make_unique<KogdEnsemble>(std::move(config), context.n_features,
                                         context.n_replicates());
 }
@@ -319,15 +326,15 @@ std::unique_ptr<Algorithm> make_single_okr(KernelSpec kernel, ParamReader& param
 
 std::unique_ptr<Algorithm> make_rbf_1(ParamReader& params, const AlgoContext& context) {
   require_regression(params, context);
-  const double gamma = params.get_double("gamma", 1.0, "γ of the Gaussian exp(−‖δ‖²/γ) (§4.2: 1)");
-  if (!(gamma > 0.0) || !std::isfinite(gamma)) params.fail("gamma", "must be a finite number > 0");
+  const double gamma = params.get_double("gamma", 1.0, "γ of the Gaussian exp(−‖δ‖²/γ) (§4.2: 1)",
+                                         ParamRange::closed(kSmallestBandwidth, kLargestBandwidth));
   return make_single_okr(gaussian_over_gamma(gamma), params, context);
 }
 
 std::unique_ptr<Algorithm> make_poly_2(ParamReader& params, const AlgoContext& context) {
   require_regression(params, context);
-  const std::int64_t degree = params.get_int("degree", 2, "degree q of (xᵀx')^q (§4.2: 2, homogeneous)");
-  if (degree < 1 || degree > 16) params.fail("degree", "must be an integer in 1..16");
+  const std::int64_t degree = params.get_int("degree", 2, "degree q of (xᵀx')^q (§4.2: 2, homogeneous)",
+                                             ParamRange::closed(1, kMaxPolynomialDegree));
   return make_single_okr(KernelSpec::polynomial(static_cast<int>(degree), 0.0), params, context);
 }
 
@@ -340,10 +347,9 @@ std::unique_ptr<Algorithm> make_rfomkr(ParamReader& params, const AlgoContext& c
                                                  "factor on [sin; cos] (§1.4: 1/√D)");
   c.inv_sqrt_t = params.get_choice("eta_schedule", "inv_sqrt_t", {"inv_sqrt_t", "const"},
                                    "θ step: eta/√t (§1.6), or eta constant") == "inv_sqrt_t";
-  c.eta = params.get_double("eta", 0.1, "θ step size (§4.3: 0.1/√t)");
-  if (!(c.eta > 0.0) || !std::isfinite(c.eta)) params.fail("eta", "must be a finite number > 0");
-  c.beta = params.get_double("beta", 0.5, "Hedge discount β in w_k ← w_k·β^{(f_k − y)²} (§4.3: 0.5)");
-  if (!(c.beta > 0.0 && c.beta <= 1.0)) params.fail("beta", "must be in (0, 1]");
+  c.eta = params.get_double("eta", 0.1, "θ step size (§4.3: 0.1/√t)", ParamRange::above(0));
+  c.beta = params.get_double("beta", 0.5, "Hedge discount β in w_k ← w_k·β^{(f_k − y)²} (§4.3: 0.5)",
+                             ParamRange::open_closed(0, 1));
   c.normalize = params.get_bool("rfomkr_normalize", !is_reference(context),
                                 "predict Σ w f / Σ w (paper) instead of the reference's Σ w f (§3 R20)");
   return std::make_unique<Rfomkr>(std::move(c), context);

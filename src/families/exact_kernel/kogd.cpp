@@ -6,6 +6,7 @@
 #include <cmath>
 #include <utility>
 
+#include "core/decimal.h"
 #include "core/rate_schedule.h"
 #include "omkl/error.h"
 
@@ -173,6 +174,12 @@ void KogdEnsemble::load_state(StateReader& in) {
   t_ = in.get_u64();
   support_.load(in);
   in.get_f64s(scale_.data(), scale_.size());
+  // step() leaves every global scale within scale_out_of_range()'s bounds (renormalize()):
+  // one outside them (0 among them, which the coefficients are divided by) no run leaves.
+  for (double s : scale_)
+    if (std::isfinite(s) && scale_out_of_range(s))  // NaN and ±∞: Learner::load refuses them
+      throw InputError("exact-kernel state: a learner's global scale " + shortest_decimal(s) +
+                       " is outside ±[1e-200, 1e200]");
   in.get_f64s(norm2_.data(), norm2_.size());
   load_kernel_weights(in, weights_, config_.combination == Combination::Learned);
 }

@@ -57,6 +57,7 @@ void load_kernel_weights(StateReader& in, KernelWeights& weights, bool used) {
     throw InputError("exact-kernel state: " + std::to_string(raw.size()) +
                      " kernel weights, expected " + std::to_string(weights.size()));
   weights.raw() = std::move(raw);
+  weights.check_stored("exact-kernel weights");
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -7,6 +7,7 @@
 
 #include <Eigen/Dense>
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,11 @@ void check_state_owner(const std::string& stored, const std::string& expected);
 /// Reads stored kernel weights into `weights` when the learner uses them (`used`), checking
 /// their count; skips them otherwise.
 void load_kernel_weights(StateReader& in, KernelWeights& weights, bool used);
+
+/// The largest budget B (support vectors kept) a budgeted learner takes: a set reserves room for
+/// about 2B rows when it is made, so a budget given by mistake (1e9) is refused before that.
+/// The protocols use hundreds.
+constexpr std::int64_t kMaxSupportBudget = 1000000;
 
 /// FIFO of stored samples with one coefficient column per learner. Rows are kept in a
 /// row-major buffer whose capacity is a multiple of 8 rows, and again in the blocked layout of

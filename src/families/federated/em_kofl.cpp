@@ -51,8 +51,8 @@ class EmKofl final : public Algorithm {
     if (!fedomd) {
       sum_losses_ = params.get_choice("weight_loss_reduction", "sum", {"sum", "mean"},
                                       "server weights' loss: the clients' losses summed or averaged (§3.3)") == "sum";
-      explore_ = params.get_double("explore", 0.0, "uniform mixing of the server's kernel draw, in [0, 1)");
-      if (!(explore_ >= 0) || explore_ >= 1) params.fail("explore", "must be in [0, 1)");
+      explore_ = params.get_double("explore", 0.0, "uniform mixing of the server's kernel draw",
+                                   ParamRange::closed_open(0, 1));
     }
     // An upload is the sampled kernel's local θ (2D) plus the N losses (§2.2); Fed-OMD's, θ alone.
     n_rff_ = read_budgeted_D(params, 1, fedomd ? 0 : N, &max_upload_);
@@ -263,7 +263,7 @@ class EmKofl final : public Algorithm {
     if (seen_ < 0) throw InputError("checkpoint: negative sample count");
     load_backend_state(*backend_, in);
     resident_frequencies_.clear();  // the checkpoint's matrices replace the backend's
-    read_federated_weights(in, log_w_, round_loss_, kernel_loss_);
+    read_federated_weights(in, log_w_, round_loss_, kernel_loss_, n_kernels());
     const std::vector<std::uint64_t> sampled = in.get_u64s();
     if (sampled.size() != sampled_.size()) throw InputError("checkpoint: sampled kernels of another model");
     for (std::size_t r = 0; r < sampled.size(); ++r) {

@@ -2,6 +2,7 @@
 /// @brief Parameters, budget and ledger shared by the federated family (federated_config.h).
 #include "families/federated/federated_config.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -15,7 +16,8 @@ namespace omkl::detail {
 std::size_t read_clients(ParamReader& params, const AlgoContext& context) {
   const std::int64_t k = params.get_int("clients", static_cast<std::int64_t>(context.n_clients),
                                         "K: clients per round (default: the federated stream's, e.g. "
-                                        "--preset fed-pofmkl)");
+                                        "--preset fed-pofmkl)",
+                                        ParamRange::closed(1, kMaxClients));
   if (k < 1)
     params.fail("clients", context.n_clients == 0 ? "is not set: the stream is not federated (use a federated "
                                                     "preset such as fed-pofmkl, --clients, or clients=K)"
@@ -45,8 +47,8 @@ Dictionary read_federated_dictionary(ParamReader& params, bool single_kernel, do
                              ? single_sigma
                              : params.get_double("sigma", single_sigma,
                                                  "the single kernel's Gaussian bandwidth σ, under rbf_convention (§4.9 "
-                                                 "ofskl.sigma; or dict= with one kernel)");
-    if (!(sigma > 0) || !std::isfinite(sigma)) params.fail("sigma", "must be a finite number > 0");
+                                                 "ofskl.sigma; or dict= with one kernel)",
+                                                 ParamRange::closed(kSmallestBandwidth, kLargestBandwidth));
     char number[32];
     std::snprintf(number, sizeof number, "%.17g", sigma);
     fallback = (textbook ? "gauss:" : "gauss2:") + std::string(number);
@@ -80,24 +82,24 @@ Dictionary read_federated_dictionary(ParamReader& params, bool single_kernel, do
 
 std::size_t read_budgeted_D(ParamReader& params, std::size_t kernels_per_upload, std::size_t extra_floats,
                             double* max_upload_out) {
-  const std::int64_t cap = params.get_int("max_upload", 1000, "floats a client may upload per step (§2.2)");
-  if (cap < 1) params.fail("max_upload", "must be ≥ 1");
-  const std::int64_t max_d = params.get_int("max_D", 100, "largest D a client can hold (§2.2)");
-  if (max_d < 1) params.fail("max_D", "must be ≥ 1");
+  const std::int64_t cap = params.get_int("max_upload", 1000, "floats a client may upload per step (§2.2)",
+                                          ParamRange::count_from(1));
+  const std::int64_t max_d = params.get_int("max_D", 100, "largest D a client can hold (§2.2)",
+                                            ParamRange::closed(1, kMaxRandomFeatures));
   const std::int64_t room = cap - static_cast<std::int64_t>(extra_floats);
   const std::int64_t per_kernel = 2 * static_cast<std::int64_t>(kernels_per_upload);
   const std::int64_t fits = room > 0 ? room / per_kernel : 0;
   const std::int64_t fallback = std::min(max_d, fits);
   const std::int64_t d = params.get_int("D", fallback,
                                         "random features per kernel (default: the largest D whose upload fits "
-                                        "max_upload, at most max_D)");
+                                        "max_upload, at most max_D)",
+                                        ParamRange::closed(1, kMaxRandomFeatures));
   const auto upload = [&](std::int64_t D) { return per_kernel * D + static_cast<std::int64_t>(extra_floats); };
   if (fallback < 1 && !params.has("D"))
     params.fail("max_upload", "of " + std::to_string(cap) + " floats cannot carry " +
                                   std::to_string(kernels_per_upload) + " kernel update(s) of 2D floats" +
                                   (extra_floats ? " plus " + std::to_string(extra_floats) + " scalars" : "") +
                                   " for any D ≥ 1");
-  if (d < 1) params.fail("D", "must be ≥ 1");
   if (upload(d) > cap)
     params.fail("D", "= " + std::to_string(d) + " makes an upload of " + std::to_string(upload(d)) +
                          " floats, over the budget max_upload = " + std::to_string(cap));
@@ -112,17 +114,18 @@ FederatedSteps read_federated_steps(ParamReader& params, const AlgoContext& cont
   const std::size_t rounds = context.horizon / n_clients;
   const double fallback = rounds > 0 ? 1.0 / std::sqrt(static_cast<double>(rounds)) : -1.0;
   const auto read_step = [&](const std::string& key, const std::string& meaning) {
-    const double v = params.get_double(key, fallback, meaning);
+    const double v = params.get_double(key, fallback, meaning, ParamRange::above(0));
     if (v == -1.0 && !params.has(key))
       params.fail(key, "has no default when the stream length is unknown; give " + key + "=...");
-    if (!(v > 0)) params.fail(key, "must be > 0");
     return v;
   };
   s.eta = read_step("eta", "θ step size η (default 1/√T, T = rounds)");
-  if (weight_step_key == "eta_k") s.eta_w = read_step("eta_k", "client kernel-weight step size η_k (default 1/√T)");
-  if (weight_step_key == "eta_g") s.eta_w = read_step("eta_g", "server kernel-weight step size η_g (default 1/√T)");
-  s.lambda = params.get_double("lambda", 1e-3, "ridge weight λ in the loss (θᵀz − y)² + λ‖θ‖²");
-  if (!(s.lambda >= 0)) params.fail("lambda", "must be ≥ 0");
+  if (weight_step_key == "eta_k")
+    s.eta_w = read_step("eta_k", "client kernel-weight step size η_k (default 1/√T, T = rounds)");
+  if (weight_step_key == "eta_g")
+    s.eta_w = read_step("eta_g", "server kernel-weight step size η_g (default 1/√T, T = rounds)");
+  s.lambda = params.get_double("lambda", 1e-3, "ridge weight λ in the loss (θᵀz − y)² + λ‖θ‖²",
+                               ParamRange::at_least(0));
   return s;
 }
 
@@ -183,14 +186,27 @@ void write_federated_weights(StateWriter& out, const std::vector<double>& log_w,
 }
 
 void read_federated_weights(StateReader& in, std::vector<double>& log_w, std::vector<double>& round_loss,
-                            std::vector<double>& kernel_loss) {
+                            std::vector<double>& kernel_loss, std::size_t n_kernels) {
   in.get_f64s(log_w.data(), log_w.size());
   in.get_f64s(round_loss.data(), round_loss.size());
   in.get_f64s(kernel_loss.data(), kernel_loss.size());
-  // Log-weights only ever decrease from 0: −∞ is a weight that underflowed, NaN or +∞ damage.
-  for (double v : log_w)
-    if (std::isnan(v) || v == std::numeric_limits<double>::infinity())
-      throw InputError("checkpoint: federated weights hold a log-weight of " + std::to_string(v));
+  // Log-weights only ever decrease from 0: −∞ is a weight that underflowed, NaN or +∞ damage,
+  // and a vector all −∞ no run leaves (its heaviest entry is shifted to 1 when used).
+  constexpr double inf = std::numeric_limits<double>::infinity();
+  for (std::size_t first = 0; first < log_w.size(); first += n_kernels) {
+    bool any_finite = false;
+    for (std::size_t k = first; k < std::min(first + n_kernels, log_w.size()); ++k) {
+      const double v = log_w[k];
+      if (std::isnan(v) || v == inf)
+        throw InputError("checkpoint: federated weights hold a log-weight of " + std::to_string(v));
+      any_finite = any_finite || v != -inf;
+    }
+    if (!any_finite) throw InputError("checkpoint: federated weights are all zero (every log-weight is −∞)");
+  }
+  // (NaN and +∞ among them are Learner::load's to refuse, with any other such number of the state.)
+  for (const std::vector<double>* losses : {&round_loss, &kernel_loss})
+    for (double v : *losses)
+      if (v < 0.0) throw InputError("checkpoint: federated losses hold " + std::to_string(v) + " (losses are ≥ 0)");
 }
 
 double client_uniform(std::uint64_t seed, std::uint64_t replicate, std::uint64_t stream_base, std::size_t client,

@@ -17,6 +17,10 @@
 
 namespace omkl::detail {
 
+/// The most clients per round a federated algorithm takes: each holds its own copy of the
+/// model, so a count given by mistake (1e9) is refused before they are allocated.
+constexpr std::int64_t kMaxClients = 1000000;
+
 /// K: clients per round. Parameter `clients`, by default the federated stream's
 /// (AlgoContext::n_clients); a stream whose length is not whole rounds is refused.
 std::size_t read_clients(ParamReader& params, const AlgoContext& context);
@@ -102,11 +106,12 @@ class CommunicationLedger {
 
 /// Checkpoints: the weights every kernel federation keeps beside θ — log-weights (client or
 /// server), the round's reported losses, each client's per-kernel losses (the regret's
-/// comparators) — written, and read back with their sizes and log-weights checked.
+/// comparators) — written, and read back with their sizes and values checked: log_w holds
+/// weight vectors of `n_kernels` each, none of them all −∞ (all zero), and the losses are ≥ 0.
 void write_federated_weights(StateWriter& out, const std::vector<double>& log_w, const std::vector<double>& round_loss,
                              const std::vector<double>& kernel_loss);
 void read_federated_weights(StateReader& in, std::vector<double>& log_w, std::vector<double>& round_loss,
-                            std::vector<double>& kernel_loss);
+                            std::vector<double>& kernel_loss, std::size_t n_kernels);
 
 /// The uniform of client `client`'s draw at round t (1-based) of replicate `replicate`: word 2(t−1)
 /// of the counter-based stream (seed, replicate, Selection, `stream_base` + client), so a draw is

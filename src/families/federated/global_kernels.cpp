@@ -82,13 +82,12 @@ class GlobalKernelFederation final : public Algorithm {
     const std::size_t N = dictionary.size();
     std::size_t per_upload = N, extra = 0;
     if (variant.uploads == Uploads::Bins) {
-      const std::int64_t m = params.get_int("M", 1, "kernels per bin: the most a client updates and uploads per step");
-      if (m < 1 || static_cast<std::size_t>(m) > N)
-        params.fail("M", "must be in [1, N] = [1, " + std::to_string(N) + "]");
+      const std::int64_t m = params.get_int("M", 1, "kernels per bin: the most a client updates and uploads per step",
+                                            ParamRange::closed(1, static_cast<double>(N)));
       M_ = static_cast<std::size_t>(m);
       per_upload = M_;
-      const double xi = params.get_double("xi", 1.0, "exploration ξ ∈ (0, 1] of the bin PMF (the same for every client)");
-      if (!(xi > 0) || xi > 1) params.fail("xi", "must be in (0, 1]");
+      const double xi = params.get_double("xi", 1.0, "exploration ξ of the bin PMF (the same for every client)",
+                                          ParamRange::open_closed(0, 1));
       xi_.assign(n_clients_, xi);
       const std::string per_client = params.get_string(
           "xi_per_client", "", "each client's own ξ_k, K values joined by '+' (client order); instead of xi (§1.4)");
@@ -108,8 +107,8 @@ class GlobalKernelFederation final : public Algorithm {
     } else if (variant.uploads == Uploads::DrawnKernel) {
       M_ = 1;
       per_upload = 1;  // θ_{J_t}'s update
-      explore_ = params.get_double("explore", 0.0, "uniform mixing of the server's kernel draw, in [0, 1)");
-      if (!(explore_ >= 0) || explore_ >= 1) params.fail("explore", "must be in [0, 1)");
+      explore_ = params.get_double("explore", 0.0, "uniform mixing of the server's kernel draw",
+                                   ParamRange::closed_open(0, 1));
     } else {
       M_ = N;
     }
@@ -347,7 +346,7 @@ class GlobalKernelFederation final : public Algorithm {
     if (seen_ < 0) throw InputError("checkpoint: negative sample count");
     load_backend_state(*backend_, in);
     resident_frequencies_.clear();  // the checkpoint's matrices replace the backend's
-    read_federated_weights(in, log_w_, round_loss_, kernel_loss_);
+    read_federated_weights(in, log_w_, round_loss_, kernel_loss_, n_kernels());
     // The round in progress: the clients that have reported and their updates.
     const std::size_t in_round = static_cast<std::size_t>(seen_ % static_cast<std::int64_t>(n_clients_));
     round_x_.resize(in_round * context_.n_features);
@@ -849,8 +848,8 @@ void add_global_kernel_federations(std::vector<AlgorithmInfo>& registry) {
                         const std::int64_t local_steps = params.get_int(
                             "local_steps", 1,
                             "Fed-OMD's local steps per average (§3.1, fedomd.local_steps): 1 = the server's step "
-                            "every round; L > 1: each client steps its own θ, averaged every L rounds");
-                        if (local_steps < 1) params.fail("local_steps", "must be at least 1");
+                            "every round; L > 1: each client steps its own θ, averaged every L rounds",
+                            ParamRange::count_from(1));
                         if (local_steps > 1)
                           return make_fedomd_local_steps(params, context, static_cast<std::size_t>(local_steps));
                         return std::unique_ptr<Algorithm>(

@@ -38,10 +38,10 @@ class PerFedAvg final : public Algorithm {
                         "regression (squared loss) only");
     n_clients_ = read_clients(params, context);
     const std::size_t d = context.n_features;
-    const std::int64_t cap = params.get_int("max_upload", 1000, "floats a client may upload per step (§2.2)");
-    if (cap < 2) params.fail("max_upload", "must be ≥ 2");
-    const std::int64_t width = params.get_int("width", 20, "neurons per hidden layer");
-    if (width < 1 || width > 4096) params.fail("width", "must be in 1..4096");
+    const std::int64_t cap = params.get_int("max_upload", 1000, "floats a client may upload per step (§2.2)",
+                                            ParamRange::count_from(2));
+    const std::int64_t width =
+        params.get_int("width", 20, "neurons per hidden layer", ParamRange::closed(1, 4096));
     // Appendix C: as many hidden layers of `width` as keep the parameter count below the cap.
     std::size_t auto_layers = 0;
     if (Mlp::parameter_count(d, 0, static_cast<std::size_t>(width)) >= static_cast<std::size_t>(cap))
@@ -51,8 +51,8 @@ class PerFedAvg final : public Algorithm {
       ++auto_layers;
     const std::int64_t layers = params.get_int("hidden_layers", static_cast<std::int64_t>(auto_layers),
                                                "hidden layers (default: the most whose parameters stay below "
-                                               "max_upload; 0 = a linear model)");
-    if (layers < 0 || layers > 64) params.fail("hidden_layers", "must be in 0..64");
+                                               "max_upload; 0 = a linear model)",
+                                               ParamRange::closed(0, 64));
     net_ = Mlp(d, static_cast<std::size_t>(layers), static_cast<std::size_t>(width));
     if (net_.size() >= static_cast<std::size_t>(cap))
       params.fail("hidden_layers", std::to_string(layers) + " layers of " + std::to_string(width) + " have " +
@@ -60,12 +60,11 @@ class PerFedAvg final : public Algorithm {
                                        std::to_string(cap));
     const std::size_t rounds = context.horizon / n_clients_;
     const double fallback = rounds > 0 ? 1.0 / std::sqrt(static_cast<double>(rounds)) : -1.0;
-    alpha_ = params.get_double("alpha", fallback, "personalisation step α (default 1/√T)");
-    beta_ = params.get_double("beta", fallback, "meta step β (default 1/√T)");
+    alpha_ = params.get_double("alpha", fallback, "personalisation step α (default 1/√T, T = rounds)",
+                               ParamRange::above(0));
+    beta_ = params.get_double("beta", fallback, "meta step β (default 1/√T, T = rounds)", ParamRange::above(0));
     if ((alpha_ == -1.0 && !params.has("alpha")) || (beta_ == -1.0 && !params.has("beta")))
       params.fail("alpha", "has no default when the stream length is unknown; give alpha=... and beta=...");
-    if (!(alpha_ > 0)) params.fail("alpha", "must be > 0");
-    if (!(beta_ > 0)) params.fail("beta", "must be > 0");
     personalize_ = params.get_choice("personalize", "prev_sample", {"prev_sample", "none"},
                                      "a client adapts the broadcast model on its previous sample before "
                                      "predicting, or predicts with it as is") == "prev_sample";
@@ -81,8 +80,8 @@ class PerFedAvg final : public Algorithm {
     if (params.given("hf_delta") && !hessian_free_)
       params.fail("hf_delta", "is the central difference's step of variant=hessian_free; the variant is " + variant);
     if (hessian_free_) {
-      hf_delta_ = params.get_double("hf_delta", 1e-3, "hessian_free: the central difference's step δ along ∇ℓ(w̃)");
-      if (!(hf_delta_ > 0) || !std::isfinite(hf_delta_)) params.fail("hf_delta", "must be > 0");
+      hf_delta_ = params.get_double("hf_delta", 1e-3, "hessian_free: the central difference's step δ along ∇ℓ(w̃)",
+                                    ParamRange::above(0));
     }
     resident_ = read_step_path(params, "client samples", backend_on_gpu(context.backend),
                                variant != "first_order" ? "variant=" + variant + " (the resident walk is first-order)"

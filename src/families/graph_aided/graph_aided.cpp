@@ -262,8 +262,8 @@ class GraphAided final : public Algorithm {
       const double loss = ((f - y) * (f - y) + config_.rf.lambda * n2) / tr.q_used[i];
       rep.log_w[tr.updated[i]] -= eta * loss;
     }
-    // Vertex weight (§2.5 step 7).
-    if (config_.family != GraphFamily::Gf) {
+    // Vertex weight (§2.5 step 7); none was drawn where the replicate diverged.
+    if (config_.family != GraphFamily::Gf && !tr.diverged) {
       const double err = config_.vertex_from_prediction
                              ? tr.prediction  // the 2021 code's u update (u_update_uses_prediction)
                              : (tr.prediction - y) * (tr.prediction - y) + (config_.vertex_ridge ? rep.vertex_ridge : 0.0);
@@ -350,12 +350,19 @@ class GraphAided final : public Algorithm {
       values.resize(n);
       in.get_f64s(values.data(), n);
     };
-    // Log-weights only ever decrease from 0: −∞ is a weight that underflowed, NaN or +∞ damage.
+    // Log-weights only ever decrease from 0: −∞ is a weight that underflowed, NaN or +∞ damage,
+    // and all of them −∞ no run leaves (the heaviest is shifted to 1 when used: none to shift).
     const auto expect_log_weights = [](const std::vector<double>& log_w, const char* what) {
-      for (double v : log_w)
+      bool any_finite = false;
+      for (double v : log_w) {
         if (std::isnan(v) || v == std::numeric_limits<double>::infinity())
           throw InputError(std::string("checkpoint: ") + what + " hold a log-weight of " + std::to_string(v));
+        any_finite = any_finite || v != -std::numeric_limits<double>::infinity();
+      }
+      if (!log_w.empty() && !any_finite)
+        throw InputError(std::string("checkpoint: ") + what + " are all zero (every log-weight is −∞)");
     };
+    if (t_ < 0) throw InputError("checkpoint: graph-aided step count " + std::to_string(t_) + " is negative");
     for (GraphReplicate& rep : reps_) {
       rep.rng->load(in);
       read_values(rep.log_w, N);
@@ -377,6 +384,27 @@ class GraphAided final : public Algorithm {
           read_values(rep.regen_w, N);
           rep.regen_eta = in.get_f64();
           read_values(rep.regen_uniforms, config_.J * config_.M);
+          // The graph is rebuilt from them: shifted weights (the heaviest 1), an exploration
+          // rate in [0, 1] and uniforms in [0, 1), as plan_selection() drew them. A state with
+          // NaN or ±∞ among them is Learner::load's to refuse once it is read: not rebuilt.
+          bool finite = std::isfinite(rep.regen_eta);
+          for (const std::vector<double>* values : {&rep.regen_w, &rep.regen_uniforms})
+            for (double v : *values) finite = finite && std::isfinite(v);
+          if (!finite) continue;
+          double regen_total = 0.0;
+          for (double w : rep.regen_w) {
+            if (!(w >= 0.0 && w <= 1.0))
+              throw InputError("checkpoint: OMKL-GF graph weight " + std::to_string(w) + " is not in [0, 1]");
+            regen_total += w;
+          }
+          if (rep.has_graph && !(regen_total > 0.0))
+            throw InputError("checkpoint: OMKL-GF graph weights are all zero");
+          if (!(rep.regen_eta >= 0.0 && rep.regen_eta <= 1.0))
+            throw InputError("checkpoint: OMKL-GF exploration rate " + std::to_string(rep.regen_eta) +
+                             " is not in [0, 1]");
+          for (double u : rep.regen_uniforms)
+            if (!(u >= 0.0 && u < 1.0))
+              throw InputError("checkpoint: OMKL-GF graph draw " + std::to_string(u) + " is not in [0, 1)");
           if (rep.has_graph)
             rep.bipartite->regenerate(rep.regen_w, rep.regen_eta, rep.regen_uniforms.data(), config_.gf_rule());
           // The next step regenerates the graph only up to last_regen: past it, it must be stored.
@@ -389,6 +417,12 @@ class GraphAided final : public Algorithm {
           rep.refined = in.get_u64() != 0;
           const auto set = in.get_u64s();
           rep.refined_set.assign(set.begin(), set.end());
+          // D'_t holds vertices (the refinement refuses an empty one as a configuration error).
+          for (std::size_t v : rep.refined_set)
+            if (v >= N) throw InputError("checkpoint: OMKL-SFG-R refinement vertex " + std::to_string(v) +
+                                         " is not one of the " + std::to_string(N) + " kernels");
+          if (rep.refined && rep.refined_set.empty())
+            throw InputError("checkpoint: OMKL-SFG-R refinement set is empty");
           if (rep.refined) rebuild_refined(config_, rep);
         }
       } catch (const Error&) {

@@ -27,6 +27,10 @@ struct GraphAidedTrace {
   std::vector<double> f;               ///< f_k before the update, per entry of `updated`
   double prediction = 0.0;             ///< ŷ_t
   std::vector<std::size_t> exploration_set;  ///< D (SFG) or D'_t (SFG-R); empty for GF
+  /// Every weight the step would draw from is 0 (or NaN): only losses that overflowed leave
+  /// that, so the replicate has diverged. Nothing is drawn or updated, and ŷ_t is NaN, which
+  /// a study counts as a divergence and a Learner refuses as one.
+  bool diverged = false;
 };
 
 /// Null unless `algorithm` is a graph-aided algorithm.

@@ -3,6 +3,7 @@
 /// the similarity graph, dominating set and divergences built once per configuration.
 #include "families/graph_aided/graph_aided_config.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -37,8 +38,7 @@ void read_features(ParamReader& params, bool conference, RfEnsembleConfig& c) {
                                                  "frequency construction (§1.3: i.i.d. rows)",
                                                  "factor on [sin; cos] (§1.4: 1/√D)");
   c.loss = LossKind::Squared;
-  c.lambda = params.get_double("lambda", 1e-3, "ridge weight λ");
-  if (!(c.lambda >= 0)) params.fail("lambda", "must be ≥ 0");
+  c.lambda = params.get_double("lambda", 1e-3, "ridge weight λ", ParamRange::at_least(0));
   c.weights.rule = WeightRule::ExpEta;  // makes the backend report ‖θ‖²
   c.weights.weight_loss = WeightLoss::RegularizedPre;
   c.weights.lambda = c.lambda;
@@ -101,10 +101,9 @@ void read_graph(ParamReader& params, const AlgoContext& context, bool reference,
     params.fail("divergence", std::string("cannot build the similarity graph: ") + e.what());
   }
   c.observation_sums = add_wall_time(offline, [&] { return ObservationSums(c.graph); });
-  c.q_floor = params.get_double("sfg_q_floor", reference ? 0.1 : 0.0, "floor of q (§3 R7)");
-  if (!(c.q_floor >= 0) || c.q_floor > 1) params.fail("sfg_q_floor", "must be in [0, 1]");
-  c.p_floor = params.get_double("sfg_p_floor", reference ? 0.2 : 0.0, "floor of p_I in the vertex loss (§3 R8)");
-  if (!(c.p_floor >= 0) || c.p_floor > 1) params.fail("sfg_p_floor", "must be in [0, 1]");
+  c.q_floor = params.get_double("sfg_q_floor", reference ? 0.1 : 0.0, "floor of q (§3 R7)", ParamRange::closed(0, 1));
+  c.p_floor = params.get_double("sfg_p_floor", reference ? 0.2 : 0.0, "floor of p_I in the vertex loss (§3 R8)",
+                                ParamRange::closed(0, 1));
   if (c.family == GraphFamily::Sfg) {
     const std::string cand = params.get_choice("dominating_candidates", reference ? "uncovered" : "all",
                                                {"uncovered", "all"}, "dominating-set greedy candidates (§3 R4)");
@@ -128,21 +127,21 @@ void read_graph(ParamReader& params, const AlgoContext& context, bool reference,
                                                     "refinement edge for every vertex (§3 R16)");
   c.predict_with_refined = params.get_bool("sfgr_predict_with_refined", !reference,
                                           "predict over the refined out-neighbourhood (§3 R17)");
-  c.beta_eps = params.get_double("sfgr_beta_eps", 1e-7, "β is lowered by this before the comparison (§3 R18)");
-  if (!(c.beta_eps >= 0) || c.beta_eps >= 1) params.fail("sfgr_beta_eps", "must be in [0, 1)");
+  c.beta_eps = params.get_double("sfgr_beta_eps", 1e-7, "β is lowered by this before the comparison (§3 R18)",
+                                 ParamRange::closed_open(0, 1));
   c.refinement.pick = params.get_choice("refine_pick", conference ? "argmin" : "argmax", {"argmax", "argmin"},
                                        "dominator of a refinement edge: most dissimilar or most similar (§3 R19)") ==
                              "argmax"
                          ? RefinePick::Argmax
                          : RefinePick::Argmin;
-  const std::int64_t rank = params.get_int("beta_rank", 10, "β_t = (1 − ξ)·(beta_rank-th largest ū) + ξ/N");
-  if (rank < 1) params.fail("beta_rank", "must be ≥ 1");
+  const std::int64_t rank = params.get_int("beta_rank", 10, "β_t = (1 − ξ)·(beta_rank-th largest ū) + ξ/N",
+                                           ParamRange::count_from(1));
   if (static_cast<std::size_t>(rank) > N)
     params.fail("dict", "has " + std::to_string(N) + " kernels, fewer than beta_rank = " + std::to_string(rank) +
                             " (lower beta_rank or use a larger dictionary)");
   c.beta_rank = static_cast<std::size_t>(rank);
-  c.beta_fixed = params.get_double("beta", 0.0, "fixed β ∈ (0, 1] instead of the rank rule (0: rank rule)");
-  if (params.has("beta") && !(c.beta_fixed > 0 && c.beta_fixed <= 1)) params.fail("beta", "must be in (0, 1]");
+  c.beta_fixed = params.get_double("beta", 0.0, "fixed β instead of the rank rule (default: the rank rule)",
+                                   ParamRange::open_closed(0, 1));
   // Without it the rank rule decides β, and 0 is no value to give back (it is refused above).
   if (!params.has("beta")) params.inapplicable("beta");
   // The refinement's Δ: the one the graph was built from, or all NaN (§2.2.3).
@@ -218,7 +217,8 @@ GraphAidedConfig read_graph_aided_config(ParamReader& params, const AlgoContext&
     c.eta = params.get_double("eta", eta_default,
                              "learning rate of θ, w and u, and the exploration rate unless xi (SFG / SFG-R) "
                              "or eta_e (GF) is given (default 0.1 with inv_sqrt_t, 1 with step_preset=icml; "
-                             "1/√T with const)");
+                             "1/√T with const, T the stream length)",
+                             ParamRange::above(0));
     if (c.eta == -1.0 && !params.has("eta"))
       params.fail("eta", "has no default when the stream length is unknown; give eta=...");
   }
@@ -237,7 +237,8 @@ GraphAidedConfig read_graph_aided_config(ParamReader& params, const AlgoContext&
                                   gf ? "η_e: exploration of the graph's links (eq. 20) and of the selective-node PMF "
                                        "(eq. 19), on eta_e_schedule (default: eta)"
                                      : "ξ: exploration of the vertex PMF (eq. 33) and of SFG-R's refinement "
-                                       "threshold, on xi_schedule (default: eta)");
+                                       "threshold, on xi_schedule (default: eta)",
+                                  ParamRange::open_closed(0, 1));
     explore_given = params.has(explore_key);  // by the user or a preset
   }
   if (!c.eta_table && (!(c.eta > 0) || (!explore_given && !c.explore_table && c.eta > 1)))
@@ -245,12 +246,12 @@ GraphAidedConfig read_graph_aided_config(ParamReader& params, const AlgoContext&
                            ? "must be > 0"
                            : std::string("must be in (0, 1] (it is also the exploration rate; ") + explore_key +
                                  "=... sets that apart)");
-  if (explore_given && (!(c.explore > 0) || c.explore > 1)) params.fail(explore_key, "must be in (0, 1]");
 
   // ---- shared flags (§3) -----------------------------------------------------------------
   const std::int64_t sw = params.get_int("switch_step", 300,
-                                         "switch step S: graph regeneration / sampling stops after it");
-  if (sw < 0) params.fail("switch_step", "must be ≥ 0");
+                                         "switch step S: graph regeneration / sampling stops after it (0: from "
+                                         "the first step on; OMKL-GF keeps the first step's graph)",
+                                         ParamRange::count_from(0));
   c.switch_step = sw;
   c.shifted = params.get_bool("shifted_sampler", reference,
                              "reference off-by-one categorical sampler (§1.8, §3 R5)");
@@ -259,24 +260,26 @@ GraphAidedConfig read_graph_aided_config(ParamReader& params, const AlgoContext&
 
   const std::int64_t m_default = c.family == GraphFamily::Gf ? 10 : (conference ? 5 : 10);
   const std::int64_t m = params.get_int(
-      "M", m_default, c.family == GraphFamily::Gf ? "draws per selective node" : "out-degree of every vertex");
-  if (m < 1) params.fail("M", "must be ≥ 1");
+      "M", m_default, c.family == GraphFamily::Gf ? "draws per selective node" : "out-degree of every vertex",
+      ParamRange::count_from(1));
   if (static_cast<std::size_t>(m) > N)
     params.fail("M", "must not exceed the dictionary size N = " + std::to_string(N));
   c.M = static_cast<std::size_t>(m);
 
   if (c.family == GraphFamily::Gf) {
-    const std::int64_t j = params.get_int("J", conference ? 1 : 2, "number of selective nodes");
-    if (j < 1 || j > 64) params.fail("J", "must be in 1..64");
+    const std::int64_t j =
+        params.get_int("J", conference ? 1 : 2, "number of selective nodes", ParamRange::closed(1, 64));
     c.J = static_cast<std::size_t>(j);
     c.q_floor = params.get_double("gf_q_floor", reference ? 0.05 : 0.0,
-                                 "floor of the observation probability q (§3 R6)");
-    if (!(c.q_floor >= 0) || c.q_floor > 1) params.fail("gf_q_floor", "must be in [0, 1]");
+                                 "floor of the observation probability q (§3 R6)", ParamRange::closed(0, 1));
     const std::int64_t last = params.get_int(
         "gf_last_regen_step", reference ? sw + 2 : sw,
-        "last step whose graph is regenerated (reference: switch_step + 2; -1: never freeze)");
-    if (last < -1) params.fail("gf_last_regen_step", "must be ≥ -1");
-    c.last_regen = last < 0 ? std::numeric_limits<std::int64_t>::max() : last;
+        "last step whose graph is regenerated (default switch_step, reference switch_step + 2; 0 or 1: the first "
+        "step's graph is kept throughout; -1: never freeze)",
+        ParamRange::count_from(-1));
+    // Step 1 has no graph to keep: it draws one whatever the parameter says, so 0 ("no step
+    // regenerates") keeps that first graph, as 1 does.
+    c.last_regen = last < 0 ? std::numeric_limits<std::int64_t>::max() : std::max<std::int64_t>(last, 1);
   } else {
     read_graph(params, context, reference, c);
     if (c.family == GraphFamily::SfgR) {

@@ -35,6 +35,22 @@ const std::vector<double>& vertex_weights_lin(GraphReplicate& rep) {
   return rep.u_lin;
 }
 
+bool positive_sum(const std::vector<double>& w) {
+  double total = 0.0;
+  for (double v : w) total += v;
+  return total > 0.0;  // false for NaN too
+}
+
+/// The step of a replicate whose weights are all gone (GraphAidedTrace::diverged).
+void mark_diverged(GraphAidedTrace& tr) {
+  tr.diverged = true;
+  tr.node = 0;
+  tr.node_pmf.clear();
+  tr.updated.clear();
+  tr.predicted.clear();
+  tr.exploration_set.clear();
+}
+
 }  // namespace
 
 void shifted_exp(const std::vector<double>& log_w, std::vector<double>& out) {
@@ -87,10 +103,12 @@ void plan_selection(const GraphAidedConfig& c, GraphReplicate& rep, std::int64_t
   tr.explore = explore;
   tr.q.clear();
   tr.q_used.clear();
+  tr.diverged = false;
   if (c.family == GraphFamily::Gf) {
     if (t <= c.last_regen) {
       std::vector<double>& w = rep.weights;
       shifted_exp(rep.log_w, w);
+      if (!positive_sum(w)) return mark_diverged(tr);
       for (double& u : rep.regen_uniforms) u = rep.rng->uniform();
       rep.regen_w = w;
       rep.regen_eta = explore;
@@ -106,6 +124,7 @@ void plan_selection(const GraphAidedConfig& c, GraphReplicate& rep, std::int64_t
     std::vector<double> u(c.J, 0.0);
     for (std::size_t j = 0; j < c.J; ++j)
       for (std::size_t k : rep.bipartite->kernels(j)) u[j] += std::exp(rep.log_w[k] - top);
+    if (!positive_sum(u)) return mark_diverged(tr);
     tr.node_pmf = selective_node_probabilities(u, explore);
     tr.node = sample_index(tr.node_pmf, rep.rng->uniform(), SamplerRule::InverseCdf);
     tr.updated = rep.bipartite->kernels(tr.node);
@@ -114,6 +133,7 @@ void plan_selection(const GraphAidedConfig& c, GraphReplicate& rep, std::int64_t
     tr.exploration_set.clear();
   } else {
     const std::vector<double>& u = vertex_weights_lin(rep);
+    if (!positive_sum(u)) return mark_diverged(tr);
     const SamplerRule rule = c.shifted ? SamplerRule::Shifted : SamplerRule::InverseCdf;
     const bool before = t <= c.switch_step;
     const RefinedGraph* refined = nullptr;
@@ -164,6 +184,7 @@ void plan_selection(const GraphAidedConfig& c, GraphReplicate& rep, std::int64_t
 
 double combine_prediction(const GraphReplicate& rep, const std::vector<std::size_t>& updated,
                         const std::vector<double>& f, const std::vector<std::size_t>& predicted) {
+  if (rep.trace.diverged) return std::numeric_limits<double>::quiet_NaN();
   if (predicted.empty()) return 0.0;
   double m = -std::numeric_limits<double>::infinity();
   for (std::size_t k : predicted) m = std::max(m, rep.log_w[k]);

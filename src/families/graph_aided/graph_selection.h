@@ -60,11 +60,12 @@ void refresh_vertex_weights(GraphReplicate& rep);
 void set_vertex_weight(GraphReplicate& rep, std::size_t v, double value);
 
 /// Selection of step t for one replicate: fills trace.{node, node_pmf, updated, predicted, q,
-/// q_used, exploration_set} and consumes this step's uniforms. No θ/w/u change.
+/// q_used, exploration_set} and consumes this step's uniforms. No θ/w/u change. Weights with no
+/// positive sum (losses that overflowed) mark the step diverged instead (trace.diverged).
 void plan_selection(const GraphAidedConfig& c, GraphReplicate& rep, std::int64_t t, double eta);
 
 /// ŷ = Σ_{k∈S_pred} w_k f_k / Σ w_k with the current (pre-update) weights, max-shifted;
-/// f holds the outputs of the kernels in `updated` (predicted ⊆ updated).
+/// f holds the outputs of the kernels in `updated` (predicted ⊆ updated). NaN for a diverged step.
 double combine_prediction(const GraphReplicate& rep, const std::vector<std::size_t>& updated,
                           const std::vector<double>& f, const std::vector<std::size_t>& predicted);
 

@@ -149,8 +149,14 @@ class AdaRaker final : public Algorithm {
     updates_ = 0;
     restored_t_ = t_;
     load_backend_state(*backend_, in);
-    for (auto& w : kernel_weights_) in.get_f64s(w.raw().data(), w.size());
-    for (auto& h : instance_weights_) in.get_f64s(h.raw().data(), h.raw().size());
+    for (auto& w : kernel_weights_) {
+      in.get_f64s(w.raw().data(), w.size());
+      w.check_stored("adaraker kernel weights");
+    }
+    for (auto& h : instance_weights_) {
+      in.get_f64s(h.raw().data(), h.raw().size());
+      h.check_stored("adaraker instance weights");
+    }
     if (fused_) push_fused_weights();
   }
 

@@ -114,7 +114,10 @@ class Raker final : public Algorithm {
     // (it is not in the checkpoint).
     updates_ = static_cast<std::uint64_t>(t_) * n_replicates() * config_.dictionary.size();
     load_backend_state(*backend_, in);
-    for (auto& w : weights_) in.get_f64s(w.raw().data(), w.size());
+    for (auto& w : weights_) {
+      in.get_f64s(w.raw().data(), w.size());
+      w.check_stored("raker kernel weights");
+    }
     if (fused_)
       for (std::size_t r = 0; r < weights_.size(); ++r) backend_->set_log_weights(r, weights_[r].raw().data());
   }

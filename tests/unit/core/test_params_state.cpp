@@ -13,6 +13,7 @@
 #include <string>
 #include <thread>
 
+#include "common/test_helpers.h"
 #include "core/algorithm_base.h"
 #include "core/env_switch.h"
 #include "core/closest_name.h"
@@ -26,16 +27,7 @@
 using namespace omkl;
 using namespace omkl::detail;
 
-namespace {
-std::string message_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "";
-}
-}  // namespace
+using omkl::test::message_of;
 
 TEST(ParamsTest, ReadsTypedValuesAndRejectsUnknownOnes) {
   ParamReader p("raker", {{"D", "20"}, {"eta", "0.5"}, {"oops", "1"}});

@@ -14,6 +14,7 @@
 
 #include <unistd.h>
 
+#include "data/parse_number.h"
 #include "omkl/dataset.h"
 #include "omkl/error.h"
 #include "omkl/row_stream.h"
@@ -90,9 +91,10 @@ TEST_F(CsvTest, KeepsTheHeadersFeatureNames) {
 TEST_F(CsvTest, TwoColumnsOfOneNameAreRefused) {
   // A model checks a file's features by name: two columns of one name (quotes and spaces do not
   // make names differ) could be swapped unseen, so the whole reader and the row reader refuse
-  // them at the repeat's column. Unnamed columns count as named "".
+  // them at the repeat's column; an unnamed column (blank, or "" quoted) at its own.
   const std::string named = write("dup.csv", "a,b, \"a\" ,y\n1,2,3,4\n");
-  const std::string unnamed = write("unnamed.csv", ",b,,y\n1,2,3,4\n");
+  const std::string unnamed = write("unnamed.csv", "a,b,\"\",y\n1,2,3,4\n");
+  const std::string first_unnamed = write("first_unnamed.csv", ",b,y\n1,2,3\n");
   for (const bool rows : {false, true}) {
     const auto read = [&](const std::string& path) {
       if (rows) {
@@ -102,10 +104,19 @@ TEST_F(CsvTest, TwoColumnsOfOneNameAreRefused) {
       }
     };
     expect_input_error([&] { read(named); }, named + ":1:3: ", "column 3 'a' repeats the name of column 1");
-    expect_input_error([&] { read(unnamed); }, unnamed + ":1:3: ", "column 3 has no name, as column 1");
+    expect_input_error([&] { read(unnamed); }, unnamed + ":1:3: ", "column 3 has no name");
+    expect_input_error([&] { read(first_unnamed); }, first_unnamed + ":1:1: ", "column 1 has no name");
   }
-  EXPECT_EQ(omkl::load_csv(write("one_unnamed.csv", ",b,y\n1,2,3\n")).feature_names,
-            (std::vector<std::string>{"", "b"}));
+}
+
+TEST_F(CsvTest, ControlBytesInMessagesAreShownEscaped) {
+  // A NUL in a cell would end the message (what() is a C string) before the cell's quote closes.
+  const std::string path = write("nul.csv", std::string("a,b,y\n0.3,0") + '\0' + ".4,2\n");
+  expect_input_error([&] { omkl::load_csv(path); }, path + ":2:2: ", "non-numeric cell '0\\x00.4'");
+  EXPECT_EQ(omkl::detail::printable(std::string("a\tb\x7f") + '\0' + "\xc3\xa9"), "a\\x09b\\x7f\\x00\xc3\xa9");
+  omkl::CsvOptions options;
+  options.target_column = std::string("y") + '\0' + "z";
+  expect_input_error([&] { omkl::load_csv(path, options); }, path + ":1:1: ", "unknown target column 'y\\x00z'");
 }
 
 TEST_F(CsvTest, GroupLabelsAreSmallNonNegativeIntegers) {
@@ -291,6 +302,16 @@ TEST_F(CsvTest, SharedAirfoilFile) {
 }
 
 }  // namespace
+
+// The tests below name the library's data functions unqualified (in the unity build another
+// file's using-directive used to supply them; a file must compile on its own).
+using omkl::ConfigError;
+using omkl::Dataset;
+using omkl::kMaxOneHotValues;
+using omkl::map_labels_to_pm1;
+using omkl::one_hot_encode;
+using omkl::one_hot_encode_like;
+using omkl::Task;
 
 TEST_F(CsvTest, AFirstRowOfNumbersIsNotAHeader) {
   const std::string path = write("numbers.csv", "1,2.5,-3\n4,5,6\n");

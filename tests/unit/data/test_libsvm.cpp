@@ -10,6 +10,7 @@
 
 #include <unistd.h>
 
+#include "data/libsvm_rows.h"
 #include "omkl/dataset.h"
 #include "omkl/error.h"
 #include "omkl/row_stream.h"
@@ -123,11 +124,34 @@ TEST_F(LibsvmTest, InferredDimensionTooLargeToDensifyIsRefused) {
   for (int i = 0; i < 7; ++i) text += "1 1:1\n";
   const std::string path = write("wide.svm", text);
   // The message names the line of the widest index.
-  expect_input_error([&] { omkl::load_libsvm(path); }, path + ":1: 8 rows of dimension 2305843009213693952",
+  expect_input_error([&] { omkl::load_libsvm(path); }, path + ":1:2: 8 rows of dimension 2305843009213693952",
                      "do not fit in memory as a dense matrix");
   // One row of dimension 2^60 already exceeds what a vector of doubles can hold.
   const std::string one = write("wide1.svm", "1 1152921504606846976:1\n");
-  expect_input_error([&] { omkl::load_libsvm(one); }, one + ":1: 1 rows of dimension", "dense matrix");
+  expect_input_error([&] { omkl::load_libsvm(one); }, one + ":1:2: 1 rows of dimension", "dense matrix");
+}
+
+TEST_F(LibsvmTest, ADenseMatrixOverHalfTheMachinesMemoryIsRefused) {
+  // What the system would grant (overcommit) and then fill for minutes: refused before.
+  using omkl::detail::dense_matrix_too_large;
+  const double gib = 1024.0 * 1024.0 * 1024.0;
+  EXPECT_FALSE(dense_matrix_too_large(2, (std::size_t{1} << 26), 4 * gib));  // 1 GiB of 4
+  EXPECT_FALSE(dense_matrix_too_large(4, (std::size_t{1} << 26), 4 * gib));  // 2 GiB: half
+  EXPECT_TRUE(dense_matrix_too_large(5, (std::size_t{1} << 26), 4 * gib));
+  EXPECT_TRUE(dense_matrix_too_large(2, 1000000000, 23 * gib));  // the audit's 10^9-wide file
+  EXPECT_FALSE(dense_matrix_too_large(2, 1000000000, 0));        // memory unknown: only the vector's limit
+  EXPECT_TRUE(dense_matrix_too_large(8, std::size_t{1} << 61, 0));
+  EXPECT_FALSE(dense_matrix_too_large(0, std::size_t{1} << 61, 0));
+}
+
+TEST_F(LibsvmTest, AModelsWidthIsCheckedLineByLine) {
+  // --resume's check before a whole-file load: the widest index on the first line beyond it.
+  const std::string path = write("w.svm", "# comment\n1 1:0.5 3:1\n\n-1 2:1 7:0.5 9:1\n1 12:1\n");
+  omkl::detail::check_libsvm_width(path, 12, "the model");
+  expect_input_error([&] { omkl::detail::check_libsvm_width(path, 8, "the model in m.ckpt"); },
+                     path + ":4:4: feature index 9 exceeds n_features = 8 (the model in m.ckpt)", "");
+  const std::string bad = write("bad.svm", "1 1:0.5\n1 x:1\n");
+  expect_input_error([&] { omkl::detail::check_libsvm_width(bad, 8, "m"); }, bad + ":2:2: bad feature index", "");
 }
 
 TEST_F(LibsvmTest, LoadStreamDispatchesOnExtension) {

@@ -1,6 +1,7 @@
-// Study runner: the output contract of ARCHITECTURE.md (summary.json, curves.csv), metrics that
-// equal a direct Learner run, determinism across threads and runs, the cell cache, validation
-// before anything is written, and the first-error-is-one convention of the reference profile.
+// Study runner: README.md's output contract (summary.json, curves.csv), metrics that equal a
+// direct Learner run, determinism across threads and runs, the cell cache, validation before
+// anything is written or computed (the stream, the configuration, the output folder), and the
+// first-error-is-one convention of the reference profile.
 #include "common/temp_dir_test.h"
 #include <gtest/gtest.h>
 
@@ -10,6 +11,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -19,8 +21,10 @@
 #include "common/scoped_env.h"
 #include "common/test_helpers.h"
 #include "core/env_switch.h"
+#include "core/state_io.h"
 #include "features/rf_backend.h"
 #include "omkl/algorithm.h"
+#include "omkl/config.h"
 #include "omkl/error.h"
 #include "omkl/learner.h"
 #include "omkl/study.h"
@@ -332,7 +336,7 @@ TEST_F(StudyTest, ADivergedRunIsCountedAndExcludedWithoutStoppingTheStudy) {
   // excluded from the mean, and the study goes on with the other cells.
   const Dataset data = omkl::test::random_stream(kSamples, kFeatures, Task::Regression);
   StudyResult result;
-  ASSERT_NO_THROW(result = omkl::run_study(config({"raker:D=4,eta=1e300", "raker:D=4"}, 2), data));
+  ASSERT_NO_THROW(result = omkl::run_study(config({"raker:D=4,eta=1e100", "raker:D=4"}, 2), data));
   ASSERT_EQ(result.results.size(), 2u);
   const AlgorithmResult& wild = result.results[0];
   EXPECT_EQ(wild.diverged, 2u);
@@ -660,4 +664,99 @@ TEST_F(StudyTest, ResidentStepPathGivesTheHostPathsStudy) {
     for (std::size_t i = 0; i < x.curve_mean.size(); ++i)
       EXPECT_NEAR(y.curve_mean[i], x.curve_mean[i], 1e-10 * std::max(1.0, std::fabs(x.curve_mean[i]))) << algo;
   }
+}
+
+// A Dataset filled by hand is checked before any work: its x and y must hold n_samples ×
+// n_features and n_samples values (else the study would read past them), and its numbers must be
+// finite (InputError, as Learner refuses such samples; not replicates counted as "diverged").
+// A stream without a name is called "<dataset>".
+TEST_F(StudyTest, AStreamOfTheWrongShapeOrWithNonFiniteNumbersIsRefused) {
+  using omkl::test::message_of;
+  const StudyConfig cfg = config({"raker:D=8"}, 1);
+  const auto refusal = [&](const Dataset& data) {
+    return message_of<omkl::InputError>([&] { omkl::run_study(cfg, data); });
+  };
+  Dataset ragged;
+  ragged.n_samples = 10;
+  ragged.n_features = 3;
+  ragged.x.assign(5, 0.0);
+  ragged.y.assign(10, 0.0);
+  EXPECT_NE(refusal(ragged).find("<dataset>: x holds 5 values and y 10 for 10 samples of 3 features"),
+            std::string::npos)
+      << refusal(ragged);
+  Dataset short_y = omkl::test::random_stream(50, 2, Task::Regression);
+  short_y.name = "s";
+  short_y.y.resize(3);
+  EXPECT_NE(refusal(short_y).find("s: x holds 100 values and y 3"), std::string::npos) << refusal(short_y);
+  Dataset nan_x = omkl::test::random_stream(50, 2, Task::Regression);
+  nan_x.name = "n";
+  nan_x.x[7] = NAN;
+  EXPECT_NE(refusal(nan_x).find("n: sample 4, feature 2 is nan"), std::string::npos) << refusal(nan_x);
+  Dataset inf_y = omkl::test::random_stream(50, 2, Task::Regression);
+  inf_y.y[9] = INFINITY;
+  EXPECT_NE(refusal(inf_y).find("sample 10: target inf is not finite"), std::string::npos) << refusal(inf_y);
+  EXPECT_EQ(refusal(Dataset{}), "<dataset>: empty stream");
+}
+
+// An out_dir the study could not write to (under a file, its cell cache a file) is refused
+// before anything is computed, with a ConfigError naming it; write_study_outputs() refuses one
+// the same way, and a folder that cannot be made is an omkl error, not a std::filesystem one.
+TEST_F(StudyTest, AnOutputFolderThatCannotBeWrittenIsRefusedBeforeTheStudyRuns) {
+  using omkl::test::message_of;
+  const Dataset data = omkl::test::random_stream(60, kFeatures, Task::Regression);
+  std::ofstream(dir_ / "file") << "not a folder";
+  StudyConfig under_a_file = config({"raker:D=8"}, 1);
+  under_a_file.out_dir = (dir_ / "file" / "sub").string();
+  std::size_t replicates_run = 0;
+  under_a_file.progress = [&](std::size_t, std::size_t) { ++replicates_run; };
+  std::string message = message_of<omkl::ConfigError>([&] { omkl::run_study(under_a_file, data); });
+  EXPECT_NE(message.find("out_dir (--out) " + under_a_file.out_dir + ": " + (dir_ / "file").string() +
+                         " is not a folder"),
+            std::string::npos)
+      << message;
+  EXPECT_EQ(replicates_run, 0u) << "refused before the study ran";
+  fs::create_directories(dir_ / "o1");
+  std::ofstream(dir_ / "o1" / "cells") << "not a folder";
+  StudyConfig cells_a_file = under_a_file;
+  cells_a_file.out_dir = (dir_ / "o1").string();
+  message = message_of<omkl::ConfigError>([&] { omkl::run_study(cells_a_file, data); });
+  EXPECT_NE(message.find("cells: is a file, not a folder"), std::string::npos) << message;
+  EXPECT_EQ(replicates_run, 0u);
+  EXPECT_FALSE(fs::exists(dir_ / "o1" / "summary.json"));
+  // write_study_outputs alone.
+  const StudyResult result = omkl::run_study(config({"raker:D=8"}, 1), data);
+  message = message_of<omkl::ConfigError>(
+      [&] { omkl::write_study_outputs(result, (dir_ / "file" / "x").string()); });
+  EXPECT_NE(message.find((dir_ / "file").string() + " is not a folder"), std::string::npos) << message;
+  message = message_of<omkl::InputError>([&] { omkl::detail::create_folders((dir_ / "file" / "x").string()); });
+  EXPECT_NE(message.find("cannot create the folder"), std::string::npos) << message;
+}
+
+// The library's messages name the setting for both audiences: the C++/Python name and the
+// command line's option.
+TEST_F(StudyTest, ConfigurationErrorsNameTheSettingAndItsOption) {
+  using omkl::test::message_of;
+  const Dataset data = omkl::test::random_stream(60, kFeatures, Task::Regression);
+  std::string message = message_of<omkl::ConfigError>([&] { omkl::run_study(config({"raker:D=8"}, 0), data); });
+  EXPECT_NE(message.find("n_seeds (--seeds) must be at least 1"), std::string::npos) << message;
+  message = message_of<omkl::ConfigError>([&] { omkl::run_study(config({}, 1), data); });
+  EXPECT_NE(message.find("no algorithm given (algorithms, --algo)"), std::string::npos) << message;
+  StudyConfig error_rate = config({"raker:D=8"}, 1);
+  error_rate.metric = "error_rate";
+  message = message_of<omkl::ConfigError>([&] { omkl::run_study(error_rate, data); });
+  EXPECT_NE(message.find("--labels pm1, labels=\"pm1\" in Python, map_labels_to_pm1() in C++"), std::string::npos)
+      << message;
+  if (!OMKL_WITH_CUDA) {
+    StudyConfig cuda = config({"raker:D=8"}, 1);
+    cuda.backend = omkl::BackendKind::Cuda;
+    message = message_of<omkl::Error>([&] { omkl::run_study(cuda, data); });
+    EXPECT_NE(message.find("backend cuda (BackendKind::Cuda, --backend cuda): this omkl build has no CUDA backend"),
+              std::string::npos)
+        << message;
+  }
+}
+
+// StudyConfig's seed count is the command line's and Python's when no preset says otherwise.
+TEST(StudyDefaultsTest, TheDefaultSeedCountIsTheFrontEnds) {
+  EXPECT_EQ(StudyConfig{}.n_seeds, omkl::default_seeds(""));
 }

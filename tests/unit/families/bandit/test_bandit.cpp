@@ -420,7 +420,8 @@ TEST(BanditTest, BadConfigurationsAreRefusedNamingTheParameter) {
   const AlgoContext c = context_for(data);
   EXPECT_NE(config_error_message("oks++", c, {{"loss", "absolute"}}).find("not defined for OKS++"), std::string::npos);
   EXPECT_NE(config_error_message("ioks", c, {{"loss", "logistic"}}).find("labels ±1"), std::string::npos);
-  EXPECT_NE(config_error_message("rf-oks++", c, {{"D", "0"}}).find("one feature"), std::string::npos);
+  EXPECT_NE(config_error_message("rf-oks++", c, {{"D", "0"}}).find("'D' must be in [1, 1000000], got 0"),
+            std::string::npos);
   EXPECT_NE(config_error_message("lkmbooks", c, {{"B", "0"}}).find("'B'"), std::string::npos);
   EXPECT_NE(config_error_message("oks", c, {{"dict", "linear"}}).find("κ(x, x) = 1"), std::string::npos);
   AlgoContext unknown = c;
