@@ -7,8 +7,9 @@ federated and bandit families), from Python.
 - ``omkl.plot(study_or_dir, out=...)``: learning curves as PNG and SVG (needs matplotlib).
 - ``omkl.algorithms()``, ``omkl.describe(name)``, ``omkl.presets()``: what the library has.
 
-Errors are ``omkl.Error`` (``InputError`` and ``ConfigError`` are also ``ValueError``s) with the
-library's messages.
+Errors are ``omkl.Error`` (``InputError`` and ``ConfigError`` are also ``ValueError``s;
+``DivergedError``, a model whose prediction stopped being finite, is an ``ArithmeticError`` with
+``sample`` and ``prediction`` attributes) with the library's messages.
 """
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ import importlib.util
 import os
 from typing import TYPE_CHECKING, Any, List, Sequence, Tuple, Union
 
-from ._omkl import ConfigError, CudaError, Error, InputError, __version__, with_cuda
+from ._omkl import ConfigError, CudaError, DivergedError, Error, InputError, __version__, with_cuda
 from . import _omkl
 from ._learner import Learner
 from ._study import Study, study
@@ -28,7 +29,7 @@ _ESTIMATORS = ("OMKLRegressor", "OMKLClassifier")
 
 __all__ = [
     "Learner", "Study", "study", "plot", "algorithms", "describe", "presets", "Error", "InputError", "ConfigError",
-    "CudaError", "__version__", "with_cuda",
+    "CudaError", "DivergedError", "__version__", "with_cuda",
 ]
 # `from omkl import *` takes the estimators only where scikit-learn is there to import them (type
 # checkers, which see the imports above, always).

@@ -40,7 +40,23 @@ struct ErrorTypes {
   PyObject* input = nullptr;
   PyObject* config = nullptr;
   PyObject* cuda = nullptr;
+  PyObject* diverged = nullptr;
 };
+
+// Raises omkl.DivergedError carrying the C++ error's sample and prediction as attributes (a
+// caller that catches it can report where the run went wrong without parsing the message).
+void raise_diverged(PyObject* type, const omkl::DivergedError& e) {
+  PyObject* error = PyObject_CallFunction(type, "s", e.what());
+  if (error == nullptr) return;  // the call's own exception stands
+  PyObject* sample = PyLong_FromLongLong(static_cast<long long>(e.sample()));
+  PyObject* prediction = PyFloat_FromDouble(e.prediction());
+  if (sample != nullptr && prediction != nullptr && PyObject_SetAttrString(error, "sample", sample) == 0 &&
+      PyObject_SetAttrString(error, "prediction", prediction) == 0)
+    PyErr_SetObject(type, error);
+  Py_XDECREF(sample);
+  Py_XDECREF(prediction);
+  Py_DECREF(error);
+}
 
 void translate(const std::exception_ptr& thrown, void* payload) {
   const auto* types = static_cast<const ErrorTypes*>(payload);
@@ -52,6 +68,8 @@ void translate(const std::exception_ptr& thrown, void* payload) {
     PyErr_SetString(types->config, e.what());
   } catch (const omkl::CudaError& e) {
     PyErr_SetString(types->cuda, e.what());
+  } catch (const omkl::DivergedError& e) {
+    raise_diverged(types->diverged, e);
   } catch (const omkl::Error& e) {
     PyErr_SetString(types->error, e.what());
   }
@@ -130,7 +148,11 @@ StudyTexts run_study(const omkl::StudySource& source, const std::vector<std::str
   config.provenance = {{"command", command}, {"data", source.path},
                        {"normalization", source.normalize.empty() ? (source.preset.empty() ? "none" : "the preset's")
                                                                   : source.normalize}};
-  const omkl::Dataset data = omkl::load_study_data(source);
+  // The loss decides how the stream is read, as `omkl study --loss` (a regression loss on ±1
+  // targets learns them as a regression stream).
+  omkl::StudySource stream = source;
+  stream.loss = loss;
+  const omkl::Dataset data = omkl::load_study_data(stream);
   const omkl::StudyResult result = omkl::run_study(config, data);
   const omkl::StudyOutputs texts = omkl::format_study_outputs(result);
   return {texts.summary_json, texts.curves_csv, texts.logs_json, texts.regret_csv};
@@ -155,6 +177,13 @@ NB_MODULE(_omkl, m) {
                                "An invalid configuration: an unknown algorithm, parameter, preset or option value.");
   const nb::tuple cuda_bases = nb::make_tuple(nb::handle(types.error), nb::handle(PyExc_RuntimeError));
   types.cuda = add_exception(m, "CudaError", cuda_bases.ptr(), "A CUDA failure, or no usable device.");
+  const nb::tuple diverged_bases = nb::make_tuple(nb::handle(types.error), nb::handle(PyExc_ArithmeticError));
+  types.diverged = add_exception(
+      m, "DivergedError", diverged_bases.ptr(),
+      "The model diverged: its prediction of a finite sample was NaN or infinite (mostly a step size eta too "
+      "large), or save() found NaN or infinity in its state. Attributes: sample (the 1-based sample count, 0 "
+      "when found at save) and prediction (that value; 0.0 when sample is 0). The learner refuses further "
+      "updates.");
   nb::register_exception_translator(translate, &types);
 
   nb::class_<omkl::Learner>(m, "Learner", "One online learner (see omkl.Learner for the documented interface).")

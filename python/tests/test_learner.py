@@ -102,6 +102,20 @@ def test_errors_are_the_library_errors_with_its_messages(regression_stream):
     assert issubclass(omkl.InputError, ValueError) and issubclass(omkl.ConfigError, omkl.Error)
 
 
+def test_a_diverged_model_raises_diverged_error_naming_the_sample():
+    learner = omkl.Learner("raker:D=8", n_features=3, horizon=100)
+    learner.partial_fit([[0.1, 0.2, 0.3]], [0.5])
+    # Features near the largest double: the random features overflow at once.
+    with pytest.raises(omkl.DivergedError, match="diverged at sample 2") as caught:
+        learner.partial_fit([[1e308, 1e308, 1e308]], [1.0])
+    error = caught.value
+    assert error.sample == 2 and not np.isfinite(error.prediction)
+    assert isinstance(error, omkl.Error) and isinstance(error, ArithmeticError)
+    assert learner.failed is not None and "diverged at sample 2" in learner.failed
+    with pytest.raises(omkl.Error, match="diverged at sample 2"):  # nothing of it is saved
+        learner.to_bytes()
+
+
 def test_registry_is_listed():
     names = [name for name, family, summary in omkl.algorithms()]
     assert {"raker", "adaraker", "omkl-sfg", "pof-mkl", "oks++"} <= set(names)

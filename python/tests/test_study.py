@@ -73,6 +73,19 @@ def test_bandit_logs_and_regret_curves_come_back(tmp_path):
     assert len(regret.regret_rows()) == 10 and regret.regret_rows()[0]["benchmark"]
 
 
+def test_a_regression_loss_learns_plus_minus_one_targets_as_regression(tmp_path):
+    # Targets of ±1 alone are a classification stream, unless a regression loss is asked for.
+    rng = np.random.default_rng(4)
+    X = rng.uniform(-1, 1, size=(60, 2))
+    write_csv(tmp_path / "pm1.csv", X, np.where(X[:, 0] > 0, 1.0, -1.0))
+    as_labels = omkl.study(data=tmp_path / "pm1.csv", algos="raker:D=8", seeds=1)
+    assert as_labels.results[0]["metric"] == "error_rate"
+    squared = omkl.study(data=tmp_path / "pm1.csv", algos="raker:D=8", seeds=1, loss="square")
+    assert squared.results[0]["metric"] == "mse"
+    absolute = omkl.study(data=tmp_path / "pm1.csv", algos="raker:D=8", seeds=1, loss="absolute")
+    assert absolute.results[0]["metric"] == "mae"
+
+
 def test_time_matched_budgets_are_reported(tmp_path):
     rng = np.random.default_rng(5)
     X = rng.uniform(-1, 1, size=(300, 3))

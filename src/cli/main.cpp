@@ -375,7 +375,7 @@ std::vector<AlgorithmSpec> parse_algos(const CommonOptions& o, const std::vector
   // One configuration named twice would run twice and give two identical series (a grid refuses
   // a value listed twice alike): each configuration as written, its parameters in any order, and
   // the --algo that named it first. (A default written out, "raker:D=50" beside "raker", is one
-  // configuration too, but only the study's built algorithms know their defaults.)
+  // configuration too: run_study() finds those once it has built the algorithms.)
   std::vector<std::pair<std::string, std::string>> named;
   for (const auto& text : texts) {
     std::vector<AlgorithmSpec> grid = expand_algorithm_grid(text);

@@ -118,7 +118,7 @@ double ParamReader::get_double(const std::string& key, double fallback, const st
   if (value->empty() || *end != '\0' || errno == ERANGE || !std::isfinite(parsed))
     fail(key, "expects a finite number in " + range.text() + ", got '" + *value + "'");
   check_range(key, *value, parsed, range);
-  resolve(key, *value);
+  resolve(key, shortest_decimal(parsed));  // the number, not its spelling: "1e-2" and "0.01" are one value
   return parsed;
 }
 
@@ -136,7 +136,7 @@ std::int64_t ParamReader::get_int(const std::string& key, std::int64_t fallback,
   if (value->empty() || *end != '\0' || errno == ERANGE)
     fail(key, "expects an integer in " + range.text() + ", got '" + *value + "'");
   check_range(key, *value, static_cast<double>(parsed), range);
-  resolve(key, *value);
+  resolve(key, std::to_string(parsed));  // "08" and "8" are one value
   return parsed;
 }
 

@@ -292,6 +292,14 @@ std::vector<Cell> prepare_cells(const StudyConfig& cfg, const Preset* preset, co
       cell.randomized = built.randomized() || cfg.shuffle;
       cell.reported = built.reported_params();
       cell.resolved = built.resolved_params();
+      // One configuration named twice would run twice and report two identical series: by its
+      // parameters as built, so that a default written out ("raker" beside "raker:D=50") or a
+      // grid value that repeats another --algo counts as the same configuration.
+      for (const Cell& earlier : cells)
+        if (earlier.spec.name == spec.name && earlier.resolved == cell.resolved)
+          throw ConfigError("study: '" + earlier.spec.to_string() + "' and '" + spec.to_string() +
+                            "' are one configuration (every parameter the same once defaults are filled in): "
+                            "give each configuration once");
       // Only the federated algorithms keep λ‖θ̄_{k,t}‖² (and eq. (11)'s comparators with λ‖θ_i‖²).
       if (cfg.regret_include_reg && (std::isnan(built.regret_regularizer(0)) || built.client_kernel_losses(0).empty()))
         throw ConfigError("--regret-include-reg: algorithm '" + spec.name +

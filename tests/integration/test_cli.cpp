@@ -1138,6 +1138,8 @@ TEST_F(CliTest, OneConfigurationTwiceIsRefusedNamingBoth) {
       {"--algo raker:D=8 --algo raker:D=8", "--algo 'raker:D=8' and --algo 'raker:D=8' both name raker:D=8"},
       {"--algo raker:D=8,eta=0.1 --algo raker:eta=0.1,D=8", "both name raker:eta=0.1,D=8"},
       {"--algo 'raker:D=8|16' --algo raker:D=16", "--algo 'raker:D=8|16' and --algo 'raker:D=16' both name"},
+      // A default written out, or a number spelled otherwise: the study compares them as built.
+      {"--algo raker:D=8 --algo raker:D=8,lambda=1e-2", "'raker:D=8' and 'raker:D=8,lambda=1e-2' are one configuration"},
   };
   for (const auto& [args, message] : cases) {
     const Outcome o = omkl("study --data synthetic:dataset2:50 --seeds 1 --out out " + args);

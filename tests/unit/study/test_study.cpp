@@ -698,6 +698,22 @@ TEST_F(StudyTest, AStreamOfTheWrongShapeOrWithNonFiniteNumbersIsRefused) {
   EXPECT_EQ(refusal(Dataset{}), "<dataset>: empty stream");
 }
 
+// One configuration given twice is refused before any work, also where the two differ only by a
+// default written out or by the order of their parameters; a different value of any parameter,
+// or another algorithm with the same parameters, is a configuration of its own.
+TEST_F(StudyTest, AConfigurationGivenTwiceIsRefusedByItsParametersAsBuilt) {
+  using omkl::test::message_of;
+  const Dataset data = omkl::test::random_stream(40, kFeatures, Task::Regression);
+  const auto refusal = [&](const std::vector<std::string>& algos) {
+    return message_of<ConfigError>([&] { omkl::run_study(config(algos, 1), data); });
+  };
+  const std::string defaults = refusal({"raker:D=8", "raker:D=8,lambda=0.01"});
+  EXPECT_NE(defaults.find("'raker:D=8' and 'raker:D=8,lambda=0.01' are one configuration"), std::string::npos)
+      << defaults;
+  EXPECT_NE(refusal({"raker:D=8,eta=0.1", "raker:eta=1e-1,D=08"}).find("are one configuration"), std::string::npos);
+  EXPECT_NO_THROW(omkl::run_study(config({"raker:D=8", "raker:D=8,lambda=0.001", "adaraker:D=8"}, 1), data));
+}
+
 // An out_dir the study could not write to (under a file, its cell cache a file) is refused
 // before anything is computed, with a ConfigError naming it; write_study_outputs() refuses one
 // the same way, and a folder that cannot be made is an omkl error, not a std::filesystem one.
