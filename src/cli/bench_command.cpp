@@ -7,7 +7,10 @@
 /// the GPU context creation (the process's first CUDA call, a stream, a cuBLAS handle): that is
 /// made once before the first measurement, reported on its own line, and reused by every study.
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cstdio>
+#include <cstring>
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -31,7 +34,8 @@ CLI::App* register_bench(CLI::App& app, BenchOptions& o) {
                     "repetitions per measurement (median reported), at most " + std::to_string(kMaxBenchRepeat))
       ->capture_default_str()
       ->check(kPositiveCount);
-  bench->add_option("--json", o.json_out, "also write the measurements here as JSON");
+  bench->add_option("--json", o.json_out,
+                    "also write the measurements here as JSON ('-': to standard output, the table then on stderr)");
   return bench;
 }
 
@@ -42,10 +46,16 @@ int run_bench_checked(const BenchOptions& o) {
     throw ConfigError("--repeat " + std::to_string(o.repeat) + ": at most " + std::to_string(kMaxBenchRepeat) +
                       " repetitions per measurement (their median is reported)");
   if (o.common.data == "-")
-    throw ConfigError("--data -: standard input is read live by `omkl run` only; omkl bench measures a whole "
+    throw ConfigError("--data -: standard input is read live by `omkl run` and `omkl predict` only; omkl bench measures a whole "
                       "stream (a file)");
-  check_output_path("--json", o.json_out, false);  // before the measurements, not after
-  check_distinct_paths({{"--data", o.common.data}}, {{"--json", o.json_out}});
+  // JSON to standard output ("-", /dev/stdout, the file `>` sends it to) moves the table to stderr,
+  // so that the JSON is the whole of what stdout receives.
+  const bool json_to_stdout = names_standard_output(o.json_out);
+  std::FILE* const report = json_to_stdout ? stderr : stdout;
+  if (!json_to_stdout) {
+    check_output_path("--json", o.json_out, false);  // before the measurements, not after
+    check_distinct_paths({{"--data", o.common.data}}, {{"--json", o.json_out}});
+  }
   const Dataset data = load_data(o.common);
   const auto specs = parse_algos(o.common, {"raker:dict=jmlr23-76"});
   const BackendKind backend = resolve_backend(o.common.backend);
@@ -76,7 +86,7 @@ int run_bench_checked(const BenchOptions& o) {
   const std::size_t most_seeds = *std::max_element(o.seed_counts.begin(), o.seed_counts.end());
   for (const auto& spec : specs) check_study_algorithms(study_config(spec, most_seeds), data);
   nlohmann::json rows = nlohmann::json::array();
-  fmt::print("bench on {} (T = {}, d = {}), backend {}, {} thread(s), {} build\n", data.name,
+  fmt::print(report, "bench on {} (T = {}, d = {}), backend {}, {} thread(s), {} build\n", data.name,
              data.n_samples, data.n_features, to_string(backend), threads,
              OMKL_WITH_CUDA ? "CUDA" : "CPU-only");
   // A number measured on an opt-in path says so, here and in the JSON.
@@ -84,10 +94,10 @@ int run_bench_checked(const BenchOptions& o) {
   if (!switches.empty()) {
     std::string set;
     for (const auto& [name, value] : switches) set += " " + name + "=" + value;
-    fmt::print("path switches:{}\n", set);
+    fmt::print(report, "path switches:{}\n", set);
   }
-  if (contexts) fmt::print("GPU context creation (once, not in the times below): {:.4f} s\n", context_seconds);
-  fmt::print("{:<40} {:>6} {:>14} {:>14} {:>14} {:>14} {:>12}\n", "algorithm", "seeds", "us/sample/seed",
+  if (contexts) fmt::print(report, "GPU context creation (once, not in the times below): {:.4f} s\n", context_seconds);
+  fmt::print(report, "{:<40} {:>6} {:>14} {:>14} {:>14} {:>14} {:>12}\n", "algorithm", "seeds", "us/sample/seed",
              "seed-steps/s", "kernel-upd/s", "wall s", "final");
   for (const auto& spec : specs) {
     for (std::size_t seeds : o.seed_counts) {
@@ -109,7 +119,7 @@ int run_bench_checked(const BenchOptions& o) {
       const double seed_steps_per_s = static_cast<double>(seeds * data.n_samples) / wall_median;
       // End to end, like seed-steps/s; "n/a" for algorithms that do not count θ updates.
       const double updates_per_s = updates_per_replicate * static_cast<double>(seeds) / wall_median;
-      fmt::print("{:<40} {:>6} {:>14.3f} {:>14.4g} {:>14} {:>14.4f} {:>12.5g}\n", spec.to_string().substr(0, 40),
+      fmt::print(report, "{:<40} {:>6} {:>14.3f} {:>14.4g} {:>14} {:>14.4f} {:>12.5g}\n", spec.to_string().substr(0, 40),
                  seeds, us_per_sample_seed, seed_steps_per_s,
                  updates_per_replicate > 0 ? fmt::format("{:.4g}", updates_per_s) : std::string("n/a"),
                  wall_median, final_mean);
@@ -126,7 +136,12 @@ int run_bench_checked(const BenchOptions& o) {
                              {"threads", threads}, {"results", rows}};
     if (contexts) doc["context_creation_seconds"] = context_seconds;
     if (!switches.empty()) doc["path_switches"] = detail::path_switches_json(switches);
-    detail::write_file_atomic(o.json_out, doc.dump(2) + "\n");
+    const std::string text = doc.dump(2) + "\n";
+    if (!json_to_stdout) {
+      detail::write_file_atomic(o.json_out, text);
+    } else if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size() || std::fflush(stdout) != 0) {
+      throw Error(std::string("standard output: write failed: ") + std::strerror(errno));
+    }
   }
   return 0;
 }

@@ -149,10 +149,11 @@ void check_label(const Learner& learner, double y, const Where& where, const std
 /// `omkl predict`: a saved model applied to new rows without learning (live_run.cpp).
 int predict_command(const CommonOptions& options, const std::string& model, const std::string& predictions_path,
                     const CLI::App& command);
-/// The metric `omkl run` and `omkl predict` score rows by, study's rule (loss_metric): the one
-/// that goes with --loss, or the learner's task's (mse, error_rate) without one (a model read
-/// from a file refuses --loss).
-std::string run_metric(const CommonOptions& options, const Learner& learner);
+/// The metric `omkl run` and `omkl predict` score rows by. A fresh learner's follows study's rule
+/// (loss_metric): the one that goes with --loss, or the task's (mse, error_rate) without one. A
+/// model read from a file (`loaded`: --resume, predict's --model; both refuse --loss) is scored by
+/// the loss it was trained with, so that a model of --loss absolute keeps reporting mae.
+std::string run_metric(const CommonOptions& options, const Learner& learner, bool loaded);
 /// One row's term of `metric`: the squared or absolute error, or the learner's mistake
 /// (Learner::mistake, under the algorithm's convention).
 double metric_term(const std::string& metric, const Learner& learner, double y, double prediction);

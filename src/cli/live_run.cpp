@@ -68,7 +68,7 @@ class PredictionSink {
         open(target_);
         committed_ = true;
       } else {
-        temporary_ = target_ + ".tmp." + std::to_string(::getpid());
+        temporary_ = detail::temporary_name(target_);
       }
     }
     if (file_) put("t,y,prediction\n");
@@ -99,10 +99,8 @@ class PredictionSink {
   }
 
  private:
-  void open(const std::string& file) {
-    file_ = std::fopen(file.c_str(), "w");
-    if (!file_) throw InputError("--predictions " + path_ + ": cannot open for writing: " + std::strerror(errno));
-  }
+  // A path that names no writable place is the user's (exit 1), a full disk the machine's (3).
+  void open(const std::string& file) { file_ = detail::open_for_writing(file, "--predictions " + path_); }
   void put(const std::string& text) {
     if (std::fputs(text.c_str(), file_) < 0 || std::fflush(file_) != 0) {
       const int code = errno;
@@ -211,7 +209,7 @@ int live_run_command(const CommonOptions& o, const RunOptions& r, const CLI::App
     context.feature_names = rows.feature_names();  // checked by predict and --resume
     return make_learner(specs[0], context);
   }();
-  const std::string metric = run_metric(o, learner);
+  const std::string metric = run_metric(o, learner, !r.resume.empty());
   PredictionSink predictions(r.predictions);
   std::FILE* report = report_stream(r.predictions);
 
@@ -318,7 +316,7 @@ int predict_command(const CommonOptions& o, const std::string& model, const std:
   check_distinct_paths({{"--data", o.data}, {"--model", model}}, {{"--predictions", predictions_path}});
   const std::optional<Learner> loaded(Learner::load(model));
   const Learner& learner = *loaded;
-  const std::string metric = run_metric(o, learner);
+  const std::string metric = run_metric(o, learner, true);
   std::string csv = "t,y,prediction\n";
   std::size_t n_rows = 0, n_scored = 0;
   double metric_sum = 0.0;

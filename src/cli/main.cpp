@@ -40,11 +40,21 @@
 namespace omkl::cli {
 
 namespace {
+// An error message as printed: control bytes (from a file's cell, an argument, a path) escaped as
+// \xNN, so that none can move the terminal's cursor; the message's own line breaks stay.
+std::string shown(const std::string& message) {
+  std::string out;
+  std::size_t begin = 0;
+  for (std::size_t end; (end = message.find('\n', begin)) != std::string::npos; begin = end + 1)
+    out += detail::printable(message.substr(begin, end - begin)) + "\n";
+  return out + detail::printable(message.substr(begin));
+}
+
 // CLI11 reads "-1" into an unsigned option as 2⁶⁴ − 1 and saturates past it: a count is checked
 // as text first, digits only and within 64 bits.
-std::string count_error(const std::string& text) {
+std::string count_error(const std::string& text, const char* expected = "a non-negative integer") {
   if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos)
-    return "expected a non-negative integer, not '" + text + "'";
+    return std::string("expected ") + expected + ", not '" + text + "'";
   unsigned long long value = 0;
   const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (error != std::errc() || end != text.data() + text.size()) return "'" + text + "' is too large";
@@ -63,7 +73,7 @@ std::string expected_value(const CLI::App& command, const std::string& name) {
   const std::string type = option ? option->get_type_name() : std::string();
   const std::string base = type.substr(0, type.find(':'));
   if (base == "INT") return "an integer";
-  if (base == "UINT") return "a non-negative integer";
+  if (base == "UINT") return type.find(":POSITIVE") != std::string::npos ? "a positive integer" : "a non-negative integer";
   if (base == "FLOAT") return "a number";
   return "a value";
 }
@@ -129,7 +139,7 @@ std::string usage_error(const CLI::App& app, const CLI::ParseError& e) {
 const CLI::Validator kCount([](std::string& text) { return count_error(text); }, "COUNT", "count");
 const CLI::Validator kPositiveCount(
     [](std::string& text) {
-      const std::string error = count_error(text);
+      const std::string error = count_error(text, "a positive integer");
       if (!error.empty()) return error;
       return text.find_first_not_of('0') == std::string::npos ? std::string("must be at least 1, not " + text)
                                                               : std::string();
@@ -595,7 +605,12 @@ void refuse_model_options(const CLI::App& command, const char* with) {
       throw ConfigError(std::string(name) + " cannot be given with " + with + ": the model fixes it");
 }
 
-std::string run_metric(const CommonOptions& o, const Learner& learner) { return loss_metric(o.loss, learner.task()); }
+std::string run_metric(const CommonOptions& o, const Learner& learner, bool loaded) {
+  if (loaded)
+    for (const auto& [name, value] : learner.parameters())
+      if (name == "loss" && value == "absolute") return "mae";
+  return loss_metric(o.loss, learner.task());
+}
 
 double metric_term(const std::string& metric, const Learner& learner, double y, double prediction) {
   // A mistake under the algorithm's convention (the learner's), the errors as a study scores them.
@@ -688,6 +703,9 @@ int run_command(const CommonOptions& o, const RunOptions& r, const CLI::App& com
       throw ConfigError(std::string(live_only) + " is for live input (--data -, a named pipe, or --follow); " + o.data +
                         " is read whole");
   // Stopping early is for the checkpoint: without one, the run would end at the row and keep nothing.
+  // -1 is the option's "not given"; written out, it is as negative as any other.
+  if (command.count("--save-at") > 0 && r.save_at < 0)
+    throw ConfigError("--save-at " + std::to_string(r.save_at) + " is negative (a number of rows)");
   if (r.save_at >= 0 && r.save.empty())
     throw ConfigError("--save-at " + std::to_string(r.save_at) + " needs --save PATH (the checkpoint it stops for)");
   if (!r.resume.empty()) refuse_model_options(command, "--resume");
@@ -726,7 +744,6 @@ int run_command(const CommonOptions& o, const RunOptions& r, const CLI::App& com
   // A resumed learner continues learning on this stream from its first row: the samples it has
   // seen are its state, not a position in the file.
   const std::size_t seen = static_cast<std::size_t>(learner.n_seen());
-  if (r.save_at < -1) throw ConfigError("--save-at " + std::to_string(r.save_at) + " is negative");
   const std::size_t n = r.save_at >= 0 ? std::min<std::size_t>(data.n_samples, static_cast<std::size_t>(r.save_at))
                                        : data.n_samples;
   // A classifier's labels, before any row is learned, by their row in the file (the learner's own
@@ -744,7 +761,7 @@ int run_command(const CommonOptions& o, const RunOptions& r, const CLI::App& com
   }
   check_run_paths(o, r);
   std::vector<double> predictions(n);
-  const std::string metric = run_metric(o, learner);
+  const std::string metric = run_metric(o, learner, !r.resume.empty());
   try {
     if (o.progress == 0) {
       learner.partial_fit_block(data.row(0), data.y.data(), n, predictions.data());
@@ -890,7 +907,7 @@ int main(int argc, char** argv) {
   run->add_option("--replicate", run_extra.replicate, "replicate index (randomness from (seed, replicate))")
       ->check(kCount);
   run->add_option("--save", run_extra.save, "write a checkpoint here at the end (or at --save-at)");
-  run->add_option("--save-at", run_extra.save_at, "stop after this many rows of the stream (with --save: then save)");
+  run->add_option("--save-at", run_extra.save_at, "stop after this many rows of the stream and save the checkpoint there (needs --save)");
   run->add_option("--resume", run_extra.resume,
                   "continue learning from a checkpoint on this stream, from its first row (the model fixes "
                   "--algo, --seed, --profile, --preset, --backend, --loss, and normalises the rows as in training)");
@@ -953,7 +970,7 @@ int main(int argc, char** argv) {
     // --help and --version end here with 0; a malformed command line is a usage error.
     if (e.get_exit_code() == 0) return app.exit(e) == 0 ? kExitOk : kExitUsage;
     const std::vector<CLI::App*> parsed = app.get_subcommands();
-    std::cerr << "omkl: error: " << usage_error(app, e) << "\nRun 'omkl "
+    std::cerr << "omkl: error: " << shown(usage_error(app, e)) << "\nRun 'omkl "
               << (parsed.empty() ? "" : parsed.front()->get_name() + " ") << "--help' for more information.\n";
     return kExitUsage;
   }
@@ -962,7 +979,7 @@ int main(int argc, char** argv) {
   try {
     comm = mpi_communicator();
   } catch (const std::exception& e) {
-    std::cerr << "omkl: error: " << e.what() << "\n";
+    std::cerr << "omkl: error: " << shown(e.what()) << "\n";
     return kExitFailure;
   }
   const bool several = comm && comm->size() > 1;
@@ -972,6 +989,9 @@ int main(int argc, char** argv) {
     refuse_empty_values(app);
     if (*study) {
       if (plot && out_dir.empty()) throw ConfigError("--plot draws the curves from the study's files: give --out DIR");
+      if (out_dir == "-")
+        throw ConfigError("--out -: a study writes a folder of files (summary.json, curves.csv, ...), not standard "
+                          "output; its summary is printed anyway: name a folder");
       const int code =
           run_study_command(study_options, out_dir, curve_points, study_extras, comm);
       if (code == 0 && plot && (!comm || comm->rank() == 0)) plot_study_outputs(out_dir);
@@ -1061,15 +1081,15 @@ int main(int argc, char** argv) {
   }
   if (message.empty()) return code;
   if (!several) {
-    std::cerr << "omkl: error: " << message << "\n";
+    std::cerr << "omkl: error: " << shown(message) << "\n";
     return code;
   }
   // Several processes: one message, then every process ends (the launcher's abort). An error
   // every process meets alike is reported by rank 0, which the others give a moment to do so;
   // any other is reported by the rank that met it.
   if (comm->rank() != 0 && deterministic) std::this_thread::sleep_for(std::chrono::seconds(3));
-  if (comm->rank() == 0) std::cerr << "omkl: error: " << message << "\n";
-  else std::cerr << "omkl: error (rank " << comm->rank() << "): " << message << "\n";
+  if (comm->rank() == 0) std::cerr << "omkl: error: " << shown(message) << "\n";
+  else std::cerr << "omkl: error (rank " << comm->rank() << "): " << shown(message) << "\n";
   std::cerr.flush();
   comm->abort(code);
 }

@@ -167,6 +167,8 @@ std::uint64_t fnv1a64(const std::string& bytes) {
   return h;
 }
 
+std::string temporary_name(const std::string& path) { return path + ".tmp." + std::to_string(::getpid()); }
+
 namespace {
 
 // With the system's reason. A path that names no writable place (a missing folder, no
@@ -188,12 +190,7 @@ bool names_no_writable_place(int code) {
 // Opens `file` and writes `contents` whole, flushed (`sync`: to disk); failures name `path`:
 // InputError where it names no writable place, Error otherwise (a full disk).
 void write_whole(const std::string& file, const std::string& path, const std::string& contents, bool sync) {
-  std::FILE* f = std::fopen(file.c_str(), "wb");
-  if (!f) {
-    const int code = errno;
-    if (names_no_writable_place(code)) throw InputError(write_failure_text(path, "cannot open for writing", code));
-    throw write_failure(path, "cannot open for writing", code);
-  }
+  std::FILE* f = open_for_writing(file, path);
   int code = 0;
   if (std::fwrite(contents.data(), 1, contents.size(), f) != contents.size() || std::fflush(f) != 0 ||
       (sync && ::fsync(::fileno(f)) != 0))
@@ -204,7 +201,7 @@ void write_whole(const std::string& file, const std::string& path, const std::st
 
 // Writes `contents` beside `path` under a temporary name, flushed to disk; returns that name.
 std::string write_temporary(const std::string& path, const std::string& contents) {
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  const std::string tmp = temporary_name(path);
   try {
     write_whole(tmp, path, contents, true);
   } catch (...) {
@@ -215,6 +212,14 @@ std::string write_temporary(const std::string& path, const std::string& contents
 }
 
 }  // namespace
+
+std::FILE* open_for_writing(const std::string& file, const std::string& path) {
+  std::FILE* f = std::fopen(file.c_str(), "wb");
+  if (f) return f;
+  const int code = errno;
+  if (names_no_writable_place(code)) throw InputError(write_failure_text(path, "cannot open for writing", code));
+  throw write_failure(path, "cannot open for writing", code);
+}
 
 namespace {
 
@@ -239,8 +244,10 @@ void check_output_path(const std::string& option, const std::string& path, bool 
   const fs::path target(path);
   const auto cannot_create_in = [&](const fs::path& folder) {
     if (const int code = creation_error(folder))
-      throw ConfigError(option + " " + path + ": cannot write in " + folder.string() + " (" + std::strerror(code) +
-                        ")");
+      // ENOENT for a folder that exists: a file system that makes no files (/proc, /sys).
+      throw ConfigError(option + " " + path + ": cannot create files in " + folder.string() +
+                        (code == ENOENT ? std::string(" (the file system there makes none)")
+                                        : " (" + std::string(std::strerror(code)) + ")"));
   };
   if (fs::exists(target, error)) {
     if (directory != fs::is_directory(target, error))
@@ -261,7 +268,7 @@ void check_output_path(const std::string& option, const std::string& path, bool 
     throw ConfigError(option + " " + path + ": the folder " + fs::absolute(target, error).parent_path().string() +
                       " does not exist");
   if (::access(parent.c_str(), W_OK) != 0)
-    throw ConfigError(option + " " + path + ": cannot write in " + parent.string());
+    throw ConfigError(option + " " + path + ": cannot create files in " + parent.string() + " (no write permission)");
   cannot_create_in(parent);
 }
 

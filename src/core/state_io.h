@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdio>
 #include <string>
 #include <utility>
 #include <vector>
@@ -105,6 +106,12 @@ struct OutputDestination {
   bool direct = false;  ///< written in place, not through a temporary file renamed over it
 };
 OutputDestination output_destination(const std::string& path);
+/// The temporary name `path`'s new contents are written under before the rename (beside it, so
+/// that the rename stays on one file system; the process id, so that two runs do not collide).
+std::string temporary_name(const std::string& path);
+/// Opens `file` for writing (binary, truncated); failures name `path` (what the user gave) as
+/// write_file_atomic()'s do: InputError where it names no writable place, Error otherwise.
+std::FILE* open_for_writing(const std::string& file, const std::string& path);
 /// Before any work, that `path` can be written: a file (`directory` false) in a folder that
 /// exists, or a folder that exists or can be made in the nearest existing folder above it; not
 /// the other kind; writable. ConfigError "OPTION PATH: why" (`option` names the setting, e.g.

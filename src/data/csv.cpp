@@ -217,7 +217,10 @@ CsvHeader parse_csv_header(const std::string& path, const char* begin, const cha
   for (std::size_t j = 0; j < n_columns; ++j)
     if (names[j].empty())
       throw InputError(location(path, 1, j + 1) + "column " + std::to_string(j + 1) +
-                       " has no name: give every column its own name");
+                       " has no name: give every column its own name" +
+                       (j == 0 ? " (a row index written by pandas? write the file with to_csv(index=False), or "
+                                 "name the column to learn from it)"
+                               : ""));
   {
     std::unordered_map<std::string, std::size_t> first_of;
     first_of.reserve(n_columns);

@@ -8,7 +8,7 @@ namespace omkl {
 
 Dataset load_study_stream(const StudySource& source) {
   if (source.path == "-")
-    throw ConfigError("data '-': standard input is read live by `omkl run` only; a study needs a whole "
+    throw ConfigError("data '-': standard input is read live by `omkl run` and `omkl predict` only; a study needs a whole "
                       "stream (a file)");
   CsvOptions csv;
   csv.target_column = source.target_column;

@@ -170,7 +170,7 @@ TEST_F(CliTest, CountsAndSecondsAreCheckedAsWritten) {
   // Negative and overflowing counts are not wrapped into huge ones; zero where 0 would silently
   // mean "the default" is refused; NaN seconds are no timeout.
   const std::vector<std::pair<std::string, std::string>> cases = {
-      {"study --data f.csv --seeds -1", "--seeds: expected a non-negative integer, not '-1'"},
+      {"study --data f.csv --seeds -1", "--seeds: expected a positive integer, not '-1'"},
       {"study --data f.csv --seeds 0", "--seeds: must be at least 1"},
       {"run --data f.csv --seed -1", "--seed: expected a non-negative integer"},
       {"run --data f.csv --seed 18446744073709551616", "--seed: '18446744073709551616' is too large"},
@@ -180,7 +180,7 @@ TEST_F(CliTest, CountsAndSecondsAreCheckedAsWritten) {
       {"study --data f.csv --curve-points -1", "--curve-points"},
       {"study --data f.csv --message-timeout nan", "--message-timeout: expected a positive, finite number"},
       {"study --data f.csv --message-timeout -1", "--message-timeout"},
-      {"run --data - --horizon -1", "--horizon: expected a non-negative integer"},
+      {"run --data - --horizon -1", "--horizon: expected a positive integer"},
       {"gen --kind dataset1 --samples -1 --out g.csv", "--samples: expected a non-negative integer"},
       {"bench --data f.csv --repeat 0", "--repeat: must be at least 1"},
   };
@@ -978,7 +978,7 @@ TEST_F(CliTest, AnUnknownCommandOrOptionIsNamedWithTheNearestKnownOne) {
       {"run --data f.csv --frobnicate", {"unknown option '--frobnicate' of 'omkl run'\n"}},
       {"--frob", {"omkl: error: unknown option '--frob'", "Run 'omkl --help'"}},
       {"study --data f.csv stray", {"omkl: error: unexpected argument 'stray' of 'omkl study'"}},
-      {"study --data f.csv --seeds abc", {"omkl: error: --seeds: expected a non-negative integer, not 'abc'"}},
+      {"study --data f.csv --seeds abc", {"omkl: error: --seeds: expected a positive integer, not 'abc'"}},
   };
   for (const auto& [args, messages] : cases) {
     const Outcome o = omkl(args);
@@ -1096,8 +1096,8 @@ TEST_F(CliTest, OutputsWhereNothingCanBeCreatedAreRefusedBeforeTheWork) {
   if (!fs::is_directory("/proc/self")) GTEST_SKIP() << "no /proc";
   write("f.csv", "a,b,y\n0.1,0.2,0.3\n0.4,0.5,0.6\n");
   const std::vector<std::pair<std::string, std::string>> cases = {
-      {"study --data f.csv --algo raker:D=8 --seeds 1 --out /proc/omkl_out", "--out /proc/omkl_out"},
-      {"run --data f.csv --algo raker:D=8 --save /proc/omkl.ckpt", "--save /proc/omkl.ckpt"},
+      {"study --data f.csv --algo raker:D=8 --seeds 1 --out /proc/omkl_out", "--out /proc/omkl_out: cannot create files in /proc"},
+      {"run --data f.csv --algo raker:D=8 --save /proc/omkl.ckpt", "--save /proc/omkl.ckpt: cannot create files in /proc"},
       {"run --data f.csv --algo raker:D=8 --predictions /proc/omkl.csv", "--predictions /proc/omkl.csv"},
   };
   for (const auto& [args, message] : cases) {
@@ -1166,7 +1166,7 @@ TEST_F(CliTest, BenchChecksEverythingBeforeItMeasuresAndSpeaksForItself) {
   EXPECT_EQ(o.out.find("bench on"), std::string::npos) << "measured before refusing: " << o.out;
   o = omkl("bench --data - --algo raker:D=8");
   EXPECT_EQ(o.code, 2) << o.err;
-  EXPECT_NE(o.err.find("--data -: standard input is read live by `omkl run` only; omkl bench measures a whole"),
+  EXPECT_NE(o.err.find("--data -: standard input is read live by `omkl run` and `omkl predict` only; omkl bench measures a whole"),
             std::string::npos)
       << o.err;
   o = omkl("bench --data f.csv --algo raker:D=8 --repeat 4000000000");
@@ -1238,6 +1238,50 @@ TEST_F(CliTest, RunScoresByTheMetricOfTheLossAsAStudyDoes) {
   o = omkl("run --data pm1.csv --algo raker:D=8");
   ASSERT_EQ(o.code, 0) << o.err;
   EXPECT_NE(o.out.find(", error_rate "), std::string::npos) << o.out;
+}
+
+// A model read from a file (--resume, predict) is scored by the loss it was trained with: a
+// model of --loss absolute keeps reporting the mean absolute error.
+TEST_F(CliTest, AResumedOrServedModelIsScoredByItsOwnLoss) {
+  Outcome o = omkl("run --data synthetic:dataset1:80 --algo raker:D=8 --loss absolute --save-at 40 --save m.ckpt");
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_NE(o.out.find(", mae "), std::string::npos) << o.out;
+  o = omkl("run --data synthetic:dataset1:80 --resume m.ckpt");
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_NE(o.out.find(", mae "), std::string::npos) << o.out;
+  o = omkl("predict --data synthetic:dataset1:80 --model m.ckpt");
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_NE(o.out.find("mae"), std::string::npos) << o.out;
+  EXPECT_EQ(o.out.find("mse"), std::string::npos) << o.out;
+  // A squared-loss model keeps the task's metric.
+  o = omkl("run --data synthetic:dataset1:80 --algo raker:D=8 --save-at 40 --save s.ckpt");
+  ASSERT_EQ(o.code, 0) << o.err;
+  o = omkl("run --data synthetic:dataset1:80 --resume s.ckpt");
+  EXPECT_NE(o.out.find(", mse "), std::string::npos) << o.out;
+}
+
+// bench --json to standard output: the JSON is all of stdout, the table goes to stderr; a study
+// has no standard-output form (it writes a folder).
+TEST_F(CliTest, BenchJsonOnStandardOutputMovesTheTableToStderr) {
+  Outcome o = omkl("bench --data synthetic:dataset1:60 --algo raker:D=4 --seeds 1 --repeat 1 --json -");
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_FALSE(fs::exists(dir_ / "-"));
+  const nlohmann::json doc = nlohmann::json::parse(o.out);
+  EXPECT_EQ(doc["results"].size(), 1u) << o.out;
+  EXPECT_NE(o.err.find("bench on"), std::string::npos) << o.err;
+  o = omkl("study --data synthetic:dataset1:60 --algo raker:D=4 --seeds 1 --out -");
+  EXPECT_EQ(o.code, 2) << o.err;
+  EXPECT_NE(o.err.find("--out -: a study writes a folder"), std::string::npos) << o.err;
+  EXPECT_FALSE(fs::exists(dir_ / "-"));
+  // --save-at written as -1 (the option's "not given" inside) is refused as any negative count.
+  o = omkl("run --data synthetic:dataset1:60 --algo raker:D=4 --save-at -1 --save x.ckpt");
+  EXPECT_EQ(o.code, 2) << o.err;
+  EXPECT_NE(o.err.find("--save-at -1 is negative"), std::string::npos) << o.err;
+  // A control byte in an argument is shown escaped, not sent to the terminal.
+  o = omkl("run --data synthetic:dataset1:60 --algo \"$(printf 'ra\\001ker')\"");
+  EXPECT_EQ(o.code, 2) << o.err;
+  EXPECT_NE(o.err.find("ra\\x01ker"), std::string::npos) << o.err;
+  EXPECT_EQ(o.err.find('\x01'), std::string::npos) << o.err;
 }
 
 TEST_F(CliTest, ARegressionLossMakesTargetsOfPlusOrMinusOneARegressionTarget) {

@@ -105,7 +105,7 @@ TEST_F(CsvTest, TwoColumnsOfOneNameAreRefused) {
     };
     expect_input_error([&] { read(named); }, named + ":1:3: ", "column 3 'a' repeats the name of column 1");
     expect_input_error([&] { read(unnamed); }, unnamed + ":1:3: ", "column 3 has no name");
-    expect_input_error([&] { read(first_unnamed); }, first_unnamed + ":1:1: ", "column 1 has no name");
+    expect_input_error([&] { read(first_unnamed); }, first_unnamed + ":1:1: ", "column 1 has no name: give every column its own name (a row index written by pandas? write the file with to_csv(index=False)");
   }
 }
 
