@@ -52,6 +52,10 @@ class Learner {
   std::vector<std::string> feature_names() const;
   /// Whether an update threw and may have left the model half updated, or the model diverged
   /// (see partial_fit).
+  /// What may help a model that diverged, as DivergedError's messages say it: a smaller step,
+  /// named by the step parameters this algorithm reads ("eta, step_scale"; AdaRaker's "eta0,
+  /// eta_cap, step_scale"), or data of a smaller scale. For front ends that word their own message.
+  std::string divergence_advice() const;
   bool failed() const { return failed_; }
   /// The first failed update's message ("" while failed() is false).
   const std::string& failure() const { return failure_; }

@@ -131,6 +131,8 @@ struct CommandOutputs {
 /// (a checkpoint is a binary file; standard output carries the predictions).
 void check_run_paths(const CommonOptions& options, const RunOptions& run);
 
+/// A number in a message: NaN as "nan" whatever its sign bit (fmt writes "-nan").
+std::string shown_number(double v);
 /// Before a checkpoint: the model, after learning the row x at `where`, must still predict it
 /// finitely, or Error "SPEC diverged with its update at WHERE (…): OUTCOME; …" — an update that
 /// diverged shows only in the next prediction, and a checkpoint taken before it would hold it.

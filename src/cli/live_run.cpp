@@ -242,9 +242,9 @@ int live_run_command(const CommonOptions& o, const RunOptions& r, const CLI::App
     // useless and so would its checkpoint be, so the run stops here (exit 3) and writes none.
     // The --save-every checkpoints before it stay (each was checked by check_learned()).
     const auto diverged = [&](double prediction) {
-      return Error(fmt::format("{} diverged at {}:{} (prediction {}): stopped without a checkpoint; a smaller step "
-                               "size (eta) may help",
-                               learner.spec(), rows.name(), row.line, prediction));
+      return Error(fmt::format("{} diverged at {}:{} (prediction {}): stopped without a checkpoint; {}",
+                               learner.spec(), rows.name(), row.line, shown_number(prediction),
+                               learner.divergence_advice()));
     };
     double prediction = 0.0;
     try {

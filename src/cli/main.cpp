@@ -625,12 +625,13 @@ double stream_metric(const std::string& metric, const Learner& learner, const Da
   return n ? total / static_cast<double>(n) : NAN;
 }
 
+std::string shown_number(double v) { return std::isnan(v) ? "nan" : fmt::format("{}", v); }
+
 void check_last_update(const Learner& learner, const double* x, const std::string& where, const std::string& outcome) {
   const double after = learner.predict(x);
   if (!std::isfinite(after))
-    throw Error(fmt::format("{} diverged with its update at {} (it now predicts that row as {}): {}; a smaller step "
-                            "size (eta) may help",
-                            learner.spec(), where, after, outcome));
+    throw Error(fmt::format("{} diverged with its update at {} (it now predicts that row as {}): {}; {}",
+                            learner.spec(), where, shown_number(after), outcome, learner.divergence_advice()));
 }
 
 void throw_bad_label(double y, const std::string& where, const std::string& model_path) {
@@ -779,9 +780,9 @@ int run_command(const CommonOptions& o, const RunOptions& r, const CLI::App& com
     // The learner's own check: a model whose predictions stopped being finite has diverged, its
     // checkpoint would be useless and its metric NaN, so the run fails and writes nothing (a
     // study reports it as "diverged"). Named by the file's row (a resumed model's samples are offset).
-    throw Error(fmt::format("{} diverged on {} at row {} (prediction {}): nothing written; a smaller step size "
-                            "(eta) may help",
-                            learner.spec(), data.name, e.sample() - static_cast<std::int64_t>(seen), e.prediction()));
+    throw Error(fmt::format("{} diverged on {} at row {} (prediction {}): nothing written; {}", learner.spec(),
+                            data.name, e.sample() - static_cast<std::int64_t>(seen), shown_number(e.prediction()),
+                            learner.divergence_advice()));
   }
   // The last row's update shows in no prediction of this run: a checkpoint is written only for a
   // model that predicts that row finitely after learning it (to_bytes() then checks every number

@@ -74,18 +74,19 @@ void IntervalWeights::begin_step(std::int64_t t) {
   }
 }
 
+void IntervalWeights::save(StateWriter& out) const {
+  // Hedge's log-weights may all be −∞ (every active instance at weight 0: combine() predicts 0);
+  // linear weights need a positive finite sum, as check_stored() asks.
+  if (config_->rule == HRule::Hedge) out.put_f64s(g_);
+  else out.put_weights(g_, g_.size(), false);
+}
+
 void IntervalWeights::check_stored(const std::string& what) const {
   // NaN and +∞ are the learner's to refuse (Learner::load), once the whole state is read.
-  for (double v : g_)
-    if (std::isnan(v) || v == HUGE_VAL) return;
+  if (std::any_of(g_.begin(), g_.end(), unsound)) return;
   if (config_->rule == HRule::Hedge) return;  // −∞ is a weight of 0, any number below +∞ a weight
-  double total = 0.0;
-  for (double v : g_) {
-    if (!(v >= 0.0)) throw InputError("checkpoint: " + what + " hold a weight of " + std::to_string(v) + " (weights are ≥ 0)");
-    total += v;
-  }
-  if (!g_.empty() && !(total > 0.0 && total < HUGE_VAL))
-    throw InputError("checkpoint: " + what + " have no positive finite sum");
+  const std::string problem = weight_vector_problem(g_.data(), g_.size(), false);
+  if (!problem.empty()) throw InputError("checkpoint: " + what + " " + problem);
 }
 
 double IntervalWeights::combine(std::int64_t t, const double* instance_f) const {

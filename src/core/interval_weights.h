@@ -60,6 +60,8 @@ class IntervalWeights {
 
   std::vector<double>& raw() { return g_; }
   const std::vector<double>& raw() const { return g_; }
+  /// Writes the weights; linear ones no run leaves count in out.non_finite() (put_weights()).
+  void save(StateWriter& out) const;
   /// Refuses values no run leaves (weights read from a checkpoint): InputError "checkpoint:
   /// WHAT ...". The reference rule's weights are ≥ 0 with a positive sum (Hedge log-weights
   /// may be anything below +∞). NaN and +∞ are left to Learner::load, which refuses them.

@@ -32,24 +32,16 @@ void KernelWeights::reset(std::size_t n_kernels, const WeightConfig* config) {
   values_.assign(n_kernels, uniform);
 }
 
+void KernelWeights::save(StateWriter& out) const {
+  out.put_weights(values_, values_.size(), log_domain(config_->rule));
+}
+
 void KernelWeights::check_stored(const std::string& what) const {
   // NaN and +∞ are the learner's to refuse (Learner::load: no state holding them loads), once the
   // whole state is read; these are the rules of the numbers that are left.
-  for (double v : values_)
-    if (std::isnan(v) || v == HUGE_VAL) return;
-  const auto refuse = [&](const std::string& why) { throw InputError("checkpoint: " + what + " " + why); };
-  if (log_domain(config_->rule)) {
-    bool any_finite = false;
-    for (double v : values_) any_finite = any_finite || v != -HUGE_VAL;
-    if (!values_.empty() && !any_finite) refuse("are all zero (every log-weight is −∞)");
-    return;
-  }
-  double total = 0.0;
-  for (double v : values_) {
-    if (!(v >= 0.0)) refuse("hold a weight of " + std::to_string(v) + " (weights are ≥ 0)");
-    total += v;
-  }
-  if (!values_.empty() && !(total > 0.0 && total < HUGE_VAL)) refuse("have no positive finite sum");
+  if (std::any_of(values_.begin(), values_.end(), unsound)) return;
+  const std::string problem = weight_vector_problem(values_.data(), values_.size(), log_domain(config_->rule));
+  if (!problem.empty()) throw InputError("checkpoint: " + what + " " + problem);
 }
 
 void KernelWeights::normalized(double* out) const {

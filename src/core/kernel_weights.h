@@ -71,10 +71,13 @@ class KernelWeights {
   void update(const double* f, const double* norm2, double y, double rate_scale = 1.0);
   const std::vector<double>& raw() const { return values_; }
   std::vector<double>& raw() { return values_; }
+  /// Writes the weights; ones no run leaves count in out.non_finite(), so that a model whose
+  /// weights overflowed is not saved (StateWriter::put_weights()).
+  void save(StateWriter& out) const;
   /// Refuses values no run leaves (weights read from a checkpoint): InputError "checkpoint:
   /// WHAT ...". Log-weights must not be all −∞ (their softmax would be 0/0); linear weights
-  /// (minmax, mistake) are ≥ 0 with a positive sum. NaN and +∞ are left to Learner::load, which
-  /// refuses any state holding them.
+  /// (minmax, mistake) are ≥ 0 with a positive sum (weight_vector_problem()). NaN and +∞ are
+  /// left to Learner::load, which refuses any state holding them.
   void check_stored(const std::string& what) const;
 
  private:

@@ -329,12 +329,24 @@ void Learner::update_or_fail(Update&& update) {
   }
 }
 
+// What a diverged model's message suggests: a smaller step, named by the parameters this
+// algorithm reads (eta for most; AdaRaker's eta0 / eta_cap, PerFedAvg's alpha, ...).
+std::string Learner::divergence_advice() const {
+  static const char* const kStepParameters[] = {"eta", "eta0", "eta_cap", "eta_scale", "alpha", "step_scale"};
+  std::string names;
+  for (const char* step : kStepParameters)
+    for (const auto& [name, value] : algorithm_->resolved_params())
+      if (name == step) names += (names.empty() ? "" : ", ") + name;
+  const std::string algo = spec_.substr(0, spec_.find(':'));
+  return "a smaller step size (" + (names.empty() ? "omkl describe " + algo + " lists them" : names) +
+         "), or features and targets of a smaller scale, may help";
+}
+
 void Learner::fail_diverged(std::int64_t sample, double prediction) {
   failed_ = true;  // first, as in update_or_fail()
   const char* shown = std::isnan(prediction) ? "nan" : prediction > 0 ? "inf" : "-inf";  // never finite here
   failure_ = spec_ + " diverged at sample " + std::to_string(sample) + " (prediction " + shown +
-             "): an update overflowed the model's numbers; a smaller step size (eta), or features and targets of a "
-             "smaller scale, may help";
+             "): an update overflowed the model's numbers; " + divergence_advice();
   throw DivergedError(failure_, sample, prediction);
 }
 
@@ -430,8 +442,9 @@ std::string Learner::to_bytes() const {
   // rule load() applies, so that nothing is written that would not load.
   if (out.non_finite() > 0)
     throw DivergedError("save: " + spec_ + " diverged: " + std::to_string(out.non_finite()) +
-                        " numbers of its state are NaN or infinite (an update overflowed them); nothing written; a "
-                        "smaller step size (eta), or features and targets of a smaller scale, may help");
+                        " numbers or weight vectors of its state are NaN, infinite or all zero (an update "
+                        "overflowed them); nothing written; " +
+                        divergence_advice());
   return detail::seal_checkpoint(out.bytes());
 }
 

@@ -1,5 +1,6 @@
 #include "core/state_io.h"
 
+#include <algorithm>
 #include <fcntl.h>
 
 #include <cerrno>
@@ -23,8 +24,6 @@ void append_raw(std::string& out, const void* data, std::size_t n) {
   out.append(static_cast<const char*>(data), n);
 }
 
-// StateWriter::non_finite()'s rule for a number written with put_f64().
-bool unsound(double v) { return std::isnan(v) || v == std::numeric_limits<double>::infinity(); }
 std::size_t count_minus_infinity(const double* v, std::size_t n) {
   std::size_t count = 0;
   for (std::size_t i = 0; i < n; ++i) count += v[i] == -std::numeric_limits<double>::infinity();
@@ -61,6 +60,18 @@ void StateWriter::put_f64s(const std::vector<double>& v) { put_f64s(v.data(), v.
 void StateWriter::put_finite_f64s(const double* v, std::size_t n) {
   put_f64s(v, n);
   non_finite_ += count_minus_infinity(v, n);
+}
+
+void StateWriter::put_weights(const std::vector<double>& v, std::size_t per_vector, bool log_domain) {
+  put_f64s(v);
+  if (per_vector == 0) return;
+  for (std::size_t first = 0; first < v.size(); first += per_vector) {
+    const std::size_t n = std::min(per_vector, v.size() - first);
+    // A vector holding NaN or +∞ is counted by put_f64s() already.
+    if (std::none_of(v.begin() + first, v.begin() + first + n, unsound) &&
+        !weight_vector_problem(v.data() + first, n, log_domain).empty())
+      ++non_finite_;
+  }
 }
 
 void StateWriter::put_u64s(const std::vector<std::uint64_t>& v) {
@@ -156,6 +167,24 @@ std::string StateReader::expect_one_of_tags(const std::vector<std::string>& tags
     listed += (listed.empty() ? "'" : " or '") + tag + "'";
   }
   fail("state section '" + found + "' where " + listed + " was expected");
+}
+
+bool unsound(double v) { return std::isnan(v) || v == std::numeric_limits<double>::infinity(); }
+
+std::string weight_vector_problem(const double* v, std::size_t n, bool log_domain) {
+  if (n == 0) return {};
+  if (log_domain) {
+    for (std::size_t i = 0; i < n; ++i)
+      if (v[i] != -std::numeric_limits<double>::infinity()) return {};
+    return "are all zero (every log-weight is −∞)";
+  }
+  double total = 0.0;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!(v[i] >= 0.0)) return "hold a weight of " + std::to_string(v[i]) + " (weights are ≥ 0)";
+    total += v[i];
+  }
+  if (!(total > 0.0 && total < std::numeric_limits<double>::infinity())) return "have no positive finite sum";
+  return {};
 }
 
 std::uint64_t fnv1a64(const std::string& bytes) {

@@ -26,11 +26,16 @@ class StateWriter {
   /// Numbers that are finite in any model that has not diverged (θ, random features): as
   /// put_f64s(), and a −∞ among them counts in non_finite() too.
   void put_finite_f64s(const double* v, std::size_t n);
+  /// Weight vectors of `per_vector` entries each, as put_f64s(): a vector that no run leaves
+  /// (weight_vector_problem(): every log-weight −∞, or linear weights without a positive finite
+  /// sum) counts in non_finite() too, as load refuses it.
+  void put_weights(const std::vector<double>& v, std::size_t per_vector, bool log_domain);
   /// A tag that load_state checks, to catch a state read by the wrong algorithm.
   void put_tag(const std::string& tag) { put_string(tag); }
   const std::string& bytes() const { return bytes_; }
-  /// Numbers written that no sound model holds: NaN or +∞ anywhere, and −∞ among
-  /// put_finite_f64s()'s (elsewhere −∞ is a log-weight that underflowed, which is sound).
+  /// Numbers written that no sound model holds: NaN or +∞ anywhere, −∞ among
+  /// put_finite_f64s()'s (elsewhere −∞ is a log-weight that underflowed, which is sound), and
+  /// each weight vector of put_weights() that no run leaves.
   /// Learner::to_bytes() refuses a state with any (the model diverged), StateReader counts the
   /// same, and a checkpoint with any is refused on load.
   std::size_t non_finite() const { return non_finite_; }
@@ -39,6 +44,16 @@ class StateWriter {
   std::string bytes_;
   std::size_t non_finite_ = 0;
 };
+
+/// NaN or +∞: a number no sound model holds anywhere in its state (StateWriter::non_finite()'s
+/// rule; −∞ is sound where it is a log-weight that underflowed). A family's own checks at load
+/// leave these to Learner::load and judge every other number, −∞ included.
+bool unsound(double v);
+/// Why a stored weight vector is one no run leaves ("" when it is not): log-weights
+/// (`log_domain`) that are all −∞ (every weight zero: none to normalise by), or linear weights
+/// below 0 or without a positive finite sum. An empty vector is sound; NaN and +∞ are not
+/// judged here (unsound()).
+std::string weight_vector_problem(const double* v, std::size_t n, bool log_domain);
 
 /// Where the bytes a StateReader reads came from, which decides what a damaged one is: a
 /// checkpoint or saved state is the user's input (InputError, exit code 1); a message between the

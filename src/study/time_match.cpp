@@ -5,6 +5,8 @@
 #include <cmath>
 #include <string>
 
+#include "families/exact_kernel/support_set.h"
+#include "features/rf_ensemble.h"
 #include "omkl/error.h"
 
 namespace omkl::detail {
@@ -85,7 +87,10 @@ TimeMatchReport match_time_budgets(std::vector<AlgorithmSpec>& algorithms, const
                                      : parameter + " given in the spec: run as given";
       entry.seconds_per_round = seconds_per_round(spec, make, data, rows);
     } else {
-      const std::size_t max_value = parameter == "D" ? 1000000 : std::max<std::size_t>(1, data.n_samples);
+      // The parameters' own upper bounds (B also by the stream: a budget past T keeps every sample).
+      const std::size_t max_value =
+          parameter == "D" ? static_cast<std::size_t>(kMaxRandomFeatures)
+                           : std::clamp<std::size_t>(data.n_samples, 1, static_cast<std::size_t>(kMaxSupportBudget));
       const BudgetSearch found = match_budget(
           [&](std::size_t value) {
             AlgorithmSpec candidate = spec;

@@ -87,7 +87,7 @@ class AdaMkl final : public Algorithm {
   void save_state(StateWriter& out) const override {
     out.put_tag("adamkl");
     out.put_i64(t_);
-    out.put_f64s(weights_.raw());
+    weights_.save(out);
     for (std::size_t j = 0; j < intervals_.n_levels; ++j) {
       out.put_u64(instances_[j] ? 1 : 0);
       if (instances_[j]) instances_[j]->save_state(out);

@@ -52,14 +52,14 @@ void check_stored_values(const std::vector<double>& v, const char* name, bool st
                          (strictly_positive ? "> 0" : "≥ 0") + " is expected)");
 }
 
-// NaN and ±∞ are the learner's to refuse (Learner::load refuses any state holding them, once it
-// is read); the rules above judge the numbers of a state without them.
-bool all_finite(std::initializer_list<const std::vector<double>*> vectors, std::initializer_list<double> scalars) {
+// NaN and +∞ are the learner's to refuse (Learner::load refuses any state holding them, once it
+// is read); the rules above judge every other number, −∞ included.
+bool all_sound(std::initializer_list<const std::vector<double>*> vectors, std::initializer_list<double> scalars) {
   for (const std::vector<double>* v : vectors)
     for (double x : *v)
-      if (!std::isfinite(x)) return false;
+      if (unsound(x)) return false;
   for (double x : scalars)
-    if (!std::isfinite(x)) return false;
+    if (unsound(x)) return false;
   return true;
 }
 
@@ -148,7 +148,7 @@ class Rule final : public SelectionRule {
         in.get_f64s(sums_.data(), sums_.size());
         break;
     }
-    if (!all_finite({&p_, &q_, &sums_, &eta_, &rho_}, {C_, V_})) return;
+    if (!all_sound({&p_, &q_, &sums_, &eta_, &rho_}, {C_, V_})) return;
     check_stored_distribution(p_, "p");
     check_stored_distribution(q_, "q");
     check_stored_values(sums_, "the loss sums", false);

@@ -144,7 +144,7 @@ void MForgetron::save_state(StateWriter& out) const {
     out.put_f64(learner.last_phi);
     out.put_u64(learner.removals);
   }
-  out.put_f64s(weights_.raw());
+  weights_.save(out);
 }
 
 void MForgetron::load_state(StateReader& in) {

@@ -165,7 +165,8 @@ void KogdEnsemble::save_state(StateWriter& out) const {
   support_.save(out);
   out.put_f64s(scale_);
   out.put_f64s(norm2_);
-  out.put_f64s(config_.combination == Combination::Learned ? weights_.raw() : std::vector<double>{});
+  if (config_.combination == Combination::Learned) weights_.save(out);
+  else out.put_f64s(std::vector<double>{});
 }
 
 void KogdEnsemble::load_state(StateReader& in) {
@@ -177,7 +178,7 @@ void KogdEnsemble::load_state(StateReader& in) {
   // step() leaves every global scale within scale_out_of_range()'s bounds (renormalize()):
   // one outside them (0 among them, which the coefficients are divided by) no run leaves.
   for (double s : scale_)
-    if (std::isfinite(s) && scale_out_of_range(s))  // NaN and ±∞: Learner::load refuses them
+    if (!unsound(s) && scale_out_of_range(s))  // NaN and +∞: Learner::load refuses them
       throw InputError("exact-kernel state: a learner's global scale " + shortest_decimal(s) +
                        " is outside ±[1e-200, 1e200]");
   in.get_f64s(norm2_.data(), norm2_.size());

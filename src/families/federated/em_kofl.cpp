@@ -252,7 +252,7 @@ class EmKofl final : public Algorithm {
     out.put_tag("federated-em-kofl/1");
     out.put_i64(seen_);
     save_backend_state(*backend_, out);
-    write_federated_weights(out, log_w_, round_loss_, kernel_loss_);
+    write_federated_weights(out, log_w_, round_loss_, kernel_loss_, n_kernels());
     std::vector<std::uint64_t> sampled(sampled_.begin(), sampled_.end());
     out.put_u64s(sampled);
   }

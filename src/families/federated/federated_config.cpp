@@ -179,8 +179,8 @@ void CommunicationLedger::client_steps(double n, double downlink, double uplink_
 }
 
 void write_federated_weights(StateWriter& out, const std::vector<double>& log_w, const std::vector<double>& round_loss,
-                             const std::vector<double>& kernel_loss) {
-  out.put_f64s(log_w);
+                             const std::vector<double>& kernel_loss, std::size_t n_kernels) {
+  out.put_weights(log_w, n_kernels, true);
   out.put_f64s(round_loss);
   out.put_f64s(kernel_loss);
 }
@@ -192,16 +192,13 @@ void read_federated_weights(StateReader& in, std::vector<double>& log_w, std::ve
   in.get_f64s(kernel_loss.data(), kernel_loss.size());
   // Log-weights only ever decrease from 0: −∞ is a weight that underflowed, NaN or +∞ damage,
   // and a vector all −∞ no run leaves (its heaviest entry is shifted to 1 when used).
-  constexpr double inf = std::numeric_limits<double>::infinity();
-  for (std::size_t first = 0; first < log_w.size(); first += n_kernels) {
-    bool any_finite = false;
-    for (std::size_t k = first; k < std::min(first + n_kernels, log_w.size()); ++k) {
-      const double v = log_w[k];
-      if (std::isnan(v) || v == inf)
-        throw InputError("checkpoint: federated weights hold a log-weight of " + std::to_string(v));
-      any_finite = any_finite || v != -inf;
-    }
-    if (!any_finite) throw InputError("checkpoint: federated weights are all zero (every log-weight is −∞)");
+  for (std::size_t first = 0; n_kernels > 0 && first < log_w.size(); first += n_kernels) {
+    const std::size_t n = std::min(n_kernels, log_w.size() - first);
+    for (std::size_t k = first; k < first + n; ++k)
+      if (unsound(log_w[k]))
+        throw InputError("checkpoint: federated weights hold a log-weight of " + std::to_string(log_w[k]));
+    const std::string problem = weight_vector_problem(log_w.data() + first, n, true);
+    if (!problem.empty()) throw InputError("checkpoint: federated weights " + problem);
   }
   // (NaN and +∞ among them are Learner::load's to refuse, with any other such number of the state.)
   for (const std::vector<double>* losses : {&round_loss, &kernel_loss})

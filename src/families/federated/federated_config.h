@@ -107,9 +107,10 @@ class CommunicationLedger {
 /// Checkpoints: the weights every kernel federation keeps beside θ — log-weights (client or
 /// server), the round's reported losses, each client's per-kernel losses (the regret's
 /// comparators) — written, and read back with their sizes and values checked: log_w holds
-/// weight vectors of `n_kernels` each, none of them all −∞ (all zero), and the losses are ≥ 0.
+/// weight vectors of `n_kernels` each, none of them all −∞ (all zero: a vector that is counts in
+/// out.non_finite() when written, so that such a model is not saved), and the losses are ≥ 0.
 void write_federated_weights(StateWriter& out, const std::vector<double>& log_w, const std::vector<double>& round_loss,
-                             const std::vector<double>& kernel_loss);
+                             const std::vector<double>& kernel_loss, std::size_t n_kernels);
 void read_federated_weights(StateReader& in, std::vector<double>& log_w, std::vector<double>& round_loss,
                             std::vector<double>& kernel_loss, std::size_t n_kernels);
 

@@ -328,7 +328,7 @@ class GlobalKernelFederation final : public Algorithm {
     out.put_tag("federated-global/1");
     out.put_i64(seen_);
     save_backend_state(*backend_, out);
-    write_federated_weights(out, log_w_, round_loss_, kernel_loss_);
+    write_federated_weights(out, log_w_, round_loss_, kernel_loss_, n_kernels());
     out.put_f64s(round_x_);
     out.put_u64(updates_.size());
     for (const ClientUpdate& u : updates_) {

@@ -312,8 +312,9 @@ class GraphAided final : public Algorithm {
     save_backend_state(*backend_, out);
     for (const GraphReplicate& rep : reps_) {
       rep.rng->save(out);
-      out.put_f64s(rep.log_w);
-      out.put_f64s(rep.log_u);
+      // All −∞ (every weight overflowed to zero) counts as unsound: no such model is saved.
+      out.put_weights(rep.log_w, rep.log_w.size(), true);
+      out.put_weights(rep.log_u, rep.log_u.size(), true);
       out.put_u64(rep.u_valid ? 1 : 0);
       out.put_f64(rep.u_ref);
       if (config_.family == GraphFamily::Gf) {
@@ -353,14 +354,11 @@ class GraphAided final : public Algorithm {
     // Log-weights only ever decrease from 0: −∞ is a weight that underflowed, NaN or +∞ damage,
     // and all of them −∞ no run leaves (the heaviest is shifted to 1 when used: none to shift).
     const auto expect_log_weights = [](const std::vector<double>& log_w, const char* what) {
-      bool any_finite = false;
-      for (double v : log_w) {
-        if (std::isnan(v) || v == std::numeric_limits<double>::infinity())
-          throw InputError(std::string("checkpoint: ") + what + " hold a log-weight of " + std::to_string(v));
-        any_finite = any_finite || v != -std::numeric_limits<double>::infinity();
-      }
-      if (!log_w.empty() && !any_finite)
-        throw InputError(std::string("checkpoint: ") + what + " are all zero (every log-weight is −∞)");
+      for (double v : log_w)
+        if (unsound(v))
+          throw InputError(std::string("checkpoint: graph-aided ") + what + " hold a log-weight of " + std::to_string(v));
+      const std::string problem = weight_vector_problem(log_w.data(), log_w.size(), true);
+      if (!problem.empty()) throw InputError(std::string("checkpoint: graph-aided ") + what + " " + problem);
     };
     if (t_ < 0) throw InputError("checkpoint: graph-aided step count " + std::to_string(t_) + " is negative");
     for (GraphReplicate& rep : reps_) {
@@ -386,11 +384,12 @@ class GraphAided final : public Algorithm {
           read_values(rep.regen_uniforms, config_.J * config_.M);
           // The graph is rebuilt from them: shifted weights (the heaviest 1), an exploration
           // rate in [0, 1] and uniforms in [0, 1), as plan_selection() drew them. A state with
-          // NaN or ±∞ among them is Learner::load's to refuse once it is read: not rebuilt.
-          bool finite = std::isfinite(rep.regen_eta);
+          // NaN or +∞ among them is Learner::load's to refuse once it is read: not rebuilt (−∞
+          // is judged below, as any other number out of range).
+          bool sound = !unsound(rep.regen_eta);
           for (const std::vector<double>* values : {&rep.regen_w, &rep.regen_uniforms})
-            for (double v : *values) finite = finite && std::isfinite(v);
-          if (!finite) continue;
+            for (double v : *values) sound = sound && !unsound(v);
+          if (!sound) continue;
           double regen_total = 0.0;
           for (double w : rep.regen_w) {
             if (!(w >= 0.0 && w <= 1.0))

@@ -136,8 +136,8 @@ class AdaRaker final : public Algorithm {
     out.put_i64(t_);
     save_backend_state(*backend_, out);
     pull_fused_weights();
-    for (const auto& w : kernel_weights_) out.put_f64s(w.raw());
-    for (const auto& h : instance_weights_) out.put_f64s(h.raw());
+    for (const auto& w : kernel_weights_) w.save(out);
+    for (const auto& h : instance_weights_) h.save(out);
   }
 
   void load_state(StateReader& in) override {

@@ -23,7 +23,7 @@ class Raker final : public Algorithm {
   bool batches_replicates() const override { return true; }  // on the backend (RfBackend)
   Raker(ParamReader& params, const AlgoContext& context, const std::string& default_dictionary,
         bool single_kernel)
-      : context_(context) {
+      : context_(context), single_kernel_(single_kernel) {
     const double default_lambda = context.task == Task::Classification ? 0.005 : 0.01;
     config_ = read_rf_ensemble_config(params, context, default_dictionary, default_lambda);
     if (single_kernel && config_.dictionary.size() != 1)
@@ -104,7 +104,7 @@ class Raker final : public Algorithm {
     out.put_i64(t_);
     save_backend_state(*backend_, out);
     pull_fused_weights();
-    for (const auto& w : weights_) out.put_f64s(w.raw());
+    for (const auto& w : weights_) w.save(out);
   }
 
   void load_state(StateReader& in) override {
@@ -116,7 +116,7 @@ class Raker final : public Algorithm {
     load_backend_state(*backend_, in);
     for (auto& w : weights_) {
       in.get_f64s(w.raw().data(), w.size());
-      w.check_stored("raker kernel weights");
+      w.check_stored(std::string(single_kernel_ ? "rf-ogd" : "raker") + " kernel weights");
     }
     if (fused_)
       for (std::size_t r = 0; r < weights_.size(); ++r) backend_->set_log_weights(r, weights_[r].raw().data());
@@ -148,6 +148,7 @@ class Raker final : public Algorithm {
   mutable std::vector<KernelWeights> weights_;  // per replicate (a cache of the device's when fused)
   bool fused_ = false;
   FusedWeights fused_weights_;
+  bool single_kernel_ = false;          // rf-ogd (names it in messages)
   std::int64_t t_ = 0;                  // samples consumed
   std::uint64_t updates_ = 0;           // θ updates, all replicates
   std::vector<double> f_, norm2_;       // scratch

@@ -355,13 +355,15 @@ TEST(StoredStateTest, ABanditRulesProbabilitiesAndRatesAreChecked) {
   EXPECT_NE(refusal(rule_state({0.4, 0.6}, {0.45, 0.55}, -1.0)).find("C and V"), std::string::npos);
   // NaN is the learner's own check (Learner::load refuses any state holding one, once read).
   EXPECT_NO_THROW(load(rule_state({0.4, 0.6}, {std::nan(""), 1.0}, 1.0)));
+  // −∞ is no number Learner::load refuses (a log-weight may underflow to it): the rule judges it.
+  EXPECT_NE(refusal(rule_state({0.4, 0.6}, {-HUGE_VAL, 1.0}, 1.0)).find("not a probability"), std::string::npos);
 }
 
 TEST(StoredStateTest, FederatedWeightVectorsAndLossesAreChecked) {
   const double inf = std::numeric_limits<double>::infinity();
   const auto load = [](const std::vector<double>& log_w, const std::vector<double>& losses) {
     omkl::detail::StateWriter out;
-    omkl::detail::write_federated_weights(out, log_w, losses, losses);
+    omkl::detail::write_federated_weights(out, log_w, losses, losses, 2);
     std::vector<double> w(log_w.size()), round(losses.size()), kernel(losses.size());
     omkl::detail::StateReader in(out.bytes(), "federated");
     omkl::detail::read_federated_weights(in, w, round, kernel, 2);
