@@ -115,6 +115,9 @@ double ParamReader::get_double(const std::string& key, double fallback, const st
   char* end = nullptr;
   errno = 0;
   const double parsed = strtod_decimal(value->c_str(), &end);
+  if (!value->empty() && *end == '\0' && errno == ERANGE && std::fabs(parsed) < 1.0)
+    fail(key, "expects a number in " + range.text() + ", got '" + *value +
+                  "', too close to 0 for a double's full precision (below 2.2e-308)");
   if (value->empty() || *end != '\0' || errno == ERANGE || !std::isfinite(parsed))
     fail(key, "expects a finite number in " + range.text() + ", got '" + *value + "'");
   check_range(key, *value, parsed, range);
@@ -193,7 +196,13 @@ std::string ParamReader::describe(const std::vector<std::string>& stream_default
     const bool from_stream =
         std::find(stream_defaults.begin(), stream_defaults.end(), d.key) != stream_defaults.end();
     out << "  " << d.key << " (";
+    // A numeric fallback outside the parameter's range is no value it takes: a marker of "not
+    // given", whose meaning the description says (beta's "default: the rank rule").
+    char* end = nullptr;
+    const double fallback = numeric ? std::strtod(d.fallback.c_str(), &end) : 0.0;
+    const bool marker = numeric && end != d.fallback.c_str() && !d.range.contains(fallback);
     if (from_stream) out << "default from the stream, as below";
+    else if (marker) out << "not set by default";
     else out << "default " << (d.fallback.empty() ? "\"\"" : d.fallback);
     if (numeric) out << "; in " << d.range.text();
     out << "): " << d.meaning << "\n";

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/decimal.h"
 #include "families/bandit/bandit.h"
 #include "families/exact_kernel/support_set.h"
 #include "features/rf_ensemble.h"
@@ -47,10 +48,12 @@ class LkmBooks final : public Algorithm {
                                 ParamRange::above(0));
     const double K = static_cast<double>(dictionary_.size());
     eta_ = params.get_double("eta", std::sqrt(8.0 * std::log(K) / T),
-                             "expert-advice rate η_EA (default √(8 ln K/T), K kernels, T the stream length)",
+                             "expert-advice rate η_EA (default √(8 ln K/T), K kernels, T the stream length; 0 only "
+                             "with one kernel)",
                              ParamRange::at_least(0));
     // One kernel: η_EA = √(8 ln K/T) is 0, and the expert weights (one of them) need none.
-    if (!(eta_ > 0) && !(dictionary_.size() == 1 && eta_ == 0)) params.fail("eta", "must be > 0");
+    if (!(eta_ > 0) && !(dictionary_.size() == 1 && eta_ == 0))
+      params.fail("eta", "must be > 0 with more than one kernel, got " + shortest_decimal(eta_));
     for (const KernelSpec& k : dictionary_)
       if (!k.shift_invariant()) params.fail("dict", "contains " + k.name() + ": LKMBooks needs shift-invariant kernels");
     bank_ = KernelBank(dictionary_, false);

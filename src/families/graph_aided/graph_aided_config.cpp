@@ -216,7 +216,7 @@ GraphAidedConfig read_graph_aided_config(ParamReader& params, const AlgoContext&
       eta_default = context.horizon > 0 ? 1.0 / std::sqrt(static_cast<double>(context.horizon)) : -1.0;
     c.eta = params.get_double("eta", eta_default,
                              "learning rate of θ, w and u, and the exploration rate unless xi (SFG / SFG-R) "
-                             "or eta_e (GF) is given (default 0.1 with inv_sqrt_t, 1 with step_preset=icml; "
+                             "or eta_e (GF) is given: then at most 1 (default 0.1 with inv_sqrt_t, 1 with step_preset=icml; "
                              "1/√T with const, T the stream length)",
                              ParamRange::above(0));
     if (c.eta == -1.0 && !params.has("eta"))

@@ -126,6 +126,13 @@ TEST(ParamRangeTest, AGivenValueOutsideItsRangeNamesAlgorithmParameterValueAndRa
   // Without a declared range a number is still at most kLargestParameter in magnitude.
   ParamReader huge("raker", {{"x", "-1e101"}});
   EXPECT_THROW(huge.get_double("x", 0.0, ""), ConfigError);
+  // A number that underflows is named as such, not as "not finite".
+  ParamReader tiny("raker", {{"loss_scale", "5e-324"}});
+  m = message_of([&] { tiny.get_double("loss_scale", 1.0, "", ParamRange::above(0)); });
+  EXPECT_NE(m.find("got '5e-324', too close to 0"), std::string::npos) << m;
+  // describe shows such a sentinel as "not set", never as a default outside the range it prints.
+  const std::string sfg_r = omkl::describe_algorithm("omkl-sfg-r");
+  EXPECT_NE(sfg_r.find("beta (not set by default; in (0, 1])"), std::string::npos) << sfg_r;
 }
 
 TEST(ParamRangeTest, DescribeShowsEachRangeAndStatesStreamDependentDefaultsAsRules) {
