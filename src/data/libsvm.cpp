@@ -71,6 +71,9 @@ LibsvmLine parse_libsvm_line(const std::string& path, std::size_t line_number, c
       }
       line.label = label;
       line.has_label = true;
+    } else if (previous_index == 0 && token_end - q > 4 && std::memcmp(q, "qid:", 4) == 0) {
+      // SVMlight's query id (ranking data), between the label and the features: no feature of
+      // the sample, skipped. (Its value is not checked: nothing reads it.)
     } else {
       const void* colon_found = std::memchr(q, ':', static_cast<std::size_t>(token_end - q));
       if (colon_found == nullptr) {

@@ -40,6 +40,18 @@ TEST_F(LibsvmTest, ReadsSparseRowsWithCommentsAndBlankLines) {
   EXPECT_EQ(data.task, omkl::Task::Regression);
 }
 
+// SVMlight ranking files put a query id between the label and the features: skipped, not a
+// feature; after a feature it is no query id, and a bad index as any other.
+TEST_F(LibsvmTest, AQueryIdBeforeTheFeaturesIsSkipped) {
+  const std::string path = write("rank.svm", "3 qid:1 1:0.5 2:1\n1 qid:1 2:0.25\n2 qid:2 1:1\n");
+  const omkl::Dataset data = omkl::load_libsvm(path);
+  EXPECT_EQ(data.n_features, 2u);
+  EXPECT_EQ(data.x, (std::vector<double>{0.5, 1, 0, 0.25, 1, 0}));
+  EXPECT_EQ(data.y, (std::vector<double>{3, 1, 2}));
+  const std::string late = write("late.svm", "1 1:0.5 qid:3\n");
+  expect_input_error([&] { omkl::load_libsvm(late); }, late + ":1:3: ", "'qid:3'");
+}
+
 TEST_F(LibsvmTest, ExplicitDimensionPadsWithZeros) {
   const std::string path = write("pad.libsvm", "+1 2:3\n-1\n");
   const omkl::Dataset data = omkl::load_libsvm(path, 4);
