@@ -28,6 +28,9 @@ struct RowStreamOptions {
   CsvOptions csv;  ///< the target column (the last one by default); a group column is left out of the features
   /// LIBSVM: the number of features (required: a live stream cannot be scanned for its largest index).
   std::size_t n_features = 0;
+  /// Where n_features comes from, named when a LIBSVM row's index exceeds it ("the model in
+  /// m.ckpt", "--features"); empty: not named.
+  std::string width_source;
   /// At the end of a regular file, wait for more rows instead of ending (a file that grows, as
   /// `tail -f` reads it); the stream then ends only through `stop`.
   bool follow = false;

@@ -184,6 +184,7 @@ int live_run_command(const CommonOptions& o, const RunOptions& r, const CLI::App
   stream_options.format = live_format(o.data, o.format);
   // LIBSVM rows carry no width: --features, or the resumed model's.
   stream_options.n_features = r.features ? r.features : resumed ? resumed->n_features() : 0;
+  stream_options.width_source = r.features ? "--features" : resumed ? "the model in " + r.resume : "";
   stream_options.follow = r.follow;
   stream_options.stop = &g_stop_requested;
   RowStream rows(o.data, stream_options);
@@ -353,6 +354,7 @@ int predict_command(const CommonOptions& o, const std::string& model, const std:
     if (!o.group_column.empty() && stream_options.format != RowStreamOptions::Format::Csv)
       throw ConfigError("--group-column " + o.group_column + ": " + o.data + " is not a CSV file with a header");
     stream_options.n_features = learner.n_features();  // LIBSVM rows carry no width
+    stream_options.width_source = "the model in " + model;
     RowStream rows(o.data, stream_options);
     name = rows.name();
     const std::size_t d = rows.n_features();

@@ -43,7 +43,7 @@ namespace detail {
 
 LibsvmLine parse_libsvm_line(const std::string& path, std::size_t line_number, const char* begin, const char* line_end,
                              std::size_t n_features, std::vector<std::size_t>& indices, std::vector<double>& values,
-                             bool label_optional) {
+                             bool label_optional, const std::string& width_source) {
   LibsvmLine line;
   // '#' starts a comment that runs to the end of the line.
   if (const void* hash = std::memchr(begin, '#', static_cast<std::size_t>(line_end - begin))) {
@@ -91,8 +91,8 @@ LibsvmLine parse_libsvm_line(const std::string& path, std::size_t line_number, c
                          " (indices are 1-based)");
       }
       if (n_features != 0 && index > n_features) {
-        throw InputError(where + "feature index " + std::to_string(index) +
-                         " exceeds n_features = " + std::to_string(n_features));
+        throw InputError(where + "feature index " + std::to_string(index) + " exceeds n_features = " +
+                         std::to_string(n_features) + (width_source.empty() ? "" : " (" + width_source + ")"));
       }
       if (index <= previous_index) {
         throw InputError(where + "feature index " + std::to_string(index) +

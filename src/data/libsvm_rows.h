@@ -21,10 +21,11 @@ struct LibsvmLine {
 /// Parses [begin, end) (no line ending) and appends its (1-based index, value) pairs to
 /// `indices` / `values`. n_features = 0: any index. With `label_optional`, a line whose first
 /// token is an index:value pair has no label (a row to predict). InputError located at
-/// "path:line:token".
+/// "path:line:token"; an index beyond n_features names `width_source` (where the width comes
+/// from, e.g. "the model in m.ckpt") where it is not empty.
 LibsvmLine parse_libsvm_line(const std::string& path, std::size_t line_number, const char* begin, const char* end,
                              std::size_t n_features, std::vector<std::size_t>& indices, std::vector<double>& values,
-                             bool label_optional = false);
+                             bool label_optional = false, const std::string& width_source = {});
 
 /// Reads the LIBSVM file at `path` line by line, keeping nothing, and throws InputError at the
 /// first index beyond `n_features` ("path:line:token: feature index I exceeds n_features = N

@@ -150,8 +150,9 @@ bool RowStream::next(StreamRow& row) {
     s.indices.clear();
     s.values.clear();
     if (s.line_number == 1) first = detail::skip_byte_order_mark(first, last);  // as before a CSV header
-    const detail::LibsvmLine line = detail::parse_libsvm_line(s.name, s.line_number, first, last, s.options.n_features,
-                                                              s.indices, s.values, /*label_optional=*/true);
+    const detail::LibsvmLine line =
+        detail::parse_libsvm_line(s.name, s.line_number, first, last, s.options.n_features, s.indices, s.values,
+                                  /*label_optional=*/true, s.options.width_source);
     if (!line.has_row) continue;  // a comment line
     row.x.assign(s.options.n_features, 0.0);  // absent entries are zero
     for (std::size_t k = 0; k < s.indices.size(); ++k) row.x[s.indices[k] - 1] = s.values[k];

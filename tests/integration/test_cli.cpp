@@ -1119,6 +1119,12 @@ TEST_F(CliTest, ALibsvmIndexBeyondAnyReasonIsFoundBeforeDensifying) {
   EXPECT_NE(resumed.err.find("idxbig.svm:1:2: feature index 1000000000 exceeds n_features = 3 (the model in svm.ckpt)"),
             std::string::npos)
       << resumed.err;
+  // predict names the model alike.
+  const Outcome predicted = omkl("predict --model svm.ckpt --data idxbig.svm");
+  EXPECT_EQ(predicted.code, 1) << predicted.err;
+  EXPECT_NE(predicted.err.find("idxbig.svm:1:2: feature index 1000000000 exceeds n_features = 3 (the model in svm.ckpt)"),
+            std::string::npos)
+      << predicted.err;
   // A fresh run: a dense matrix larger than the machine's memory is refused at the index that
   // makes it so, before any allocation.
   const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
