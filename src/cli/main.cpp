@@ -27,6 +27,7 @@
 #include "features/rf_backend.h"
 #include "core/state_io.h"
 #include "data/libsvm_rows.h"
+#include "data/scale_advice.h"
 #include "data/parse_number.h"
 #include "study/scoring.h"
 #include "study/study_io.h"
@@ -305,6 +306,15 @@ Dataset load_data(const CommonOptions& o) {
   return data;
 }
 
+// A raw stream far from unit scale gets one note on stderr (data/scale_advice.h says why),
+// unless a normalisation was asked for: by --normalize (none included: the values are meant as
+// they are) or by the preset.
+static void note_scale(const CommonOptions& o, const Dataset& raw) {
+  if (!o.normalize.empty() || requested_normalization(o) != Normalization::None) return;
+  const std::string advice = detail::scale_advice(raw);
+  if (!advice.empty()) std::cerr << "omkl: note: " << shown(advice) << "\n";
+}
+
 void check_normalize_matches_model(const CommonOptions& o, const Normalizer& stored, const std::string& model_path) {
   if (!o.normalize.empty() && parse_normalization(o.normalize) != stored.how)
     throw ConfigError("--normalize " + o.normalize + ": the model in " + model_path + " was trained on a '" +
@@ -550,6 +560,7 @@ int run_study_command(const CommonOptions& o, const std::string& out_dir, std::s
   config.communicator = comm;
   config.message_timeout_s = extras.message_timeout_s;
   const Dataset data = load_data(o);
+  if (root) note_scale(o, data);
   if (root) detail::check_study_folder("--out", out_dir);  // before hours of work, not after (run_study's check too)
   const StudyResult result = run_study(config, data);
   if (!root) return 0;  // rank 0 reports and writes the outputs
@@ -729,6 +740,7 @@ int run_command(const CommonOptions& o, const RunOptions& r, const CLI::App& com
   }
   Learner learner = [&] {
     if (resumed) return std::move(*resumed);
+    note_scale(o, data);
     LearnerContext context = fresh_learner_context(o, r, data.n_features, data.task, data.n_samples);
     context.n_clients = data.n_clients;  // a federated stream (--clients, a federated preset) as dealt
     context.feature_names = data.feature_names;  // checked by predict and --resume

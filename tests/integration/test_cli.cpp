@@ -1343,3 +1343,32 @@ TEST_F(CliTest, DescribeStatesStreamDependentDefaultsAsRulesAndEveryRange) {
   EXPECT_EQ(o.out.find("levels (default 5"), std::string::npos) << o.out;
   EXPECT_NE(o.out.find("⌊log2 T⌋ + 1"), std::string::npos) << o.out;
 }
+
+TEST_F(CliTest, ARawStreamFarFromUnitScaleGetsOneNoteUnlessANormalisationWasAsked) {
+  std::string rows = "freq,b,y\n";
+  for (int t = 0; t < 30; ++t)
+    rows += std::to_string(200 + 600 * t) + "," + std::to_string(0.01 * t) + "," + std::to_string(100 + t) + "\n";
+  write("loud.csv", rows);
+  const std::string note = "omkl: note: loud is not normalised and far from unit scale (feature 'freq' spans 200 to "
+                           "1.76e+04, the target 100 to 129)";
+  Outcome o = omkl("run --data loud.csv --algo raker:D=8");
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_NE(o.err.find(note), std::string::npos) << o.err;
+  EXPECT_EQ(o.out.find("note"), std::string::npos) << "the note is for stderr: " << o.out;
+  o = omkl("study --data loud.csv --algo raker:D=8 --seeds 1");
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_NE(o.err.find(note), std::string::npos) << o.err;
+  // Asked for a normalisation (none included), or resuming a model, which keeps its own: no note.
+  for (const char* quiet : {"run --data loud.csv --algo raker:D=8 --normalize none --save m.ckpt",
+                            "run --data loud.csv --algo raker:D=8 --normalize minmax-all",
+                            "study --data loud.csv --algo raker:D=8 --seeds 1 --normalize zscore",
+                            "run --data loud.csv --resume m.ckpt", "predict --model m.ckpt --data loud.csv"}) {
+    o = omkl(quiet);
+    ASSERT_EQ(o.code, 0) << quiet << ": " << o.err;
+    EXPECT_EQ(o.err.find("note:"), std::string::npos) << quiet << ": " << o.err;
+  }
+  // A stream of unit scale gets none.
+  o = omkl("run --data synthetic:dataset2:60 --algo raker:D=8");
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_EQ(o.err.find("note:"), std::string::npos) << o.err;
+}
