@@ -143,6 +143,20 @@ Normalizer fit_normalizer(const Dataset& data, Normalization how);
 /// Applies a normalisation in place (constant columns map to 0): fit_normalizer(data, how).apply(data).
 void normalize(Dataset& data, Normalization how);
 
+/// What scale_advice() calls far from unit scale: a feature entry, or a regression target, larger
+/// than these in magnitude.
+constexpr double kUnitScaleFeatureLimit = 100.0;
+constexpr double kUnitScaleTargetLimit = 10.0;
+/// A note for a stream about to be learned without normalisation: empty when every feature entry
+/// and (regression only) every target is within the limits above; otherwise one sentence naming
+/// the feature column of the largest magnitude (by name, else its 1-based index) with its range,
+/// the target's range where that is the cause, and the normalisations that would help. Every
+/// kernel dictionary's bandwidths and every default step size assume values of order one, so a raw
+/// stream such as airfoil (a feature up to 20 000, targets 103–141) learns next to nothing, and
+/// nothing else says why. `keep_values` is how the caller keeps the values as they are (the
+/// command line's "--normalize none", Python's "normalize='none'"), named as what silences it.
+std::string scale_advice(const Dataset& data, const std::string& keep_values = "--normalize none");
+
 /// How a pooled dataset is dealt to the clients of a federated study ([POF], its experiments).
 struct FederatedLayout {
   std::size_t rounds = 500;   ///< T: samples per client

@@ -5,6 +5,7 @@ import csv
 import io
 import json
 import os
+import warnings
 from typing import Any, Dict, Iterable, List, Optional, Union
 
 from . import _omkl
@@ -140,7 +141,10 @@ def study(data: Union[str, os.PathLike[str]] = "synthetic:dataset2", algos: Opti
     two-class target such as 0/1 to −1/+1, a classification stream (the bandit paper's §8.2);
     ``one_hot="all"`` (``--one-hot``, or header names joined by ",") turns categorical columns into
     0/1 indicator columns, one per value, as LIBSVM's binarised sets are made. The GIL is released
-    while the study runs.
+    while the study runs. A stream read without normalisation (no ``normalize``, and a preset
+    without one) whose features or regression targets are far from unit scale gives a
+    ``UserWarning`` naming the normalisations that help, as ``omkl study`` notes on stderr;
+    ``normalize="none"`` keeps the values and silences it.
     """
     preset = string_argument("preset", preset, optional=True)
     seeds = _omkl.default_seeds(preset) if seeds is None else integer_argument("seeds", seeds, minimum=1)
@@ -168,7 +172,7 @@ def study(data: Union[str, os.PathLike[str]] = "synthetic:dataset2", algos: Opti
     source.client_order = string_argument("client_order", client_order, optional=True)
     out_dir = path_argument("out", out) if out is not None else ""
     command = f"omkl.study(data={source.path!r}, algos={algos!r}, seeds={seeds}, preset={preset!r}, profile={profile!r})"
-    texts = _omkl.run_study(source, algos, seeds, string_argument("profile", profile),
+    *texts, note = _omkl.run_study(source, algos, seeds, string_argument("profile", profile),
                             string_argument("backend", backend), integer_argument("threads", threads),
                             string_argument("metric", metric, optional=True),
                             string_argument("loss", loss, optional=True),
@@ -178,6 +182,8 @@ def study(data: Union[str, os.PathLike[str]] = "synthetic:dataset2", algos: Opti
                             string_argument("regret_comparator", regret_comparator, optional=True) or "auto",
                             float_argument("regret_lambda", regret_lambda),
                             string_argument("regret_dict", regret_dict, optional=True), command)
+    if note:  # a raw stream far from unit scale (omkl study's note on stderr)
+        warnings.warn(note, UserWarning, stacklevel=2)
     # With out_dir the library has written the files there (atomically), as for the CLI.
     return Study(*texts, directory=out_dir or None)
 

@@ -115,7 +115,8 @@ omkl::Learner create_learner(const std::string& spec, std::size_t n_features, co
   return omkl::make_learner(omkl::parse_algorithm_spec(spec), context);
 }
 
-using StudyTexts = std::tuple<std::string, std::string, std::string, std::string>;
+// summary.json, curves.csv, logs.json, regret.csv, and the scale note (empty for none).
+using StudyTexts = std::tuple<std::string, std::string, std::string, std::string, std::string>;
 
 StudyTexts run_study(const omkl::StudySource& source, const std::vector<std::string>& algos, std::size_t seeds,
                      const std::string& profile, const std::string& backend, std::size_t threads,
@@ -153,9 +154,12 @@ StudyTexts run_study(const omkl::StudySource& source, const std::vector<std::str
   omkl::StudySource stream = source;
   stream.loss = loss;
   const omkl::Dataset data = omkl::load_study_data(stream);
+  // A raw stream far from unit scale gets the command line's note, as a warning in Python.
+  const bool raw = source.normalize.empty() && omkl::study_normalization(source) == omkl::Normalization::None;
+  std::string note = raw ? omkl::scale_advice(data, "normalize='none'") : std::string();
   const omkl::StudyResult result = omkl::run_study(config, data);
   const omkl::StudyOutputs texts = omkl::format_study_outputs(result);
-  return {texts.summary_json, texts.curves_csv, texts.logs_json, texts.regret_csv};
+  return {texts.summary_json, texts.curves_csv, texts.logs_json, texts.regret_csv, std::move(note)};
 }
 
 }  // namespace
@@ -279,7 +283,7 @@ NB_MODULE(_omkl, m) {
         nb::arg("spread"), nb::arg("regret_comparator"), nb::arg("regret_lambda"), nb::arg("regret_dict"),
         nb::arg("command"),
         nb::call_guard<nb::gil_scoped_release>(),
-        "Runs a study; returns (summary.json, curves.csv, logs.json, regret.csv) as text.");
+        "Runs a study; returns (summary.json, curves.csv, logs.json, regret.csv) as text, and the scale note (omkl::scale_advice(); empty for none).");
   m.def("list_algorithms", [] {
     std::vector<std::tuple<std::string, std::string, std::string>> out;
     for (const auto& a : omkl::list_algorithms()) out.emplace_back(a.name, a.family, a.summary);

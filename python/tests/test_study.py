@@ -252,3 +252,18 @@ def test_algos_may_be_any_iterable_and_bad_counts_are_config_errors():
                              ({"regret_lambda": "x"}, "regret_lambda must be a number")]:
         with pytest.raises(omkl.ConfigError, match=named):
             omkl.study(**{**common, **arguments})
+
+
+def test_a_raw_stream_far_from_unit_scale_warns_unless_a_normalisation_is_given(tmp_path, regression_stream):
+    X, y = regression_stream
+    write_csv(tmp_path / "loud.csv", X * 1000, y + 50)
+    with pytest.warns(UserWarning, match=r"loud is not normalised and far from unit scale \(feature 'x\d' spans"
+                                         r".*the target .*normalize='none' keeps the values"):
+        omkl.study(data=tmp_path / "loud.csv", algos="raker:D=8", seeds=1)
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for normalize in ("none", "minmax-all"):
+            omkl.study(data=tmp_path / "loud.csv", algos="raker:D=8", seeds=1, normalize=normalize)
+        write_csv(tmp_path / "quiet.csv", X, y)
+        omkl.study(data=tmp_path / "quiet.csv", algos="raker:D=8", seeds=1)

@@ -27,7 +27,6 @@
 #include "features/rf_backend.h"
 #include "core/state_io.h"
 #include "data/libsvm_rows.h"
-#include "data/scale_advice.h"
 #include "data/parse_number.h"
 #include "study/scoring.h"
 #include "study/study_io.h"
@@ -306,12 +305,12 @@ Dataset load_data(const CommonOptions& o) {
   return data;
 }
 
-// A raw stream far from unit scale gets one note on stderr (data/scale_advice.h says why),
+// A raw stream far from unit scale gets one note on stderr (omkl::scale_advice() says why),
 // unless a normalisation was asked for: by --normalize (none included: the values are meant as
 // they are) or by the preset.
 static void note_scale(const CommonOptions& o, const Dataset& raw) {
   if (!o.normalize.empty() || requested_normalization(o) != Normalization::None) return;
-  const std::string advice = detail::scale_advice(raw);
+  const std::string advice = scale_advice(raw);
   if (!advice.empty()) std::cerr << "omkl: note: " << shown(advice) << "\n";
 }
 
