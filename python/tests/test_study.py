@@ -267,3 +267,16 @@ def test_a_raw_stream_far_from_unit_scale_warns_unless_a_normalisation_is_given(
             omkl.study(data=tmp_path / "loud.csv", algos="raker:D=8", seeds=1, normalize=normalize)
         write_csv(tmp_path / "quiet.csv", X, y)
         omkl.study(data=tmp_path / "quiet.csv", algos="raker:D=8", seeds=1)
+
+
+def test_shuffle_equals_the_command_lines_shuffle(tmp_path, cli, regression_stream):
+    X, y = regression_stream
+    write_csv(tmp_path / "s.csv", X, y)
+    cli("study", "--data", tmp_path / "s.csv", "--algo", "raker:D=8", "--seeds", 3, "--seed", 2, "--shuffle",
+        "--out", tmp_path / "cli")
+    with open(tmp_path / "cli" / "summary.json") as f:
+        expected = json.load(f)
+    shuffled = omkl.study(data=tmp_path / "s.csv", algos="raker:D=8", seeds=3, seed=2, shuffle=True)
+    in_order = omkl.study(data=tmp_path / "s.csv", algos="raker:D=8", seeds=3, seed=2)
+    assert shuffled.results[0]["final_per_seed"] == expected["results"][0]["final_per_seed"]
+    assert shuffled.results[0]["final_per_seed"] != in_order.results[0]["final_per_seed"]

@@ -24,6 +24,7 @@
 #include "cli/commands.h"
 #include "core/closest_name.h"
 #include "core/decimal.h"
+#include "core/env_switch.h"
 #include "features/rf_backend.h"
 #include "core/state_io.h"
 #include "data/libsvm_rows.h"
@@ -504,6 +505,7 @@ struct StudyExtras {
   std::string time_match;
   std::size_t time_match_rows = 0;
   std::string spread;  ///< --std: "sample" or "population"; empty: the preset's
+  bool shuffle = false;  ///< --shuffle (a preset may shuffle on its own: bandit-oks)
 };
 
 void print_time_match(const TimeMatchReport& report) {
@@ -545,6 +547,7 @@ int run_study_command(const CommonOptions& o, const std::string& out_dir, std::s
   config.regret_dict = extras.regret_dict;
   if (!extras.spread.empty()) config.spread = parse_spread(extras.spread);
   config.time_match = extras.time_match;
+  config.shuffle = extras.shuffle;
   config.time_match_rows = extras.time_match_rows;
   config.provenance = {{"command", o.command}, {"data", o.data},
                        {"normalization", o.normalize.empty() ? (o.preset.empty() ? "none" : "the preset's") : o.normalize}};
@@ -868,6 +871,10 @@ int main(int argc, char** argv) {
                   "also draw the curves into --out (curves.png/.svg, regret.png/.svg) with omkl's Python package "
                   "and matplotlib (python3 -m omkl plot; OMKL_PYTHON names another interpreter)");
   StudyExtras study_extras;
+  study->add_flag("--shuffle", study_extras.shuffle,
+                  "each replicate sees the stream in its own random order, drawn from (--seed, replicate) (the "
+                  "bandit paper's protocol; bandit-oks shuffles without it); not for a federated stream, whose "
+                  "order is its protocol");
   study->add_flag("--regret", study_extras.regret,
                   "also the cumulative regret of the graph journal (Fig. 6) against batch kernel ridge "
                   "(regression, T ≤ 6000, graph-aided algorithms), or on a federated stream the POF-MKL "
@@ -999,6 +1006,9 @@ int main(int argc, char** argv) {
     if (several && !*study)
       throw ConfigError("only `omkl study` runs over several processes; start other commands without mpirun");
     refuse_empty_values(app);
+    // A path switch set to a value no path has is refused before any work, whether or not this
+    // build reads it (a CUDA switch in a CPU-only build would otherwise go unnoticed).
+    detail::check_path_switches();
     if (*study) {
       if (plot && out_dir.empty()) throw ConfigError("--plot draws the curves from the study's files: give --out DIR");
       if (out_dir == "-")

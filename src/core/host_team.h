@@ -21,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/env_switch.h"
 #include "core/resident_team.h"
 #include "omkl/error.h"
 
@@ -162,14 +163,6 @@ class HostTeamRunner {
 };
 
 /// OMKL_HOST_WALK_LANES: the lanes the host driver gives a team program (1 to 128; default 1).
-inline unsigned host_walk_lanes() {
-  const char* set = std::getenv("OMKL_HOST_WALK_LANES");
-  if (set == nullptr || *set == '\0') return 1u;
-  char* end = nullptr;
-  const long lanes = std::strtol(set, &end, 10);
-  if (*end != '\0' || lanes < 1 || lanes > 128)
-    throw ConfigError("OMKL_HOST_WALK_LANES must be a whole number from 1 to 128, not '" + std::string(set) + "'");
-  return static_cast<unsigned>(lanes);
-}
+inline unsigned host_walk_lanes() { return path_switch_count("OMKL_HOST_WALK_LANES"); }
 
 }  // namespace omkl::detail

@@ -304,7 +304,7 @@ struct LocalState<Program, std::void_t<decltype(Program::kLocalState)>> : std::b
 /// OMKL_WALK_STATE: where a walk keeps each replicate's state while it runs, `arena` (the
 /// default: where it lies between walks, device memory on the GPU) or `local` (ResidentWalkArgs::
 /// local_state). A ConfigError names any other value.
-inline bool walk_state_local() { return env_switch("OMKL_WALK_STATE", "arena", {"arena", "local"}) == "local"; }
+inline bool walk_state_local() { return path_switch("OMKL_WALK_STATE") == "local"; }
 
 /// Whether a walk of `program` keeps its replicates' state in copies of their own: asked for, a
 /// LocalState program, and a replicate's state within kMaxLocalStateBytes.

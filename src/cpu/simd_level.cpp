@@ -57,7 +57,7 @@ SimdLevel default_simd_level() {
   // A value other than the three is refused by name, not taken for `auto` (if the first call
   // throws, the next reads the variable again).
   static const SimdLevel level = [] {
-    const std::string forced = env_switch("OMKL_CPU_SIMD", "auto", {"auto", "avx2", "portable"});
+    const std::string forced = path_switch("OMKL_CPU_SIMD");
     if (forced == "portable") return SimdLevel::Portable;
     if (simd_level_available(SimdLevel::Avx512) && forced != "avx2") return SimdLevel::Avx512;
     return simd_level_available(SimdLevel::Avx2Fma) ? SimdLevel::Avx2Fma : SimdLevel::Portable;

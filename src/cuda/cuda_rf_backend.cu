@@ -117,12 +117,12 @@ class CudaRfBackend final : public RfBackend {
     // memory) is the default since it passed the parity tests on an H100 (2026-11-23; 20-24 us
     // a step against the generic path's 160-260 on Naval). OMKL_CUDA_STEP_SELECTED=generic
     // keeps the base class's θ-through-the-host path, for comparison.
-    native_selected_ = env_switch("OMKL_CUDA_STEP_SELECTED", "native", {"native", "generic"}) == "native";
+    native_selected_ = path_switch("OMKL_CUDA_STEP_SELECTED") == "native";
     // The federated round aggregated on the device (one launch per round, θ never leaves the
     // device) is the default since it passed its parity tests on an H200 (2026-11-26: POF-MKL on
     // Naval, 20 draws, 1.14 s against the generic round's 3.62 s, the same MSE to the printed
     // digit). OMKL_CUDA_ROUND=generic keeps the base class's round, for comparison.
-    native_round_ = env_switch("OMKL_CUDA_ROUND", "native", {"native", "generic"}) == "native";
+    native_round_ = path_switch("OMKL_CUDA_ROUND") == "native";
     // Trajectory layout: one warp per (replicate, kernel) group of slots where a kernel has
     // several slots and the groups alone fill the GPU (AdaRaker's levels at 20 and 100 seeds:
     // features once per step, measured 2.2x faster than a warp per slot on an H100); one warp
@@ -136,7 +136,7 @@ class CudaRfBackend final : public RfBackend {
     // (lean_step_applies(): Raker's common configuration): its parity test passed on an H200 and
     // it took Raker on Naval from 31-34 to 21.5 ms at 20 seeds, 1.00 to 0.79 s at 1 000
     // (2026-11-26). `generic` keeps the default layout with the generic step, for comparison.
-    const std::string forced = env_switch("OMKL_CUDA_TRAJECTORIES", "", {"per_slot", "per_kernel", "lean", "generic"});
+    const std::string forced = path_switch("OMKL_CUDA_TRAJECTORIES");
     lean_steps_ = forced.empty() || forced == "lean";
     const std::size_t multiprocessors = context_->multiprocessors();
     const bool groups_fill = p.n_replicates * p.n_kernels >= 2 * multiprocessors;
@@ -149,7 +149,7 @@ class CudaRfBackend final : public RfBackend {
     // 32-35 against 28-29 ms; 20 seeds 47-50 against 46): the in-kernel projections lengthen
     // each step's chain. So by default in-kernel only where the trajectories outnumber what
     // stays resident (32 warps per multiprocessor); OMKL_CUDA_PROJECTIONS=fused or gemm forces one.
-    const std::string projection_path = env_switch("OMKL_CUDA_PROJECTIONS", "auto", {"auto", "fused", "gemm"});
+    const std::string projection_path = path_switch("OMKL_CUDA_PROJECTIONS");
     const bool throughput_bound = p.n_replicates * p.n_slots() >= 32 * multiprocessors;
     projections_on_the_fly_ = (projection_path == "fused" || (projection_path == "auto" && throughput_bound)) &&
                               omkl::cuda::projections_on_the_fly_supported(p.n_rff, p.n_features, sizeof(Real));
@@ -159,7 +159,7 @@ class CudaRfBackend final : public RfBackend {
     // AlgorithmsOnDeviceDrawnFrequenciesMatchTheCpu passed on an H200 (2026-11-26; Raker on
     // Naval, 1 000 seeds, 1.18 s against 2.04 s with host draws, 20 seeds 35 against 49 ms).
     // OMKL_CUDA_DRAWS=host draws on the host and uploads, for comparison.
-    device_draws_ = env_switch("OMKL_CUDA_DRAWS", "device", {"host", "device"}) == "device";
+    device_draws_ = path_switch("OMKL_CUDA_DRAWS") == "device";
     // How the resident walks launch (OMKL_CUDA_WALK_PAIRS, _PLAN, _THREADS: each program's
     // measured fastest shape unless set); the walks take them from the lease.
     walk_launch_ = read_walk_switches();

@@ -47,15 +47,15 @@ WalkLaunch read_walk_switches() {
   // (`auto`). Unset: the whole block for the bandit's one drawn kernel (RF-OKS++, 100
   // repetitions: 10.6 against 17.7 µs a step), a warp for the graph family's 10-40 pairs
   // (OMKL-GF at one seed: 150 against 329 ms).
-  const std::string pairs = env_switch("OMKL_CUDA_WALK_PAIRS", "", {"warp", "auto"});
+  const std::string pairs = path_switch("OMKL_CUDA_WALK_PAIRS");
   launch.block_per_pair = pairs.empty() ? std::nullopt : std::optional<bool>(pairs == "auto");
   // A team program's plan and learn (the graph-aided family's) by the block (2.2-2.4x faster
   // than thread 0 alone at 20 seeds) or on thread 0.
-  launch.team_steps = env_switch("OMKL_CUDA_WALK_PLAN", "block", {"thread", "block"}) == "block";
+  launch.team_steps = path_switch("OMKL_CUDA_WALK_PLAN") == "block";
   // Threads per replicate's block: more warps take more of a step's pairs at once, and fewer
   // blocks fit a multiprocessor; `auto` (0) picks at launch. Unset: `auto` for a team program,
   // 128 for the others (not measured wider).
-  const std::string threads = env_switch("OMKL_CUDA_WALK_THREADS", "", {"128", "256", "512", "auto"});
+  const std::string threads = path_switch("OMKL_CUDA_WALK_THREADS");
   if (!threads.empty()) launch.walk_threads = threads == "auto" ? 0u : static_cast<unsigned>(std::stoul(threads));
   return launch;
 }

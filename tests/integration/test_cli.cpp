@@ -304,6 +304,17 @@ TEST_F(CliTest, AMistypedPathSwitchIsRefusedByName) {
   const Outcome o = omkl("run --data synthetic:dataset2:50 --algo raker:D=8");
   EXPECT_EQ(o.code, 2) << o.err;
   EXPECT_NE(o.err.find("OMKL_CPU_SIMD must be auto, avx2 or portable, not 'portible'"), std::string::npos) << o.err;
+  // A CUDA switch too, in a build that never reads it, and before a study writes anything.
+  omkl::test::ScopedEnv fine_simd("OMKL_CPU_SIMD", nullptr), draws("OMKL_CUDA_DRAWS", "bogus");
+  for (const char* command : {"run --data synthetic:dataset2:50 --algo raker:D=8",
+                              "study --data synthetic:dataset2:50 --algo raker:D=8 --seeds 1 --out never",
+                              "bench --data synthetic:dataset2:50 --algo raker:D=8 --seeds 1"}) {
+    const Outcome refused = omkl(command);
+    EXPECT_EQ(refused.code, 2) << command << ": " << refused.err;
+    EXPECT_NE(refused.err.find("OMKL_CUDA_DRAWS must be device or host, not 'bogus'"), std::string::npos)
+        << command << ": " << refused.err;
+  }
+  EXPECT_FALSE(fs::exists(dir_ / "never"));
 }
 
 TEST_F(CliTest, EveryAlgorithmGivesTheSameBitsAtAvx2AndAvx512) {
@@ -1371,4 +1382,22 @@ TEST_F(CliTest, ARawStreamFarFromUnitScaleGetsOneNoteUnlessANormalisationWasAske
   o = omkl("run --data synthetic:dataset2:60 --algo raker:D=8");
   ASSERT_EQ(o.code, 0) << o.err;
   EXPECT_EQ(o.err.find("note:"), std::string::npos) << o.err;
+}
+
+TEST_F(CliTest, ShuffleGivesEachReplicateItsOwnOrderAndIsRefusedOnAFederatedStream) {
+  const auto finals = [&](const std::string& extra, const std::string& out) {
+    const Outcome o = omkl("study --data synthetic:dataset2:120 --algo raker:D=8 --seeds 2 --seed 5 --out " + out +
+                           " " + extra);
+    EXPECT_EQ(o.code, 0) << o.err;
+    return nlohmann::json::parse(read_text(dir_ / out / "summary.json")).at("results").at(0).at("final_per_seed");
+  };
+  const auto shuffled = finals("--shuffle", "a"), again = finals("--shuffle", "b"), in_order = finals("", "c");
+  EXPECT_EQ(shuffled, again);
+  EXPECT_NE(shuffled, in_order);
+  // The finished cells are keyed by the order too: the unshuffled folder is not reused for --shuffle.
+  EXPECT_EQ(finals("--shuffle", "c"), shuffled);
+  const Outcome federated =
+      omkl("study --data synthetic:dataset2:120 --clients 4 --rounds 30 --algo pof-mkl:M=1 --seeds 1 --shuffle");
+  EXPECT_EQ(federated.code, 2) << federated.err;
+  EXPECT_NE(federated.err.find("cannot also be shuffled"), std::string::npos) << federated.err;
 }

@@ -440,7 +440,7 @@ class BanditSelection final : public Algorithm {
   /// OMKL_CUDA_BANDIT_DRAWS: `host` (the default until the device draws' bandit parity test,
   /// CudaTest.BanditDeviceDrawnOmegaEqualsTheHostUpload, has passed on a GPU) or `device`.
   static bool bandit_device_draws() {
-    return env_switch("OMKL_CUDA_BANDIT_DRAWS", "host", {"host", "device"}) == "device";
+    return path_switch("OMKL_CUDA_BANDIT_DRAWS") == "device";
   }
 
   void load_resident(BanditStateData& data) {

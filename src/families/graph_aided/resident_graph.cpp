@@ -67,7 +67,7 @@ GraphTableData make_graph_tables(const GraphAidedConfig& config, double feature_
   c.lambda = config.rf.lambda;
   c.z2 = feature_scale * feature_scale * static_cast<double>(n_rff);
   c.updated_theta_loss = config.updated_theta_loss ? 1 : 0;
-  const std::string sums = env_switch("OMKL_WALK_SUMS", "auto", {"auto", "ordered", "tree"});
+  const std::string sums = path_switch("OMKL_WALK_SUMS");
   data.sums = sums == "tree" ? WalkSums::Tree : sums == "ordered" ? WalkSums::Ordered : WalkSums::Auto;
   c.tree_sums = data.sums == WalkSums::Tree ? 1 : 0;  // the host's drivers: the index order unless asked
   std::vector<std::uint32_t> out_offsets, out_list, in_offsets, in_list, complement_offsets, complement_list,

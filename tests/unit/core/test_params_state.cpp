@@ -1,4 +1,5 @@
 #include <gtest/gtest.h>
+
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -9,10 +10,12 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <memory>
 #include <set>
 #include <string>
 #include <thread>
 
+#include "common/scoped_env.h"
 #include "common/test_helpers.h"
 #include "core/algorithm_base.h"
 #include "core/env_switch.h"
@@ -170,6 +173,56 @@ TEST(EnvSwitchTest, UnsetGivesTheFallbackAndOnlyListedValuesPass) {
   setenv(kName, "", 1);
   EXPECT_EQ(env_switch(kName, "", {"per_slot", "per_kernel"}), "");
   unsetenv(kName);
+}
+
+// Every path switch is checked by one list (kPathSwitches), also where this build never reads it:
+// a CUDA switch set to nonsense in a CPU-only build used to pass unnoticed, and a study recorded
+// the value (and keyed its cells by it).
+TEST(EnvSwitchTest, EveryPathSwitchRefusesAValueNoPathHas) {
+  using omkl::test::ScopedEnv;
+  std::vector<std::unique_ptr<ScopedEnv>> cleared;
+  for (const PathSwitch& entry : kPathSwitches) cleared.push_back(std::make_unique<ScopedEnv>(entry.name, nullptr));
+  EXPECT_NO_THROW(check_path_switches());
+  for (const PathSwitch& entry : kPathSwitches) {
+    SCOPED_TRACE(entry.name);
+    {
+      ScopedEnv empty(entry.name, "");  // empty is unset
+      EXPECT_NO_THROW(check_path_switches());
+      if (entry.kind == PathSwitch::Kind::Choice) {
+        EXPECT_EQ(path_switch(entry.name), entry.fallback);
+      }
+    }
+    ScopedEnv bogus(entry.name, "bogus");
+    const std::string message = message_of([] { check_path_switches(); });
+    EXPECT_EQ(message.rfind(std::string(entry.name) + " must be ", 0), 0u) << message;
+    EXPECT_NE(message.find("not 'bogus'"), std::string::npos) << message;
+    EXPECT_THROW(check_path_switches(), ConfigError);
+    if (entry.kind == PathSwitch::Kind::Choice) {
+      for (const char* choice : entry.choices) {
+        if (choice == nullptr) break;
+        ScopedEnv valid(entry.name, choice);
+        EXPECT_NO_THROW(check_path_switches()) << choice;
+        EXPECT_EQ(path_switch(entry.name), choice);
+      }
+    }
+  }
+  {
+    ScopedEnv lanes("OMKL_HOST_WALK_LANES", "128");
+    EXPECT_EQ(path_switch_count("OMKL_HOST_WALK_LANES"), 128u);
+    for (const char* bad : {"0", "129", "3x", "-1", "99999999999999999999999"}) {
+      ScopedEnv wrong("OMKL_HOST_WALK_LANES", bad);
+      EXPECT_EQ(message_of([] { check_path_switches(); }),
+                std::string("OMKL_HOST_WALK_LANES must be a whole number from 1 to 128, not '") + bad + "'");
+    }
+  }
+  for (const char* on_or_off : {"0", "1"}) {
+    ScopedEnv timing("OMKL_TIMING", on_or_off);
+    EXPECT_NO_THROW(check_path_switches());
+  }
+  ScopedEnv drawn("OMKL_CUDA_DRAWS", "bogus");
+  EXPECT_EQ(message_of([] { path_switches_set(); }), "OMKL_CUDA_DRAWS must be device or host, not 'bogus'")
+      << "a value no path has is not recorded";
+  EXPECT_THROW(path_switch("OMKL_NO_SUCH_SWITCH"), Error);
 }
 
 TEST(StateIoTest, RoundTripsEveryType) {

@@ -247,7 +247,7 @@ TEST_F(StudyTest, SummaryRecordsThePathSwitchesSet) {
   };
   // Every switch cleared first: the suite may run under one (bench/gpu_session.sh does).
   std::vector<std::unique_ptr<ScopedEnv>> none;
-  for (const char* name : omkl::detail::kPathSwitches) none.push_back(std::make_unique<ScopedEnv>(name, ""));
+  for (const auto& entry : omkl::detail::kPathSwitches) none.push_back(std::make_unique<ScopedEnv>(entry.name, ""));
   {
     ScopedEnv simd("OMKL_CPU_SIMD", "portable"), lanes("OMKL_HOST_WALK_LANES", "3");
     const auto [result, summary] = summary_of("switched");
